@@ -1,0 +1,32 @@
+"""The reference client bridge: a pool of MCP servers whose tools survive their failures by stated rules."""
+
+from __future__ import annotations
+
+from mcp_testkit.bridge._catalogue import BridgeTool
+from mcp_testkit.bridge._config import BearerToken, Headers, Kind, ServerConfig
+from mcp_testkit.bridge._errors import (
+    MCPAuthError,
+    MCPBridgeError,
+    MCPCallOutcomeUnknown,
+    MCPConnectionError,
+    MCPToolError,
+)
+from mcp_testkit.bridge._pool import ToolDescription, ToolPool, describe_tools
+from mcp_testkit.bridge._render import render_result
+
+__all__ = [
+    "BearerToken",
+    "BridgeTool",
+    "Headers",
+    "Kind",
+    "MCPAuthError",
+    "MCPBridgeError",
+    "MCPCallOutcomeUnknown",
+    "MCPConnectionError",
+    "MCPToolError",
+    "ServerConfig",
+    "ToolDescription",
+    "ToolPool",
+    "describe_tools",
+    "render_result",
+]

@@ -1,0 +1,123 @@
+"""Per-server configuration and credentials, which hold environment variable names, never values."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from mcp_testkit.bridge._errors import MCPAuthError
+
+__all__ = ["BearerToken", "Headers", "Kind", "ServerConfig", "read_credentials"]
+
+Kind = Literal["read", "write"]
+
+
+@dataclass(frozen=True)
+class BearerToken:
+    """Send ``Authorization: Bearer <value of env>``, read from the environment at each connect."""
+
+    env: str
+
+
+@dataclass(frozen=True, eq=False)
+class Headers:
+    """Send arbitrary headers whose values are read from environment variables at each connect."""
+
+    env: Mapping[str, str]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "env", dict(self.env))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Headers) and dict(self.env) == dict(other.env)
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self.env.items())))
+
+
+def _redacted(url: str) -> str:
+    """Drop userinfo and the query string, the two places a URL can carry a credential."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, "…" if parts.query else "", ""))
+
+
+@dataclass(frozen=True, eq=False)
+class ServerConfig:
+    """One MCP server the pool connects to, and the limits and classification rules applied to it."""
+
+    name: str
+    url: str
+    auth: BearerToken | Headers | None = None
+    timeout_s: float = 30.0
+    retry: int = 2
+    connect_timeout_s: float = 10.0
+    connect_retries: int = 3
+    connect_backoff_s: float = 0.5
+    max_tool_pages: int = 100
+    allow: Collection[str] | None = None
+    deny: Collection[str] | None = None
+    overrides: Mapping[str, Kind] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("ServerConfig.name must not be empty")
+        for option in ("timeout_s", "connect_timeout_s"):
+            if getattr(self, option) <= 0:
+                raise ValueError(f"server {self.name!r}: {option} must be positive")
+        for option in ("retry", "connect_retries", "connect_backoff_s"):
+            if getattr(self, option) < 0:
+                raise ValueError(f"server {self.name!r}: {option} must not be negative")
+        if self.max_tool_pages < 1:
+            raise ValueError(f"server {self.name!r}: max_tool_pages must be at least 1")
+        bad = {tool: kind for tool, kind in self.overrides.items() if kind not in ("read", "write")}
+        if bad:
+            raise ValueError(f"server {self.name!r}: overrides must be 'read' or 'write', got {bad!r}")
+        object.__setattr__(self, "overrides", dict(self.overrides))
+        for option in ("allow", "deny"):
+            names = getattr(self, option)
+            if isinstance(names, str):
+                raise TypeError(f"server {self.name!r}: {option} takes a collection of tool names")
+            if names is not None:
+                object.__setattr__(self, option, frozenset(names))
+
+    def __repr__(self) -> str:
+        allow = sorted(self.allow) if self.allow is not None else None
+        deny = sorted(self.deny) if self.deny is not None else None
+        return (
+            f"ServerConfig(name={self.name!r}, url={_redacted(self.url)!r}, auth={self.auth!r}, "
+            f"timeout_s={self.timeout_s!r}, retry={self.retry!r}, "
+            f"connect_timeout_s={self.connect_timeout_s!r}, connect_retries={self.connect_retries!r}, "
+            f"connect_backoff_s={self.connect_backoff_s!r}, max_tool_pages={self.max_tool_pages!r}, "
+            f"allow={allow!r}, deny={deny!r}, overrides={dict(sorted(self.overrides.items()))!r})"
+        )
+
+
+def _header_safe(value: str) -> bool:
+    """Whether a value can go in a header; checked here so that httpx2 never quotes it in an error."""
+    return all(" " <= char <= "~" or char == "\t" for char in value)
+
+
+def read_credentials(config: ServerConfig, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Headers carrying the server's credentials, read from the environment now."""
+    environ = os.environ if environ is None else environ
+    if config.auth is None:
+        return {}
+    wanted = (
+        {"Authorization": config.auth.env} if isinstance(config.auth, BearerToken) else dict(config.auth.env)
+    )
+    headers: dict[str, str] = {}
+    for header, variable in wanted.items():
+        value = environ.get(variable, "")
+        if not value:
+            raise MCPAuthError(config.name, f"environment variable {variable!r} is not set or is empty")
+        if not _header_safe(value):
+            raise MCPAuthError(
+                config.name,
+                f"environment variable {variable!r} holds characters not allowed in an HTTP header",
+            )
+        headers[header] = f"Bearer {value}" if isinstance(config.auth, BearerToken) else value
+    return headers

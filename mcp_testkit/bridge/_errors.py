@@ -1,0 +1,51 @@
+"""Errors the bridge raises; each message names the server and never a credential or response body."""
+
+from __future__ import annotations
+
+__all__ = [
+    "MCPAuthError",
+    "MCPBridgeError",
+    "MCPCallOutcomeUnknown",
+    "MCPConnectionError",
+    "MCPToolError",
+]
+
+
+class MCPBridgeError(Exception):
+    """Base of every error the bridge raises, carrying the name of the server it concerns."""
+
+    def __init__(self, server: str, message: str) -> None:
+        super().__init__(f"server {server!r}: {message}")
+        self.server = server
+
+
+class MCPConnectionError(MCPBridgeError):
+    """A server could not be connected, listed or reached; a call that raises it did not run."""
+
+
+class MCPAuthError(MCPBridgeError):
+    """A server refused the credentials (401 or 403), or a credential variable is not set."""
+
+    def __init__(self, server: str, message: str, *, status: int | None = None) -> None:
+        super().__init__(server, message)
+        self.status = status
+
+
+class MCPToolError(MCPBridgeError):
+    """A tool answered with an error result (``isError``) or a JSON-RPC error; it is not retried."""
+
+    def __init__(self, server: str, message: str, *, code: int | None = None) -> None:
+        super().__init__(server, message)
+        self.code = code
+
+
+class MCPCallOutcomeUnknown(MCPBridgeError):
+    """A call was sent but its answer was lost, so it may have run; check its effect before calling again."""
+
+    def __init__(self, server: str, tool: str, reason: str) -> None:
+        super().__init__(
+            server,
+            f"call to {tool!r} {reason}; it may have run, so check its effect before calling it again",
+        )
+        self.tool = tool
+        self.reason = reason
