@@ -1,0 +1,266 @@
+"""The journal: one `Record` per HTTP request the server received, and the queries tests assert with."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Headers", "Journal", "Record"]
+
+_ALWAYS_REDACTED = frozenset({"authorization", "proxy-authorization", "cookie"})
+_MISSING = object()
+
+
+class Headers(dict[str, str]):
+    """Request headers with case-insensitive lookup; names are kept lower-case."""
+
+    def __init__(self, raw: Iterable[tuple[bytes, bytes]] | Mapping[str, str] = ()) -> None:
+        if isinstance(raw, Mapping):
+            super().__init__((k.lower(), v) for k, v in raw.items())
+            return
+        super().__init__()
+        for name, value in raw:
+            key = name.decode("latin-1").lower()
+            text = value.decode("latin-1")
+            if key in self:
+                text = f"{dict.__getitem__(self, key)},{text}"
+            dict.__setitem__(self, key, text)
+
+    def __getitem__(self, name: str) -> str:
+        return dict.__getitem__(self, name.lower())
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and dict.__contains__(self, name.lower())
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return dict.get(self, name.lower(), default)
+
+
+@dataclass(eq=False)
+class Record:
+    """One HTTP request as the server saw it, what it answered, and the fault applied to it."""
+
+    seq: int
+    at: float
+    http_method: str
+    path: str
+    headers: Mapping[str, str]
+    body: bytes
+    message: Any = None
+    rpc_method: str | None = None
+    rpc_id: Any = None
+    params: dict[str, Any] | None = None
+    tool: str | None = None
+    arguments: dict[str, Any] | None = None
+    session_id: str | None = None
+    protocol_version: str | None = None
+    status: int | None = None
+    response: Any = None
+    fault: Any = None
+    executed: bool | None = None
+    """For `tools/call`: whether the tool's handler ran (the ledger's view); None for other requests."""
+    error: str | None = None
+    """Why the transport refused the request, when it did (e.g. 'missing Mcp-Session-Id')."""
+
+    def summary(self) -> str:
+        """One line: seq, session, JSON-RPC method, tool, status, fault."""
+        what = self.rpc_method or ("batch" if isinstance(self.message, list) else self.http_method)
+        if self.tool:
+            what += f" {self.tool}"
+        session = (self.session_id or "-")[:8]
+        line = f"#{self.seq} {self.http_method} session={session} {what} -> {self.status}"
+        if self.error:
+            line += f" ({self.error})"
+        if self.fault is not None:
+            line += f" fault={self.fault!r}"
+        return line
+
+    def to_json(self, redacted: frozenset[str] | None = None) -> dict[str, Any]:
+        """The record as plain JSON data; header values named in `redacted` become '***'."""
+        hidden = _ALWAYS_REDACTED | (redacted or frozenset())
+        headers = {name: ("***" if name.lower() in hidden else value) for name, value in self.headers.items()}
+        fault = self.fault
+        if fault is not None and hasattr(fault, "to_json"):
+            fault = fault.to_json()
+        elif fault is not None:
+            fault = repr(fault)
+        body: Any
+        try:
+            body = self.body.decode()
+        except UnicodeDecodeError:
+            body = self.body.hex()
+        return {
+            "seq": self.seq,
+            "at": self.at,
+            "http_method": self.http_method,
+            "path": self.path,
+            "headers": headers,
+            "body": body if self.message is None else None,
+            "message": self.message,
+            "rpc_method": self.rpc_method,
+            "rpc_id": self.rpc_id,
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "session_id": self.session_id,
+            "protocol_version": self.protocol_version,
+            "status": self.status,
+            "response": self.response,
+            "fault": fault,
+            "executed": self.executed,
+            "error": self.error,
+        }
+
+
+class Journal:
+    """Every request the server received, in arrival order, with respx-like queries and assertions."""
+
+    def __init__(self, redacted_headers: Callable[[], frozenset[str]] | None = None) -> None:
+        self._records: list[Record] = []
+        self._redacted = redacted_headers or frozenset
+        self._changed = threading.Condition()
+
+    # -- recording (called by the server) --------------------------------------------------------
+
+    def _append(self, record: Record) -> None:
+        self._records.append(record)
+
+    def _finish(self, record: Record) -> None:
+        with self._changed:
+            self._changed.notify_all()
+
+    def _next_seq(self) -> int:
+        return len(self._records) + 1
+
+    def clear(self) -> None:
+        """Forget every record."""
+        self._records = []
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(list(self._records))
+
+    def __getitem__(self, index: int) -> Record:
+        return self._records[index]
+
+    def __repr__(self) -> str:
+        return f"<Journal {len(self._records)} records>"
+
+    @property
+    def records(self) -> list[Record]:
+        """A copy of all records."""
+        return list(self._records)
+
+    @property
+    def last(self) -> Record:
+        """The most recent record; IndexError if there is none."""
+        if not self._records:
+            raise IndexError("the journal is empty: the server has received no request")
+        return self._records[-1]
+
+    @property
+    def called(self) -> bool:
+        """Whether any request arrived."""
+        return bool(self._records)
+
+    @property
+    def call_count(self) -> int:
+        """How many requests arrived."""
+        return len(self._records)
+
+    def requests(
+        self,
+        method: str | None = None,
+        *,
+        tool: str | None = None,
+        session_id: str | object | None = _MISSING,
+        http_method: str | None = None,
+        status: int | None = None,
+    ) -> list[Record]:
+        """Records matching every filter given: JSON-RPC method, tool, session id, HTTP method, status."""
+        found = []
+        for record in list(self._records):
+            if method is not None and record.rpc_method != method:
+                continue
+            if tool is not None and record.tool != tool:
+                continue
+            if session_id is not _MISSING and record.session_id != session_id:
+                continue
+            if http_method is not None and record.http_method != http_method.upper():
+                continue
+            if status is not None and record.status != status:
+                continue
+            found.append(record)
+        return found
+
+    def calls(self, tool: str | None = None) -> list[Record]:
+        """The `tools/call` records, of one tool or of all."""
+        return self.requests("tools/call", tool=tool)
+
+    def wait_for(self, predicate: Callable[[Journal], bool], timeout: float = 5.0) -> None:
+        """Block until `predicate(journal)` holds (re-checked as requests finish); TimeoutError after `timeout`."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: predicate(self), timeout=timeout):
+                raise TimeoutError(f"the journal did not reach the expected state within {timeout} s")
+
+    # -- assertions ------------------------------------------------------------------------------
+
+    def assert_called(
+        self, tool: str, *, times: int | None = None, arguments: Mapping[str, Any] | None = None
+    ) -> list[Record]:
+        """Assert `tool` was called (`times` times, with `arguments` if given); return the matching calls.
+
+        On failure the message lists the calls that did arrive, so a near miss is visible.
+        """
+        calls = self.calls(tool)
+        matching = [c for c in calls if arguments is None or c.arguments == dict(arguments)]
+        if (times is None and matching) or (times is not None and len(matching) == times):
+            return matching
+        wanted = f"tool {tool!r}" + (f" with arguments {dict(arguments)!r}" if arguments is not None else "")
+        expected = "at least once" if times is None else f"{times} time{'s' * (times != 1)}"
+        lines = [f"expected {wanted} to be called {expected}, it was called {len(matching)} times"]
+        all_calls = self.calls()
+        if all_calls:
+            lines.append("calls the server received:")
+            lines.extend(f"  #{c.seq} {c.tool}({json.dumps(c.arguments)}) -> {c.status}" for c in all_calls)
+        else:
+            lines.append("the server received no tools/call at all")
+            methods = sorted({r.rpc_method or r.http_method for r in self._records})
+            if methods:
+                lines.append(f"requests it did receive: {', '.join(methods)}")
+        raise AssertionError("\n".join(lines))
+
+    def assert_not_called(self, tool: str) -> None:
+        """Assert `tool` was never called."""
+        calls = self.calls(tool)
+        if calls:
+            seqs = ", ".join(f"#{c.seq}" for c in calls)
+            raise AssertionError(f"expected tool {tool!r} not to be called, it was called at {seqs}")
+
+    # -- export ----------------------------------------------------------------------------------
+
+    def to_jsonl(self, *, redact: bool = True) -> str:
+        """One JSON line per record; with `redact`, credentials and required headers read '***'."""
+        hidden = self._redacted() if redact else frozenset()
+        if not redact:
+            return "".join(
+                json.dumps(r.to_json(frozenset()) | {"headers": dict(r.headers.items())}) + "\n"
+                for r in list(self._records)
+            )
+        return "".join(json.dumps(r.to_json(hidden)) + "\n" for r in list(self._records))
+
+    def format(self, *, limit: int = 50) -> str:
+        """The journal as one line per request, at most `limit` lines plus a count of the rest."""
+        records = list(self._records)
+        if not records:
+            return "(no requests)"
+        lines = [r.summary() for r in records[:limit]]
+        if len(records) > limit:
+            lines.append(f"... and {len(records) - limit} more requests")
+        return "\n".join(lines)

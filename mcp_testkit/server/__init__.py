@@ -1,0 +1,308 @@
+"""`TestMcpServer`: the one object a test scripts, serves and asserts on."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from mcp_testkit.server._app import McpApp
+from mcp_testkit.server._state import RequiredHeader, ServerState
+from mcp_testkit.tools import ScriptedTool
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    import mcp_types
+
+    from mcp_testkit.journal import Journal, Record
+    from mcp_testkit.server._runner import Runner
+    from mcp_testkit.server._sessions import Session, SessionTable
+
+__all__ = ["TestMcpServer"]
+
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+_RESPONSE_MODES = ("json", "sse")
+
+
+class TestMcpServer:
+    """A real MCP server (Streamable HTTP) whose tools, answers and failures a test scripts.
+
+    It records every request in `journal` and counts every handler run in a ledger
+    (`executions`). Serve it with `with server:` (a uvicorn thread on 127.0.0.1), `async with
+    server:` (a task of the running asyncio loop), or use `asgi_app` in-process.
+    """
+
+    __test__ = False  # not a pytest test class, whatever its name says
+
+    def __init__(
+        self,
+        name: str = "test",
+        *,
+        page_size: int | None = None,
+        response_mode: str | Callable[[Record], str] = "json",
+        path: str = "/mcp",
+        host: str = "127.0.0.1",
+        port: int = 0,
+        get_stream: bool = False,
+        allow_delete: bool = True,
+        allowed_hosts: Sequence[str] = (),
+        preset: str | None = None,
+        version: str = "0.1.0",
+    ) -> None:
+        if page_size is not None and (not isinstance(page_size, int) or page_size < 1):
+            raise ValueError(f"page_size must be a positive int or None (one page), not {page_size!r}")
+        if not callable(response_mode) and response_mode not in _RESPONSE_MODES:
+            raise ValueError(f"response_mode must be 'json', 'sse' or a callable, not {response_mode!r}")
+        if not path.startswith("/"):
+            raise ValueError(f"path must start with '/', not {path!r}")
+        if preset is not None:
+            from mcp_testkit.server._presets import PRESETS
+
+            if preset not in PRESETS:
+                raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(sorted(PRESETS))}")
+        self.name = name
+        self.host = host
+        self._port = port
+        self._settings: dict[str, Any] = {
+            "name": name,
+            "version": version,
+            "path": path,
+            "page_size": page_size,
+            "response_mode": response_mode,
+            "get_stream": get_stream,
+            "allow_delete": allow_delete,
+            "allowed_hosts": frozenset((*_LOOPBACK_NAMES, host, *allowed_hosts)),
+        }
+        self._preset = preset
+        self._runner: Runner | None = None
+        self._lock = threading.RLock()
+        self._state = self._fresh_state()
+        self.asgi_app = McpApp(lambda: self._state)
+        """The ASGI app, for in-process use: `httpx2.AsyncClient(transport=httpx2.ASGITransport(app=...))`."""
+
+    def _fresh_state(self) -> ServerState:
+        state = ServerState(**self._settings)
+        state.journal._redacted = state.redacted_headers
+        self._state = state
+        if self._preset is not None:
+            from mcp_testkit.server._presets import PRESETS
+
+            PRESETS[self._preset](self)
+        return state
+
+    def __repr__(self) -> str:
+        where = self.url if self._runner is not None else "not started"
+        return f"<TestMcpServer {self.name!r} {where} tools={len(self._state.tools)}>"
+
+    # -- scripting ---------------------------------------------------------------------------------
+
+    def tool(
+        self,
+        name: str,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        annotations: Mapping[str, Any] | mcp_types.ToolAnnotations | None = None,
+        read_only: bool | None = None,
+        destructive: bool | None = None,
+        idempotent: bool | None = None,
+        open_world: bool | None = None,
+        returns: Any = None,
+        answers: Sequence[Any] | None = None,
+    ) -> ScriptedTool:
+        """Add (or replace) a tool; use the result as a decorator to give it a handler.
+
+        `returns` is its answer to every call; `answers` one answer per call, the last repeating.
+        An answer is a str, a dict (structured content), a list of content blocks, a
+        `CallToolResult`, a `ToolError`, or a callable taking the arguments (and optionally a
+        `ToolContext`) that returns one of those, sync or async.
+        """
+        tool = ScriptedTool.build(
+            name,
+            title=title,
+            description=description,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            annotations=annotations,
+            read_only=read_only,
+            destructive=destructive,
+            idempotent=idempotent,
+            open_world=open_world,
+            returns=returns,
+            answers=answers,
+        )
+        with self._lock:
+            state = self._state
+            state.tools[name] = tool
+            state.catalogue_changed()
+            self._announce_catalogue_change(state)
+        return tool
+
+    def remove_tool(self, name: str) -> None:
+        """Take a tool out of the catalogue; KeyError naming the tools there are if it is unknown."""
+        with self._lock:
+            state = self._state
+            if name not in state.tools:
+                raise KeyError(f"no tool {name!r}; tools: {', '.join(state.tools) or '(none)'}")
+            del state.tools[name]
+            state.catalogue_changed()
+            self._announce_catalogue_change(state)
+
+    @property
+    def tools(self) -> dict[str, ScriptedTool]:
+        """The catalogue, by name, in listing order."""
+        return dict(self._state.tools)
+
+    def require_header(self, name: str, value: str, *, status: int = 401) -> None:
+        """Refuse every request without exactly `name: value`: 401 with a Bearer challenge, or 403."""
+        if status not in (401, 403):
+            raise ValueError(f"require_header: status must be 401 or 403, not {status}")
+        with self._lock:
+            self._state.required[name.lower()] = RequiredHeader(name, value, status)
+
+    def _announce_catalogue_change(self, state: ServerState) -> None:
+        message = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        for session in state.sessions.alive:
+            session.outbox.put(message)
+
+    # -- state -------------------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Back to the freshly constructed state (tools, headers, sessions, journal, faults); keeps serving."""
+        with self._lock:
+            old = self._state
+            self._fresh_state()
+        for session in old.sessions.alive:
+            session.outbox.put(None)
+
+    def check(self) -> None:
+        """Raise the first exception a tool handler raised, if any (the test that caused it fails)."""
+        errors = self._state.errors
+        if errors:
+            first = errors[0]
+            raise AssertionError(
+                f"a tool handler of server {self.name!r} raised {type(first).__name__}: {first} "
+                f"({len(errors)} handler error{'s' * (len(errors) != 1)} in all)"
+            ) from first
+
+    @property
+    def errors(self) -> list[BaseException]:
+        """Exceptions raised by tool handlers (other than `ToolError`), oldest first."""
+        return list(self._state.errors)
+
+    @property
+    def journal(self) -> Journal:
+        """Every request received since the last reset."""
+        return self._state.journal
+
+    @property
+    def sessions(self) -> SessionTable:
+        """Every session issued since the last reset, alive or ended."""
+        return self._state.sessions
+
+    def session(self, session_id: str | None = None) -> Session:
+        """A session by id, or the most recently issued one."""
+        sessions = list(self._state.sessions)
+        for session in reversed(sessions):
+            if session_id is None or session.id == session_id:
+                return session
+        raise LookupError(f"no session {session_id!r}" if session_id else "no session was opened yet")
+
+    def calls(self, tool: str | None = None) -> list[Record]:
+        """The `tools/call` records, of one tool or of all."""
+        return self._state.journal.calls(tool)
+
+    def executions(self, tool: str | None = None) -> int:
+        """How many times a tool's handler actually ran (all tools when `tool` is None)."""
+        ledger = self._state.executions
+        return ledger[tool] if tool is not None else sum(ledger.values())
+
+    # -- serving -----------------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._runner is None:
+            raise RuntimeError(f"server {self.name!r} is not started: use `with server:` or `async with server:`")
+        return self._runner.port
+
+    @property
+    def base_url(self) -> str:
+        """`http://host:port`, without the endpoint path."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The MCP endpoint, e.g. `http://127.0.0.1:PORT/mcp`."""
+        return self.base_url + self._state.path
+
+    @property
+    def started(self) -> bool:
+        return self._runner is not None
+
+    def _new_runner(self) -> Runner:
+        if self._runner is not None:
+            raise RuntimeError(f"server {self.name!r} is already started at {self.url}")
+        from mcp_testkit.server._runner import Runner
+
+        return Runner(self.asgi_app, self.host, self._port)
+
+    def start(self) -> None:
+        """Serve from a background thread; returns once the server accepts connections."""
+        runner = self._new_runner()
+        runner.start_thread(self.name)
+        self._runner = runner
+
+    def stop(self) -> None:
+        """Stop serving: close open streams, the socket and the thread."""
+        runner, self._runner = self._runner, None
+        if runner is None:
+            return
+        self._close_streams()
+        runner.stop()
+
+    def _close_streams(self) -> None:
+        for session in self._state.sessions.alive:
+            session.outbox.put(None)
+
+    def __enter__(self) -> TestMcpServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> TestMcpServer:
+        import sniffio
+
+        if sniffio.current_async_library() != "asyncio":
+            import anyio.to_thread
+
+            await anyio.to_thread.run_sync(self.start)
+            return self
+        runner = self._new_runner()
+        await runner.start_task(self.name)
+        self._runner = runner
+        self._task_mode = True
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        runner = self._runner
+        if runner is None:
+            return
+        if getattr(self, "_task_mode", False):
+            self._runner = None
+            self._task_mode = False
+            self._close_streams()
+            await runner.stop_task()
+            return
+        import anyio.to_thread
+
+        await anyio.to_thread.run_sync(self.stop)

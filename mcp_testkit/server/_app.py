@@ -1,0 +1,481 @@
+"""The transport: one Streamable HTTP endpoint (POST, GET, DELETE), answered as JSON or SSE.
+
+It owns everything HTTP: headers, statuses, sessions ids, framing. It records each request in
+the journal before deciding anything, asks the fault plan, and hands JSON-RPC to the dispatcher.
+Written as a bare ASGI callable because it sits on every request of every test.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from mcp_testkit.journal import Headers, Record
+from mcp_testkit.server._protocol import (
+    CANCELLED,
+    DEFAULT_VERSION,
+    HANDSHAKE_VERSIONS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    Call,
+    dispatch,
+    error_response,
+    handle_notification,
+)
+
+if TYPE_CHECKING:
+    from mcp_testkit.server._sessions import Session
+    from mcp_testkit.server._state import ServerState
+
+__all__ = ["McpApp"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+_JSON = b"application/json"
+_SSE = b"text/event-stream"
+
+
+def _dumps(payload: Any) -> bytes:
+    return json.dumps(payload, separators=(",", ":")).encode()
+
+
+def _hostname(value: str) -> str:
+    """The host part of a Host header or an Origin's authority: no port, no IPv6 brackets."""
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def _accepts(accept: str, wanted: str) -> bool:
+    kind = wanted.split("/", 1)[0]
+    for part in accept.split(","):
+        media = part.split(";", 1)[0].strip().lower()
+        if media in (wanted, "*/*", f"{kind}/*"):
+            return True
+    return False
+
+
+class _Response:
+    """Sends one HTTP answer and writes what was sent into the record."""
+
+    __slots__ = ("record", "send", "session_header")
+
+    def __init__(self, send: Send, record: Record) -> None:
+        self.send = send
+        self.record = record
+        self.session_header: list[tuple[bytes, bytes]] = []
+
+    async def json(self, status: int, payload: Any, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+        self.record.status = status
+        self.record.response = payload
+        body = b"" if payload is None else _dumps(payload)
+        raw = [(b"content-length", str(len(body)).encode()), *self.session_header]
+        if payload is not None:
+            raw.append((b"content-type", _JSON))
+        if headers:
+            raw.extend(headers)
+        await self.send({"type": "http.response.start", "status": status, "headers": raw})
+        await self.send({"type": "http.response.body", "body": body})
+
+    async def error(
+        self, status: int, code: int, message: str, headers: list[tuple[bytes, bytes]] | None = None
+    ) -> None:
+        """Refuse the request with a JSON-RPC error body (`id` null, as the spec's transports do)."""
+        self.record.error = message
+        await self.json(status, error_response(None, code, message), headers)
+
+    async def start_sse(self) -> None:
+        self.record.status = 200
+        raw = [(b"content-type", _SSE), (b"cache-control", b"no-cache"), *self.session_header]
+        await self.send({"type": "http.response.start", "status": 200, "headers": raw})
+
+    async def event(self, state: ServerState, message: Any) -> None:
+        frame = b"event: message\nid: %d\ndata: %s\n\n" % (state.event_ids(), _dumps(message))
+        await self.send({"type": "http.response.body", "body": frame, "more_body": True})
+
+    async def end_sse(self) -> None:
+        await self.send({"type": "http.response.body", "body": b""})
+
+
+class McpApp:
+    """The ASGI app of a `TestMcpServer`; reads the server's current state on every request."""
+
+    def __init__(self, state: Callable[[], ServerState]) -> None:
+        self._state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        state = self._state()
+        body = await _read_body(receive) if scope["method"] == "POST" else b""
+        journal = state.journal
+        record = Record(
+            seq=journal._next_seq(),
+            at=time.time(),
+            http_method=scope["method"],
+            path=scope["path"],
+            headers=Headers(scope["headers"]),
+            body=body,
+        )
+        record.session_id = record.headers.get("mcp-session-id")
+        journal._append(record)
+        try:
+            await self._handle(state, scope, receive, _Response(send, record))
+        finally:
+            journal._finish(record)
+
+    async def _handle(self, state: ServerState, scope: Scope, receive: Receive, out: _Response) -> None:
+        record = out.record
+        headers = record.headers
+        if scope["path"] != state.path:
+            await out.error(404, INVALID_REQUEST, f"no MCP endpoint at {scope['path']}: the endpoint is {state.path}")
+            return
+        host = headers.get("host")
+        if host is not None and _hostname(host) not in state.allowed_hosts:
+            await out.error(421, INVALID_REQUEST, f"Host {host!r} is not a loopback name (DNS rebinding protection)")
+            return
+        origin = headers.get("origin")
+        if origin is not None and _hostname(origin.partition("://")[2].split("/", 1)[0]) not in state.allowed_hosts:
+            await out.error(403, INVALID_REQUEST, f"Origin {origin!r} is not allowed (DNS rebinding protection)")
+            return
+        for required in state.required.values():
+            value = headers.get(required.name)
+            if value is None or not hmac.compare_digest(value.encode(), required.value.encode()):
+                await _refuse_credentials(out, required.name, required.status, scope, value is None)
+                return
+        method = scope["method"]
+        if method == "POST":
+            await self._post(state, out)
+        elif method == "GET":
+            await self._get(state, receive, out)
+        elif method == "DELETE":
+            await self._delete(state, out)
+        else:
+            allow = b"GET, POST, DELETE" if state.allow_delete else b"GET, POST"
+            await out.error(405, INVALID_REQUEST, f"HTTP {method} is not supported", [(b"allow", allow)])
+
+    async def _session(self, state: ServerState, out: _Response) -> Session | None:
+        """The request's live session; answers 400 (no id) or 404 (unknown id) and returns None."""
+        record = out.record
+        session_id = record.session_id
+        if session_id is None:
+            await out.error(400, INVALID_REQUEST, "Bad Request: Missing Mcp-Session-Id header; send initialize first")
+            return None
+        session = state.sessions.get(session_id)
+        if session is None:
+            await out.error(state.sessions.unknown_status, INVALID_REQUEST, "Session not found")
+            return None
+        out.session_header = [(b"mcp-session-id", session_id.encode())]
+        return session
+
+    async def _post(self, state: ServerState, out: _Response) -> None:
+        record = out.record
+        headers = record.headers
+        accept = headers.get("accept", "")
+        if not (_accepts(accept, "application/json") and _accepts(accept, "text/event-stream")):
+            await out.error(
+                406,
+                INVALID_REQUEST,
+                "Not Acceptable: Accept must list both application/json and text/event-stream",
+            )
+            return
+        content_type = headers.get("content-type", "")
+        if content_type.split(";", 1)[0].strip().lower() != "application/json":
+            await out.error(415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json")
+            return
+        try:
+            message = json.loads(record.body)
+        except ValueError as exc:
+            await out.error(400, PARSE_ERROR, f"Parse error: the body is not JSON ({exc})")
+            return
+        record.message = message
+        version = headers.get("mcp-protocol-version")
+        kind = None if isinstance(message, list) else _kind(message)
+        if kind is not None:
+            _describe(record, message)
+            if record.rpc_method == "server/discover" and kind == "request":
+                # The stateless 2026-07-28 probe: refusing it sends SDK clients back to initialize.
+                record.protocol_version = version
+                await out.json(
+                    200, error_response(record.rpc_id, METHOD_NOT_FOUND, "Method not found: server/discover")
+                )
+                return
+        if version is not None and version not in HANDSHAKE_VERSIONS:
+            await out.error(
+                400,
+                INVALID_REQUEST,
+                f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
+                f"supported: {', '.join(HANDSHAKE_VERSIONS)}",
+            )
+            return
+        if isinstance(message, list):
+            await self._post_batch(state, message, version, out)
+            return
+        if kind is None:
+            await out.error(400, INVALID_REQUEST, "Invalid Request: the body is not a JSON-RPC 2.0 message")
+            return
+        if record.rpc_method == "initialize" and kind == "request":
+            await self._initialize(state, message, out)
+            return
+        session = await self._session(state, out)
+        if session is None:
+            return
+        session.requests += 1
+        record.protocol_version = version or session.protocol_version or DEFAULT_VERSION
+        if kind != "request":
+            handle_notification(message, session)
+            await out.json(202, None)
+            return
+        await self._answer(state, message, session, out)
+
+    async def _post_batch(self, state: ServerState, batch: list[Any], version: str | None, out: _Response) -> None:
+        record = out.record
+        if not batch or any(_kind(m) is None for m in batch):
+            await out.error(
+                400, INVALID_REQUEST, "Invalid Request: a batch must be a non-empty list of JSON-RPC messages"
+            )
+            return
+        if any(m.get("method") == "initialize" for m in batch):
+            await out.error(400, INVALID_REQUEST, "Invalid Request: initialize must not be part of a batch")
+            return
+        session = await self._session(state, out)
+        if session is None:
+            return
+        session.requests += 1
+        negotiated = version or session.protocol_version
+        record.protocol_version = negotiated
+        if negotiated != "2025-03-26":
+            await out.error(
+                400,
+                INVALID_REQUEST,
+                f"Invalid Request: batches are only allowed under 2025-03-26, not {negotiated}",
+            )
+            return
+        responses = []
+        for message in batch:
+            if _kind(message) != "request":
+                handle_notification(message, session)
+                continue
+            call = Call(state, record, session, negotiated)
+            response = await dispatch(message, call)
+            if response is not CANCELLED:
+                responses.append(response)
+        if not responses:
+            await out.json(202, None)
+        elif self._mode(state, record) == "sse":
+            await out.start_sse()
+            record.response = responses
+            for response in responses:
+                await out.event(state, response)
+            await out.end_sse()
+        else:
+            await out.json(200, responses)
+
+    async def _initialize(self, state: ServerState, message: dict[str, Any], out: _Response) -> None:
+        record = out.record
+        call = Call(state, record, None, DEFAULT_VERSION)
+        response = await dispatch(message, call)
+        result = response.get("result")
+        if result is not None:
+            params = record.params or {}
+            client_info = params.get("clientInfo")
+            session = state.sessions.open(
+                result["protocolVersion"], client_info if isinstance(client_info, dict) else None
+            )
+            record.session_id = session.id
+            record.protocol_version = session.protocol_version
+            out.session_header = [(b"mcp-session-id", session.id.encode())]
+        await self._frame(state, response, out)
+
+    async def _answer(self, state: ServerState, message: dict[str, Any], session: Session, out: _Response) -> None:
+        record = out.record
+        call = Call(state, record, session, record.protocol_version or DEFAULT_VERSION)
+        if self._mode(state, record) == "sse":
+            await out.start_sse()
+
+            async def notify(notification: dict[str, Any]) -> None:
+                await out.event(state, notification)
+
+            call.notify = notify
+            await self._drain_outbox(state, session, out)
+            response = await dispatch(message, call)
+            if response is not CANCELLED:
+                record.response = response
+                await out.event(state, response)
+            await out.end_sse()
+            return
+        call.notify = session.outbox.put_async
+        response = await dispatch(message, call)
+        if response is CANCELLED:
+            # Nothing may be sent for a cancelled request; an SSE stream that ends empty says just that.
+            await out.start_sse()
+            await out.end_sse()
+            return
+        await out.json(200, response)
+
+    async def _frame(self, state: ServerState, response: dict[str, Any], out: _Response) -> None:
+        if self._mode(state, out.record) == "sse":
+            await out.start_sse()
+            out.record.response = response
+            await out.event(state, response)
+            await out.end_sse()
+        else:
+            await out.json(200, response)
+
+    @staticmethod
+    def _mode(state: ServerState, record: Record) -> str:
+        mode = state.response_mode
+        return mode(record) if callable(mode) else mode  # type: ignore[no-any-return]
+
+    @staticmethod
+    async def _drain_outbox(state: ServerState, session: Session, out: _Response) -> None:
+        """Send queued server notifications on this response when no GET stream carries them."""
+        outbox = session.outbox
+        while outbox.queue and not outbox.streaming:
+            message = outbox.queue.popleft()
+            if message is not None:
+                await out.event(state, message)
+
+    async def _get(self, state: ServerState, receive: Receive, out: _Response) -> None:
+        if not _accepts(out.record.headers.get("accept", ""), "text/event-stream"):
+            await out.error(406, INVALID_REQUEST, "Not Acceptable: a GET stream needs Accept: text/event-stream")
+            return
+        if not state.get_stream:
+            await out.error(
+                405,
+                INVALID_REQUEST,
+                "this server offers no GET stream (TestMcpServer(get_stream=True) opens one)",
+                [(b"allow", b"POST, DELETE" if state.allow_delete else b"POST")],
+            )
+            return
+        session = await self._session(state, out)
+        if session is None:
+            return
+        out.record.protocol_version = out.record.headers.get("mcp-protocol-version") or session.protocol_version
+        outbox = session.outbox
+        if outbox.streaming:
+            await out.error(409, INVALID_REQUEST, "Conflict: this session already has a GET stream open")
+            return
+        outbox.streaming = True
+        try:
+            await out.start_sse()
+            async with anyio.create_task_group() as group:
+
+                async def until_disconnect() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    group.cancel_scope.cancel()
+
+                group.start_soon(until_disconnect)
+                while True:
+                    await outbox.wait()
+                    message = outbox.queue.popleft()
+                    if message is None:
+                        break
+                    await out.event(state, message)
+                group.cancel_scope.cancel()
+            await out.end_sse()
+        finally:
+            outbox.streaming = False
+
+    async def _delete(self, state: ServerState, out: _Response) -> None:
+        if not state.allow_delete:
+            await out.error(
+                405,
+                INVALID_REQUEST,
+                "this server does not let clients end sessions",
+                [(b"allow", b"GET, POST")],
+            )
+            return
+        session = await self._session(state, out)
+        if session is None:
+            return
+        state.sessions.end(session.id)
+        session.outbox.put(None)
+        await out.json(200, None)
+
+
+def _describe(record: Record, message: dict[str, Any]) -> None:
+    """Copy the JSON-RPC method, id, params, tool and arguments of a message into its record."""
+    record.rpc_method = message.get("method")
+    record.rpc_id = message.get("id")
+    params = message.get("params")
+    if isinstance(params, dict):
+        record.params = params
+        if record.rpc_method == "tools/call":
+            name = params.get("name")
+            record.tool = name if isinstance(name, str) else None
+            arguments = params.get("arguments")
+            record.arguments = arguments if isinstance(arguments, dict) else None
+
+
+def _kind(message: Any) -> str | None:
+    """'request', 'notification' or 'response' for a JSON-RPC 2.0 message, None for anything else."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return None
+    method = message.get("method")
+    if method is not None:
+        if not isinstance(method, str):
+            return None
+        if "id" not in message:
+            return "notification"
+        request_id = message["id"]
+        return "request" if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None
+    if "id" in message and ("result" in message or "error" in message):
+        return "response"
+    return None
+
+
+async def _refuse_credentials(out: _Response, name: str, status: int, scope: Scope, missing: bool) -> None:
+    """401 (or 403) with an OAuth-style body and challenge; never echoes what the client sent."""
+    if status == 403:
+        error, description = "insufficient_scope", f"the {name} header does not grant access to this server"
+        challenge = 'Bearer error="insufficient_scope"'
+    else:
+        error = "invalid_token"
+        description = f"{'missing' if missing else 'wrong'} {name} header"
+        server = dict(scope.get("headers", [])).get(b"host", b"127.0.0.1").decode("latin-1")
+        challenge = f'Bearer resource_metadata="http://{server}/.well-known/oauth-protected-resource"'
+    out.record.error = description
+    await out.json(
+        status,
+        {"error": error, "error_description": description},
+        [(b"www-authenticate", challenge.encode())],
+    )
+
+
+async def _read_body(receive: Receive) -> bytes:
+    message = await receive()
+    body: bytes = message.get("body", b"")
+    if not message.get("more_body", False):
+        return body
+    chunks = [body]
+    while message.get("more_body", False):
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunks.append(message.get("body", b""))
+    return b"".join(chunks)
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

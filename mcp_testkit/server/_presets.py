@@ -1,0 +1,119 @@
+"""Built-in catalogues: `demo` for a first look, `conformance` for the official conformance suite."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from mcp_testkit.tools import ToolError
+
+if TYPE_CHECKING:
+    from mcp_testkit.server import TestMcpServer
+    from mcp_testkit.tools import ToolContext
+
+__all__ = ["PNG_1X1", "PRESETS", "WAV_SILENCE"]
+
+PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+"""A 1x1 red PNG, base64."""
+WAV_SILENCE = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA=="
+"""Eight samples of silence as a WAV file, base64."""
+
+_TITLE = {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]}
+_QUERY = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+
+
+def demo(server: TestMcpServer) -> None:
+    """A small ticket tracker: a read, an idempotent write, a write, a failing tool, rich content."""
+    opened: list[str] = []
+
+    def create(arguments: dict[str, Any]) -> str:
+        opened.append(arguments["title"])
+        return f"opened ticket #{len(opened)}: {arguments['title']}"
+
+    server.tool("create_ticket", title="Create ticket", description="Opens a ticket", input_schema=_TITLE)(create)
+    server.tool(
+        "search_tickets",
+        title="Search tickets",
+        description="Finds tickets whose title contains q",
+        input_schema=_QUERY,
+        read_only=True,
+        returns=lambda arguments: {"matches": [t for t in opened if arguments["q"] in t]},
+    )
+    server.tool(
+        "close_ticket",
+        description="Closes a ticket (closing twice is harmless)",
+        input_schema={"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]},
+        idempotent=True,
+        destructive=False,
+        returns=lambda arguments: f"closed ticket #{arguments['id']}",
+    )
+    server.tool("broken", description="Always fails", returns=ToolError("the ticket store is unavailable"))
+    server.tool(
+        "snapshot",
+        description="A screenshot and a link",
+        read_only=True,
+        returns=[
+            {"type": "text", "text": "the board:"},
+            {"type": "image", "data": PNG_1X1, "mimeType": "image/png"},
+            {"type": "resource_link", "uri": "file:///board.pdf", "name": "board.pdf"},
+        ],
+    )
+
+
+def conformance(server: TestMcpServer) -> None:
+    """The tools the official conformance suite's server scenarios call, answering as they expect."""
+    server._state.response_mode = "sse"  # progress and log notifications travel on the call's stream
+    server.tool("test_simple_text", returns="This is a simple text response for testing.")
+    server.tool("test_image_content", returns=[{"type": "image", "data": PNG_1X1, "mimeType": "image/png"}])
+    server.tool("test_audio_content", returns=[{"type": "audio", "data": WAV_SILENCE, "mimeType": "audio/wav"}])
+    server.tool(
+        "test_embedded_resource",
+        returns=[
+            {
+                "type": "resource",
+                "resource": {
+                    "uri": "test://embedded-resource",
+                    "mimeType": "text/plain",
+                    "text": "This is an embedded resource content.",
+                },
+            }
+        ],
+    )
+    server.tool(
+        "test_multiple_content_types",
+        returns=[
+            {"type": "text", "text": "Multiple content types test:"},
+            {"type": "image", "data": PNG_1X1, "mimeType": "image/png"},
+            {
+                "type": "resource",
+                "resource": {
+                    "uri": "test://mixed-content-resource",
+                    "mimeType": "application/json",
+                    "text": '{"test":"data","value":123}',
+                },
+            },
+        ],
+    )
+    server.tool("test_error_handling", returns=ToolError("This tool intentionally returns an error for testing"))
+
+    async def with_logging(arguments: dict[str, Any], context: ToolContext) -> str:
+        for step, text in enumerate(("Tool execution started", "Tool processing data", "Tool execution completed")):
+            if step:
+                await anyio.sleep(0.05)
+            await context.log("info", text)
+        return "Tool with logging executed successfully"
+
+    async def with_progress(arguments: dict[str, Any], context: ToolContext) -> str:
+        for step, value in enumerate((0, 50, 100)):
+            if step:
+                await anyio.sleep(0.05)
+            await context.progress(value, 100)
+        return "Tool with progress executed successfully"
+
+    server.tool("test_tool_with_logging", description="Sends three log messages")(with_logging)
+    server.tool("test_tool_with_progress", description="Reports progress 0, 50, 100 of 100")(with_progress)
+
+
+PRESETS: dict[str, Callable[[TestMcpServer], None]] = {"conformance": conformance, "demo": demo}

@@ -1,0 +1,228 @@
+"""JSON-RPC dispatch: one function per MCP method, and protocol version negotiation.
+
+Nothing here knows about HTTP: the transport hands in a decoded message and a `Call`, and gets
+back the JSON-RPC response to frame (or `CANCELLED` when the client cancelled the request).
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from mcp_testkit.server._paging import decode_cursor, encode_cursor, page_of
+from mcp_testkit.tools import ToolContext, ToolError, result_of, run_answer, text_result
+
+if TYPE_CHECKING:
+    from mcp_testkit.journal import Record
+    from mcp_testkit.server._sessions import Session
+    from mcp_testkit.server._state import ServerState
+
+__all__ = [
+    "CANCELLED",
+    "HANDSHAKE_VERSIONS",
+    "LATEST_VERSION",
+    "Call",
+    "dispatch",
+    "error_response",
+    "handle_notification",
+    "negotiate",
+]
+
+HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
+"""Protocol versions this server speaks, oldest first."""
+LATEST_VERSION = HANDSHAKE_VERSIONS[-1]
+DEFAULT_VERSION = "2025-03-26"
+"""The version assumed when a request carries no MCP-Protocol-Version header (the spec's rule)."""
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+class _Cancelled:
+    def __repr__(self) -> str:
+        return "CANCELLED"
+
+
+CANCELLED: Any = _Cancelled()
+"""Returned instead of a response when the client cancelled the request: nothing is sent."""
+
+Notify = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+async def _discard(message: dict[str, Any]) -> None:
+    return None
+
+
+@dataclass(eq=False)
+class Call:
+    """What dispatch needs to know about the request besides its message."""
+
+    state: ServerState
+    record: Record
+    session: Session | None
+    protocol_version: str
+    notify: Notify = field(default=_discard)
+    """Sends a server notification related to this request (on its SSE stream, if it has one)."""
+
+
+def negotiate(requested: Any) -> str:
+    """The version to answer `initialize` with: the requested one if spoken, else the latest."""
+    return requested if requested in HANDSHAKE_VERSIONS else LATEST_VERSION
+
+
+def error_response(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def _result(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+async def dispatch(message: dict[str, Any], call: Call) -> Any:
+    """Answer one JSON-RPC request."""
+    method = message["method"]
+    handler = _METHODS.get(method)
+    request_id = message["id"]
+    if handler is None:
+        return error_response(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+    params = message.get("params")
+    if params is None:
+        params = {}
+    elif not isinstance(params, dict):
+        return error_response(request_id, INVALID_PARAMS, f"params of {method} must be an object")
+    return await handler(request_id, params, call)
+
+
+async def _initialize(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    requested = params.get("protocolVersion")
+    if not isinstance(requested, str):
+        return error_response(request_id, INVALID_PARAMS, "initialize needs params.protocolVersion (a string)")
+    state = call.state
+    return _result(
+        request_id,
+        {
+            "protocolVersion": negotiate(requested),
+            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+            "serverInfo": {"name": state.name, "version": state.version},
+        },
+    )
+
+
+async def _ping(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    return _result(request_id, {})
+
+
+async def _set_level(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    level = params.get("level")
+    if level not in LOG_LEVELS:
+        return error_response(
+            request_id, INVALID_PARAMS, f"logging/setLevel: level must be one of {', '.join(LOG_LEVELS)}"
+        )
+    if call.session is not None:
+        call.session.log_level = level
+    return _result(request_id, {})
+
+
+async def _list_tools(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    state = call.state
+    definitions = state.definitions()
+    cursor = params.get("cursor")
+    offset = 0
+    if cursor is not None:
+        decoded = decode_cursor(cursor)
+        if decoded is None or decoded >= len(definitions):
+            return error_response(request_id, INVALID_PARAMS, f"Invalid cursor: {cursor!r}")
+        offset = decoded
+    tools, next_offset = page_of(definitions, offset, state.page_size)
+    result: dict[str, Any] = {"tools": tools}
+    if next_offset is not None:
+        result["nextCursor"] = encode_cursor(next_offset)
+    return _result(request_id, result)
+
+
+async def _call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
+    state = call.state
+    name = params.get("name")
+    arguments = params.get("arguments")
+    if not isinstance(name, str):
+        return error_response(request_id, INVALID_PARAMS, "tools/call needs params.name (a string)")
+    if arguments is None:
+        arguments = {}
+    elif not isinstance(arguments, dict):
+        return error_response(request_id, INVALID_PARAMS, f"tools/call {name}: arguments must be an object")
+    tool = state.tools.get(name)
+    if tool is None:
+        return error_response(request_id, INVALID_PARAMS, f"Unknown tool: {name}")
+    problem = tool.validation_error(arguments)
+    if problem is not None:
+        call.record.executed = False
+        # 2025-11-25 made input validation errors tool errors, so a model can read and correct them.
+        if call.protocol_version >= "2025-11-25":
+            return _result(request_id, text_result(problem, is_error=True))
+        return error_response(request_id, INVALID_PARAMS, problem)
+    meta = params.get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    session = call.session
+    context = ToolContext(
+        tool=name,
+        request_id=request_id,
+        progress_token=token,
+        _notify=call.notify,
+        log_level=session.log_level if session is not None else None,
+    )
+    state.executions[name] += 1
+    call.record.executed = True
+    with anyio.CancelScope() as scope:
+        if session is not None:
+            session.inflight[request_id] = scope
+        try:
+            answer = await run_answer(tool, arguments, context)
+            result = result_of(answer)
+        except ToolError as exc:
+            result = text_result(exc.text, is_error=True)
+        except Exception as exc:
+            state.errors.append(exc)
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            result = text_result(f"tool {name!r} raised {detail}", is_error=True)
+        finally:
+            if session is not None:
+                session.inflight.pop(request_id, None)
+    if scope.cancelled_caught:
+        return CANCELLED
+    return _result(request_id, result)
+
+
+_METHODS: dict[str, Callable[[Any, dict[str, Any], Call], Awaitable[Any]]] = {
+    "initialize": _initialize,
+    "ping": _ping,
+    "tools/list": _list_tools,
+    "tools/call": _call_tool,
+    "logging/setLevel": _set_level,
+}
+
+
+def handle_notification(message: dict[str, Any], session: Session | None) -> None:
+    """Act on a client notification: `initialized` marks the session, `cancelled` stops a call."""
+    method = message.get("method")
+    if session is None:
+        return
+    if method == "notifications/initialized":
+        session.initialized = True
+    elif method == "notifications/cancelled":
+        params = message.get("params")
+        if isinstance(params, dict):
+            scope = session.inflight.get(params.get("requestId"))
+            if scope is not None:
+                scope.cancel()

@@ -1,0 +1,174 @@
+"""Serving the app with uvicorn on loopback: in a background thread, or as a task of the running loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+from collections.abc import Generator
+from typing import Any
+
+__all__ = ["Runner", "bind"]
+
+_START_TIMEOUT_S = 10.0
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on `host:port` (port 0: a free one), so the URL is known before uvicorn runs."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(512)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _config(app: Any) -> Any:
+    import uvicorn
+
+    try:
+        import httptools  # noqa: F401
+
+        http = "httptools"
+    except ImportError:
+        http = "h11"
+    return uvicorn.Config(
+        app,
+        lifespan="off",
+        log_level="warning",
+        access_log=False,
+        http=http,
+        timeout_graceful_shutdown=2,
+        date_header=False,
+        server_header=False,
+    )
+
+
+def _server_class() -> Any:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn that reports start-up, stops at once when told, and leaves signals alone."""
+
+        def __init__(self, config: Any) -> None:
+            super().__init__(config)
+            self.ready = threading.Event()
+            self._wake: asyncio.Event | None = None
+            self._loop: asyncio.AbstractEventLoop | None = None
+            self.on_ready: Any = None
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Generator[None, None, None]:
+            yield  # Ctrl-C belongs to the test runner, not to the fake server.
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            self._loop = asyncio.get_running_loop()
+            self._wake = asyncio.Event()
+            await super().startup(sockets=sockets)
+            self.ready.set()
+            if self.on_ready is not None:
+                self.on_ready()
+
+        async def main_loop(self) -> None:
+            await self.on_tick(0)
+            assert self._wake is not None
+            while not self.should_exit:
+                await self._wake.wait()
+
+        def stop(self) -> None:
+            self.should_exit = True
+            loop, wake = self._loop, self._wake
+            if loop is not None and wake is not None and not loop.is_closed():
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(wake.set)
+
+    return Server
+
+
+class Runner:
+    """One uvicorn server for an app, on a socket bound before it starts."""
+
+    def __init__(self, app: Any, host: str, port: int) -> None:
+        self.socket = bind(host, port)
+        self.port: int = self.socket.getsockname()[1]
+        self._server = _server_class()(_config(app))
+        self._thread: threading.Thread | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._error: BaseException | None = None
+
+    # -- in a thread -------------------------------------------------------------------------------
+
+    def start_thread(self, name: str) -> None:
+        """Serve in a daemon thread with its own event loop; returns once uvicorn accepts connections."""
+
+        def run() -> None:
+            loop_factory = self._server.config.get_loop_factory()
+            loop = loop_factory() if loop_factory is not None else asyncio.new_event_loop()
+            try:
+                loop.run_until_complete(self._server.serve(sockets=[self.socket]))
+            except BaseException as exc:  # reported to the thread that started us
+                self._error = exc
+            finally:
+                self._server.ready.set()
+                with contextlib.suppress(Exception):
+                    loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name=f"mcp-testkit-server-{name}", daemon=True)
+        self._thread.start()
+        if not self._server.ready.wait(_START_TIMEOUT_S):
+            self.stop()
+            raise RuntimeError(f"server {name!r} did not start within {_START_TIMEOUT_S} s")
+        self._raise_start_error(name)
+
+    # -- as a task ---------------------------------------------------------------------------------
+
+    async def start_task(self, name: str) -> None:
+        """Serve as a task of the running asyncio loop; returns once uvicorn accepts connections."""
+        loop = asyncio.get_running_loop()
+        started = asyncio.Event()
+        self._server.on_ready = started.set
+        self._task = loop.create_task(self._server.serve(sockets=[self.socket]), name=f"mcp-testkit-server-{name}")
+        waiter = loop.create_task(started.wait())
+        done, _ = await asyncio.wait(
+            {self._task, waiter}, timeout=_START_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED
+        )
+        if waiter not in done:
+            waiter.cancel()
+            if self._task in done:
+                self._error = self._task.exception() or RuntimeError("uvicorn exited during start-up")
+                self._task = None
+            else:
+                await self.stop_task()
+                raise RuntimeError(f"server {name!r} did not start within {_START_TIMEOUT_S} s")
+        self._raise_start_error(name)
+
+    async def stop_task(self) -> None:
+        self._server.stop()
+        if self._task is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(self._task, timeout=_START_TIMEOUT_S)
+            self._task = None
+        self.socket.close()
+
+    # -- common ------------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Stop serving and close the socket; waits for the thread to end."""
+        self._server.stop()
+        if self._thread is not None:
+            self._thread.join(_START_TIMEOUT_S)
+            self._thread = None
+        self.socket.close()
+
+    def _raise_start_error(self, name: str) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            self.socket.close()
+            raise RuntimeError(f"server {name!r} failed to start: {error!r}") from error

@@ -1,0 +1,276 @@
+"""Scripted tools: their definitions as the wire shows them, and the answers a test gives them."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Union
+
+import mcp_types
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
+__all__ = ["Answer", "ScriptedTool", "ToolContext", "ToolError"]
+
+_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+
+Answer = Union[
+    str,
+    Mapping[str, Any],
+    Sequence[Any],
+    mcp_types.CallToolResult,
+    "ToolError",
+    Callable[..., Any],
+]
+"""What a tool can answer: text, a dict (structured content), content blocks, a whole result,
+a `ToolError`, or a callable (sync or async) taking the arguments and returning one of those."""
+
+
+class ToolError(Exception):
+    """Raised by a handler (or given as an answer) to answer a call with an `isError` result."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"ToolError({self.text!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ToolError) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(("ToolError", self.text))
+
+
+@dataclass
+class ToolContext:
+    """Handed to a handler that takes a second parameter: reports progress for the running call."""
+
+    tool: str
+    request_id: Any
+    progress_token: Any
+    _notify: Callable[[dict[str, Any]], Awaitable[None]] = field(repr=False)
+    log_level: str | None = None
+    """The level the client asked for with `logging/setLevel`, if it did."""
+
+    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send `notifications/progress` for this call, if the client asked for progress."""
+        if self.progress_token is None:
+            return
+        params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._notify({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send `notifications/message` at `level`, unless the client asked for a higher level."""
+        if self.log_level is not None and _LEVELS.index(level) < _LEVELS.index(self.log_level):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        await self._notify({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+
+
+_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def text_result(text: str, *, is_error: bool = False) -> dict[str, Any]:
+    """A `CallToolResult` of one text block, in wire form."""
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+    if is_error:
+        result["isError"] = True
+    return result
+
+
+def _dump(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def _block(block: Any) -> dict[str, Any]:
+    if isinstance(block, BaseModel):
+        return _dump(block)
+    if isinstance(block, Mapping):
+        return dict(block)
+    raise TypeError(f"a content block must be an mcp_types model or a dict, not {type(block).__name__}")
+
+
+def result_of(answer: Any) -> dict[str, Any]:
+    """Turn a non-callable answer into a `CallToolResult` in wire form."""
+    if isinstance(answer, str):
+        return {"content": [{"type": "text", "text": answer}]}
+    if isinstance(answer, ToolError):
+        return text_result(answer.text, is_error=True)
+    if isinstance(answer, mcp_types.CallToolResult):
+        return _dump(answer)
+    if isinstance(answer, Mapping):
+        structured = dict(answer)
+        return {
+            "content": [{"type": "text", "text": json.dumps(structured, separators=(",", ":"))}],
+            "structuredContent": structured,
+        }
+    if isinstance(answer, BaseModel):
+        return {"content": [_dump(answer)]}
+    if isinstance(answer, Sequence):
+        return {"content": [_block(block) for block in answer]}
+    if answer is None:
+        return {"content": []}
+    raise TypeError(
+        f"a tool answer must be str, dict, a list of content blocks, a CallToolResult or ToolError, "
+        f"not {type(answer).__name__}"
+    )
+
+
+def _takes_context(handler: Callable[..., Any]) -> bool:
+    try:
+        return _takes_context_cached(handler)
+    except TypeError:  # an unhashable callable
+        return _inspect_takes_context(handler)
+
+
+@functools.lru_cache(maxsize=512)
+def _takes_context_cached(handler: Callable[..., Any]) -> bool:
+    return _inspect_takes_context(handler)
+
+
+def _inspect_takes_context(handler: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(handler).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in positional)
+
+
+@dataclass(eq=False)
+class ScriptedTool:
+    """One tool of a `TestMcpServer`: its wire definition and what it answers, call after call.
+
+    Returned by `TestMcpServer.tool`; calling it with a function makes that function the handler,
+    so it also works as a decorator.
+    """
+
+    name: str
+    definition: dict[str, Any]
+    answers: list[Any]
+    validator: Validator | None = field(default=None, repr=False)
+    _served: int = field(default=0, repr=False)
+
+    @classmethod
+    def build(
+        cls,
+        name: str,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        annotations: Mapping[str, Any] | mcp_types.ToolAnnotations | None = None,
+        read_only: bool | None = None,
+        destructive: bool | None = None,
+        idempotent: bool | None = None,
+        open_world: bool | None = None,
+        returns: Any = None,
+        answers: Sequence[Any] | None = None,
+    ) -> ScriptedTool:
+        """Check a tool definition against the spec and build it; raises ValueError naming the problem."""
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ValueError(
+                f"tool name {name!r} is not valid: use 1-128 characters of A-Z, a-z, 0-9, '_', '-' and '.'"
+            )
+        if returns is not None and answers is not None:
+            raise ValueError(f"tool {name!r}: give either returns= or answers=, not both")
+        if answers is not None and (isinstance(answers, (str, bytes, Mapping)) or len(answers) == 0):
+            raise ValueError(f"tool {name!r}: answers= must be a non-empty list, one answer per call")
+        schema = dict(input_schema) if input_schema is not None else {"type": "object"}
+        if schema.get("type") != "object":
+            raise ValueError(f'tool {name!r}: input_schema must have "type": "object" at its root')
+        hints: dict[str, Any] = {}
+        if isinstance(annotations, mcp_types.ToolAnnotations):
+            hints.update(_dump(annotations))
+        elif annotations is not None:
+            hints.update(annotations)
+        for key, value in (
+            ("readOnlyHint", read_only),
+            ("destructiveHint", destructive),
+            ("idempotentHint", idempotent),
+            ("openWorldHint", open_world),
+        ):
+            if value is not None:
+                hints[key] = value
+        definition: dict[str, Any] = {"name": name}
+        if title is not None:
+            definition["title"] = title
+        if description is not None:
+            definition["description"] = description
+        definition["inputSchema"] = schema
+        if output_schema is not None:
+            definition["outputSchema"] = dict(output_schema)
+        if hints:
+            definition["annotations"] = hints
+        try:
+            mcp_types.Tool.model_validate(definition)
+        except Exception as exc:
+            raise ValueError(f"tool {name!r} is not a valid MCP tool definition: {exc}") from None
+        validator = _validator_for(name, schema)
+        script = list(answers) if answers is not None else [returns]
+        return cls(name=name, definition=definition, answers=script, validator=validator)
+
+    def __call__(self, handler: Callable[..., Any]) -> Callable[..., Any]:
+        """Make `handler` this tool's only answer; returns it unchanged, so this works as a decorator."""
+        self.answers = [handler]
+        self._served = 0
+        return handler
+
+    @property
+    def read_only(self) -> bool:
+        return bool(self.definition.get("annotations", {}).get("readOnlyHint", False))
+
+    def next_answer(self) -> Any:
+        """The answer for the next call: one per call, the last repeating."""
+        index = min(self._served, len(self.answers) - 1)
+        self._served += 1
+        return self.answers[index]
+
+    def validation_error(self, arguments: Mapping[str, Any]) -> str | None:
+        """A message describing why `arguments` break the input schema, or None when they fit."""
+        if self.validator is None:
+            return None
+        error = next(iter(self.validator.iter_errors(arguments)), None)
+        if error is None:
+            return None
+        where = "/".join(str(part) for part in error.absolute_path)
+        return f"invalid arguments for tool {self.name!r}{' at ' + where if where else ''}: {error.message}"
+
+
+def _validator_for(name: str, schema: Mapping[str, Any]) -> Validator | None:
+    if set(schema) <= {"type"} or (set(schema) <= {"type", "properties"} and not schema.get("properties")):
+        return None
+    from jsonschema import validators
+    from jsonschema.exceptions import SchemaError
+
+    cls = validators.validator_for(schema)
+    try:
+        cls.check_schema(dict(schema))
+    except SchemaError as exc:
+        raise ValueError(f"tool {name!r}: input_schema is not a valid JSON Schema: {exc.message}") from None
+    return cls(dict(schema))
+
+
+async def run_answer(tool: ScriptedTool, arguments: dict[str, Any], context: ToolContext) -> Any:
+    """Produce the next answer of `tool`: call it if it is a handler, await it if it is a coroutine."""
+    answer = tool.next_answer()
+    if callable(answer) and not isinstance(answer, (ToolError, BaseModel)):
+        answer = answer(arguments, context) if _takes_context(answer) else answer(arguments)
+        if inspect.isawaitable(answer):
+            answer = await answer
+    return answer

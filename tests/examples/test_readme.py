@@ -1,0 +1,23 @@
+"""The example in README.md, kept runnable."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+README = Path(__file__).parents[2] / "README.md"
+
+
+def test_readme_example_runs() -> None:
+    """README's first code block runs as written and its assertions hold."""
+    code = re.search(r"```python\n(.*?)```", README.read_text(), re.S)
+    assert code is not None
+    exec(compile(code.group(1), str(README), "exec"), {"__name__": "readme"})
+
+
+def test_readme_quickstart_has_two_commands() -> None:
+    """The Quickstart keeps exactly two commands: install-and-serve, install-and-test."""
+    block = re.search(r"## Quickstart.*?```bash\n(.*?)```", README.read_text(), re.S)
+    assert block is not None
+    commands = [line for line in block.group(1).splitlines() if line.strip()]
+    assert commands == ["pip install -e . && mcp-testkit serve --preset demo", "pip install -e '.[dev]' && pytest"]
