@@ -1,0 +1,115 @@
+"""Serve one benchmark app with uvicorn in its own process (started by ``bench_server.py``).
+
+Usage: ``python benchmarks/_serve.py {ceiling,sdk,testkit} {json,sse}``.  The process binds
+127.0.0.1 on a free port, prints ``READY <port>`` once uvicorn accepts connections, and exits
+when its standard input reaches end of file, so that it never outlives the benchmark that
+started it, even if that one is killed.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+import uvicorn
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+ECHO_TOOL = "echo"
+
+
+def ceiling_app(framing: str) -> Any:
+    """A bare Starlette JSON echo: the least work this stack can do for one request."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def echo(request: Request) -> JSONResponse:
+        message = await request.json()
+        text = message["params"]["arguments"]["text"]
+        result = {"content": [{"type": "text", "text": text}], "isError": False}
+        return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    return Starlette(routes=[Route("/mcp", echo, methods=["POST"])])
+
+
+def sdk_app(framing: str) -> Any:
+    """The official SDK server; its Starlette app runs the session manager in its lifespan."""
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("bench")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Returns its input."""
+        return text
+
+    # host="127.0.0.1" turns on DNS-rebinding protection that accepts Host 127.0.0.1:*.
+    return server.streamable_http_app(json_response=framing == "json", host="127.0.0.1")
+
+
+def testkit_app(framing: str) -> Any:
+    """The fake server under test, with the same one-tool catalogue."""
+    from mcp_testkit import TestMcpServer
+
+    server = TestMcpServer(name="bench", response_mode=framing)
+    server.tool(ECHO_TOOL, returns=lambda arguments: arguments["text"])
+    return server.asgi_app
+
+
+APPS: dict[str, Callable[[str], Any]] = {"ceiling": ceiling_app, "sdk": sdk_app, "testkit": testkit_app}
+
+
+class _ReadyServer(uvicorn.Server):
+    """A uvicorn server that announces its port once it really accepts connections."""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and sockets:
+            print(f"READY {sockets[0].getsockname()[1]}", flush=True)
+
+
+def _exit_with_parent() -> None:
+    """Stop gracefully when the parent closes our stdin (or dies); force it if that hangs."""
+    sys.stdin.buffer.read()
+    os.kill(os.getpid(), signal.SIGTERM)
+    threading.Timer(5.0, os._exit, args=(3,)).start()
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2 or argv[0] not in APPS or argv[1] not in ("json", "sse"):
+        print(f"usage: _serve.py {{{','.join(APPS)}}} {{json,sse}}", file=sys.stderr)
+        return 2
+    kind, framing = argv
+    app = APPS[kind](framing)
+    try:
+        import uvloop  # noqa: F401
+
+        loop = "uvloop"
+    except ImportError:
+        loop = "asyncio"
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(
+        app,
+        http="httptools",
+        loop=loop,
+        log_level="warning",
+        access_log=False,
+        lifespan="on" if kind == "sdk" else "auto",
+        timeout_graceful_shutdown=2,
+    )
+    threading.Thread(target=_exit_with_parent, daemon=True).start()
+    _ReadyServer(config).run(sockets=[sock])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

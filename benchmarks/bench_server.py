@@ -1,0 +1,515 @@
+"""``tools/call`` throughput of TestMcpServer against its ceiling and the official SDK server.
+
+Run it from the repository root::
+
+    sudo apt-get install -y wrk                   # the load generator (Debian/Ubuntu)
+    python benchmarks/bench_server.py             # 3 interleaved rounds of 5 s per server
+    python benchmarks/bench_server.py --quick     # 1 round of 2 s per server
+
+Each server runs under uvicorn (httptools, uvloop when installed, 127.0.0.1, a free port) in
+its own process (``benchmarks/_serve.py``), so the load generator never shares a process or
+an event loop with the server it measures.  For each server the script opens a session with
+httpx2 (``initialize``, then ``notifications/initialized``), checks one ``tools/call`` answer,
+and then lets ``wrk -t1 -c8`` post the call with the session headers, a fresh JSON-RPC id each
+time.  A Lua ``response`` callback counts every answer that is not a 200 or lacks the echoed
+text, and the run fails on any such answer or on connections left waiting (Little's law).
+
+Rows: a bare Starlette JSON echo (the ceiling of the stack), the SDK's ``MCPServer`` with JSON
+and with SSE answers, and ``TestMcpServer`` with JSON and with SSE answers.  Every server is
+measured ``--rounds`` times, interleaved, and its best round is kept, since other load on the
+machine only ever slows a round down.  Figures compare with each other within one run only
+(DESIGN.md section 8).  The exit status is 2 when a server could not be measured and, with
+``--strict``, 1 when a target of issue 2 is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import json
+import os
+import platform
+import re
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx2
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+HERE = Path(__file__).resolve().parent
+SERVE = HERE / "_serve.py"
+PROTOCOL_VERSION = "2025-11-25"
+ECHO_TEXT = "bench-echo-7f3a"
+ACCEPT = "application/json, text/event-stream"
+CALL = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {"name": "echo", "arguments": {"text": ECHO_TEXT}},
+}
+STARTUP_TIMEOUT = 30.0
+PR_SET_PDEATHSIG = 1
+
+# (label, server kind for _serve.py, framing)
+ROWS = [
+    ("Starlette echo (ceiling)", "ceiling", "json"),
+    ("SDK MCPServer", "sdk", "json"),
+    ("SDK MCPServer", "sdk", "sse"),
+    ("TestMcpServer", "testkit", "json"),
+    ("TestMcpServer", "testkit", "sse"),
+]
+
+WRK_SCRIPT = """\
+-- Written by bench_server.py: POST tools/call with the session headers, a fresh JSON-RPC id
+-- each time (servers route answers by id), and count the answers that are not right.
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "{accept}"
+wrk.headers["Mcp-Session-Id"] = {session}
+wrk.headers["MCP-Protocol-Version"] = "{version}"
+local body_head = {body_head}
+local body_tail = {body_tail}
+
+local threads = {{}}
+function setup(thread)
+  table.insert(threads, thread)
+end
+
+local next_id = 0
+function request()
+  next_id = next_id + 1
+  return wrk.format(nil, nil, nil, body_head .. next_id .. body_tail)
+end
+
+bad_status = 0
+bad_body = 0
+first_bad = ""
+function response(status, headers, body)
+  if status ~= 200 then
+    bad_status = bad_status + 1
+    if first_bad == "" then first_bad = "status " .. status .. ": " .. string.sub(body or "", 1, 200) end
+  elseif not string.find(body or "", "{echo}", 1, true) then
+    bad_body = bad_body + 1
+    if first_bad == "" then first_bad = "body: " .. string.sub(body or "", 1, 200) end
+  end
+end
+
+function done(summary, latency, requests)
+  local statuses, bodies, first = 0, 0, ""
+  for _, thread in ipairs(threads) do
+    statuses = statuses + thread:get("bad_status")
+    bodies = bodies + thread:get("bad_body")
+    if first == "" then first = thread:get("first_bad") end
+  end
+  io.write(string.format("BENCH requests=%d duration_us=%d bad_status=%d bad_body=%d "
+    .. "connect_errors=%d read_errors=%d write_errors=%d timeouts=%d "
+    .. "mean_us=%d p50_us=%d p99_us=%d\\n",
+    summary.requests, summary.duration, statuses, bodies, summary.errors.connect,
+    summary.errors.read, summary.errors.write, summary.errors.timeout,
+    latency.mean, latency:percentile(50), latency:percentile(99)))
+  io.write("BENCH_FIRST_BAD " .. first .. "\\n")
+end
+"""
+
+
+def _die_with_parent() -> None:
+    """In a child before exec: have Linux send SIGTERM to it when the benchmark dies, even by SIGKILL."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: _serve.py still stops on EOF of its stdin
+        pass
+
+
+class BenchError(RuntimeError):
+    """A server could not be started, handshaken or measured."""
+
+
+@dataclass
+class Result:
+    label: str
+    kind: str
+    framing: str
+    calls_per_s: float | None = None
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    error: str | None = None
+    rounds: list[float] = field(default_factory=list)
+
+
+def lua_string(text: str) -> str:
+    """A Lua long-bracket string literal holding ``text`` verbatim."""
+    level = 0
+    while f"]{'=' * level}]" in text:
+        level += 1
+    eq = "=" * level
+    return f"[{eq}[{text}]{eq}]"
+
+
+def find_wrk() -> str:
+    """The path of wrk, or a clear way out with the command that installs it."""
+    path = shutil.which("wrk")
+    if path is None:
+        sys.exit(
+            "bench_server.py: wrk, the load generator, is not on PATH.\n"
+            "  Install it with:  sudo apt-get update && sudo apt-get install -y wrk   (Debian/Ubuntu)\n"
+            "              or:  brew install wrk   (macOS)\n"
+            "  then run this script again."
+        )
+    return path
+
+
+@contextlib.contextmanager
+def served(kind: str, framing: str) -> Iterator[str]:
+    """Start ``_serve.py`` for one app and yield its /mcp URL; stop it on the way out, always."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVE), kind, framing],
+        env=env,
+        preexec_fn=_die_with_parent,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        port = _wait_ready(proc, kind, framing)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        _stop(proc)
+
+
+def _wait_ready(proc: subprocess.Popen[str], kind: str, framing: str) -> int:
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        while time.monotonic() < deadline:
+            if not selector.select(timeout=deadline - time.monotonic()):
+                break
+            line = proc.stdout.readline()
+            if not line:  # the server exited before it was ready
+                proc.wait(timeout=5)
+                err = proc.stderr.read().strip()
+                raise BenchError(f"server {kind}/{framing} exited with {proc.returncode}: {err[-2000:]}")
+            match = re.fullmatch(r"READY (\d+)\s*", line)
+            if match:
+                return int(match.group(1))
+    raise BenchError(f"server {kind}/{framing} was not ready after {STARTUP_TIMEOUT:.0f} s")
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        with contextlib.suppress(OSError):
+            assert proc.stdin is not None
+            proc.stdin.close()  # _serve.py stops itself on EOF
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+def _decode(response: httpx2.Response) -> dict[str, Any]:
+    """The JSON-RPC message of a JSON or single-message SSE answer."""
+    content_type = response.headers.get("content-type", "")
+    if content_type.startswith("text/event-stream"):
+        for line in response.text.splitlines():
+            if line.startswith("data:"):
+                data = line[5:].strip()
+                if data:
+                    message: dict[str, Any] = json.loads(data)
+                    if "id" in message:
+                        return message
+        raise BenchError(f"SSE answer without a JSON-RPC response: {response.text[:300]!r}")
+    decoded: dict[str, Any] = response.json()
+    return decoded
+
+
+def handshake(url: str, kind: str) -> str | None:
+    """Open a session the way a client does and check one tools/call; the session id, if any."""
+    headers = {"Content-Type": "application/json", "Accept": ACCEPT}
+    with httpx2.Client(timeout=10.0) as client:
+        session_id: str | None = None
+        if kind != "ceiling":
+            init = {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": PROTOCOL_VERSION,
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench_server", "version": "1"},
+                },
+            }
+            response = client.post(url, json=init, headers=headers)
+            if response.status_code != 200:
+                raise BenchError(f"initialize answered {response.status_code}: {response.text[:300]}")
+            result = _decode(response).get("result", {})
+            session_id = response.headers.get("mcp-session-id")
+            if not session_id:
+                raise BenchError("initialize answered without an Mcp-Session-Id header")
+            negotiated = result.get("protocolVersion")
+            if negotiated != PROTOCOL_VERSION:
+                raise BenchError(f"server negotiated {negotiated!r}, expected {PROTOCOL_VERSION!r}")
+            headers["Mcp-Session-Id"] = session_id
+            headers["MCP-Protocol-Version"] = PROTOCOL_VERSION
+            response = client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+            if response.status_code != 202:
+                raise BenchError(f"notifications/initialized answered {response.status_code}")
+        response = client.post(url, json=CALL, headers=headers)
+        if response.status_code != 200:
+            raise BenchError(f"tools/call answered {response.status_code}: {response.text[:300]}")
+        message = _decode(response)
+        expected = {"type": "text", "text": ECHO_TEXT}
+        result = message.get("result") or {}
+        if message.get("id") != CALL["id"] or result.get("isError") or expected not in result.get("content", ()):
+            raise BenchError(f"tools/call gave a wrong answer: {json.dumps(message)[:300]}")
+        return session_id
+
+
+def run_wrk(wrk: str, url: str, session_id: str | None, seconds: int, connections: int) -> dict[str, Any]:
+    """Load ``url`` with wrk for ``seconds``; the counters printed by the Lua ``done`` callback."""
+    body_head, body_tail = json.dumps({**CALL, "id": "ID"}, separators=(",", ":")).split('"ID"')
+    script = WRK_SCRIPT.format(
+        body_head=lua_string(body_head),
+        body_tail=lua_string(body_tail),
+        accept=ACCEPT,
+        session=lua_string(session_id) if session_id else "nil",
+        version=PROTOCOL_VERSION,
+        echo=ECHO_TEXT,
+    )
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", prefix="bench_server_") as lua:
+        lua.write(script)
+        lua.flush()
+        command = [wrk, "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-s", lua.name, url]
+        completed = subprocess.run(
+            command, capture_output=True, text=True, timeout=seconds + 60, preexec_fn=_die_with_parent
+        )
+    if completed.returncode != 0:
+        output = (completed.stderr + completed.stdout).strip()
+        raise BenchError(f"wrk exited with {completed.returncode}: {output[:500]}")
+    match = re.search(r"^BENCH (.*)$", completed.stdout, re.MULTILINE)
+    if match is None:
+        raise BenchError(f"wrk printed no BENCH line:\n{completed.stdout}{completed.stderr}")
+    counters = {key: int(value) for key, value in re.findall(r"(\w+)=(\d+)", match.group(1))}
+    first = re.search(r"^BENCH_FIRST_BAD (.*)$", completed.stdout, re.MULTILINE)
+    bad = {key: counters[key] for key in ("bad_status", "bad_body") if counters[key]}
+    errors = {
+        key: counters[key] for key in ("connect_errors", "read_errors", "write_errors", "timeouts") if counters[key]
+    }
+    if bad or errors or counters["requests"] == 0:
+        detail = first.group(1) if first else ""
+        raise BenchError(f"wrk saw bad answers {bad or ''} errors {errors or ''}; first: {detail}")
+    # Little's law: a connection whose answer never comes shows up neither as an error nor in the
+    # latency figures, only as throughput x mean latency falling short of the connection count.
+    busy = counters["requests"] / counters["duration_us"] * counters["mean_us"]
+    if busy < connections / 2:
+        raise BenchError(
+            f"only {busy:.1f} of {connections} connections were busy on average: some requests were never answered"
+        )
+    return counters
+
+
+def measure_all(rows: list[tuple[str, str, str]], wrk: str, args: argparse.Namespace) -> list[Result]:
+    """Start every server, then measure them in turn, ``--rounds`` times; keep each one's best round.
+
+    Interleaving the rows and keeping the best of several rounds makes the ratios robust against
+    load from other processes, which only ever slows a round down.
+    """
+    results = [Result(label, kind, framing) for label, kind, framing in rows]
+    targets: dict[int, tuple[str, str | None]] = {}
+    with contextlib.ExitStack() as stack:
+        for index, result in enumerate(results):
+            try:
+                url = stack.enter_context(served(result.kind, result.framing))
+                targets[index] = (url, handshake(url, result.kind))
+            except BenchError as exc:
+                result.error = str(exc)
+        for round_number in range(1, args.rounds + 1):
+            for index, (url, session_id) in targets.items():
+                result = results[index]
+                if result.error:
+                    continue
+                print(
+                    f"  round {round_number}/{args.rounds}: {result.label} / {result.framing} ...",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                try:
+                    if round_number == 1 and args.warmup > 0:
+                        run_wrk(wrk, url, session_id, args.warmup, args.connections)
+                    counters = run_wrk(wrk, url, session_id, args.duration, args.connections)
+                except BenchError as exc:
+                    result.error = str(exc)
+                    continue
+                calls_per_s = counters["requests"] / (counters["duration_us"] / 1e6)
+                result.rounds.append(calls_per_s)
+                if result.calls_per_s is None or calls_per_s > result.calls_per_s:
+                    result.calls_per_s = calls_per_s
+                    result.p50_ms = counters["p50_us"] / 1000
+                    result.p99_ms = counters["p99_us"] / 1000
+    for result in results:
+        if result.error:
+            result.calls_per_s = None
+    return results
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def environment(wrk: str) -> str:
+    wrk_version = subprocess.run([wrk, "-v"], capture_output=True, text=True).stdout.split("[")[0].strip()
+    try:
+        import uvloop  # noqa: F401
+
+        loop = f"uvloop {_version('uvloop')}"
+    except ImportError:
+        loop = "asyncio (uvloop not installed)"
+    return (
+        f"Python {platform.python_version()} ({platform.python_implementation()}), "
+        f"uvicorn {_version('uvicorn')} (httptools {_version('httptools')}, {loop}), "
+        f"starlette {_version('starlette')}, mcp {_version('mcp')}, "
+        f"nproc {len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()}, "
+        f"{wrk_version}, {platform.system()} {platform.machine()}"
+    )
+
+
+def _ratio(value: float | None, base: float | None) -> float | None:
+    if value is None or not base:
+        return None
+    return value / base
+
+
+def report(results: list[Result], args: argparse.Namespace) -> tuple[str, bool]:
+    """The table and the targets; whether every target was met."""
+    by_key = {(r.kind, r.framing): r for r in results}
+    ceiling = by_key[("ceiling", "json")].calls_per_s
+    lines = [
+        f"{'server':<26} {'framing':<7} {'calls/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
+        f"{'x ceiling':>9} {'x SDK':>7}" + ("  all rounds, calls/s" if args.rounds > 1 else ""),
+        "-" * (80 if args.rounds == 1 else 104),
+    ]
+    for r in results:
+        if r.calls_per_s is None:
+            lines.append(f"{r.label:<26} {r.framing:<7} {'failed':>9}  {r.error}")
+            continue
+        sdk = by_key[("sdk", r.framing)].calls_per_s if ("sdk", r.framing) in by_key else None
+        to_ceiling = _ratio(r.calls_per_s, ceiling)
+        to_sdk = _ratio(r.calls_per_s, sdk) if r.kind != "sdk" else None
+        lines.append(
+            f"{r.label:<26} {r.framing:<7} {r.calls_per_s:>9,.0f} {r.p50_ms:>7.2f} {r.p99_ms:>7.2f} "
+            f"{'-' if to_ceiling is None else f'{to_ceiling:.2f}':>9} "
+            f"{'-' if to_sdk is None else f'{to_sdk:.2f}':>7}"
+            + ("  " + " ".join(f"{value:,.0f}" for value in r.rounds) if args.rounds > 1 else "")
+        )
+    testkit_json = by_key.get(("testkit", "json"))
+    testkit_sse = by_key.get(("testkit", "sse"))
+    targets = [
+        ("TestMcpServer JSON >= 0.6 x ceiling", testkit_json, ceiling, 0.6),
+        (
+            "TestMcpServer JSON >= 3 x SDK JSON",
+            testkit_json,
+            by_key[("sdk", "json")].calls_per_s if ("sdk", "json") in by_key else None,
+            3.0,
+        ),
+        (
+            "TestMcpServer SSE  >= 3 x SDK SSE",
+            testkit_sse,
+            by_key[("sdk", "sse")].calls_per_s if ("sdk", "sse") in by_key else None,
+            3.0,
+        ),
+    ]
+    lines += ["", "targets (issue 2):"]
+    all_met = True
+    for name, row, base, goal in targets:
+        ratio = _ratio(row.calls_per_s if row else None, base)
+        if ratio is None:
+            verdict, all_met = "n/a (not measured)", False
+        elif ratio >= goal:
+            verdict = f"PASS ({ratio:.2f})"
+        else:
+            verdict, all_met = f"MISS ({ratio:.2f})", False
+        lines.append(f"  {name:<40} {verdict}")
+    return "\n".join(lines), all_met
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=int, default=5, help="whole seconds of load per server (default 5)")
+    parser.add_argument("--quick", action="store_true", help="one round of 2 s per server (a quick look)")
+    parser.add_argument("--warmup", type=int, default=1, help="whole seconds of unmeasured load first (default 1)")
+    parser.add_argument("--connections", type=int, default=8, help="wrk keep-alive connections (default 8)")
+    parser.add_argument(
+        "--only",
+        choices=sorted({kind for _, kind, _ in ROWS} - {"ceiling"}),
+        action="append",
+        help="measure only these servers besides the ceiling (repeatable)",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="measure every server this many times, interleaved, and keep its best (default 3)",
+    )
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.duration, args.rounds = 2, 1
+    if args.duration < 1 or args.warmup < 0:
+        parser.error("wrk takes whole seconds: --duration >= 1, --warmup >= 0")
+    if args.rounds < 1 or args.connections < 1:
+        parser.error("--rounds and --connections must be at least 1")
+    return args
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    wrk = find_wrk()
+    signal.signal(signal.SIGTERM, _raise_interrupt)  # so that `finally` stops the servers
+    rows = [row for row in ROWS if row[1] == "ceiling" or not args.only or row[1] in args.only]
+    print(environment(wrk))
+    rounds = f", best of {args.rounds} interleaved rounds" if args.rounds > 1 else ""
+    print(f"wrk -t1 -c{args.connections} -d{args.duration}s per server (after a {args.warmup}s warm-up{rounds})\n")
+    try:
+        results = measure_all(rows, wrk, args)
+    except KeyboardInterrupt:
+        print("interrupted; servers stopped", file=sys.stderr)
+        return 130
+    table, all_met = report(results, args)
+    print(table)
+    failed = [r for r in results if r.error]
+    if failed:
+        return 2
+    return 1 if args.strict and not all_met else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
