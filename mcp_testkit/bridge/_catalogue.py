@@ -92,9 +92,7 @@ async def read_catalogue(session: McpSession, config: ServerConfig) -> list[mcp_
 
     def failed(why: str) -> MCPConnectionError:
         plural = "" if pages == 1 else "s"
-        return MCPConnectionError(
-            config.name, f"tool listing {why} after {pages} page{plural}; no tools were loaded"
-        )
+        return MCPConnectionError(config.name, f"tool listing {why} after {pages} page{plural}; no tools were loaded")
 
     try:
         with anyio.fail_after(config.connect_timeout_s):

@@ -22,7 +22,7 @@ class BearerToken:
     env: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class Headers:
     """Send arbitrary headers whose values are read from environment variables at each connect."""
 
@@ -30,9 +30,6 @@ class Headers:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "env", dict(self.env))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Headers) and dict(self.env) == dict(other.env)
 
     def __hash__(self) -> int:
         return hash(tuple(sorted(self.env.items())))
@@ -45,7 +42,7 @@ def _redacted(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "…" if parts.query else "", ""))
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class ServerConfig:
     """One MCP server the pool connects to, and the limits and classification rules applied to it."""
 
@@ -84,6 +81,9 @@ class ServerConfig:
             if names is not None:
                 object.__setattr__(self, option, frozenset(names))
 
+    def __hash__(self) -> int:
+        return hash((self.name, self.url))
+
     def __repr__(self) -> str:
         allow = sorted(self.allow) if self.allow is not None else None
         deny = sorted(self.deny) if self.deny is not None else None
@@ -106,9 +106,7 @@ def read_credentials(config: ServerConfig, environ: Mapping[str, str] | None = N
     environ = os.environ if environ is None else environ
     if config.auth is None:
         return {}
-    wanted = (
-        {"Authorization": config.auth.env} if isinstance(config.auth, BearerToken) else dict(config.auth.env)
-    )
+    wanted = {"Authorization": config.auth.env} if isinstance(config.auth, BearerToken) else dict(config.auth.env)
     headers: dict[str, str] = {}
     for header, variable in wanted.items():
         value = environ.get(variable, "")

@@ -103,9 +103,7 @@ class ServerLink:
                     await session.initialize()
             except AuthRefused as exc:
                 await _end(session)
-                raise MCPAuthError(
-                    name, f"refused the credentials (HTTP {exc.status})", status=exc.status
-                ) from None
+                raise MCPAuthError(name, f"refused the credentials (HTTP {exc.status})", status=exc.status) from None
             except (WireError, RpcError, TimeoutError) as exc:
                 await _end(session)
                 reason = _reason(exc, self.config.connect_timeout_s)
@@ -146,9 +144,7 @@ class ServerLink:
                     result = await session.call_tool(tool.bare_name, arguments)
             except AuthRefused as exc:
                 self._session, self._refused = None, session
-                raise MCPAuthError(
-                    name, f"refused the credentials (HTTP {exc.status})", status=exc.status
-                ) from None
+                raise MCPAuthError(name, f"refused the credentials (HTTP {exc.status})", status=exc.status) from None
             except SessionGone as exc:
                 self._session = None
                 if exc.status == 404 and not resent_after_404:
@@ -168,9 +164,7 @@ class ServerLink:
             else:
                 text = render_result(result)
                 if result.is_error:
-                    raise MCPToolError(
-                        name, f"tool {tool.bare_name!r} returned an error: {text or '(no text)'}"
-                    )
+                    raise MCPToolError(name, f"tool {tool.bare_name!r} returned an error: {text or '(no text)'}")
                 return text
             if budget > 0:
                 budget -= 1

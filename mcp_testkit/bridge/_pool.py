@@ -40,9 +40,7 @@ class _BorrowedTransport(httpx2.AsyncBaseTransport):
 class ToolPool:
     """Connects every server on entry (all or nothing), exposes their tools and calls them by the rules."""
 
-    def __init__(
-        self, configs: Iterable[ServerConfig], *, transport: httpx2.AsyncBaseTransport | None = None
-    ) -> None:
+    def __init__(self, configs: Iterable[ServerConfig], *, transport: httpx2.AsyncBaseTransport | None = None) -> None:
         self._configs = list(configs)
         names = [config.name for config in self._configs]
         repeated = sorted({name for name in names if names.count(name) > 1})

@@ -32,7 +32,5 @@ def render_result(result: mcp_types.CallToolResult) -> str:
     if result.content:
         return "\n".join(render_block(block) for block in result.content)
     if result.structured_content is not None:
-        return json.dumps(
-            result.structured_content, separators=(",", ":"), sort_keys=True, ensure_ascii=False
-        )
+        return json.dumps(result.structured_content, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
     return ""

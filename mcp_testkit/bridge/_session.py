@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import aclosing, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio
 import httpx2
 import mcp_types
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import BaseModel, ValidationError
+
+from mcp_testkit.bridge._sse import SseDecoder, SseEvent
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -31,6 +34,8 @@ CLIENT_INFO = mcp_types.Implementation(name="mcp-testkit-bridge", version="0.1.0
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
 LIST_CHANGED = "notifications/tools/list_changed"
+# How long to wait for a server to end an SSE stream once the answer has arrived.
+DRAIN_TIMEOUT_S = 1.0
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -183,18 +188,27 @@ class McpSession:
                     return answer
             raise BadReply("answered without a response to the request", sent=True)
         if content_type == "text/event-stream":
-            async for event in httpx2.EventSource(response).__aiter__():
-                if not event.data or event.event not in ("message", ""):
-                    continue
+            decoder = SseDecoder()
+            async with aclosing(response.aiter_bytes()) as chunks:
                 try:
-                    item = json.loads(event.data)
-                except ValueError:
-                    raise BadReply("sent an SSE event whose data is not JSON", sent=True) from None
-                answer = self._answer_in(item, request_id)
-                if answer is not None:
-                    return answer
+                    async for chunk in chunks:
+                        for event in decoder.feed(chunk):
+                            answer = self._answer_in_event(event, request_id)
+                            if answer is not None:
+                                return answer
+                finally:
+                    await _drain(chunks)
             raise ConnectionLost("ended the SSE stream before the answer", sent=True)
         raise BadReply(f"answered with Content-Type {content_type or 'none'!r}", sent=True)
+
+    def _answer_in_event(self, event: SseEvent, request_id: int) -> dict[str, Any] | None:
+        if not event.data or event.event != "message":
+            return None
+        try:
+            item = json.loads(event.data)
+        except ValueError:
+            raise BadReply("sent an SSE event whose data is not JSON", sent=True) from None
+        return self._answer_in(item, request_id)
 
     def _answer_in(self, item: object, request_id: int) -> dict[str, Any] | None:
         """The result in ``item`` if it answers ``request_id``; notes ``list_changed``, skips the rest."""
@@ -228,6 +242,17 @@ def _validate(model: type[_M], raw: object) -> _M:
         return model.model_validate(raw)
     except ValidationError:
         raise BadReply(f"answered a malformed {model.__name__}", sent=True) from None
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read the rest of an SSE body (the server ends it after the answer) so that httpx2's stream
+    generators finish by themselves instead of being collected half-way, which trio reports."""
+    with anyio.move_on_after(DRAIN_TIMEOUT_S, shield=True):
+        try:
+            async for _ in chunks:
+                pass
+        except httpx2.HTTPError:
+            pass
 
 
 @contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 import httpx2
@@ -46,8 +47,13 @@ class _TrackedStream(httpx2.AsyncByteStream):
         self._done = done
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._stream:
-            yield chunk
+        chunks = self._stream.__aiter__()
+        try:
+            async for chunk in chunks:
+                yield chunk
+        finally:
+            if isinstance(chunks, AsyncGenerator):
+                await chunks.aclose()
 
     async def aclose(self) -> None:
         try:

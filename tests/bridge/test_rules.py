@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 from typing import Any
@@ -10,7 +11,7 @@ import anyio
 import mcp_types
 import pytest
 
-from mcp_testkit import TestMcpServer, ToolError, faults
+from mcp_testkit import Record, TestMcpServer, ToolError, faults
 from mcp_testkit.bridge import (
     BearerToken,
     Headers,
@@ -29,9 +30,16 @@ from .conftest import LIMIT_S, CountingTransport, config_for, script_tools
 pytestmark = pytest.mark.anyio
 
 
+def _method(record: Record) -> str:
+    """The record's JSON-RPC method, read from the body when the server refused it before decoding."""
+    if record.rpc_method is None and record.body:
+        return str(json.loads(record.body).get("method", record.http_method))
+    return record.rpc_method or record.http_method
+
+
 def _methods(server: TestMcpServer) -> list[str]:
     """The journal as a list of JSON-RPC methods (or HTTP methods for bodiless requests)."""
-    return [record.rpc_method or record.http_method for record in server.journal]
+    return [_method(record) for record in server.journal]
 
 
 def _closed_port() -> int:
@@ -286,7 +294,7 @@ async def test_rule_05_refused_call_then_rotated_token_is_read_again(monkeypatch
             monkeypatch.setenv("BRIDGE_TEST_TOKEN", "new-token")
             assert await pool.call("t.search") == "found"
     after = server.journal.records[before:]
-    assert [r.rpc_method or r.http_method for r in after][:4] == [
+    assert [_method(r) for r in after][:4] == [
         "DELETE",
         "initialize",
         "notifications/initialized",
@@ -439,9 +447,7 @@ async def test_rule_09_error_result_and_protocol_error_raise_tool_error() -> Non
     server.tool("fail", read_only=True, returns=ToolError("no such thing"))
     with anyio.fail_after(LIMIT_S):
         async with server, ToolPool([config_for(server)]) as pool:
-            with pytest.raises(
-                MCPToolError, match=r"^server 't': tool 'fail' returned an error: no such thing$"
-            ):
+            with pytest.raises(MCPToolError, match=r"^server 't': tool 'fail' returned an error: no such thing$"):
                 await pool.call("t.fail")
             server.inject(faults.ErrorResult("quota exceeded"), method="tools/call", tool="search")
             with pytest.raises(MCPToolError, match=r"returned an error: quota exceeded$"):
@@ -477,9 +483,7 @@ async def test_rule_10_rendering_of_every_content_kind() -> None:
             },
         ],
     )
-    server.tool(
-        "structured", returns=mcp_types.CallToolResult(content=[], structured_content={"b": 1, "a": [2]})
-    )
+    server.tool("structured", returns=mcp_types.CallToolResult(content=[], structured_content={"b": 1, "a": [2]}))
     with anyio.fail_after(LIMIT_S):
         async with server, ToolPool([config_for(server)]) as pool:
             mixed = await pool.call("t.mixed")
