@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mcp_testkit import faults
 from mcp_testkit.journal import Headers, Journal, Record
 from mcp_testkit.server import TestMcpServer
 from mcp_testkit.tools import ScriptedTool, ToolContext, ToolError
@@ -14,6 +15,7 @@ __all__ = [
     "TestMcpServer",
     "ToolContext",
     "ToolError",
+    "faults",
 ]
 
 __version__ = "0.1.0"

@@ -6,6 +6,8 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from mcp_testkit import faults
+from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.server._app import McpApp
 from mcp_testkit.server._state import RequiredHeader, ServerState
 from mcp_testkit.tools import ScriptedTool
@@ -138,7 +140,6 @@ class TestMcpServer:
             state = self._state
             state.tools[name] = tool
             state.catalogue_changed()
-            self._announce_catalogue_change(state)
         return tool
 
     def remove_tool(self, name: str) -> None:
@@ -149,7 +150,6 @@ class TestMcpServer:
                 raise KeyError(f"no tool {name!r}; tools: {', '.join(state.tools) or '(none)'}")
             del state.tools[name]
             state.catalogue_changed()
-            self._announce_catalogue_change(state)
 
     @property
     def tools(self) -> dict[str, ScriptedTool]:
@@ -163,10 +163,67 @@ class TestMcpServer:
         with self._lock:
             self._state.required[name.lower()] = RequiredHeader(name, value, status)
 
-    def _announce_catalogue_change(self, state: ServerState) -> None:
-        message = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
-        for session in state.sessions.alive:
-            session.outbox.put(message)
+    def rotate_header(self, name: str, value: str) -> None:
+        """Accept only `value` for the required header `name` from now on; the old value is refused."""
+        with self._lock:
+            required = self._state.required.get(name.lower())
+            if required is None:
+                raise KeyError(f"rotate_header: {name!r} is not a required header; call require_header first")
+            self._state.required[name.lower()] = RequiredHeader(
+                required.name, value, required.status, (*required.rejected, required.value)
+            )
+
+    # -- faults ------------------------------------------------------------------------------------
+
+    def inject(
+        self,
+        fault: faults.Fault,
+        *,
+        method: str | None = _DEFAULT,
+        tool: str | None = None,
+        page: int | None = None,
+        session_id: str | None = None,
+        nth: int = 1,
+        times: int | None = _DEFAULT,
+    ) -> faults.Rule:
+        """Add a rule: `fault` hits the `nth` matching request from now on, `times` times (None: always).
+
+        `method` defaults to the fault's own (tools/call for answer faults, tools/list for listing
+        faults, any request otherwise; None also means any); a listing fault matches its own page.
+        """
+        rule = faults.rule_for(fault, method=method, tool=tool, page=page, session_id=session_id, nth=nth, times=times)
+        return self._state.plan.add(rule)
+
+    def fail_next_call(self, tool: str, fault: faults.Fault) -> faults.Rule:
+        """The next call of `tool` meets `fault`."""
+        return self.inject(fault, method="tools/call", tool=tool)
+
+    def lose_session(self, session_id: str | None = None) -> Session:
+        """Forget a session now (the latest live one by default): requests on it get 404 from now on."""
+        with self._lock:
+            alive = self._state.sessions.alive
+            chosen = [s for s in alive if session_id is None or s.id == session_id]
+            if not chosen:
+                raise LookupError(f"no live session {session_id!r}" if session_id else "no live session to lose")
+            session = chosen[-1]
+            self._state.sessions.end(session.id)
+            session.outbox.put(None)
+            return session
+
+    def restart(self, unknown_session_status: int = 404) -> None:
+        """Forget every session, as a restarted server does; unknown sessions then get 404 (or 400)."""
+        if unknown_session_status not in (400, 404):
+            raise ValueError(f"unknown_session_status must be 404 or 400, not {unknown_session_status!r}")
+        with self._lock:
+            sessions = self._state.sessions
+            for session in sessions.alive:
+                session.outbox.put(None)
+            sessions.end_all()
+            sessions.unknown_status = unknown_session_status
+
+    def pending_faults(self) -> list[faults.Rule]:
+        """Rules that can still fire."""
+        return self._state.plan.pending()
 
     # -- state -------------------------------------------------------------------------------------
 
@@ -178,8 +235,11 @@ class TestMcpServer:
         for session in old.sessions.alive:
             session.outbox.put(None)
 
-    def check(self) -> None:
-        """Raise the first exception a tool handler raised, if any (the test that caused it fails)."""
+    def check(self, *, unused_faults: bool = False) -> None:
+        """Raise the first exception a tool handler raised, if any (the test that caused it fails).
+
+        With `unused_faults`, also fail when a scripted fault never fired: such a test proved nothing.
+        """
         errors = self._state.errors
         if errors:
             first = errors[0]
@@ -187,6 +247,11 @@ class TestMcpServer:
                 f"a tool handler of server {self.name!r} raised {type(first).__name__}: {first} "
                 f"({len(errors)} handler error{'s' * (len(errors) != 1)} in all)"
             ) from first
+        if unused_faults:
+            unfired = self._state.plan.unfired()
+            if unfired:
+                listed = "\n".join(f"  {rule.fault!r} (method={rule.method}, tool={rule.tool})" for rule in unfired)
+                raise AssertionError(f"server {self.name!r}: {len(unfired)} scripted fault(s) never fired:\n{listed}")
 
     @property
     def errors(self) -> list[BaseException]:

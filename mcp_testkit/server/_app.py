@@ -14,8 +14,11 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 
+from mcp_testkit import faults
 from mcp_testkit.journal import Headers, Record
+from mcp_testkit.server._paging import page_number
 from mcp_testkit.server._protocol import (
     CANCELLED,
     DEFAULT_VERSION,
@@ -68,24 +71,49 @@ def _accepts(accept: str, wanted: str) -> bool:
 class _Response:
     """Sends one HTTP answer and writes what was sent into the record."""
 
-    __slots__ = ("record", "send", "session_header")
+    __slots__ = ("record", "send", "session_header", "streaming")
 
     def __init__(self, send: Send, record: Record) -> None:
         self.send = send
         self.record = record
         self.session_header: list[tuple[bytes, bytes]] = []
+        self.streaming = False
 
-    async def json(self, status: int, payload: Any, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-        self.record.status = status
+    async def json(
+        self,
+        status: int,
+        payload: Any,
+        headers: list[tuple[bytes, bytes]] | None = None,
+        content_type: bytes = _JSON,
+    ) -> None:
         self.record.response = payload
-        body = b"" if payload is None else _dumps(payload)
+        await self.raw(status, b"" if payload is None else _dumps(payload), content_type, headers)
+
+    async def raw(
+        self, status: int, body: bytes, content_type: bytes | None, headers: list[tuple[bytes, bytes]] | None = None
+    ) -> None:
+        self.record.status = status
         raw = [(b"content-length", str(len(body)).encode()), *self.session_header]
-        if payload is not None:
-            raw.append((b"content-type", _JSON))
+        if body and content_type is not None:
+            raw.append((b"content-type", content_type))
         if headers:
             raw.extend(headers)
         await self.send({"type": "http.response.start", "status": status, "headers": raw})
         await self.send({"type": "http.response.body", "body": body})
+
+    async def drop(self) -> None:
+        """Close the connection without (finishing) an answer, as a crashed server or proxy does."""
+        self.record.error = "connection dropped by a fault"
+        transport = getattr(getattr(self.send, "__self__", None), "transport", None)
+        if transport is None:
+            # In-process (ASGI) there is no socket to close: fail the client's request the way httpx2 would.
+            import httpx2
+
+            raise httpx2.RemoteProtocolError("Server disconnected without sending a complete response.")
+        transport.abort()
+        # Let the server see the disconnect before the app returns, so it does not answer 500 instead.
+        await anyio.lowlevel.checkpoint()
+        await anyio.lowlevel.checkpoint()
 
     async def error(
         self, status: int, code: int, message: str, headers: list[tuple[bytes, bytes]] | None = None
@@ -95,6 +123,9 @@ class _Response:
         await self.json(status, error_response(None, code, message), headers)
 
     async def start_sse(self) -> None:
+        if self.streaming:
+            return
+        self.streaming = True
         self.record.status = 200
         raw = [(b"content-type", _SSE), (b"cache-control", b"no-cache"), *self.session_header]
         await self.send({"type": "http.response.start", "status": 200, "headers": raw})
@@ -104,6 +135,7 @@ class _Response:
         await self.send({"type": "http.response.body", "body": frame, "more_body": True})
 
     async def end_sse(self) -> None:
+        await self.start_sse()
         await self.send({"type": "http.response.body", "body": b""})
 
 
@@ -175,6 +207,10 @@ class McpApp:
             await out.error(400, INVALID_REQUEST, "Bad Request: Missing Mcp-Session-Id header; send initialize first")
             return None
         session = state.sessions.get(session_id)
+        if session is not None and session.expires_after is not None and session.requests >= session.expires_after:
+            state.sessions.end(session.id)
+            session.outbox.put(None)
+            session = None
         if session is None:
             await out.error(state.sessions.unknown_status, INVALID_REQUEST, "Session not found")
             return None
@@ -235,11 +271,22 @@ class McpApp:
             return
         session.requests += 1
         record.protocol_version = version or session.protocol_version or DEFAULT_VERSION
+        fault = None
+        if state.plan:
+            page = page_number((record.params or {}).get("cursor")) if record.rpc_method == "tools/list" else None
+            fault = state.plan.take(record.rpc_method, record.tool, page, session.id)
+            if fault is not None:
+                record.fault = fault
+                if await self._before_dispatch(state, fault, session, out):
+                    return
         if kind != "request":
             handle_notification(message, session)
-            await out.json(202, None)
+            if isinstance(fault, faults.Drop):
+                await out.drop()
+            else:
+                await out.json(202, None)
             return
-        await self._answer(state, message, session, out)
+        await self._answer(state, message, session, out, fault)
 
     async def _post_batch(self, state: ServerState, batch: list[Any], version: str | None, out: _Response) -> None:
         record = out.record
@@ -286,54 +333,123 @@ class McpApp:
 
     async def _initialize(self, state: ServerState, message: dict[str, Any], out: _Response) -> None:
         record = out.record
-        call = Call(state, record, None, DEFAULT_VERSION)
-        response = await dispatch(message, call)
-        result = response.get("result")
-        if result is not None:
-            params = record.params or {}
-            client_info = params.get("clientInfo")
+        fault = state.plan.take("initialize", None, None, None) if state.plan else None
+        if fault is not None:
+            record.fault = fault
+            if await self._before_dispatch(state, fault, None, out):
+                return
+
+        def open_session(response: Any) -> None:
+            result = response.get("result") if isinstance(response, dict) else None
+            if result is None:
+                return
+            client_info = (record.params or {}).get("clientInfo")
             session = state.sessions.open(
                 result["protocolVersion"], client_info if isinstance(client_info, dict) else None
             )
             record.session_id = session.id
             record.protocol_version = session.protocol_version
             out.session_header = [(b"mcp-session-id", session.id.encode())]
-        await self._frame(state, response, out)
+            if isinstance(fault, faults.LoseSession):
+                state.sessions.end(session.id)
 
-    async def _answer(self, state: ServerState, message: dict[str, Any], session: Session, out: _Response) -> None:
+        await self._answer(state, message, None, out, fault, open_session)
+
+    async def _before_dispatch(
+        self, state: ServerState, fault: faults.Fault, session: Session | None, out: _Response
+    ) -> bool:
+        """Apply what a fault does before the request runs; True when that already answered it."""
+        if isinstance(fault, faults.Delay):
+            await anyio.sleep(fault.seconds)
+        elif isinstance(fault, faults.HttpStatus):
+            body, content_type = fault.body_bytes()
+            headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in fault.headers or ()]
+            out.record.response = fault.body if not isinstance(fault.body, bytes) else None
+            await out.raw(fault.status, body, content_type, headers)
+            return True
+        elif isinstance(fault, faults.Accepted):
+            await out.json(202, None)
+            return True
+        elif isinstance(fault, faults.Drop) and not fault.after_execution:
+            await out.drop()
+            return True
+        elif isinstance(fault, faults.LoseSession) and session is not None:
+            state.sessions.end(session.id)
+            session.outbox.put(None)
+            await out.error(state.sessions.unknown_status, INVALID_REQUEST, "Session not found")
+            return True
+        elif isinstance(fault, faults.Restart):
+            for lost in state.sessions.alive:
+                lost.outbox.put(None)
+            state.sessions.end_all()
+            state.sessions.unknown_status = fault.unknown_session_status
+            if session is not None:
+                await out.error(fault.unknown_session_status, INVALID_REQUEST, "Session not found")
+                return True
+        elif isinstance(fault, faults.ExpireSession) and session is not None:
+            session.expires_after = session.requests + fault.after_requests
+        return False
+
+    async def _answer(
+        self,
+        state: ServerState,
+        message: dict[str, Any],
+        session: Session | None,
+        out: _Response,
+        fault: faults.Fault | None,
+        on_response: Callable[[Any], None] | None = None,
+    ) -> None:
+        """Run a request and frame its answer (JSON or SSE), applying what a fault does afterwards."""
         record = out.record
-        call = Call(state, record, session, record.protocol_version or DEFAULT_VERSION)
-        if self._mode(state, record) == "sse":
-            await out.start_sse()
+        call = Call(state, record, session, record.protocol_version or DEFAULT_VERSION, fault=fault)
+        if isinstance(fault, (faults.EndStream, faults.MalformedSse)):
+            sse = True
+        else:
+            sse = self._mode(state, record) == "sse" and not isinstance(fault, faults.WrongContentType)
+        if sse:
 
             async def notify(notification: dict[str, Any]) -> None:
+                await out.start_sse()
                 await out.event(state, notification)
 
             call.notify = notify
-            await self._drain_outbox(state, session, out)
-            response = await dispatch(message, call)
-            if response is not CANCELLED:
-                record.response = response
-                await out.event(state, response)
-            await out.end_sse()
-            return
-        call.notify = session.outbox.put_async
+            if session is not None and session.outbox.queue and not session.outbox.streaming:
+                await out.start_sse()
+                await self._drain_outbox(state, session, out)
+        elif session is not None:
+            call.notify = session.outbox.put_async
         response = await dispatch(message, call)
+        if on_response is not None:
+            on_response(response)
         if response is CANCELLED:
             # Nothing may be sent for a cancelled request; an SSE stream that ends empty says just that.
-            await out.start_sse()
             await out.end_sse()
-            return
-        await out.json(200, response)
-
-    async def _frame(self, state: ServerState, response: dict[str, Any], out: _Response) -> None:
-        if self._mode(state, out.record) == "sse":
-            await out.start_sse()
-            out.record.response = response
-            await out.event(state, response)
-            await out.end_sse()
+        elif isinstance(fault, faults.Drop):
+            await out.drop()
+        elif sse:
+            await self._stream_answer(state, response, fault, out)
+        elif isinstance(fault, faults.TruncateBody):
+            body = _dumps(response)
+            await out.raw(200, body[: len(body) // 2], _JSON)
+        elif isinstance(fault, faults.WrongContentType):
+            await out.json(200, response, content_type=fault.content_type.encode("latin-1"))
         else:
             await out.json(200, response)
+
+    async def _stream_answer(
+        self, state: ServerState, response: Any, fault: faults.Fault | None, out: _Response
+    ) -> None:
+        await out.start_sse()
+        if isinstance(fault, faults.MalformedSse):
+            frame = b"event: message\nid: %d\ndata: {this is not json\n\n" % state.event_ids()
+            await out.send({"type": "http.response.body", "body": frame, "more_body": True})
+        elif isinstance(fault, faults.TruncateBody):
+            frame = b"event: message\nid: %d\ndata: %s" % (state.event_ids(), _dumps(response))
+            await out.send({"type": "http.response.body", "body": frame[: len(frame) // 2], "more_body": True})
+        elif not isinstance(fault, faults.EndStream):
+            out.record.response = response
+            await out.event(state, response)
+        await out.end_sse()
 
     @staticmethod
     def _mode(state: ServerState, record: Record) -> str:

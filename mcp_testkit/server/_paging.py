@@ -1,33 +1,47 @@
-"""The catalogue cut into pages of `tools/list`, with opaque cursors that decode to an offset."""
+"""The catalogue cut into pages of `tools/list`, opaque cursors, and the listing faults applied to a page."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["decode_cursor", "encode_cursor", "page_of"]
+__all__ = ["Cursor", "decode_cursor", "encode_cursor", "page_of"]
 
-_PREFIX = "mcptk:"
-
-
-def encode_cursor(offset: int) -> str:
-    """An opaque cursor for the page that starts at `offset`."""
-    return base64.urlsafe_b64encode(f"{_PREFIX}{offset}".encode()).decode().rstrip("=")
+_PREFIX = "mcptk"
 
 
-def decode_cursor(cursor: Any) -> int | None:
-    """The offset a cursor of ours stands for, or None when it is not one."""
-    if not isinstance(cursor, str) or not cursor:
+@dataclass(frozen=True)
+class Cursor:
+    """What a cursor of ours stands for: the page number, where it starts, and whether it is stuck."""
+
+    page: int
+    offset: int
+    stuck: bool = False
+
+
+def encode_cursor(cursor: Cursor) -> str:
+    """An opaque cursor string."""
+    text = f"{_PREFIX}:{cursor.page}:{cursor.offset}{':s' if cursor.stuck else ''}"
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def decode_cursor(value: Any) -> Cursor | None:
+    """The cursor a string of ours stands for, or None when it is not one."""
+    if not isinstance(value, str) or not value:
         return None
     try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        text = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return None
-    if not text.startswith(_PREFIX) or not text[len(_PREFIX) :].isdigit():
+    parts = text.split(":")
+    if len(parts) not in (3, 4) or parts[0] != _PREFIX or not parts[1].isdigit() or not parts[2].isdigit():
         return None
-    return int(text[len(_PREFIX) :])
+    if len(parts) == 4 and parts[3] != "s":
+        return None
+    return Cursor(int(parts[1]), int(parts[2]), len(parts) == 4)
 
 
 def page_of(
@@ -40,6 +54,9 @@ def page_of(
     return list(definitions[offset:end]), (end if end < len(definitions) else None)
 
 
-def page_number(offset: int, page_size: int | None) -> int:
-    """The 1-based number of the page that starts at `offset`."""
-    return 1 if not page_size else offset // page_size + 1
+def page_number(cursor_value: Any) -> int | None:
+    """The page a `tools/list` request asks for: 1 without a cursor, None for a cursor not of ours."""
+    if cursor_value is None:
+        return 1
+    cursor = decode_cursor(cursor_value)
+    return None if cursor is None else cursor.page

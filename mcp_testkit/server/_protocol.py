@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from mcp_testkit.server._paging import decode_cursor, encode_cursor, page_of
+from mcp_testkit import faults
+from mcp_testkit.server._paging import Cursor, decode_cursor, encode_cursor, page_of
 from mcp_testkit.tools import ToolContext, ToolError, result_of, run_answer, text_result
 
 if TYPE_CHECKING:
@@ -72,6 +73,8 @@ class Call:
     protocol_version: str
     notify: Notify = field(default=_discard)
     """Sends a server notification related to this request (on its SSE stream, if it has one)."""
+    fault: faults.Fault | None = None
+    """The fault a rule applies to this request, if any."""
 
 
 def negotiate(requested: Any) -> str:
@@ -102,6 +105,13 @@ async def dispatch(message: dict[str, Any], call: Call) -> Any:
         params = {}
     elif not isinstance(params, dict):
         return error_response(request_id, INVALID_PARAMS, f"params of {method} must be an object")
+    fault = call.fault
+    if isinstance(fault, faults.ProtocolError):
+        return error_response(request_id, fault.code, fault.message, fault.data)
+    if isinstance(fault, faults.ErrorResult):
+        if method == "tools/call":
+            call.record.executed = False
+        return _result(request_id, text_result(fault.text, is_error=True))
     return await handler(request_id, params, call)
 
 
@@ -137,19 +147,55 @@ async def _set_level(request_id: Any, params: dict[str, Any], call: Call) -> dic
 
 async def _list_tools(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
     state = call.state
+    fault = call.fault
+    sent = params.get("cursor")
+    here = Cursor(1, 0)
+    if sent is not None:
+        decoded = decode_cursor(sent)
+        if decoded is None or decoded.offset > len(state.definitions()):
+            return error_response(request_id, INVALID_PARAMS, f"Invalid cursor: {sent!r}")
+        here = decoded
+    if isinstance(fault, faults.InvalidCursor):
+        return error_response(request_id, INVALID_PARAMS, f"Invalid cursor: {sent!r}")
+    if isinstance(fault, faults.PageError):
+        return error_response(request_id, fault.code, fault.message)
+    if isinstance(fault, faults.SlowPage):
+        await anyio.sleep(fault.seconds)
+    if isinstance(fault, faults.CatalogueChange):
+        state.change_catalogue(fault.add, fault.remove)
+    if isinstance(fault, faults.MalformedPage):
+        return _result(request_id, {"tools": "this page is deliberately malformed"})
     definitions = state.definitions()
-    cursor = params.get("cursor")
-    offset = 0
-    if cursor is not None:
-        decoded = decode_cursor(cursor)
-        if decoded is None or decoded >= len(definitions):
-            return error_response(request_id, INVALID_PARAMS, f"Invalid cursor: {cursor!r}")
-        offset = decoded
-    tools, next_offset = page_of(definitions, offset, state.page_size)
+    tools, next_offset = page_of(definitions, min(here.offset, len(definitions)), state.page_size)
+    following = None if next_offset is None else Cursor(here.page + 1, next_offset)
+    if here.stuck:
+        following = here
+    if isinstance(fault, faults.StuckCursor):
+        following = Cursor(here.page + 1, next_offset if next_offset is not None else len(definitions), stuck=True)
+    elif isinstance(fault, faults.RepeatCursor):
+        following = here
+    elif isinstance(fault, faults.EndlessPages) and following is None:
+        following = Cursor(here.page + 1, len(definitions))
+    elif isinstance(fault, faults.DuplicateTool):
+        tools.append(_duplicate(state, fault.name, tools))
+    elif isinstance(fault, faults.ListChanged):
+        await call.notify({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
     result: dict[str, Any] = {"tools": tools}
-    if next_offset is not None:
-        result["nextCursor"] = encode_cursor(next_offset)
+    if isinstance(fault, faults.EmptyCursor):
+        result["nextCursor"] = ""
+    elif following is not None:
+        result["nextCursor"] = encode_cursor(following)
     return _result(request_id, result)
+
+
+def _duplicate(state: ServerState, name: str | None, page: list[dict[str, Any]]) -> dict[str, Any]:
+    """The definition a `DuplicateTool` fault lists again."""
+    if name is not None and name in state.tools:
+        return state.tools[name].definition
+    definitions = state.definitions()
+    if definitions:
+        return definitions[0]
+    return {"name": name or "duplicate", "inputSchema": {"type": "object"}}
 
 
 async def _call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:

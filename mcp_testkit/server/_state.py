@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mcp_testkit.faults import FaultPlan
 from mcp_testkit.journal import Journal
 from mcp_testkit.server._sessions import SessionTable
 
@@ -49,7 +50,7 @@ class ServerState:
     executions: Counter[str] = field(default_factory=Counter)
     errors: list[BaseException] = field(default_factory=list)
     event_ids: Callable[[], int] = field(default_factory=lambda: itertools.count(1).__next__)
-    plan: Any = None
+    plan: FaultPlan = field(default_factory=FaultPlan)
     _definitions: list[dict[str, Any]] | None = None
 
     def definitions(self) -> list[dict[str, Any]]:
@@ -59,7 +60,21 @@ class ServerState:
         return self._definitions
 
     def catalogue_changed(self) -> None:
+        """Forget the cached catalogue and tell every open session its tool list changed."""
         self._definitions = None
+        message = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        for session in self.sessions.alive:
+            session.outbox.put(message)
+
+    def change_catalogue(self, add: Sequence[str], remove: Sequence[str]) -> None:
+        """Add tools by name (answering 'ok') and remove tools by name, as a `CatalogueChange` does."""
+        from mcp_testkit.tools import ScriptedTool
+
+        for name in remove:
+            self.tools.pop(name, None)
+        for name in add:
+            self.tools[name] = ScriptedTool.build(name, description=f"added while listing: {name}", returns="ok")
+        self.catalogue_changed()
 
     def redacted_headers(self) -> frozenset[str]:
         return frozenset(self.required)

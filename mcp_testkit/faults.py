@@ -1,0 +1,521 @@
+"""Faults a `TestMcpServer` can inject, as frozen values, and the rules that say which request they hit.
+
+Every fault is a frozen dataclass: printable, comparable, and convertible to JSON and back
+(`fault.to_json()`, `from_json(data)`), so Hypothesis can generate and shrink it, a scenario file
+can name it, and a journal can record it.
+
+```python
+server.inject(faults.Drop(after_execution=True), tool="create")   # the write ran, the client never hears
+server.inject(faults.PageError(page=2))                           # the second tools/list page fails
+```
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+__all__ = [
+    "Accepted",
+    "CatalogueChange",
+    "Delay",
+    "Drop",
+    "DuplicateTool",
+    "EmptyCursor",
+    "EndStream",
+    "EndlessPages",
+    "ErrorResult",
+    "ExpireSession",
+    "Fault",
+    "HttpStatus",
+    "InvalidCursor",
+    "ListChanged",
+    "LoseSession",
+    "MalformedPage",
+    "MalformedSse",
+    "PageError",
+    "ProtocolError",
+    "RepeatCursor",
+    "Restart",
+    "Rule",
+    "SlowPage",
+    "StuckCursor",
+    "TruncateBody",
+    "WrongContentType",
+    "from_json",
+]
+
+_ANY = "*"
+"""A rule's method that matches every JSON-RPC message."""
+
+_KINDS: dict[str, type[Fault]] = {}
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Base of every fault. `default_method` is the JSON-RPC method a rule hits when none is named."""
+
+    default_method: ClassVar[str] = _ANY
+    default_times: ClassVar[int | None] = 1
+    listing: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _KINDS[cls.__name__] = cls
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"type": "Drop", "after_execution": true}`: the fault's class and fields as JSON data."""
+        data: dict[str, Any] = {"type": type(self).__name__}
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            data[spec.name] = list(value) if isinstance(value, tuple) else value
+        if "headers" in data and data["headers"] is not None:
+            data["headers"] = dict(data["headers"])
+        return data
+
+
+def from_json(data: Mapping[str, Any]) -> Fault:
+    """The fault that `data` (as made by `to_json`) describes; ValueError naming what is wrong."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("type"), str):
+        raise ValueError(f"a fault must be an object with a 'type' naming the fault, not {data!r}")
+    kind = _KINDS.get(data["type"])
+    if kind is None or kind is Fault:
+        raise ValueError(f"unknown fault type {data['type']!r}; known: {', '.join(sorted(_KINDS))}")
+    arguments = {key: value for key, value in data.items() if key != "type"}
+    known = {spec.name for spec in fields(kind)}
+    unknown = sorted(set(arguments) - known)
+    if unknown:
+        raise ValueError(f"fault {data['type']}: unknown field {unknown[0]!r}; fields: {', '.join(sorted(known))}")
+    try:
+        return kind(**arguments)
+    except TypeError as exc:
+        raise ValueError(f"fault {data['type']}: {exc}") from None
+
+
+def _positive(value: float, what: str) -> None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"{what} must be a number >= 0, not {value!r}")
+
+
+def _page(value: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"page must be an int >= 1 (the first page is 1), not {value!r}")
+
+
+# -- answers ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ErrorResult(Fault):
+    """Answer the call with an `isError` result carrying `text`; the tool's handler does not run."""
+
+    text: str = "scripted tool error"
+    default_method: ClassVar[str] = "tools/call"
+
+
+@dataclass(frozen=True)
+class ProtocolError(Fault):
+    """Answer with a JSON-RPC error (`code`, `message`, `data`); nothing runs."""
+
+    code: int = -32603
+    message: str = "Internal error"
+    data: Any = None
+    default_method: ClassVar[str] = "tools/call"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.code, int) or isinstance(self.code, bool):
+            raise ValueError(f"ProtocolError code must be an int, not {self.code!r}")
+
+
+@dataclass(frozen=True)
+class Delay(Fault):
+    """Wait `seconds`, then answer normally (longer than the client waits: a timeout)."""
+
+    seconds: float = 1.0
+
+    def __post_init__(self) -> None:
+        _positive(self.seconds, "Delay seconds")
+
+
+# -- HTTP -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HttpStatus(Fault):
+    """Answer with this HTTP status, body and headers instead of running the request."""
+
+    status: int = 500
+    body: Any = None
+    """None: no body; a str or bytes: sent as is; anything else: sent as JSON."""
+    headers: Any = None
+    """Extra response headers, a mapping (kept as a tuple of pairs so the fault stays hashable)."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.status, int) or not 100 <= self.status <= 599:
+            raise ValueError(f"HttpStatus status must be an HTTP status between 100 and 599, not {self.status!r}")
+        if self.headers is not None:
+            pairs = self.headers.items() if isinstance(self.headers, Mapping) else self.headers
+            object.__setattr__(self, "headers", tuple((str(k), str(v)) for k, v in pairs))
+
+    def body_bytes(self) -> tuple[bytes, bytes | None]:
+        """The body to send and its content type."""
+        import json
+
+        if self.body is None:
+            return b"", None
+        if isinstance(self.body, bytes):
+            return self.body, None
+        if isinstance(self.body, str):
+            return self.body.encode(), b"text/plain; charset=utf-8"
+        return json.dumps(self.body).encode(), b"application/json"
+
+    def to_json(self) -> dict[str, Any]:
+        data = super().to_json()
+        if isinstance(self.body, bytes):
+            data["body"] = self.body.decode("latin-1")
+        return data
+
+
+@dataclass(frozen=True)
+class Accepted(Fault):
+    """Answer a request with 202 Accepted and no body, as if it were a notification; nothing runs."""
+
+
+@dataclass(frozen=True)
+class WrongContentType(Fault):
+    """Run the request, then send the answer labelled with this Content-Type."""
+
+    content_type: str = "text/html"
+
+
+# -- connection -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Drop(Fault):
+    """Close the connection without answering; with `after_execution` the request runs first."""
+
+    after_execution: bool = False
+
+
+@dataclass(frozen=True)
+class TruncateBody(Fault):
+    """Run the request, then send only the first half of the JSON answer."""
+
+
+@dataclass(frozen=True)
+class EndStream(Fault):
+    """Run the request, then end its SSE stream before the response event."""
+
+
+@dataclass(frozen=True)
+class MalformedSse(Fault):
+    """Run the request, then send an SSE event whose data is not JSON, and end the stream."""
+
+
+# -- sessions ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoseSession(Fault):
+    """Forget the request's session: this request and every later one on it get 404."""
+
+
+@dataclass(frozen=True)
+class Restart(Fault):
+    """Forget every session, as a restarted server does; unknown sessions then get this status.
+
+    404 is the spec's answer; 400 is what python-sdk servers up to 1.25 answered.
+    """
+
+    unknown_session_status: int = 404
+
+    def __post_init__(self) -> None:
+        if self.unknown_session_status not in (400, 404):
+            raise ValueError(f"Restart unknown_session_status must be 404 or 400, not {self.unknown_session_status!r}")
+
+
+@dataclass(frozen=True)
+class ExpireSession(Fault):
+    """Let the request's session serve `after_requests` more requests, then forget it (404)."""
+
+    after_requests: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.after_requests, int) or self.after_requests < 0:
+            raise ValueError(f"ExpireSession after_requests must be an int >= 0, not {self.after_requests!r}")
+
+
+# -- listing ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _ListingFault(Fault):
+    default_method: ClassVar[str] = "tools/list"
+    listing: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
+class RepeatCursor(_ListingFault):
+    """Page `page` (>= 2) names as `nextCursor` the cursor that fetched it: the client walks in a circle."""
+
+    page: int = 2
+
+    def __post_init__(self) -> None:
+        _page(self.page)
+        if self.page < 2:
+            raise ValueError("RepeatCursor page must be >= 2: page 1 is fetched without a cursor")
+
+
+@dataclass(frozen=True)
+class StuckCursor(_ListingFault):
+    """From page `page` on, every page names the same `nextCursor`, forever."""
+
+    page: int = 1
+
+    def __post_init__(self) -> None:
+        _page(self.page)
+
+
+@dataclass(frozen=True)
+class EmptyCursor(_ListingFault):
+    """Page `page` answers `nextCursor: ""` although more pages exist."""
+
+    page: int = 1
+
+    def __post_init__(self) -> None:
+        _page(self.page)
+
+
+@dataclass(frozen=True)
+class DuplicateTool(_ListingFault):
+    """Page `page` lists a tool a second time: `name`, or else the first tool of the catalogue."""
+
+    page: int = 1
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        _page(self.page)
+
+
+@dataclass(frozen=True)
+class PageError(_ListingFault):
+    """Page `page` is answered with a JSON-RPC error."""
+
+    page: int = 1
+    code: int = -32603
+    message: str = "Internal error while listing tools"
+
+    def __post_init__(self) -> None:
+        _page(self.page)
+
+
+@dataclass(frozen=True)
+class MalformedPage(_ListingFault):
+    """Page `page` is a result that is not a valid `ListToolsResult` (`tools` is not a list)."""
+
+    page: int = 1
+
+    def __post_init__(self) -> None:
+        _page(self.page)
+
+
+@dataclass(frozen=True)
+class SlowPage(_ListingFault):
+    """Page `page` is answered after `seconds`."""
+
+    page: int = 1
+    seconds: float = 1.0
+
+    def __post_init__(self) -> None:
+        _page(self.page)
+        _positive(self.seconds, "SlowPage seconds")
+
+
+@dataclass(frozen=True)
+class EndlessPages(_ListingFault):
+    """Every page has a fresh `nextCursor`: after the catalogue, empty pages that never end."""
+
+    default_times: ClassVar[int | None] = None
+
+
+@dataclass(frozen=True)
+class InvalidCursor(_ListingFault):
+    """The request for page `page` (>= 2) is refused with -32602 although its cursor is valid."""
+
+    page: int = 2
+
+    def __post_init__(self) -> None:
+        _page(self.page)
+
+
+@dataclass(frozen=True)
+class CatalogueChange(_ListingFault):
+    """Before page `page` is answered, tools named in `add` appear and those in `remove` go."""
+
+    page: int = 2
+    add: tuple[str, ...] = ()
+    remove: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _page(self.page)
+        for name in ("add", "remove"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                raise ValueError(f"CatalogueChange {name} must be a list of tool names, not the string {value!r}")
+            object.__setattr__(self, name, tuple(value))
+
+
+@dataclass(frozen=True)
+class ListChanged(_ListingFault):
+    """While page `page` is answered, the server sends `notifications/tools/list_changed`."""
+
+    page: int = 1
+
+    def __post_init__(self) -> None:
+        _page(self.page)
+
+
+# -- rules ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Where a fault lands: the `nth` matching request from now on, `times` times (None: every time).
+
+    A request matches when its JSON-RPC method, tool, page and session match those given.
+    """
+
+    fault: Fault
+    method: str = _ANY
+    tool: str | None = None
+    page: int | None = None
+    session_id: str | None = None
+    nth: int = 1
+    times: int | None = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.fault, Fault):
+            raise ValueError(f"a rule needs a fault from mcp_testkit.faults, not {self.fault!r}")
+        if not isinstance(self.nth, int) or self.nth < 1:
+            raise ValueError(f"nth must be an int >= 1, not {self.nth!r}")
+        if self.times is not None and (not isinstance(self.times, int) or self.times < 1):
+            raise ValueError(f"times must be an int >= 1 or None (every time), not {self.times!r}")
+
+    def matches(self, method: str | None, tool: str | None, page: int | None, session_id: str | None) -> bool:
+        return (
+            (self.method == _ANY or self.method == method)
+            and (self.tool is None or self.tool == tool)
+            and (self.page is None or self.page == page)
+            and (self.session_id is None or self.session_id == session_id)
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fault": self.fault.to_json(),
+            "method": self.method,
+            "tool": self.tool,
+            "page": self.page,
+            "session_id": self.session_id,
+            "nth": self.nth,
+            "times": self.times,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Rule:
+        if not isinstance(data, Mapping) or "fault" not in data:
+            raise ValueError(f"a rule must be an object with a 'fault', not {data!r}")
+        known = {spec.name for spec in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"rule: unknown field {unknown[0]!r}; fields: {', '.join(sorted(known))}")
+        return cls(**{**data, "fault": from_json(data["fault"])})
+
+
+@dataclass(eq=False)
+class _Armed:
+    rule: Rule
+    seen: int = 0
+    fired: int = 0
+
+    @property
+    def spent(self) -> bool:
+        return self.rule.times is not None and self.fired >= self.rule.times
+
+
+@dataclass(eq=False)
+class FaultPlan:
+    """The rules of one server, consumed in the order they were added; at most one hits a request."""
+
+    _armed: list[_Armed] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, rule: Rule) -> Rule:
+        with self._lock:
+            self._armed.append(_Armed(rule))
+        return rule
+
+    def __bool__(self) -> bool:
+        return bool(self._armed)
+
+    def take(self, method: str | None, tool: str | None, page: int | None, session_id: str | None) -> Fault | None:
+        """The fault for this request, if a rule hits it; counts the request against the rules it matches."""
+        with self._lock:
+            for armed in self._armed:
+                if armed.spent or not armed.rule.matches(method, tool, page, session_id):
+                    continue
+                armed.seen += 1
+                if armed.seen >= armed.rule.nth:
+                    armed.fired += 1
+                    return armed.rule.fault
+        return None
+
+    def pending(self) -> list[Rule]:
+        """Rules that can still fire: not yet used up."""
+        return [armed.rule for armed in self._armed if not armed.spent]
+
+    def unfired(self) -> list[Rule]:
+        """Rules that never fired at all."""
+        return [armed.rule for armed in self._armed if armed.fired == 0]
+
+
+def rule_for(
+    fault: Fault,
+    *,
+    method: str | object | None,
+    tool: str | None,
+    page: int | None,
+    session_id: str | None,
+    nth: int,
+    times: int | object | None,
+) -> Rule:
+    """A rule with the fault's own defaults filled in (method, times, and page for listing faults)."""
+    if not isinstance(fault, Fault):
+        raise ValueError(f"inject() needs a fault from mcp_testkit.faults, not {fault!r}")
+    chosen_method = fault.default_method if method is _DEFAULT else (_ANY if method is None else method)
+    chosen_times = fault.default_times if times is _DEFAULT else times
+    if page is None and fault.listing:
+        page = getattr(fault, "page", None)
+    if tool is not None and chosen_method not in ("tools/call", _ANY):
+        raise ValueError(f"tool={tool!r} only matches tools/call requests, not {chosen_method}")
+    return Rule(
+        fault,
+        method=str(chosen_method),
+        tool=tool,
+        page=page,
+        session_id=session_id,
+        nth=nth,
+        times=chosen_times,  # type: ignore[arg-type]
+    )
+
+
+_DEFAULT: Any = object()
+"""Marks an argument of `inject` left to the fault's default."""
+
+
+def describe(rules: Sequence[Rule]) -> str:
+    return "\n".join(
+        f"  {rule.fault!r} on {rule.method}" + (f" tool={rule.tool}" if rule.tool else "") for rule in rules
+    )
