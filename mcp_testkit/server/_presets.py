@@ -65,11 +65,24 @@ def demo(server: TestMcpServer) -> None:
 def conformance(server: TestMcpServer) -> None:
     """The tools the official conformance suite's server scenarios call, answering as they expect."""
     server._state.response_mode = "sse"  # progress and log notifications travel on the call's stream
-    server.tool("test_simple_text", returns="This is a simple text response for testing.")
-    server.tool("test_image_content", returns=[{"type": "image", "data": PNG_1X1, "mimeType": "image/png"}])
-    server.tool("test_audio_content", returns=[{"type": "audio", "data": WAV_SILENCE, "mimeType": "audio/wav"}])
+    server.tool(
+        "test_simple_text",
+        description="Returns a simple text block",
+        returns="This is a simple text response for testing.",
+    )
+    server.tool(
+        "test_image_content",
+        description="Returns a PNG image",
+        returns=[{"type": "image", "data": PNG_1X1, "mimeType": "image/png"}],
+    )
+    server.tool(
+        "test_audio_content",
+        description="Returns a WAV clip",
+        returns=[{"type": "audio", "data": WAV_SILENCE, "mimeType": "audio/wav"}],
+    )
     server.tool(
         "test_embedded_resource",
+        description="Returns an embedded text resource",
         returns=[
             {
                 "type": "resource",
@@ -83,6 +96,7 @@ def conformance(server: TestMcpServer) -> None:
     )
     server.tool(
         "test_multiple_content_types",
+        description="Returns text, an image and an embedded resource",
         returns=[
             {"type": "text", "text": "Multiple content types test:"},
             {"type": "image", "data": PNG_1X1, "mimeType": "image/png"},
@@ -96,7 +110,11 @@ def conformance(server: TestMcpServer) -> None:
             },
         ],
     )
-    server.tool("test_error_handling", returns=ToolError("This tool intentionally returns an error for testing"))
+    server.tool(
+        "test_error_handling",
+        description="Always answers with a tool error",
+        returns=ToolError("This tool intentionally returns an error for testing"),
+    )
 
     async def with_logging(arguments: dict[str, Any], context: ToolContext) -> str:
         for step, text in enumerate(("Tool execution started", "Tool processing data", "Tool execution completed")):
