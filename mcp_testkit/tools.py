@@ -111,7 +111,11 @@ def result_of(answer: Any) -> dict[str, Any]:
     if isinstance(answer, ToolError):
         return text_result(answer.text, is_error=True)
     if isinstance(answer, mcp_types.CallToolResult):
-        return _dump(answer)
+        result = _dump(answer)
+        if "result_type" not in answer.model_fields_set:
+            # A 2026-07-28 field with a default: not part of the handshake-era result a test scripted.
+            result.pop("resultType", None)
+        return result
     if isinstance(answer, Mapping):
         structured = dict(answer)
         return {
