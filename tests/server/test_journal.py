@@ -1,0 +1,215 @@
+"""The journal: what each Record holds, queries, the ledger, near-miss assertions, JSONL export."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mcp_testkit import Headers, Journal, TestMcpServer, ToolError
+
+from ._support import LATEST, rpc, serving
+
+pytestmark = pytest.mark.anyio
+
+
+def _server() -> TestMcpServer:
+    server = TestMcpServer("j")
+    server.tool("create", returns="created")
+    server.tool("search", read_only=True, returns="found")
+    server.tool("broken", returns=ToolError("down"))
+    return server
+
+
+async def test_a_call_record_holds_the_whole_exchange(via: str) -> None:
+    """A tools/call record has seq, time, HTTP and JSON-RPC details, tool, arguments, session, version, answer."""
+    server = _server()
+    async with serving(server, via) as wire:
+        await wire.initialize()
+        await wire.call("create", {"title": "t"}, request_id=4)
+    record = server.calls("create")[0]
+    assert record.seq == 3
+    assert record.at >= server.journal[0].at
+    assert (record.http_method, record.path) == ("POST", "/mcp")
+    assert record.headers["MCP-Session-Id"] == record.headers["mcp-session-id"] == wire.session_id
+    assert "Content-Type" in record.headers
+    assert json.loads(record.body) == record.message
+    assert (record.rpc_method, record.rpc_id) == ("tools/call", 4)
+    assert record.params == {"name": "create", "arguments": {"title": "t"}}
+    assert (record.tool, record.arguments) == ("create", {"title": "t"})
+    assert (record.session_id, record.protocol_version) == (wire.session_id, LATEST)
+    assert record.status == 200
+    assert record.response == {"jsonrpc": "2.0", "id": 4, "result": {"content": [{"type": "text", "text": "created"}]}}
+    assert record.fault is None
+    assert record.executed is True
+    assert record.error is None
+
+
+async def test_refused_requests_are_recorded_with_why(via: str) -> None:
+    """A refused request is in the journal, in arrival order, with its status and the reason."""
+    server = _server()
+    async with serving(server, via) as wire:
+        await wire.post(content=b"nope")
+        await wire.post(rpc("ping"))
+    first, second = server.journal.records
+    assert (first.seq, first.status, first.message) == (1, 400, None)
+    assert first.body == b"nope"
+    assert "not JSON" in (first.error or "")
+    assert (second.seq, second.status, second.rpc_method) == (2, 400, "ping")
+    assert "Mcp-Session-Id" in (second.error or "")
+
+
+async def test_queries_filter_by_method_tool_session_http_method_and_status(via: str) -> None:
+    """requests() filters on every field given; calls() keeps tools/call; sessions lists ids and liveness."""
+    server = _server()
+    async with serving(server, via) as wire:
+        await wire.initialize()
+        first = wire.session_id
+        await wire.call("create", {"n": 1})
+        await wire.call("search", {"q": "a"}, request_id=2)
+        await wire.client.delete(wire.path, headers=wire.headers())
+        wire.session_id = None
+        await wire.initialize()
+        await wire.call("create", {"n": 2})
+    journal = server.journal
+    assert [r.arguments for r in journal.requests("tools/call", tool="create")] == [{"n": 1}, {"n": 2}]
+    assert len(journal.requests(session_id=first)) == 5
+    assert [r.rpc_method for r in journal.requests(session_id=None)] == []
+    assert [r.status for r in journal.requests(http_method="delete")] == [200]
+    assert len(journal.requests(status=202)) == 2
+    assert [r.tool for r in server.calls()] == ["create", "search", "create"]
+    assert [r.arguments for r in server.calls("create")] == [{"n": 1}, {"n": 2}]
+    assert [(s.id, s.alive) for s in server.sessions] == [(first, False), (wire.session_id, True)]
+    assert server.session().id == wire.session_id
+    assert server.session(first).alive is False
+    assert (journal.called, journal.call_count, len(journal)) == (True, 8, 8)
+    assert journal.last.tool == "create"
+
+
+async def test_the_ledger_counts_handler_runs_only(via: str) -> None:
+    """executions() counts handler runs: tool errors count, unknown tools and invalid arguments do not."""
+    server = _server()
+    server.tool("strict", input_schema={"type": "object", "required": ["x"]}, returns="ok")
+    async with serving(server, via) as wire:
+        await wire.initialize("2025-06-18")
+        await wire.call("create")
+        await wire.call("broken", request_id=2)
+        await wire.post(rpc("tools/call", {"name": "nope"}, 3))
+        await wire.post(rpc("tools/call", {"name": "strict", "arguments": {}}, 4))
+    assert (server.executions("create"), server.executions("broken"), server.executions("strict")) == (1, 1, 0)
+    assert server.executions("nope") == 0
+    assert server.executions() == 2
+    assert [r.executed for r in server.calls()] == [True, True, None, False]
+
+
+async def test_assert_called_passes_and_returns_the_matching_calls(via: str) -> None:
+    """assert_called checks a tool was called, how often and with which arguments, and returns those calls."""
+    server = _server()
+    async with serving(server, via) as wire:
+        await wire.initialize()
+        await wire.call("create", {"title": "a"})
+        await wire.call("create", {"title": "b"}, request_id=2)
+    journal = server.journal
+    assert len(journal.assert_called("create")) == 2
+    assert len(journal.assert_called("create", times=2)) == 2
+    [only] = journal.assert_called("create", times=1, arguments={"title": "b"})
+    assert only.rpc_id == 2
+    journal.assert_called("search", times=0)
+    journal.assert_not_called("search")
+
+
+async def test_assert_called_lists_the_near_misses(via: str) -> None:
+    """A failed assert_called lists the calls the server did receive, with their arguments and statuses."""
+    server = _server()
+    async with serving(server, via) as wire:
+        await wire.initialize()
+        await wire.call("create", {"title": "a"})
+        await wire.call("search", {"q": "x"}, request_id=2)
+    with pytest.raises(AssertionError) as failure:
+        server.journal.assert_called("create", times=1, arguments={"title": "b"})
+    assert str(failure.value).splitlines() == [
+        "expected tool 'create' with arguments {'title': 'b'} to be called 1 time, it was called 0 times",
+        "calls the server received:",
+        '  #3 create({"title": "a"}) -> 200',
+        '  #4 search({"q": "x"}) -> 200',
+    ]
+    with pytest.raises(AssertionError, match="called at #3"):
+        server.journal.assert_not_called("create")
+
+
+async def test_assert_called_without_any_call_names_what_did_arrive(via: str) -> None:
+    """With no tools/call at all, the message says so and names the requests that did arrive."""
+    server = _server()
+    async with serving(server, via) as wire:
+        await wire.initialize()
+    with pytest.raises(AssertionError, match="no tools/call at all\nrequests it did receive: initialize"):
+        server.journal.assert_called("create")
+
+
+async def test_to_jsonl_redacts_credentials_and_required_headers(via: str) -> None:
+    """to_jsonl() writes one JSON line per record, with Authorization and required headers' values as ***."""
+    server = _server()
+    server.require_header("Authorization", "Bearer s3cret")
+    server.require_header("X-Api-Key", "k3y")
+    async with serving(server, via) as wire:
+        wire.client.headers.update({"authorization": "Bearer s3cret", "x-api-key": "k3y", "x-other": "visible"})
+        await wire.initialize()
+        await wire.call("create")
+    exported = server.journal.to_jsonl()
+    assert "s3cret" not in exported
+    assert "k3y" not in exported
+    lines = [json.loads(line) for line in exported.splitlines()]
+    assert len(lines) == len(server.journal) == 3
+    assert lines[0]["headers"]["authorization"] == "***"
+    assert lines[0]["headers"]["x-api-key"] == "***"
+    assert lines[0]["headers"]["x-other"] == "visible"
+    assert lines[2]["tool"] == "create"
+    assert lines[2]["response"]["result"]["content"][0]["text"] == "created"
+    raw = server.journal.to_jsonl(redact=False)
+    assert "s3cret" in raw
+    assert "k3y" in raw
+
+
+def test_to_jsonl_of_an_unparsed_body_keeps_the_body() -> None:
+    """A record whose body was not JSON exports the body text (or hex when it is not UTF-8)."""
+    from mcp_testkit import Record
+
+    journal = Journal()
+    journal._append(Record(1, 0.0, "POST", "/mcp", Headers({"Cookie": "c"}), b"\xff\x00"))
+    journal._append(Record(2, 0.0, "POST", "/mcp", Headers(), b"{oops"))
+    first, second = (json.loads(line) for line in journal.to_jsonl().splitlines())
+    assert (first["body"], first["headers"]) == ("ff00", {"cookie": "***"})
+    assert second["body"] == "{oops"
+
+
+async def test_format_prints_one_line_per_request(via: str) -> None:
+    """format() is one summary line per request, and says when there are more than its limit."""
+    server = _server()
+    assert server.journal.format() == "(no requests)"
+    async with serving(server, via) as wire:
+        await wire.initialize()
+        await wire.call("create")
+    lines = server.journal.format().splitlines()
+    assert lines[0].startswith("#1 POST session=")
+    assert lines[0].endswith("initialize -> 200")
+    assert lines[2].endswith("tools/call create -> 200")
+    assert server.journal.format(limit=1).splitlines()[1] == "... and 2 more requests"
+
+
+def test_an_empty_journal() -> None:
+    """An empty journal has no last record, no calls, and waiting on it times out."""
+    journal = TestMcpServer().journal
+    assert (journal.called, journal.call_count, journal.calls()) == (False, 0, [])
+    with pytest.raises(IndexError, match="no request"):
+        _ = journal.last
+    with pytest.raises(TimeoutError):
+        journal.wait_for(lambda j: j.called, timeout=0.01)
+
+
+def test_headers_are_case_insensitive() -> None:
+    """Headers look names up in any case and join repeated headers with commas."""
+    headers = Headers([(b"X-Thing", b"a"), (b"x-thing", b"b"), (b"Accept", b"*/*")])
+    assert headers["X-THING"] == "a,b"
+    assert headers.get("accept") == "*/*"
+    assert "ACCEPT" in headers
+    assert headers.get("missing", "-") == "-"
