@@ -1,11 +1,19 @@
-"""Test MCP client bridges against a real, scriptable MCP server that records every request."""
+"""Test MCP client bridges against a real, scriptable MCP server that records every request.
+
+Names are imported on first use, so that `import mcp_testkit` (done by the pytest plugin and the
+Hypothesis hook in every run) costs nothing until a test actually uses the toolkit.
+"""
 
 from __future__ import annotations
 
-from mcp_testkit import faults
-from mcp_testkit.journal import Headers, Journal, Record
-from mcp_testkit.server import TestMcpServer
-from mcp_testkit.tools import ScriptedTool, ToolContext, ToolError
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp_testkit import faults, strategies
+    from mcp_testkit.journal import Headers, Journal, Record
+    from mcp_testkit.server import TestMcpServer
+    from mcp_testkit.tools import ScriptedTool, ToolContext, ToolError
 
 __all__ = [
     "Headers",
@@ -16,6 +24,33 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "faults",
+    "strategies",
 ]
 
 __version__ = "0.1.0"
+
+_HOMES = {
+    "Headers": "mcp_testkit.journal",
+    "Journal": "mcp_testkit.journal",
+    "Record": "mcp_testkit.journal",
+    "ScriptedTool": "mcp_testkit.tools",
+    "TestMcpServer": "mcp_testkit.server",
+    "ToolContext": "mcp_testkit.tools",
+    "ToolError": "mcp_testkit.tools",
+    "faults": "mcp_testkit.faults",
+    "strategies": "mcp_testkit.strategies",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'mcp_testkit' has no attribute {name!r}")
+    module = importlib.import_module(home)
+    value = module if home.endswith(f".{name}") else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
