@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 __all__ = [
     "Accepted",
     "CatalogueChange",
+    "Crash",
     "Delay",
     "Drop",
     "DuplicateTool",
@@ -27,12 +28,14 @@ __all__ = [
     "EndStream",
     "EndlessPages",
     "ErrorResult",
+    "Exit",
     "ExpireSession",
     "Fault",
     "HttpStatus",
     "InvalidCursor",
     "ListChanged",
     "LoseSession",
+    "MalformedLine",
     "MalformedPage",
     "MalformedSse",
     "PageError",
@@ -60,6 +63,8 @@ class Fault:
     default_method: ClassVar[str] = _ANY
     default_times: ClassVar[int | None] = 1
     listing: ClassVar[bool] = False
+    stdio_only: ClassVar[bool] = False
+    """Whether the fault means something only over stdio (`mcp-testkit serve --stdio`)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -213,6 +218,47 @@ class EndStream(Fault):
 @dataclass(frozen=True)
 class MalformedSse(Fault):
     """Run the request, then send an SSE event whose data is not JSON, and end the stream."""
+
+
+# -- stdio ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _StdioFault(Fault):
+    stdio_only: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
+class MalformedLine(_StdioFault):
+    """Over stdio: run the request, then write a line that is not JSON instead of its answer.
+
+    Over HTTP it means nothing and the request is answered normally; `mcp-testkit serve` refuses it there.
+    """
+
+
+@dataclass(frozen=True)
+class Exit(_StdioFault):
+    """Over stdio: end the process with status `code` instead of answering, the journal flushed.
+
+    With `after_execution` the request runs first (it ran, the client never hears).
+    """
+
+    code: int = 1
+    after_execution: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.code, int) or isinstance(self.code, bool) or not 0 <= self.code <= 255:
+            raise ValueError(f"Exit code must be an int between 0 and 255, not {self.code!r}")
+
+
+@dataclass(frozen=True)
+class Crash(_StdioFault):
+    """Over stdio: die at once by SIGKILL instead of answering, as a crashed server does.
+
+    With `after_execution` the request runs first. The journal line of this request is written before dying.
+    """
+
+    after_execution: bool = False
 
 
 # -- sessions ---------------------------------------------------------------------------------------

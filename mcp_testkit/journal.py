@@ -121,6 +121,7 @@ class Journal:
         self._records: list[Record] = []
         self._redacted = redacted_headers or frozenset
         self._changed = threading.Condition()
+        self._subscribers: tuple[Callable[[Record], None], ...] = ()
 
     # -- recording (called by the server) --------------------------------------------------------
 
@@ -130,6 +131,17 @@ class Journal:
     def _finish(self, record: Record) -> None:
         with self._changed:
             self._changed.notify_all()
+        for subscriber in self._subscribers:
+            subscriber(record)
+
+    def subscribe(self, callback: Callable[[Record], None]) -> Callable[[], None]:
+        """Call `callback(record)` as each request is done (from the server's thread); returns an unsubscribe."""
+        self._subscribers = (*self._subscribers, callback)
+
+        def unsubscribe() -> None:
+            self._subscribers = tuple(s for s in self._subscribers if s is not callback)
+
+        return unsubscribe
 
     def _next_seq(self) -> int:
         return len(self._records) + 1
