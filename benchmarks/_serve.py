@@ -79,7 +79,9 @@ def _exit_with_parent() -> None:
     """Stop gracefully when the parent closes our stdin (or dies); force it if that hangs."""
     sys.stdin.buffer.read()
     os.kill(os.getpid(), signal.SIGTERM)
-    threading.Timer(5.0, os._exit, args=(3,)).start()
+    timer = threading.Timer(5.0, os._exit, args=(3,))
+    timer.daemon = True
+    timer.start()
 
 
 def main(argv: list[str]) -> int:

@@ -17,9 +17,10 @@ text, and the run fails on any such answer or on connections left waiting (Littl
 Rows: a bare Starlette JSON echo (the ceiling of the stack), the SDK's ``MCPServer`` with JSON
 and with SSE answers, and ``TestMcpServer`` with JSON and with SSE answers.  Every server is
 measured ``--rounds`` times, interleaved, and its best round is kept, since other load on the
-machine only ever slows a round down.  Figures compare with each other within one run only
-(DESIGN.md section 8).  The exit status is 2 when a server could not be measured and, with
-``--strict``, 1 when a target of issue 2 is missed.
+machine only ever slows a round down; the server's own CPU time per call, which such load
+hardly changes, is printed beside it as a cross-check, and so is wrk's CPU use.  Figures
+compare with each other within one run only (DESIGN.md section 8).  The exit status is 2 when
+a server could not be measured and, with ``--strict``, 1 when a target of issue 2 is missed.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import json
 import os
 import platform
 import re
+import resource
 import selectors
 import shutil
 import signal
@@ -145,6 +147,9 @@ class Result:
     calls_per_s: float | None = None
     p50_ms: float | None = None
     p99_ms: float | None = None
+    cpu_us_per_call: float | None = None
+    cpu_busy: float | None = None
+    wrk_busy: float | None = None
     error: str | None = None
     rounds: list[float] = field(default_factory=list)
 
@@ -172,8 +177,8 @@ def find_wrk() -> str:
 
 
 @contextlib.contextmanager
-def served(kind: str, framing: str) -> Iterator[str]:
-    """Start ``_serve.py`` for one app and yield its /mcp URL; stop it on the way out, always."""
+def served(kind: str, framing: str) -> Iterator[tuple[str, int]]:
+    """Start ``_serve.py`` for one app and yield its /mcp URL and pid; stop it on the way out, always."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
     proc = subprocess.Popen(
@@ -187,7 +192,7 @@ def served(kind: str, framing: str) -> Iterator[str]:
     )
     try:
         port = _wait_ready(proc, kind, framing)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", proc.pid
     finally:
         _stop(proc)
 
@@ -302,9 +307,11 @@ def run_wrk(wrk: str, url: str, session_id: str | None, seconds: int, connection
         lua.write(script)
         lua.flush()
         command = [wrk, "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-s", lua.name, url]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         completed = subprocess.run(
             command, capture_output=True, text=True, timeout=seconds + 60, preexec_fn=_die_with_parent
         )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if completed.returncode != 0:
         output = (completed.stderr + completed.stdout).strip()
         raise BenchError(f"wrk exited with {completed.returncode}: {output[:500]}")
@@ -312,6 +319,8 @@ def run_wrk(wrk: str, url: str, session_id: str | None, seconds: int, connection
     if match is None:
         raise BenchError(f"wrk printed no BENCH line:\n{completed.stdout}{completed.stderr}")
     counters = {key: int(value) for key, value in re.findall(r"(\w+)=(\d+)", match.group(1))}
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    counters["wrk_cpu_us"] = round(cpu * 1e6)
     first = re.search(r"^BENCH_FIRST_BAD (.*)$", completed.stdout, re.MULTILINE)
     bad = {key: counters[key] for key in ("bad_status", "bad_body") if counters[key]}
     errors = {
@@ -330,23 +339,33 @@ def run_wrk(wrk: str, url: str, session_id: str | None, seconds: int, connection
     return counters
 
 
+def _cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU time of a process so far (Linux), or None where /proc is missing."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def measure_all(rows: list[tuple[str, str, str]], wrk: str, args: argparse.Namespace) -> list[Result]:
     """Start every server, then measure them in turn, ``--rounds`` times; keep each one's best round.
 
     Interleaving the rows and keeping the best of several rounds makes the ratios robust against
-    load from other processes, which only ever slows a round down.
+    load from other processes, which only ever slows a round down.  The server's own CPU time per
+    call is kept too: it hardly depends on such load, so it cross-checks the throughput ratios.
     """
     results = [Result(label, kind, framing) for label, kind, framing in rows]
-    targets: dict[int, tuple[str, str | None]] = {}
+    targets: dict[int, tuple[str, int, str | None]] = {}
     with contextlib.ExitStack() as stack:
         for index, result in enumerate(results):
             try:
-                url = stack.enter_context(served(result.kind, result.framing))
-                targets[index] = (url, handshake(url, result.kind))
+                url, pid = stack.enter_context(served(result.kind, result.framing))
+                targets[index] = (url, pid, handshake(url, result.kind))
             except BenchError as exc:
                 result.error = str(exc)
         for round_number in range(1, args.rounds + 1):
-            for index, (url, session_id) in targets.items():
+            for index, (url, pid, session_id) in targets.items():
                 result = results[index]
                 if result.error:
                     continue
@@ -358,16 +377,26 @@ def measure_all(rows: list[tuple[str, str, str]], wrk: str, args: argparse.Names
                 try:
                     if round_number == 1 and args.warmup > 0:
                         run_wrk(wrk, url, session_id, args.warmup, args.connections)
+                    cpu_before = _cpu_seconds(pid)
                     counters = run_wrk(wrk, url, session_id, args.duration, args.connections)
+                    cpu_after = _cpu_seconds(pid)
                 except BenchError as exc:
                     result.error = str(exc)
                     continue
-                calls_per_s = counters["requests"] / (counters["duration_us"] / 1e6)
+                seconds = counters["duration_us"] / 1e6
+                calls_per_s = counters["requests"] / seconds
                 result.rounds.append(calls_per_s)
+                if cpu_before is not None and cpu_after is not None:
+                    cpu_us = (cpu_after - cpu_before) * 1e6 / counters["requests"]
+                    if result.cpu_us_per_call is None or cpu_us < result.cpu_us_per_call:
+                        result.cpu_us_per_call = cpu_us
                 if result.calls_per_s is None or calls_per_s > result.calls_per_s:
                     result.calls_per_s = calls_per_s
                     result.p50_ms = counters["p50_us"] / 1000
                     result.p99_ms = counters["p99_us"] / 1000
+                    result.wrk_busy = counters["wrk_cpu_us"] / counters["duration_us"]
+                    if cpu_before is not None and cpu_after is not None:
+                        result.cpu_busy = (cpu_after - cpu_before) / seconds
     for result in results:
         if result.error:
             result.calls_per_s = None
@@ -404,56 +433,68 @@ def _ratio(value: float | None, base: float | None) -> float | None:
     return value / base
 
 
+def _fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
 def report(results: list[Result], args: argparse.Namespace) -> tuple[str, bool]:
     """The table and the targets; whether every target was met."""
     by_key = {(r.kind, r.framing): r for r in results}
-    ceiling = by_key[("ceiling", "json")].calls_per_s
-    lines = [
-        f"{'server':<26} {'framing':<7} {'calls/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
-        f"{'x ceiling':>9} {'x SDK':>7}" + ("  all rounds, calls/s" if args.rounds > 1 else ""),
-        "-" * (80 if args.rounds == 1 else 104),
-    ]
+
+    def row(kind: str, framing: str) -> Result | None:
+        found = by_key.get((kind, framing))
+        return found if found is not None and found.calls_per_s is not None else None
+
+    ceiling = row("ceiling", "json")
+    header = (
+        f"{'server':<25} {'framing':<7} {'calls/s':>8} {'x ceiling':>9} {'x SDK':>6} {'p50 ms':>7} "
+        f"{'p99 ms':>7} {'CPU us/call':>11} {'CPU busy':>8} {'wrk CPU':>7}"
+    )
+    if args.rounds > 1:
+        header += "  calls/s per round"
+    lines = [header, "-" * len(header)]
     for r in results:
         if r.calls_per_s is None:
-            lines.append(f"{r.label:<26} {r.framing:<7} {'failed':>9}  {r.error}")
+            lines.append(f"{r.label:<25} {r.framing:<7} {'failed':>8}  {r.error}")
             continue
-        sdk = by_key[("sdk", r.framing)].calls_per_s if ("sdk", r.framing) in by_key else None
-        to_ceiling = _ratio(r.calls_per_s, ceiling)
-        to_sdk = _ratio(r.calls_per_s, sdk) if r.kind != "sdk" else None
-        lines.append(
-            f"{r.label:<26} {r.framing:<7} {r.calls_per_s:>9,.0f} {r.p50_ms:>7.2f} {r.p99_ms:>7.2f} "
-            f"{'-' if to_ceiling is None else f'{to_ceiling:.2f}':>9} "
-            f"{'-' if to_sdk is None else f'{to_sdk:.2f}':>7}"
-            + ("  " + " ".join(f"{value:,.0f}" for value in r.rounds) if args.rounds > 1 else "")
+        sdk = row("sdk", r.framing) if r.kind != "sdk" else None
+        busy = "-" if r.cpu_busy is None else f"{100 * r.cpu_busy:.0f}%"
+        line = (
+            f"{r.label:<25} {r.framing:<7} {r.calls_per_s:>8,.0f} "
+            f"{_fmt(_ratio(r.calls_per_s, ceiling.calls_per_s if ceiling else None), '.2f'):>9} "
+            f"{_fmt(_ratio(r.calls_per_s, sdk.calls_per_s if sdk else None), '.2f'):>6} "
+            f"{_fmt(r.p50_ms, '.2f'):>7} {_fmt(r.p99_ms, '.1f'):>7} "
+            f"{_fmt(r.cpu_us_per_call, '.0f'):>11} {busy:>8} {_fmt(r.wrk_busy and 100 * r.wrk_busy, '.0f'):>6}%"
         )
-    testkit_json = by_key.get(("testkit", "json"))
-    testkit_sse = by_key.get(("testkit", "sse"))
-    targets = [
-        ("TestMcpServer JSON >= 0.6 x ceiling", testkit_json, ceiling, 0.6),
-        (
-            "TestMcpServer JSON >= 3 x SDK JSON",
-            testkit_json,
-            by_key[("sdk", "json")].calls_per_s if ("sdk", "json") in by_key else None,
-            3.0,
-        ),
-        (
-            "TestMcpServer SSE  >= 3 x SDK SSE",
-            testkit_sse,
-            by_key[("sdk", "sse")].calls_per_s if ("sdk", "sse") in by_key else None,
-            3.0,
-        ),
+        if args.rounds > 1:
+            line += "  " + " ".join(f"{value:,.0f}" for value in r.rounds)
+        lines.append(line)
+    lines += [
+        "",
+        "x ceiling, x SDK: ratios of calls/s (x SDK against the SDK server with the same framing).",
+        "CPU us/call: the server process's CPU time per call (lowest of the rounds); CPU busy: its",
+        "CPU use in the best round (well under 100% means other load starved it); wrk CPU: the load",
+        "generator's CPU use then (far under 100%: it is not the bottleneck).",
+        "",
+        "targets (issue 2)                          calls/s ratio     cross-check by CPU per call",
     ]
-    lines += ["", "targets (issue 2):"]
+    targets = [
+        ("TestMcpServer JSON >= 0.6 x ceiling", row("testkit", "json"), ceiling, 0.6),
+        ("TestMcpServer JSON >= 3 x SDK JSON", row("testkit", "json"), row("sdk", "json"), 3.0),
+        ("TestMcpServer SSE  >= 3 x SDK SSE", row("testkit", "sse"), row("sdk", "sse"), 3.0),
+    ]
     all_met = True
-    for name, row, base, goal in targets:
-        ratio = _ratio(row.calls_per_s if row else None, base)
-        if ratio is None:
-            verdict, all_met = "n/a (not measured)", False
-        elif ratio >= goal:
-            verdict = f"PASS ({ratio:.2f})"
-        else:
-            verdict, all_met = f"MISS ({ratio:.2f})", False
-        lines.append(f"  {name:<40} {verdict}")
+    for name, subject, base, goal in targets:
+        if subject is None or base is None:
+            lines.append(f"  {name:<40} n/a (not measured)")
+            all_met = False
+            continue
+        ratio = _ratio(subject.calls_per_s, base.calls_per_s)
+        by_cpu = _ratio(base.cpu_us_per_call, subject.cpu_us_per_call)
+        met = ratio is not None and ratio >= goal
+        all_met = all_met and met
+        cross = "-" if by_cpu is None else f"{by_cpu:.2f} ({'meets' if by_cpu >= goal else 'misses'})"
+        lines.append(f"  {name:<40} {'PASS' if met else 'MISS'} {_fmt(ratio, '.2f'):>6}      {cross}")
     return "\n".join(lines), all_met
 
 
