@@ -1,75 +1,220 @@
-"""The `mcp-testkit` command: `serve` runs a TestMcpServer until Ctrl-C."""
+"""The `mcp-testkit` command: `serve` runs a scripted MCP server (HTTP or stdio) until stopped."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import secrets
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp_testkit.journal import Journal, Record
+    from mcp_testkit.scenario import Scenario
+    from mcp_testkit.server import TestMcpServer
 
 __all__ = ["main"]
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
+class _Refused(Exception):
+    """A command line that cannot be served; the message says why and what to do."""
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcp-testkit", description="Test MCP client bridges.")
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run a scripted MCP server on loopback until Ctrl-C")
+    serve = commands.add_parser(
+        "serve",
+        help="run a scripted MCP server (Streamable HTTP on loopback, or stdio) until Ctrl-C or SIGTERM",
+        description="Run a scripted MCP server until SIGINT or SIGTERM (over stdio: until stdin ends). "
+        "It prints one line with its URL on start (over stdio, on stderr).",
+    )
+    serve.add_argument("--scenario", metavar="FILE", help="a .py file defining scenario(server), or a .json scenario")
     serve.add_argument("--preset", choices=["demo", "conformance"], help="a built-in catalogue")
-    serve.add_argument("--name", default=None, help="the server's name (default: the preset's, or 'test')")
+    serve.add_argument("--name", default=None, help="the server's name (default: the scenario's, the preset's, 'test')")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (loopback unless --allow-remote)")
     serve.add_argument("--port", type=int, default=0, help="port to bind (0: a free one)")
     serve.add_argument("--path", default="/mcp", help="the endpoint path")
     serve.add_argument("--page-size", type=int, default=None, help="tools per tools/list page")
     serve.add_argument("--response-mode", choices=["json", "sse"], default=None, help="answer framing")
     serve.add_argument("--get-stream", action="store_true", help="offer a GET SSE stream per session")
+    serve.add_argument("--stdio", action="store_true", help="speak newline-delimited JSON-RPC on stdin/stdout")
+    serve.add_argument("--journal", metavar="FILE.jsonl", help="append one redacted JSON line per request")
+    serve.add_argument("--admin", action="store_true", help="serve the admin API under /_testkit/ (bearer token)")
     serve.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
     return parser
 
 
-def _serve(args: argparse.Namespace) -> int:
+class _JournalFile:
+    """Appends one redacted JSON line per finished request to a file, flushed at once so readers see it."""
+
+    def __init__(self, path: str) -> None:
+        try:
+            self._file: IO[str] = Path(path).open("a", encoding="utf-8")
+        except OSError as exc:
+            raise _Refused(f"cannot open the journal file {path!r}: {exc.strerror}") from None
+        self._lock = threading.Lock()
+        self._unsubscribe: Callable[[], None] | None = None
+
+    def follow(self, journal: Journal) -> None:
+        """Write the records of `journal` from now on (and stop writing those of the one before)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        hidden = journal._redacted
+
+        def write(record: Record) -> None:
+            line = json.dumps(record.to_json(hidden()), default=repr) + "\n"
+            with self._lock:
+                if not self._file.closed:
+                    self._file.write(line)
+                    self._file.flush()
+
+        self._unsubscribe = journal.subscribe(write)
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+def _check_host(args: argparse.Namespace) -> None:
+    if args.stdio or args.host in _LOOPBACK:
+        return
+    if not args.allow_remote:
+        raise _Refused(
+            f"refusing to bind {args.host!r}: the fake server runs scripted tools for anyone who reaches it "
+            "and shows them the journal. Use a loopback address (127.0.0.1, ::1), or add --allow-remote if you mean it."
+        )
+    admin = " and the admin API (token sent in clear over plain HTTP)" if args.admin else ""
+    print(
+        f"mcp-testkit: warning: serving on {args.host}: any host that reaches it can list and call the scripted "
+        f"tools{admin}; Host/Origin checks now also accept {args.host!r}.",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _build(args: argparse.Namespace) -> tuple[TestMcpServer, Scenario | None]:
+    from mcp_testkit.scenario import ScenarioError, load_scenario
     from mcp_testkit.server import TestMcpServer
 
-    if args.host not in _LOOPBACK and not args.allow_remote:
-        print(
-            f"mcp-testkit serve: refusing to bind {args.host!r}: the fake server executes scripted tools for "
-            "anyone who reaches it. Use a loopback address, or add --allow-remote if you mean it.",
-            file=sys.stderr,
+    scenario = None
+    options: dict[str, Any] = {}
+    if args.scenario is not None:
+        try:
+            scenario = load_scenario(args.scenario)
+        except ScenarioError as exc:
+            raise _Refused(str(exc)) from None
+        options.update(scenario.options)
+    given = {
+        "name": args.name,
+        "preset": args.preset,
+        "page_size": args.page_size,
+        "response_mode": args.response_mode,
+        "get_stream": args.get_stream or None,
+    }
+    options.update({key: value for key, value in given.items() if value is not None})
+    options.setdefault("name", options.get("preset") or "test")
+    try:
+        server = TestMcpServer(
+            host=args.host, port=args.port, path=args.path, allowed_hosts=(args.host,), **options
         )
-        return 2
-    if args.host not in _LOOPBACK:
-        print(
-            f"warning: serving on {args.host}: any host that reaches this address can call the tools, "
-            "read nothing secret but drive the journal; Host/Origin checks now accept that name.",
-            file=sys.stderr,
-        )
-    options = {} if args.response_mode is None else {"response_mode": args.response_mode}
-    server = TestMcpServer(
-        args.name or args.preset or "test",
-        preset=args.preset,
-        host=args.host,
-        port=args.port,
-        path=args.path,
-        page_size=args.page_size,
-        get_stream=args.get_stream,
-        allowed_hosts=(args.host,),
-        **options,
-    )
+    except (TypeError, ValueError) as exc:
+        raise _Refused(f"cannot build the server: {exc}") from None
+    return server, scenario
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from mcp_testkit.scenario import ScenarioError, check_transport
+    from mcp_testkit.server._admin import PREFIX
+
+    protocol_out = sys.stdout.buffer
+    if args.stdio:
+        if args.admin:
+            raise _Refused("--admin needs HTTP; over --stdio, script the server with --scenario")
+        sys.stdout = sys.stderr  # a print() in a scenario must not corrupt the protocol stream
+    if args.admin and (args.path == PREFIX or args.path.startswith(PREFIX + "/")):
+        raise _Refused(f"--path {args.path!r} is under {PREFIX}/, which the admin API owns; choose another path")
+    _check_host(args)
+    server, scenario = _build(args)
+    journal_file = _JournalFile(args.journal) if args.journal else None
+
+    def prepare(server: TestMcpServer) -> None:
+        """Script a fresh state: the scenario, then the journal file on its journal."""
+        if scenario is not None:
+            scenario.apply(server)
+        if journal_file is not None:
+            journal_file.follow(server.journal)
+
+    try:
+        try:
+            prepare(server)
+            check_transport(server.pending_faults(), stdio=args.stdio)
+        except ScenarioError as exc:
+            raise _Refused(str(exc)) from None
+        if args.stdio:
+            if server._state.required:
+                print("mcp-testkit: warning: required headers mean nothing over stdio; ignored", file=sys.stderr)
+            return _serve_stdio(server, args, protocol_out)
+        return _serve_http(server, args, prepare)
+    finally:
+        if journal_file is not None:
+            journal_file.close()
+
+
+def _serve_http(server: TestMcpServer, args: argparse.Namespace, prepare: Callable[[TestMcpServer], None]) -> int:
+    from mcp_testkit.server._admin import PREFIX, AdminApp
+
+    token = secrets.token_urlsafe(24) if args.admin else None
+    if token is not None:
+        # The admin wrapper is served in place of the bare MCP app, so admin requests never reach the journal.
+        server.asgi_app = AdminApp(server, token, on_reset=prepare)  # type: ignore[assignment]
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    with server:
-        tools = ", ".join(server.tools) or "(none)"
-        print(f"mcp-testkit: serving {server.name!r} at {server.url} (tools: {tools}); Ctrl-C stops", flush=True)
+    try:
+        server.start()
+    except (OSError, RuntimeError) as exc:
+        raise _Refused(f"cannot serve on {args.host}:{args.port}: {exc}") from None
+    try:
+        line = f"mcp-testkit: serving {server.name!r} at {server.url} ({len(server.tools)} tools)"
+        if token is not None:
+            line += f"; admin at {server.base_url}{PREFIX} with token {token}"
+        if args.journal:
+            line += f"; journal to {args.journal}"
+        print(line + "; Ctrl-C stops", flush=True)
         stop.wait()
+    finally:
+        server.stop()
     print("mcp-testkit: stopped", file=sys.stderr, flush=True)
     return 0
+
+
+def _serve_stdio(server: TestMcpServer, args: argparse.Namespace, protocol_out: IO[bytes]) -> int:
+    import anyio
+
+    from mcp_testkit.server._stdio import serve_stdio
+
+    line = f"mcp-testkit: serving {server.name!r} over stdio ({len(server.tools)} tools)"
+    if args.journal:
+        line += f"; journal to {args.journal}"
+    print(line + "; close stdin or send SIGTERM to stop", file=sys.stderr, flush=True)
+    code = anyio.run(serve_stdio, server, sys.stdin.buffer, protocol_out)
+    print(f"mcp-testkit: stopped (exit status {code})", file=sys.stderr, flush=True)
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
-        return _serve(args)
+        try:
+            return _serve(args)
+        except _Refused as exc:
+            print(f"mcp-testkit serve: {exc}", file=sys.stderr, flush=True)
+            return 2
     return 2  # pragma: no cover - argparse requires a command

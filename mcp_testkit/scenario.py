@@ -1,0 +1,301 @@
+"""Scenario files for `mcp-testkit serve --scenario FILE`: a Python file or a JSON document.
+
+A Python scenario defines `def scenario(server): ...` and has the whole Python API; it may also
+define `server_options`, a dict of `TestMcpServer` keyword arguments. A JSON scenario holds the
+server's settings, tools with static answers, required headers and fault rules (in the form
+`Rule.to_json()` writes), and is checked against `scenario.schema.json`, shipped in this package;
+an error names the bad field by its path, e.g. `tools/0/annotations/readOnlyHint`.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mcp_testkit import faults
+from mcp_testkit.faults import _DEFAULT
+from mcp_testkit.tools import ToolError
+
+if TYPE_CHECKING:
+    from mcp_testkit.server import TestMcpServer
+
+__all__ = [
+    "Scenario",
+    "ScenarioError",
+    "add_rules",
+    "add_tool",
+    "check_transport",
+    "from_json",
+    "load_scenario",
+    "scenario_schema",
+    "transport_problem",
+    "validate",
+]
+
+_OPTIONS = ("name", "preset", "page_size", "response_mode", "get_stream")
+"""Top-level keys of a JSON scenario that are `TestMcpServer` keyword arguments."""
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be loaded; the message names the file and the bad field."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A loaded scenario: keyword arguments for `TestMcpServer`, and what to do to it once built."""
+
+    source: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    setup: Callable[[TestMcpServer], None] = field(default=lambda server: None, repr=False)
+
+    def apply(self, server: TestMcpServer) -> None:
+        """Script `server` as the scenario says; ScenarioError naming the file if that fails."""
+        try:
+            self.setup(server)
+        except ScenarioError:
+            raise
+        except Exception as exc:
+            where = _origin(exc, self.source)
+            raise ScenarioError(f"scenario {self.source}: {where}{type(exc).__name__}: {exc}") from exc
+
+
+@functools.lru_cache(maxsize=1)
+def scenario_schema() -> dict[str, Any]:
+    """The JSON Schema of a JSON scenario (`mcp_testkit/scenario.schema.json`)."""
+    text = Path(__file__).with_name("scenario.schema.json").read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def validate(data: Any, definition: str | None = None, *, at: str = "") -> None:
+    """Check `data` against the scenario schema (or one of its `$defs`); ScenarioError naming the field.
+
+    `at` is the path of `data` inside a larger document, put in front of the field's path.
+    """
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    schema = scenario_schema()
+    if definition is not None:
+        schema = {"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
+    error = best_match(Draft202012Validator(schema).iter_errors(data))
+    if error is not None:
+        message = error.message
+        if error.validator == "oneOf" and isinstance(error.schema, dict) and "description" in error.schema:
+            message += f"; expected {error.schema['description'][0].lower()}{error.schema['description'][1:]}"
+        raise ScenarioError(f"{_join(at, _path(error.absolute_path)) or '(top level)'}: {message}")
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read a scenario file: `.py` (defines `scenario(server)`) or `.json`; ScenarioError naming the problem."""
+    path = Path(path)
+    if not path.is_file():
+        raise ScenarioError(f"scenario {path}: no such file")
+    if path.suffix == ".py":
+        return _load_python(path)
+    if path.suffix == ".json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ScenarioError(f"scenario {path}: not valid JSON: {exc}") from None
+        return from_json(data, source=str(path))
+    raise ScenarioError(f"scenario {path}: a scenario is a .py file defining scenario(server) or a .json file")
+
+
+def from_json(data: Any, *, source: str = "<json>") -> Scenario:
+    """The scenario a JSON document describes, checked against the schema and built eagerly."""
+    try:
+        validate(data)
+        tools = [_tool_arguments(tool, f"tools/{i}") for i, tool in enumerate(data.get("tools", ()))]
+        rules = [_rule_arguments(rule, f"faults/{i}") for i, rule in enumerate(data.get("faults", ()))]
+    except ScenarioError as exc:
+        raise ScenarioError(f"scenario {source}: {exc}") from None
+    headers = [(h["name"], h["value"], h.get("status", 401)) for h in data.get("required_headers", ())]
+
+    def setup(server: TestMcpServer) -> None:
+        for arguments in tools:
+            server.tool(**arguments)
+        for name, value, status in headers:
+            server.require_header(name, value, status=status)
+        for fault, where in rules:
+            server.inject(fault, **where)
+
+    options = {key: data[key] for key in _OPTIONS if key in data}
+    return Scenario(source, options, setup)
+
+
+def add_tool(server: TestMcpServer, data: Any) -> dict[str, Any]:
+    """Add (or replace) the tool a JSON tool object describes; returns its wire definition."""
+    validate(data, "tool")
+    return server.tool(**_tool_arguments(data, "")).definition
+
+
+def add_rules(server: TestMcpServer, data: Any, *, stdio: bool | None = None) -> list[faults.Rule]:
+    """Add the fault rule (or list of rules) a JSON document describes; all are checked before any is added.
+
+    With `stdio` True or False, a fault that means nothing on that transport is refused too.
+    """
+    items = data if isinstance(data, list) else [data]
+    parsed = []
+    for index, item in enumerate(items):
+        at = str(index) if isinstance(data, list) else ""
+        validate(item, "rule", at=at)
+        fault, where = _rule_arguments(item, at)
+        if stdio is not None:
+            problem = transport_problem(fault, stdio=stdio)
+            if problem is not None:
+                raise ScenarioError(f"{_join(at, 'fault')}: {problem}")
+        parsed.append((fault, where))
+    return [server.inject(fault, **where) for fault, where in parsed]
+
+
+def transport_problem(fault: faults.Fault, *, stdio: bool) -> str | None:
+    """Why `fault` means nothing over stdio (or over HTTP), or None when it applies there."""
+    if stdio:
+        from mcp_testkit.server._stdio import supports
+
+        if not supports(fault):
+            return f"{type(fault).__name__} means nothing over stdio (it is an HTTP fault)"
+    elif fault.stdio_only:
+        return f"{type(fault).__name__} means something only over stdio (mcp-testkit serve --stdio)"
+    return None
+
+
+def check_transport(rules: Iterable[faults.Rule], *, stdio: bool) -> None:
+    """ScenarioError naming the first rule whose fault means nothing on the transport served."""
+    for rule in rules:
+        problem = transport_problem(rule.fault, stdio=stdio)
+        if problem is not None:
+            raise ScenarioError(f"fault rule {rule.fault!r}: {problem}")
+
+
+# -- JSON to Python values ----------------------------------------------------------------------------------------
+
+
+def _tool_arguments(data: Mapping[str, Any], where: str) -> dict[str, Any]:
+    arguments: dict[str, Any] = {
+        "name": data["name"],
+        "title": data.get("title"),
+        "description": data.get("description"),
+        "input_schema": data.get("inputSchema"),
+        "output_schema": data.get("outputSchema"),
+        "annotations": data.get("annotations"),
+    }
+    if "answers" in data:
+        arguments["answers"] = [_answer(a, _join(where, f"answers/{i}")) for i, a in enumerate(data["answers"])]
+    elif "returns" in data:
+        arguments["returns"] = _answer(data["returns"], _join(where, "returns"))
+    else:
+        arguments["returns"] = {"content": []}
+    from mcp_testkit.tools import ScriptedTool
+
+    try:  # check the definition now, so a bad one is reported with the scenario's path
+        ScriptedTool.build(**arguments)
+    except ValueError as exc:
+        raise ScenarioError(f"{where or '(tool)'}: {exc}") from None
+    return arguments
+
+
+def _answer(data: Any, where: str) -> Any:
+    """A JSON answer as the Python API takes it, its content blocks checked against the MCP types."""
+    if isinstance(data, str):
+        return data
+    if isinstance(data, dict) and "structured" in data:
+        return dict(data["structured"])
+    if isinstance(data, dict) and "error" in data:
+        return ToolError(data["error"])
+    blocks = data["content"] if isinstance(data, dict) else data
+    at = _join(where, "content") if isinstance(data, dict) else where
+    for index, block in enumerate(blocks):
+        _check_block(block, _join(at, str(index)))
+    if isinstance(data, dict):
+        import mcp_types
+
+        return mcp_types.CallToolResult.model_validate(data)
+    return list(data)
+
+
+def _check_block(block: Mapping[str, Any], where: str) -> None:
+    import mcp_types
+    from pydantic import ValidationError
+
+    model: Any = {
+        "text": mcp_types.TextContent,
+        "image": mcp_types.ImageContent,
+        "audio": mcp_types.AudioContent,
+        "resource_link": mcp_types.ResourceLink,
+        "resource": mcp_types.EmbeddedResource,
+    }[block["type"]]
+    try:
+        model.model_validate(block)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ScenarioError(f"{_join(where, _path(first['loc']))}: {first['msg']}") from None
+
+
+def _rule_arguments(data: Mapping[str, Any], where: str) -> tuple[faults.Fault, dict[str, Any]]:
+    try:
+        fault = faults.from_json(data["fault"])
+    except ValueError as exc:
+        raise ScenarioError(f"{_join(where, 'fault')}: {exc}") from None
+    arguments = {
+        "method": data.get("method", _DEFAULT),
+        "tool": data.get("tool"),
+        "page": data.get("page"),
+        "session_id": data.get("session_id"),
+        "nth": data.get("nth", 1),
+        "times": data.get("times", _DEFAULT),
+    }
+    try:
+        faults.rule_for(fault, **arguments)
+    except ValueError as exc:
+        raise ScenarioError(f"{where or '(rule)'}: {exc}") from None
+    return fault, arguments
+
+
+def _path(parts: Any) -> str:
+    return "/".join(str(part) for part in parts)
+
+
+def _join(where: str, more: str) -> str:
+    return "/".join(part for part in (where, more) if part)
+
+
+# -- Python scenarios ---------------------------------------------------------------------------------------------
+
+
+def _load_python(path: Path) -> Scenario:
+    name = f"mcp_testkit_scenario_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ScenarioError(f"scenario {path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        where = _origin(exc, str(path))
+        raise ScenarioError(f"scenario {path}: importing it raised {where}{type(exc).__name__}: {exc}") from exc
+    setup = getattr(module, "scenario", None)
+    if not callable(setup):
+        raise ScenarioError(f"scenario {path}: defines no function scenario(server)")
+    options = getattr(module, "server_options", {})
+    if not isinstance(options, Mapping):
+        raise ScenarioError(f"scenario {path}: server_options must be a dict of TestMcpServer arguments")
+    return Scenario(str(path), dict(options), setup)
+
+
+def _origin(exc: BaseException, source: str) -> str:
+    """'line N: ' for the deepest frame of `exc` that is in the scenario file, else ''."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == source]
+    if not frames:
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).name == Path(source).name]
+    return f"line {frames[-1].lineno}: " if frames else ""

@@ -1,0 +1,259 @@
+"""The same dispatcher over stdin/stdout: newline-delimited JSON-RPC, as local `command:` servers speak.
+
+One message per line in, one per line out; stdout carries protocol messages alone (logs go to
+stderr). `initialize` opens the one session. Each message gets one journal record. The faults
+that mean something here: `ErrorResult`, `ProtocolError`, `Delay`, the listing faults,
+`TruncateBody` (half a line), `MalformedLine`, `Exit` and `Crash`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+
+from mcp_testkit import faults
+from mcp_testkit.journal import Headers, Record
+from mcp_testkit.server._app import _describe, _kind
+from mcp_testkit.server._paging import page_number
+from mcp_testkit.server._protocol import (
+    CANCELLED,
+    DEFAULT_VERSION,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    Call,
+    dispatch,
+    error_response,
+    handle_notification,
+)
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from mcp_testkit.server import TestMcpServer
+    from mcp_testkit.server._sessions import Session
+
+__all__ = ["StdioServer", "serve_stdio", "supports"]
+
+_ANSWER_FAULTS = (
+    faults.ErrorResult,
+    faults.ProtocolError,
+    faults.Delay,
+    faults.TruncateBody,
+    faults.MalformedLine,
+    faults.Exit,
+    faults.Crash,
+)
+
+
+def supports(fault: faults.Fault) -> bool:
+    """Whether `fault` means something over stdio."""
+    return fault.listing or isinstance(fault, _ANSWER_FAULTS)
+
+
+def _line(message: Any) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
+class StdioServer:
+    """Serves one `TestMcpServer` on a pair of byte streams until input ends, a signal, or an `Exit` fault."""
+
+    def __init__(self, server: TestMcpServer, stdout: BinaryIO) -> None:
+        self.server = server
+        self._out = stdout
+        self._session: Session | None = None
+        self._group: TaskGroup | None = None
+        self.exit_code = 0
+
+    async def serve(self, stdin: BinaryIO) -> int:
+        """Read and answer messages until `stdin` ends (in-flight calls are then cancelled); the exit status."""
+        send, receive = anyio.create_memory_object_stream[bytes](64)
+        token = anyio.lowlevel.current_token()
+
+        def pump() -> None:
+            try:
+                for raw in iter(stdin.readline, b""):
+                    anyio.from_thread.run(send.send, raw, token=token)
+            except Exception:  # the loop is gone (we are exiting) or stdin broke: either way, input ended
+                pass
+            finally:
+                try:
+                    anyio.from_thread.run_sync(send.close, token=token)
+                except Exception:  # the loop is gone already
+                    pass
+
+        # A daemon thread, not a worker thread: a read blocked on stdin must not hold up the exit.
+        threading.Thread(target=pump, name="mcp-testkit-stdin", daemon=True).start()
+        async with anyio.create_task_group() as group:
+            self._group = group
+            group.start_soon(self._until_signal)
+            async with receive:
+                async for raw in receive:
+                    if raw.strip():
+                        self._receive(raw)
+            group.cancel_scope.cancel()
+        return self.exit_code
+
+    async def _until_signal(self) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                assert self._group is not None
+                self._group.cancel_scope.cancel()
+                return
+
+    def _write(self, message: Any) -> None:
+        self._write_raw(_line(message))
+
+    def _write_raw(self, data: bytes) -> None:
+        # One write and a flush with no await in between: lines of concurrent calls never interleave.
+        self._out.write(data)
+        self._out.flush()
+
+    async def _notify(self, message: dict[str, Any]) -> None:
+        self._write(message)
+
+    # -- one message --------------------------------------------------------------------------------------------
+
+    def _receive(self, raw: bytes) -> None:
+        state = self.server._state
+        journal = state.journal
+        record = Record(
+            seq=journal._next_seq(),
+            at=time.time(),
+            http_method="STDIO",
+            path="stdio",
+            headers=Headers({}),
+            body=raw.rstrip(b"\r\n"),
+        )
+        session = self._session
+        record.session_id = session.id if session is not None else None
+        record.protocol_version = session.protocol_version if session is not None else None
+        journal._append(record)
+        try:
+            message = json.loads(raw)
+        except ValueError as exc:
+            self._refuse(record, None, PARSE_ERROR, f"Parse error: the line is not JSON ({exc})")
+            return
+        record.message = message
+        kind = _kind(message)
+        if kind is None:
+            request_id = message.get("id") if isinstance(message, dict) else None
+            what = "a batch; batches are not used over stdio" if isinstance(message, list) else "a JSON-RPC 2.0 message"
+            self._refuse(record, request_id, INVALID_REQUEST, f"Invalid Request: the line is not {what}")
+            return
+        _describe(record, message)
+        if kind == "response":
+            journal._finish(record)  # we send no requests, so there is nothing to match it with
+            return
+        fault = None
+        if state.plan:
+            page = page_number((record.params or {}).get("cursor")) if record.rpc_method == "tools/list" else None
+            fault = state.plan.take(record.rpc_method, record.tool, page, record.session_id)
+            record.fault = fault
+        if kind == "notification":
+            if isinstance(fault, (faults.Exit, faults.Crash)):
+                self._die(fault, record)
+                return
+            handle_notification(message, session)
+            journal._finish(record)
+            return
+        if session is not None:
+            session.requests += 1
+        assert self._group is not None
+        self._group.start_soon(self._request, message, record, fault)
+
+    def _refuse(self, record: Record, request_id: Any, code: int, text: str) -> None:
+        record.error = text
+        record.response = error_response(request_id, code, text)
+        self._write(record.response)
+        self.server._state.journal._finish(record)
+
+    async def _request(self, message: dict[str, Any], record: Record, fault: faults.Fault | None) -> None:
+        state = self.server._state
+        finished = False
+        try:
+            if isinstance(fault, (faults.Exit, faults.Crash)) and not fault.after_execution:
+                finished = True
+                self._die(fault, record)
+                return
+            if isinstance(fault, faults.Delay):
+                await anyio.sleep(fault.seconds)
+            response = await self._answer(message, record, fault)
+            if response is CANCELLED:
+                record.error = "cancelled by the client: nothing sent"
+                return
+            if isinstance(fault, (faults.Exit, faults.Crash)):
+                finished = True
+                self._die(fault, record)
+                return
+            if isinstance(fault, faults.MalformedLine):
+                record.error = "answered with a malformed line by a fault"
+                self._write_raw(b"{this line is not JSON\n")
+            elif isinstance(fault, faults.TruncateBody):
+                record.error = "answered with half a line by a fault"
+                data = _line(response)
+                self._write_raw(data[: len(data) // 2] + b"\n")
+            else:
+                record.response = response
+                self._write(response)
+        finally:
+            if not finished:
+                state.journal._finish(record)
+
+    async def _answer(self, message: dict[str, Any], record: Record, fault: faults.Fault | None) -> Any:
+        state = self.server._state
+        method = record.rpc_method
+        if method == "server/discover":
+            # The stateless 2026-07-28 probe: refusing it sends SDK clients back to initialize.
+            return error_response(record.rpc_id, METHOD_NOT_FOUND, "Method not found: server/discover")
+        if method == "initialize":
+            response = await dispatch(message, Call(state, record, None, DEFAULT_VERSION, self._notify, fault))
+            result = response.get("result") if isinstance(response, dict) else None
+            if result is not None:
+                self._open_session(result["protocolVersion"], record)
+            return response
+        session = self._session
+        if session is None and method != "ping":
+            record.error = "request before initialize"
+            return error_response(record.rpc_id, INVALID_REQUEST, f"Invalid Request: send initialize before {method}")
+        version = session.protocol_version if session is not None else DEFAULT_VERSION
+        return await dispatch(message, Call(state, record, session, version, self._notify, fault))
+
+    def _open_session(self, version: str, record: Record) -> None:
+        """`initialize` opens the one session; a second one replaces the first."""
+        sessions = self.server._state.sessions
+        if self._session is not None:
+            sessions.end(self._session.id)
+        client_info = (record.params or {}).get("clientInfo")
+        self._session = sessions.open(version, client_info if isinstance(client_info, dict) else None)
+        record.session_id = self._session.id
+        record.protocol_version = version
+
+    def _die(self, fault: faults.Exit | faults.Crash, record: Record) -> None:
+        """End the process as `fault` says, the journal line of this message written first."""
+        if isinstance(fault, faults.Crash):
+            record.error = "the server crashed (SIGKILL) by a fault, without answering"
+            self.server._state.journal._finish(record)
+            print("mcp-testkit: crashing (Crash fault): SIGKILL", file=sys.stderr, flush=True)
+            os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
+            return
+        record.error = f"the server exited with status {fault.code} by a fault, without answering"
+        self.server._state.journal._finish(record)
+        print(f"mcp-testkit: exiting with status {fault.code} (Exit fault)", file=sys.stderr, flush=True)
+        self.exit_code = fault.code
+        assert self._group is not None
+        self._group.cancel_scope.cancel()
+
+
+async def serve_stdio(server: TestMcpServer, stdin: BinaryIO, stdout: BinaryIO) -> int:
+    """Serve `server` over newline-delimited JSON-RPC on `stdin`/`stdout`; returns the exit status."""
+    return await StdioServer(server, stdout).serve(stdin)
