@@ -58,9 +58,12 @@ def _transient(error: Exception) -> bool:
 class ServerLink:
     """The pool's hold on one server: its live session, the lock that serializes calls, the rules."""
 
-    def __init__(self, config: ServerConfig, client: httpx2.AsyncClient) -> None:
+    def __init__(
+        self, config: ServerConfig, client: httpx2.AsyncClient, environ: Mapping[str, str] | None = None
+    ) -> None:
         self.config = config
         self._client = client
+        self._environ = environ
         self._session: McpSession | None = None
         # A session whose credentials were refused: ended and replaced before the next call is sent.
         self._refused: McpSession | None = None
@@ -90,7 +93,7 @@ class ServerLink:
 
     async def _open(self) -> McpSession:
         name = self.config.name
-        credentials = read_credentials(self.config)
+        credentials = read_credentials(self.config, self._environ)
         if self._refused is not None:
             stale, self._refused = self._refused, None
             await _end(stale, credentials)

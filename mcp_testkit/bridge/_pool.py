@@ -40,8 +40,16 @@ class _BorrowedTransport(httpx2.AsyncBaseTransport):
 class ToolPool:
     """Connects every server on entry (all or nothing), exposes their tools and calls them by the rules."""
 
-    def __init__(self, configs: Iterable[ServerConfig], *, transport: httpx2.AsyncBaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        configs: Iterable[ServerConfig],
+        *,
+        transport: httpx2.AsyncBaseTransport | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        """`environ` replaces `os.environ` as the place credentials are read from (at every connect)."""
         self._configs = list(configs)
+        self._environ = environ
         names = [config.name for config in self._configs]
         repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:
@@ -56,7 +64,7 @@ class ToolPool:
             raise RuntimeError("ToolPool is already open")
         transport = _BorrowedTransport(self._transport) if self._transport is not None else None
         self._client = httpx2.AsyncClient(transport=transport, timeout=None, follow_redirects=False)
-        self._links = {config.name: ServerLink(config, self._client) for config in self._configs}
+        self._links = {config.name: ServerLink(config, self._client, self._environ) for config in self._configs}
         try:
             listed = await self._start_all()
             self._tools = self._name_tools(listed)

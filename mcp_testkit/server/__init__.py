@@ -152,6 +152,28 @@ class TestMcpServer:
             state.catalogue_changed()
 
     @property
+    def page_size(self) -> int | None:
+        """Tools per `tools/list` page (None: one page); setting it lasts until the next `reset()`."""
+        return self._state.page_size
+
+    @page_size.setter
+    def page_size(self, value: int | None) -> None:
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise ValueError(f"page_size must be a positive int or None (one page), not {value!r}")
+        self._state.page_size = value
+
+    @property
+    def response_mode(self) -> str | Callable[[Record], str]:
+        """How answers are framed: 'json', 'sse' or a callable; setting it lasts until the next `reset()`."""
+        return self._state.response_mode  # type: ignore[no-any-return]
+
+    @response_mode.setter
+    def response_mode(self, value: str | Callable[[Record], str]) -> None:
+        if not callable(value) and value not in _RESPONSE_MODES:
+            raise ValueError(f"response_mode must be 'json', 'sse' or a callable, not {value!r}")
+        self._state.response_mode = value
+
+    @property
     def tools(self) -> dict[str, ScriptedTool]:
         """The catalogue, by name, in listing order."""
         return dict(self._state.tools)

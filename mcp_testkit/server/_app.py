@@ -163,6 +163,15 @@ class McpApp:
             body=body,
         )
         record.session_id = record.headers.get("mcp-session-id")
+        if body:
+            # Decoded before any check, so that even a refused request shows what it asked for.
+            try:
+                record.message = json.loads(body)
+            except ValueError:
+                pass
+            else:
+                if isinstance(record.message, dict):
+                    _describe(record, record.message)
         journal._append(record)
         try:
             await self._handle(state, scope, receive, _Response(send, record))
@@ -232,16 +241,16 @@ class McpApp:
         if content_type.split(";", 1)[0].strip().lower() != "application/json":
             await out.error(415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json")
             return
-        try:
-            message = json.loads(record.body)
-        except ValueError as exc:
-            await out.error(400, PARSE_ERROR, f"Parse error: the body is not JSON ({exc})")
-            return
-        record.message = message
+        if record.message is None:
+            try:
+                json.loads(record.body)
+            except ValueError as exc:
+                await out.error(400, PARSE_ERROR, f"Parse error: the body is not JSON ({exc})")
+                return
+        message = record.message
         version = headers.get("mcp-protocol-version")
         kind = None if isinstance(message, list) else _kind(message)
         if kind is not None:
-            _describe(record, message)
             if record.rpc_method == "server/discover" and kind == "request":
                 # The stateless 2026-07-28 probe: refusing it sends SDK clients back to initialize.
                 record.protocol_version = version
@@ -277,6 +286,9 @@ class McpApp:
             fault = state.plan.take(record.rpc_method, record.tool, page, session.id)
             if fault is not None:
                 record.fault = fault
+                if record.rpc_method == "tools/call" and kind == "request":
+                    # The ledger's answer for a faulted call: False unless the handler runs (dispatch says True).
+                    record.executed = False
                 if await self._before_dispatch(state, fault, session, out):
                     return
         if kind != "request":
@@ -403,6 +415,9 @@ class McpApp:
         record = out.record
         call = Call(state, record, session, record.protocol_version or DEFAULT_VERSION, fault=fault)
         if isinstance(fault, (faults.EndStream, faults.MalformedSse)):
+            sse = True
+        elif isinstance(fault, faults.ListChanged) and (session is None or not session.outbox.streaming):
+            # No GET stream to carry the notification: it rides on this page's own SSE stream, or it is lost.
             sse = True
         else:
             sse = self._mode(state, record) == "sse" and not isinstance(fault, faults.WrongContentType)

@@ -177,7 +177,9 @@ async def _list_tools(request_id: Any, params: dict[str, Any], call: Call) -> di
     elif isinstance(fault, faults.EndlessPages) and following is None:
         following = Cursor(here.page + 1, len(definitions))
     elif isinstance(fault, faults.DuplicateTool):
-        tools.append(_duplicate(state, fault.name, tools))
+        again = _duplicate(state, fault.name)
+        if again is not None:
+            tools.append(again)
     elif isinstance(fault, faults.ListChanged):
         await call.notify({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
     result: dict[str, Any] = {"tools": tools}
@@ -188,14 +190,12 @@ async def _list_tools(request_id: Any, params: dict[str, Any], call: Call) -> di
     return _result(request_id, result)
 
 
-def _duplicate(state: ServerState, name: str | None, page: list[dict[str, Any]]) -> dict[str, Any]:
-    """The definition a `DuplicateTool` fault lists again."""
+def _duplicate(state: ServerState, name: str | None) -> dict[str, Any] | None:
+    """The definition a `DuplicateTool` fault lists again: `name`, else the first tool; None when there is none."""
     if name is not None and name in state.tools:
         return state.tools[name].definition
     definitions = state.definitions()
-    if definitions:
-        return definitions[0]
-    return {"name": name or "duplicate", "inputSchema": {"type": "object"}}
+    return definitions[0] if definitions else None
 
 
 async def _call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:

@@ -1,0 +1,503 @@
+"""The resilience contract: properties P1-P7 of a client bridge, checked with Hypothesis through `TestMcpServer`.
+
+Run it three ways:
+
+- pytest: `test_my_bridge = resilience_suite(MyAdapter)` gives one test per property;
+- Python: `run_contract(MyAdapter, max_examples=200)` returns a `PropertyResult` per property;
+- shell: `mcp-testkit check mypackage.adapters:MyAdapter`.
+
+A failing property comes with its counterexample: the shrunk inputs, the faults that fired and the
+journal of every request the bridge sent in that example.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from mcp_testkit import faults
+from mcp_testkit import strategies as mst
+from mcp_testkit.adapters import BridgeAdapter
+
+if TYPE_CHECKING:
+    from anyio.from_thread import BlockingPortal
+
+    from mcp_testkit.adapters import AdapterFactory
+    from mcp_testkit.server import TestMcpServer
+
+__all__ = ["PROPERTIES", "ContractHarness", "PropertyResult", "resilience_suite", "run_contract"]
+
+_TOKEN_ONE = "Bearer contract-one"
+_TOKEN_TWO = "Bearer contract-two"
+
+
+@dataclass(frozen=True)
+class PropertyResult:
+    """One property's verdict for one bridge; `counterexample` is the shrunk trace when it failed."""
+
+    property_id: str
+    title: str
+    passed: bool
+    counterexample: str | None = None
+    examples: int = 0
+    seconds: float = 0.0
+
+
+class ContractViolation(AssertionError):
+    """A property did not hold; the message is the readable trace of the example."""
+
+
+class ContractHarness:
+    """A `TestMcpServer` and an event loop, shared by every example of a contract run.
+
+    `transport="asgi"` runs the bridge in-process (fast); `"socket"` serves over 127.0.0.1.
+    """
+
+    def __init__(self, factory: AdapterFactory, *, transport: str = "asgi") -> None:
+        if transport not in ("asgi", "socket"):
+            raise ValueError(f"transport must be 'asgi' or 'socket', not {transport!r}")
+        self.factory = factory
+        self.transport = transport
+        self._stack = contextlib.ExitStack()
+        self.server: TestMcpServer
+        self._portal: BlockingPortal
+
+    def __enter__(self) -> ContractHarness:
+        from anyio.from_thread import start_blocking_portal
+
+        from mcp_testkit.server import TestMcpServer
+
+        # Bridges log every fault they meet; the journal already tells the story, so keep the report clean.
+        for name in ("mcp", "mcp_testkit.bridge", "httpx2"):
+            logger = logging.getLogger(name)
+            self._stack.callback(logger.setLevel, logger.level)
+            logger.setLevel(logging.CRITICAL)
+
+        self.server = TestMcpServer(name="contract")
+        if self.transport == "socket":
+            self._stack.enter_context(self.server)
+        self._start_portal = start_blocking_portal
+        self._portal = self._stack.enter_context(start_blocking_portal())
+        return self
+
+    @contextlib.contextmanager
+    def fresh_loop(self) -> Iterator[None]:
+        """A new event loop for what runs inside: a bridge that breaks its loop spoils one property only."""
+        with self._start_portal() as portal:
+            previous, self._portal = self._portal, portal
+            try:
+                yield
+            finally:
+                self._portal = previous
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stack.close()
+
+    @property
+    def url(self) -> str:
+        return self.server.url if self.transport == "socket" else "http://127.0.0.1/mcp"
+
+    def adapter(self) -> BridgeAdapter:
+        """A fresh adapter from the factory, routed in-process when the harness is."""
+        transport = None
+        if self.transport == "asgi":
+            import httpx2
+
+            transport = httpx2.ASGITransport(app=self.server.asgi_app)
+        return self.factory(transport=transport)
+
+    def run(self, example: Callable[[ContractHarness, BridgeAdapter], Awaitable[None]], timeout: float = 30) -> None:
+        """Run one example on a freshly reset server with a fresh adapter; always closes the adapter."""
+        self.server.reset()
+
+        async def body() -> None:
+            import anyio
+
+            adapter = self.adapter()
+            # Closed inside the very scope it was opened in, with no scope of ours around the close:
+            # bridges hold task groups, which must exit in the cancel scope they were entered in.
+            with anyio.fail_after(timeout):
+                try:
+                    await example(self, adapter)
+                except ContractViolation:
+                    raise
+                except Exception as error:
+                    raise self.fail(f"the bridge raised {type(error).__name__}: {error}") from error
+                finally:
+                    await adapter.close()
+
+        self._portal.call(body)
+
+    def fail(self, what: str, **facts: Any) -> ContractViolation:
+        """A violation whose message is `what`, the facts of the example and the journal of the server."""
+        lines = [what]
+        lines += [f"  {name}: {value}" for name, value in facts.items()]
+        fired = [f"#{r.seq} {r.fault!r}" for r in self.server.journal if r.fault is not None]
+        lines.append(f"  faults fired: {', '.join(fired) if fired else 'none'}")
+        lines.append("  requests the bridge sent:")
+        lines += [f"    {line}" for line in self.server.journal.format(limit=40).splitlines()]
+        return ContractViolation("\n".join(lines))
+
+
+# -- the properties --------------------------------------------------------------------------------
+
+
+def _fired(harness: ContractHarness) -> list[Any]:
+    return [record.fault for record in harness.server.journal if record.fault is not None]
+
+
+@dataclass(frozen=True)
+class Property:
+    """A resilience property: an id, a title, and how to check it against an adapter."""
+
+    property_id: str
+    title: str
+    build: Callable[[ContractHarness], Callable[[], None]]
+
+
+def _p1(harness: ContractHarness) -> Callable[[], None]:
+    @given(
+        names=st.lists(mst.tool_names(max_size=8), max_size=10, unique=True),
+        page_size=st.integers(1, 4),
+        listing_faults=st.lists(mst.listing_faults(max_page=4, detectable_only=True), max_size=2),
+    )
+    def listing_is_all_or_nothing(names: list[str], page_size: int, listing_faults: list[faults.Fault]) -> None:
+        async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
+            server = h.server
+            server.page_size = page_size
+            for name in names:
+                server.tool(name, returns="ok")
+            for fault in listing_faults:
+                server.inject(fault)
+            outcome = await adapter.connect(h.url, {})
+            loaded = await adapter.list_tools() if outcome.kind == "ok" else []
+            pages = len(server.journal.requests("tools/list"))
+            facts = {"catalogue": names, "page_size": page_size, "outcome": outcome, "loaded": loaded}
+            if adapter.page_limit is not None and pages > adapter.page_limit + 1:
+                raise h.fail(f"the bridge read {pages} pages, beyond its limit of {adapter.page_limit}", **facts)
+            if outcome.kind == "ok" and sorted(loaded) != sorted(names):
+                missing = sorted(set(names) - set(loaded))
+                extra = sorted({n for n in loaded if loaded.count(n) > 1 or n not in names})
+                raise h.fail(f"the bridge loaded a wrong tool set (missing {missing}, extra {extra})", **facts)
+            if outcome.kind != "ok" and not _fired(h):
+                raise h.fail("the listing failed although no fault fired", **facts)
+
+        harness.run(example)
+
+    return listing_is_all_or_nothing
+
+
+def _p2(harness: ContractHarness) -> Callable[[], None]:
+    @given(
+        schedule=mst.fault_schedules(faults=mst.call_faults(auth=False), tools=["write"], max_size=3),
+        calls=st.integers(1, 3),
+    )
+    def write_runs_at_most_once(schedule: list[faults.Rule], calls: int) -> None:
+        async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
+            server = h.server
+            server.tool("write", description="a write: no hints", returns="written")
+            outcome = await adapter.connect(h.url, {})
+            if outcome.kind != "ok":
+                raise h.fail("the bridge could not connect to a healthy server", outcome=outcome)
+            for rule in schedule:
+                server.inject(rule.fault, method=rule.method, tool=rule.tool, nth=rule.nth, times=rule.times)
+            for index in range(calls):
+                before = server.executions("write")
+                outcome = await adapter.call("write", {"n": index})
+                ran = server.executions("write") - before
+                facts = {"call": index + 1, "outcome": outcome, "handler runs": ran}
+                if ran > 1:
+                    raise h.fail(f"a write ran {ran} times for one call", **facts)
+                if outcome.kind == "ok" and ran != 1:
+                    raise h.fail("the bridge reported success for a write that did not run", **facts)
+
+        harness.run(example)
+
+    return write_runs_at_most_once
+
+
+def _p3(harness: ContractHarness) -> Callable[[], None]:
+    budget = harness.adapter().retry
+
+    @given(transient=st.lists(mst.call_faults(transient_only=True), max_size=budget + 1))
+    def read_survives_transient_faults(transient: list[faults.Fault]) -> None:
+        async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
+            server = h.server
+            server.tool("read", description="a read", read_only=True, returns="read")
+            outcome = await adapter.connect(h.url, {})
+            if outcome.kind != "ok":
+                raise h.fail("the bridge could not connect to a healthy server", outcome=outcome)
+            for fault in transient:
+                server.inject(fault, method="tools/call", tool="read")
+            outcome = await adapter.call("read", {})
+            runs = server.executions("read")
+            facts = {"retry budget": adapter.retry, "outcome": outcome, "handler runs": runs}
+            if runs > 1 + adapter.retry:
+                raise h.fail(f"a read ran {runs} times, more than 1 + retry", **facts)
+            if len(transient) <= adapter.retry and outcome.kind != "ok":
+                raise h.fail(f"a read failed after {len(transient)} transient faults, within its budget", **facts)
+
+        harness.run(example)
+
+    return read_survives_transient_faults
+
+
+def _p4(harness: ContractHarness) -> Callable[[], None]:
+    @given(status=st.sampled_from([401, 403]), read=st.booleans(), via=st.sampled_from(["fault", "rotation"]))
+    def auth_refusals_are_final(status: int, read: bool, via: str) -> None:
+        async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
+            server = h.server
+            server.require_header("Authorization", _TOKEN_ONE, status=status)
+            server.tool("tool", description="a tool", read_only=read, returns="ok")
+            outcome = await adapter.connect(h.url, {"Authorization": _TOKEN_ONE})
+            if outcome.kind != "ok":
+                raise h.fail("the bridge could not connect with valid credentials", outcome=outcome)
+            if via == "fault":
+                server.inject(faults.HttpStatus(status, headers={"WWW-Authenticate": "Bearer"}), tool="tool")
+            else:
+                server.rotate_header("Authorization", _TOKEN_TWO)
+            sent_before = len(server.journal)
+            outcome = await adapter.call("tool", {})
+            calls = [r for r in server.journal.records[sent_before:] if r.rpc_method == "tools/call"]
+            facts = {"status": status, "read": read, "via": via, "outcome": outcome}
+            if outcome.kind != "auth_error":
+                raise h.fail(f"HTTP {status} did not surface as an auth error", **facts)
+            if len(calls) != 1:
+                raise h.fail(f"the refused call was sent {len(calls)} times", **facts)
+            server.rotate_header("Authorization", _TOKEN_TWO)
+            adapter.set_headers({"Authorization": _TOKEN_TWO})
+            sent_before = len(server.journal)
+            outcome = await adapter.call("tool", {})
+            stale = [r for r in server.journal.records[sent_before:] if r.headers.get("authorization") != _TOKEN_TWO]
+            if stale:
+                raise h.fail(f"after the rotation the bridge sent stale credentials (#{stale[0].seq})", **facts)
+            if outcome.kind != "ok":
+                raise h.fail("the next call with fresh credentials failed", **facts, next_outcome=outcome)
+
+        harness.run(example)
+
+    return auth_refusals_are_final
+
+
+def _p5(harness: ContractHarness) -> Callable[[], None]:
+    @given(how=st.sampled_from(["fault", "lose_session", "restart"]), read=st.booleans())
+    def new_session_after_404(how: str, read: bool) -> None:
+        async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
+            server = h.server
+            server.tool("tool", description="a tool", read_only=read, returns="ok")
+            outcome = await adapter.connect(h.url, {})
+            if outcome.kind != "ok":
+                raise h.fail("the bridge could not connect to a healthy server", outcome=outcome)
+            stale = server.session().id
+            if how == "fault":
+                server.inject(faults.LoseSession(), method="tools/call", tool="tool")
+            elif how == "lose_session":
+                server.lose_session()
+            else:
+                server.restart(unknown_session_status=404)
+            outcome = await adapter.call("tool", {})
+            facts = {"how": how, "read": read, "outcome": outcome, "runs": server.executions("tool")}
+            inits = server.journal.requests("initialize")[1:]
+            if not inits:
+                raise h.fail("after the 404 the bridge did not start a new session", **facts)
+            if any(r.headers.get("mcp-session-id") == stale for r in inits):
+                raise h.fail("the new initialize carried the stale session id", **facts)
+            if outcome.kind != "ok" or server.executions("tool") != 1:
+                raise h.fail("the call was not sent once more on the new session", **facts)
+
+        harness.run(example)
+
+    return new_session_after_404
+
+
+_P6_CASES: list[tuple[str, faults.Fault, str]] = [
+    ("call", faults.ErrorResult("scripted"), "tool_error"),
+    ("call", faults.ProtocolError(-32000, "scripted"), "tool_error"),
+    ("call", faults.HttpStatus(401), "auth_error"),
+    ("call", faults.HttpStatus(403), "auth_error"),
+    ("call", faults.Drop(after_execution=True), "outcome_unknown"),
+    ("call", faults.Drop(), "outcome_unknown"),
+    ("call", faults.MalformedSse(), "outcome_unknown"),
+    ("connect", faults.PageError(1), "connection_error"),
+    ("connect", faults.MalformedPage(1), "connection_error"),
+    ("connect", faults.HttpStatus(401), "auth_error"),
+]
+
+
+def _p6(harness: ContractHarness) -> Callable[[], None]:
+    @given(case=st.sampled_from(_P6_CASES))
+    def each_fault_its_own_error(case: tuple[str, faults.Fault, str]) -> None:
+        where, fault, expected = case
+
+        async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
+            server = h.server
+            server.tool("write", description="a write: no hints", returns="ok")
+            if where == "connect":
+                server.inject(fault, method="initialize" if isinstance(fault, faults.HttpStatus) else "tools/list")
+            outcome = await adapter.connect(h.url, {})
+            if where == "call":
+                if outcome.kind != "ok":
+                    raise h.fail("the bridge could not connect to a healthy server", outcome=outcome)
+                server.inject(fault, method="tools/call", tool="write")
+                outcome = await adapter.call("write", {})
+            if outcome.kind != expected:
+                raise h.fail(f"{fault!r} at {where} surfaced as {outcome.kind}, not {expected}", outcome=outcome)
+
+        harness.run(example)
+
+    return each_fault_its_own_error
+
+
+def _p7(harness: ContractHarness) -> Callable[[], None]:
+    @given(result=mst.call_results(errors=True, max_blocks=4))
+    def rendering_is_total_and_deterministic(result: Any) -> None:
+        async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
+            server = h.server
+            server.tool("tool", description="answers the generated result", read_only=True, returns=result)
+            outcome = await adapter.connect(h.url, {})
+            if outcome.kind != "ok":
+                raise h.fail("the bridge could not connect to a healthy server", outcome=outcome)
+            first = await adapter.call("tool", {})
+            second = await adapter.call("tool", {})
+            expected = "tool_error" if result.is_error else "ok"
+            facts = {"result": result, "first": first, "second": second}
+            if first.kind != expected or second.kind != expected:
+                raise h.fail(f"a valid result did not render as {expected}", **facts)
+            if first.text != second.text:
+                raise h.fail("the same result rendered two different ways", **facts)
+
+        harness.run(example)
+
+    return rendering_is_total_and_deterministic
+
+
+PROPERTIES: dict[str, Property] = {
+    prop.property_id: prop
+    for prop in (
+        Property("P1", "Listing is all-or-nothing, within the page limit", _p1),
+        Property("P2", "A write runs at most once, exactly once when reported ok", _p2),
+        Property("P3", "A read survives up to `retry` transient faults, runs at most 1 + retry times", _p3),
+        Property("P4", "401/403 are never retried; the next call sends fresh credentials", _p4),
+        Property("P5", "After a 404 the bridge starts a new session and sends the call once more", _p5),
+        Property("P6", "Each fault surfaces as its own kind of error", _p6),
+        Property("P7", "Rendering is total and deterministic for every valid result", _p7),
+    )
+}
+
+
+# -- running ---------------------------------------------------------------------------------------
+
+
+def _settings(max_examples: int, derandomize: bool) -> settings:
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        derandomize=derandomize,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+        report_multiple_bugs=False,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+    )
+
+
+def _counterexample(error: BaseException) -> str:
+    notes = [note for note in getattr(error, "__notes__", []) if not note.startswith("You can reproduce")]
+    message = str(error) if isinstance(error, AssertionError) else f"{type(error).__name__}: {error}"
+    return "\n".join([*notes, message]).strip()
+
+
+def check_property(
+    harness: ContractHarness, property_id: str, *, max_examples: int = 100, derandomize: bool = True
+) -> PropertyResult:
+    """Check one property with `harness`; never raises for a failing property, returns its verdict."""
+    prop = PROPERTIES[property_id]
+    test = _settings(max_examples, derandomize)(prop.build(harness))
+    examples = 0
+    inner = test.hypothesis.inner_test  # type: ignore[attr-defined]
+
+    @functools.wraps(inner)
+    def counted(*args: Any, **kwargs: Any) -> None:
+        nonlocal examples
+        examples += 1
+        inner(*args, **kwargs)
+
+    test.hypothesis.inner_test = counted  # type: ignore[attr-defined]
+    started = time.perf_counter()
+    try:
+        with harness.fresh_loop():
+            test()
+    except Exception as error:
+        return PropertyResult(
+            property_id, prop.title, False, _counterexample(error), examples, time.perf_counter() - started
+        )
+    return PropertyResult(property_id, prop.title, True, None, examples, time.perf_counter() - started)
+
+
+def run_contract(
+    factory: AdapterFactory,
+    *,
+    max_examples: int = 100,
+    properties: Sequence[str] | None = None,
+    transport: str = "asgi",
+    derandomize: bool = True,
+    progress: Callable[[PropertyResult], None] | None = None,
+) -> list[PropertyResult]:
+    """Check every property (or those named) against the bridge that `factory` makes."""
+    chosen = list(properties) if properties is not None else list(PROPERTIES)
+    unknown = [p for p in chosen if p not in PROPERTIES]
+    if unknown:
+        raise ValueError(f"unknown properties {unknown}; known: {', '.join(PROPERTIES)}")
+    results = []
+    with ContractHarness(factory, transport=transport) as harness:
+        for property_id in chosen:
+            result = check_property(harness, property_id, max_examples=max_examples, derandomize=derandomize)
+            results.append(result)
+            if progress is not None:
+                progress(result)
+    return results
+
+
+@contextlib.contextmanager
+def _harness(factory: AdapterFactory, transport: str) -> Iterator[ContractHarness]:
+    with ContractHarness(factory, transport=transport) as harness:
+        yield harness
+
+
+def resilience_suite(
+    factory: AdapterFactory, *, max_examples: int = 100, transport: str = "asgi", expect_fail: Sequence[str] = ()
+) -> Callable[[str], None]:
+    """A pytest test, one case per property: `test_my_bridge = resilience_suite(MyAdapter)`.
+
+    Properties named in `expect_fail` are marked `xfail(strict=True)`: the suite then documents
+    which guarantees a bridge does not give, and tells you when it starts to.
+    """
+    import pytest
+
+    unknown = [p for p in expect_fail if p not in PROPERTIES]
+    if unknown:
+        raise ValueError(f"expect_fail names unknown properties {unknown}; known: {', '.join(PROPERTIES)}")
+    cases = [
+        pytest.param(pid, id=pid, marks=[pytest.mark.xfail(reason=f"{pid} is not held", strict=True)])
+        if pid in expect_fail
+        else pytest.param(pid, id=pid)
+        for pid in PROPERTIES
+    ]
+
+    @pytest.mark.parametrize("property_id", cases)
+    def test_resilience(property_id: str) -> None:
+        with _harness(factory, transport) as harness:
+            result = check_property(harness, property_id, max_examples=max_examples)
+        if not result.passed:
+            raise ContractViolation(f"{property_id} ({result.title}) failed:\n{result.counterexample}")
+
+    test_resilience.__doc__ = f"The resilience contract P1-P7 holds for the bridge {getattr(factory, 'name', '')!r}."
+    return test_resilience
