@@ -70,6 +70,10 @@ class Fault:
         super().__init_subclass__(**kwargs)
         _KINDS[cls.__name__] = cls
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """How Hypothesis prints a fault in a counterexample: as its repr, without the class settings."""
+        printer.text(repr(self))
+
     def to_json(self) -> dict[str, Any]:
         """`{"type": "Drop", "after_execution": true}`: the fault's class and fields as JSON data."""
         data: dict[str, Any] = {"type": type(self).__name__}
@@ -507,16 +511,22 @@ class FaultPlan:
         return bool(self._armed)
 
     def take(self, method: str | None, tool: str | None, page: int | None, session_id: str | None) -> Fault | None:
-        """The fault for this request, if a rule hits it; counts the request against the rules it matches."""
+        """The fault for this request, if a rule hits it; counts the request against the rules it matches.
+
+        Every matching rule counts the request, so `nth` means the nth matching request since the rule
+        was added whatever earlier rules did; when several are due, the first added fires and the others
+        stay due for the next matching request.
+        """
+        chosen: Fault | None = None
         with self._lock:
             for armed in self._armed:
                 if armed.spent or not armed.rule.matches(method, tool, page, session_id):
                     continue
                 armed.seen += 1
-                if armed.seen >= armed.rule.nth:
+                if chosen is None and armed.seen >= armed.rule.nth:
                     armed.fired += 1
-                    return armed.rule.fault
-        return None
+                    chosen = armed.rule.fault
+        return chosen
 
     def pending(self) -> list[Rule]:
         """Rules that can still fire: not yet used up."""
