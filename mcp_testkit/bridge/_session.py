@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from contextlib import aclosing, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -188,27 +188,51 @@ class McpSession:
                     return answer
             raise BadReply("answered without a response to the request", sent=True)
         if content_type == "text/event-stream":
-            decoder = SseDecoder()
-            async with aclosing(response.aiter_bytes()) as chunks:
-                try:
-                    async for chunk in chunks:
-                        for event in decoder.feed(chunk):
-                            answer = self._answer_in_event(event, request_id)
-                            if answer is not None:
-                                return answer
-                finally:
-                    await _drain(chunks)
-            raise ConnectionLost("ended the SSE stream before the answer", sent=True)
+            return await self._read_events(response, request_id)
         raise BadReply(f"answered with Content-Type {content_type or 'none'!r}", sent=True)
 
-    def _answer_in_event(self, event: SseEvent, request_id: int) -> dict[str, Any] | None:
+    async def _read_events(self, response: httpx2.Response, request_id: int) -> dict[str, Any]:
+        """The answer in an SSE body, read on to the end of the stream for notifications sent after it."""
+        decoder = SseDecoder()
+        answer: dict[str, Any] | None = None
+        async with aclosing(response.aiter_bytes()) as chunks:
+            try:
+                async for chunk in chunks:
+                    for event in decoder.feed(chunk):
+                        found = self._answer_in_event(event, request_id, strict=answer is None)
+                        answer = found if answer is None else answer
+                    if answer is not None:
+                        break
+            finally:
+                # The server ends the stream after the answer; reading to that end lets httpx2's body
+                # generators finish by themselves (trio reports ones collected half-way).
+                with anyio.move_on_after(DRAIN_TIMEOUT_S, shield=True):
+                    try:
+                        async for chunk in chunks:
+                            for event in decoder.feed(chunk):
+                                self._answer_in_event(event, request_id, strict=False)
+                    except httpx2.HTTPError:
+                        pass
+        if answer is None:
+            raise ConnectionLost("ended the SSE stream before the answer", sent=True)
+        return answer
+
+    def _answer_in_event(self, event: SseEvent, request_id: int, *, strict: bool) -> dict[str, Any] | None:
+        """The result carried by ``event``, if any; once the answer is in (not ``strict``), only notes."""
         if not event.data or event.event != "message":
             return None
         try:
             item = json.loads(event.data)
         except ValueError:
-            raise BadReply("sent an SSE event whose data is not JSON", sent=True) from None
-        return self._answer_in(item, request_id)
+            if strict:
+                raise BadReply("sent an SSE event whose data is not JSON", sent=True) from None
+            return None
+        try:
+            return self._answer_in(item, request_id)
+        except (BadReply, RpcError):
+            if strict:
+                raise
+            return None
 
     def _answer_in(self, item: object, request_id: int) -> dict[str, Any] | None:
         """The result in ``item`` if it answers ``request_id``; notes ``list_changed``, skips the rest."""
@@ -242,17 +266,6 @@ def _validate(model: type[_M], raw: object) -> _M:
         return model.model_validate(raw)
     except ValidationError:
         raise BadReply(f"answered a malformed {model.__name__}", sent=True) from None
-
-
-async def _drain(chunks: AsyncIterator[bytes]) -> None:
-    """Read the rest of an SSE body (the server ends it after the answer) so that httpx2's stream
-    generators finish by themselves instead of being collected half-way, which trio reports."""
-    with anyio.move_on_after(DRAIN_TIMEOUT_S, shield=True):
-        try:
-            async for _ in chunks:
-                pass
-        except httpx2.HTTPError:
-            pass
 
 
 @contextmanager

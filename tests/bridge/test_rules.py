@@ -116,7 +116,7 @@ async def test_rule_01_handshake_bounded_by_connect_timeout() -> None:
     server = script_tools(TestMcpServer())
     with anyio.fail_after(LIMIT_S):
         async with server:
-            server.inject(faults.Delay(2.0), method="initialize", times=None)
+            server.inject(faults.Delay(1.0), method="initialize", times=None)
             config = config_for(server, connect_timeout_s=0.2, connect_retries=0)
             with pytest.raises(MCPConnectionError, match=r"did not answer within 0.2s"):
                 async with ToolPool([config]):
@@ -133,12 +133,16 @@ def test_rule_01_backoff_doubles_from_connect_backoff() -> None:
 
 LISTING_FAULTS = [
     pytest.param(faults.RepeatCursor(2), {}, 2, "repeated cursor", id="repeat-cursor"),
+    pytest.param(faults.StuckCursor(2), {}, 3, "repeated cursor", id="stuck-cursor"),
+    pytest.param(faults.EmptyCursor(1), {}, 1, "empty nextCursor", id="empty-cursor"),
     pytest.param(faults.DuplicateTool(1), {}, 1, "listed tool .* twice", id="duplicate-same-page"),
     pytest.param(faults.DuplicateTool(3), {}, 3, "listed tool .* twice", id="duplicate-later-page"),
     pytest.param(faults.PageError(2), {}, 1, "JSON-RPC error -32603 for page 2", id="page-error"),
     pytest.param(faults.MalformedPage(2), {}, 1, "failed on page 2", id="malformed-page"),
+    pytest.param(faults.InvalidCursor(2), {}, 1, "JSON-RPC error -32602 for page 2", id="invalid-cursor"),
+    pytest.param(faults.ListChanged(2), {}, 2, "interrupted by notifications/tools/list_changed", id="list-changed"),
     pytest.param(faults.EndlessPages(), {"max_tool_pages": 4}, 4, "more than max_tool_pages=4", id="endless"),
-    pytest.param(faults.SlowPage(2, 2.0), {"connect_timeout_s": 0.3}, 1, "did not finish", id="slow-page"),
+    pytest.param(faults.SlowPage(2, 1.0), {"connect_timeout_s": 0.3}, 1, "did not finish", id="slow-page"),
 ]
 
 
@@ -160,6 +164,20 @@ async def test_rule_02_listing_fails_whole(fault: Any, options: dict[str, Any], 
     assert f"after {pages} page{'s' if pages != 1 else ''};" in message
     assert pool.tools() == []
     assert _methods(server).count("initialize") == 1, "a failed listing is not retried"
+
+
+async def test_rule_02_catalogue_change_announced_mid_walk_fails_listing() -> None:
+    """A catalogue that changes while it is paged, announced on the page's SSE stream, fails the listing."""
+    server = script_tools(TestMcpServer(page_size=1, response_mode="sse"))
+    server.tool("delete")
+    with anyio.fail_after(LIMIT_S):
+        async with server:
+            # the server announces the change on the stream of the page after the change
+            server.inject(faults.CatalogueChange(2, remove=("search",)))
+            with pytest.raises(MCPConnectionError, match=r"interrupted by notifications/tools/list_changed"):
+                async with ToolPool([config_for(server)]):
+                    pass
+    assert _methods(server).count("initialize") == 1
 
 
 async def test_rule_02_listing_needs_more_pages_than_allowed() -> None:
@@ -314,7 +332,7 @@ async def test_rule_06_calls_to_one_server_are_serialized() -> None:
     server = script_tools(TestMcpServer())
     transport = CountingTransport()
     with anyio.fail_after(LIMIT_S):
-        async with server, ToolPool([config_for(server)], transport=transport) as pool:
+        async with transport, server, ToolPool([config_for(server)], transport=transport) as pool:
             # the first call is slow, so that unserialized calls would certainly overlap it
             server.inject(faults.Delay(0.2), method="tools/call")
             results: list[str] = []
@@ -388,19 +406,21 @@ async def test_rule_07_write_resent_after_404_restart() -> None:
 
 
 async def test_rule_07_400_counts_as_a_drop() -> None:
-    """After a restart answered with 400, a write is outcome-unknown and a read reconnects and resends."""
+    """After a restart answered with 400, a read reconnects and is resent, and a write is outcome-unknown."""
     server = script_tools(TestMcpServer())
     with anyio.fail_after(LIMIT_S):
         async with server, ToolPool([config_for(server)]) as pool:
             server.restart(unknown_session_status=400)
+            assert await pool.call("t.search") == "found"
+            assert _methods(server).count("initialize") == 2
+            server.restart(unknown_session_status=400)
             with pytest.raises(MCPCallOutcomeUnknown, match=r"HTTP 400"):
                 await pool.call("t.create")
-            assert _methods(server).count("initialize") == 1, "the write is not resent, not even reconnected"
-            server.restart(unknown_session_status=400)
-            assert await pool.call("t.search") == "found"
-    assert server.executions("create") == 0
-    assert server.executions("search") == 1
+            assert _methods(server).count("initialize") == 2, "the write is neither resent nor reconnected"
     assert [c.status for c in server.journal.calls("search")] == [400, 200]
+    assert [c.status for c in server.journal.calls("create")] == [400]
+    assert server.executions("search") == 1
+    assert server.executions("create") == 0
 
 
 # -- rule 8: the retry budget -------------------------------------------------------------------------
@@ -428,14 +448,15 @@ async def test_rule_08_timed_out_write_is_never_resent() -> None:
     """A write that times out raises MCPCallOutcomeUnknown and is not sent again; a slow read is resent."""
     server = script_tools(TestMcpServer())
     with anyio.fail_after(LIMIT_S):
-        async with server, ToolPool([config_for(server, timeout_s=0.3, retry=2)]) as pool:
-            server.inject(faults.Delay(2.0), method="tools/call", tool="create")
-            with pytest.raises(MCPCallOutcomeUnknown, match=r"did not answer within 0.3s; it may have run"):
+        async with server, ToolPool([config_for(server, timeout_s=0.2, retry=2)]) as pool:
+            server.inject(faults.Delay(1.0), method="tools/call", tool="create")
+            with pytest.raises(MCPCallOutcomeUnknown, match=r"did not answer within 0.2s; it may have run"):
                 await pool.call("t.create")
-            server.inject(faults.Delay(2.0), method="tools/call", tool="search")
+            server.inject(faults.Delay(1.0), method="tools/call", tool="search")
             assert await pool.call("t.search") == "found"
     assert len(server.journal.calls("create")) == 1
     assert len(server.journal.calls("search")) == 2
+    assert server.executions("create") == 1, "the server finished the slow write after the bridge gave up"
 
 
 # -- rule 9: tool errors ------------------------------------------------------------------------------

@@ -164,7 +164,7 @@ async def test_call_errors_show_no_credential(caplog: pytest.LogCaptureFixture) 
             MCPCallOutcomeUnknown,
         ),
         (
-            lambda: server.inject(faults.HttpStatus(500, body=body), method="tools/call", times=None),
+            lambda: server.inject(faults.HttpStatus(500, body=body), method="tools/call", times=2),
             search,
             MCPConnectionError,
         ),
@@ -189,7 +189,7 @@ async def test_call_errors_show_no_credential(caplog: pytest.LogCaptureFixture) 
         async with server:
             for arm, call, error in cases:
                 await _call_error(server, arm, call, error, caplog, retry=1)
-            server.inject(faults.Delay(2.0), method="tools/call", times=2)
+            server.inject(faults.Delay(1.0), method="tools/call", times=2)
             await _call_error(server, lambda: None, create, MCPCallOutcomeUnknown, caplog, timeout_s=0.2)
 
 
