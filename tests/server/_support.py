@@ -94,6 +94,12 @@ class Wire:
         with anyio.fail_after(LIMIT_S):
             return await self.client.post(self.path, content=body, headers=sent)
 
+    async def send(self, http_method: str, path: str | None = None, **options: Any) -> httpx2.Response:
+        """Any other HTTP request to the endpoint (or `path`), bounded in time like every request here."""
+        options.setdefault("headers", self.headers())
+        with anyio.fail_after(LIMIT_S):
+            return await self.client.request(http_method, path or self.path, **options)
+
     async def initialize(self, version: str = LATEST, *, initialized: bool = True) -> httpx2.Response:
         """Open a session at `version` and keep its id and the negotiated version for later requests."""
         params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "wire", "version": "1"}}

@@ -67,7 +67,7 @@ async def test_queries_filter_by_method_tool_session_http_method_and_status(via:
         first = wire.session_id
         await wire.call("create", {"n": 1})
         await wire.call("search", {"q": "a"}, request_id=2)
-        await wire.client.delete(wire.path, headers=wire.headers())
+        await wire.send("DELETE")
         wire.session_id = None
         await wire.initialize()
         await wire.call("create", {"n": 2})

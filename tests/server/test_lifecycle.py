@@ -122,30 +122,31 @@ def test_a_fixed_port_in_use_fails_to_start() -> None:
 async def test_reset_restores_the_constructed_state() -> None:
     """reset() drops added tools, headers, sessions, journal, errors and ledger, and keeps serving on its port."""
     server = TestMcpServer("r", page_size=1)
-    async with server:
-        port = server.port
-        server.tool("a", answers=["one", "two"])
-        server.tool("boom", returns=lambda arguments: 1 / 0)
-        async with httpx2.AsyncClient(base_url=server.base_url) as client:
-            wire = Wire(client, server)
-            await wire.initialize()
-            await wire.call("a")
-            await wire.call("boom", request_id=2)
-            server.require_header("Authorization", "Bearer x")
-            old_session = wire.session_id
-            server.reset()
-            assert (server.tools, server.errors, server.executions(), len(server.journal)) == ({}, [], 0, 0)
-            assert len(server.sessions) == 0
-            server.check()
-            stale = await wire.post(rpc("ping"))
-            assert stale.status_code == 404  # the header requirement went too, only the session is unknown
-            assert server.journal.last.session_id == old_session
+    with anyio.fail_after(LIMIT_S):
+        async with server:
+            port = server.port
             server.tool("a", answers=["one", "two"])
-            wire.session_id = None
-            await wire.initialize()
-            assert (await wire.call("a"))["content"][0]["text"] == "one"  # answers start over
-            assert len((await wire.request("tools/list"))["result"]["tools"]) == 1  # page_size kept
-            assert server.port == port
+            server.tool("boom", returns=lambda arguments: 1 / 0)
+            async with httpx2.AsyncClient(base_url=server.base_url) as client:
+                wire = Wire(client, server)
+                await wire.initialize()
+                await wire.call("a")
+                await wire.call("boom", request_id=2)
+                server.require_header("Authorization", "Bearer x")
+                old_session = wire.session_id
+                server.reset()
+                assert (server.tools, server.errors, server.executions(), len(server.journal)) == ({}, [], 0, 0)
+                assert len(server.sessions) == 0
+                server.check()
+                stale = await wire.post(rpc("ping"))
+                assert stale.status_code == 404  # the header requirement went too, only the session is unknown
+                assert server.journal.last.session_id == old_session
+                server.tool("a", answers=["one", "two"])
+                wire.session_id = None
+                await wire.initialize()
+                assert (await wire.call("a"))["content"][0]["text"] == "one"  # answers start over
+                assert len((await wire.request("tools/list"))["result"]["tools"]) == 1  # page_size kept
+                assert server.port == port
 
 
 @pytest.mark.parametrize("preset", ["demo", "conformance"])

@@ -91,11 +91,11 @@ async def test_only_one_get_stream_per_session() -> None:
         with anyio.fail_after(LIMIT_S):
             async with wire.client.stream("GET", wire.path, headers=headers) as stream:
                 assert stream.status_code == 200
-                assert (await wire.client.get(wire.path, headers=headers)).status_code == 409
+                assert (await wire.send("GET", headers=headers)).status_code == 409
             missing = {k: v for k, v in headers.items() if k != "mcp-session-id"}
-            assert (await wire.client.get(wire.path, headers=missing)).status_code == 400
+            assert (await wire.send("GET", headers=missing)).status_code == 400
             unknown = headers | {"mcp-session-id": "x"}
-            assert (await wire.client.get(wire.path, headers=unknown)).status_code == 404
+            assert (await wire.send("GET", headers=unknown)).status_code == 404
             # The server notices the closed stream when the client disconnects; then the session may open another.
             await wait_for(server, lambda j: not server.session().outbox.streaming)
             async with wire.client.stream("GET", wire.path, headers=headers) as again:

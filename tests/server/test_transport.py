@@ -137,12 +137,12 @@ async def test_delete_ends_the_session(via: str) -> None:
     server = _server()
     async with serving(server, via) as wire:
         await wire.initialize()
-        ended = await wire.client.delete(wire.path, headers=wire.headers())
+        ended = await wire.send("DELETE")
         assert ended.status_code == 200
         assert [s.alive for s in server.sessions] == [False]
         after = await wire.post(rpc("ping"))
         assert (after.status_code, after.json()) == (404, SESSION_NOT_FOUND)
-        again = await wire.client.delete(wire.path, headers=wire.headers())
+        again = await wire.send("DELETE")
         assert again.status_code == 404
         assert [r.status for r in server.journal.requests(session_id=wire.session_id)][-3:] == [200, 404, 404]
         wire.session_id = None
@@ -153,7 +153,7 @@ async def test_delete_ends_the_session(via: str) -> None:
 async def test_delete_without_a_session_id_is_400(via: str) -> None:
     """DELETE with no Mcp-Session-Id is a 400."""
     async with serving(_server(), via) as wire:
-        response = await wire.client.delete(wire.path, headers=wire.headers())
+        response = await wire.send("DELETE")
         assert response.status_code == 400
 
 
@@ -162,7 +162,7 @@ async def test_delete_is_405_when_not_allowed(via: str) -> None:
     server = _server(allow_delete=False)
     async with serving(server, via) as wire:
         await wire.initialize()
-        response = await wire.client.delete(wire.path, headers=wire.headers())
+        response = await wire.send("DELETE")
         assert response.status_code == 405
         assert response.headers["allow"] == "GET, POST"
         assert server.session().alive
@@ -174,7 +174,7 @@ async def test_get_without_a_stream_is_405(via: str) -> None:
     server = _server()
     async with serving(server, via) as wire:
         await wire.initialize()
-        response = await wire.client.get(wire.path, headers=wire.headers(accept="text/event-stream"))
+        response = await wire.send("GET", headers=wire.headers(accept="text/event-stream"))
         _refusal(response, 405, -32600)
         assert response.headers["allow"] == "POST, DELETE"
         assert server.journal.last.http_method == "GET"
@@ -185,14 +185,14 @@ async def test_get_without_sse_accept_is_406(via: str) -> None:
     """GET that does not accept text/event-stream gets 406."""
     async with serving(_server(get_stream=True), via) as wire:
         await wire.initialize()
-        response = await wire.client.get(wire.path, headers=wire.headers(accept="application/json"))
+        response = await wire.send("GET", headers=wire.headers(accept="application/json"))
         _refusal(response, 406, -32600)
 
 
 async def test_other_http_methods_are_405(via: str) -> None:
     """PUT on the endpoint gets 405 naming the allowed methods."""
     async with serving(_server(), via) as wire:
-        response = await wire.client.put(wire.path, content=b"{}", headers=wire.headers())
+        response = await wire.send("PUT", content=b"{}")
         _refusal(response, 405, -32600)
         assert response.headers["allow"] == "GET, POST, DELETE"
 
@@ -200,7 +200,7 @@ async def test_other_http_methods_are_405(via: str) -> None:
 async def test_other_paths_are_404(via: str) -> None:
     """A POST to a path that is not the endpoint gets 404 naming the endpoint."""
     async with serving(_server(), via) as wire:
-        response = await wire.client.post("/other", content=b"{}", headers=wire.headers())
+        response = await wire.send("POST", "/other", content=b"{}")
         _refusal(response, 404, -32600)
         assert "/mcp" in response.json()["error"]["message"]
 
