@@ -1,4 +1,5 @@
-"""The `mcp-testkit` command: `serve` runs a scripted MCP server (HTTP or stdio) until stopped."""
+"""The `mcp-testkit` command: `serve` runs a scripted MCP server (HTTP or stdio) until stopped;
+`check` runs the resilience contract against bridges."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, BinaryIO
+
+from mcp_testkit import _check
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Journal, Record
@@ -48,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--journal", metavar="FILE.jsonl", help="append one redacted JSON line per request")
     serve.add_argument("--admin", action="store_true", help="serve the admin API under /_testkit/ (bearer token)")
     serve.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
+    _check.add_parser(commands)
     return parser
 
 
@@ -195,7 +199,7 @@ def _serve_http(server: TestMcpServer, args: argparse.Namespace, prepare: Callab
     return 0
 
 
-def _serve_stdio(server: TestMcpServer, args: argparse.Namespace, protocol_out: IO[bytes]) -> int:
+def _serve_stdio(server: TestMcpServer, args: argparse.Namespace, protocol_out: BinaryIO) -> int:
     import anyio
 
     from mcp_testkit.server._stdio import serve_stdio
@@ -217,4 +221,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         except _Refused as exc:
             print(f"mcp-testkit serve: {exc}", file=sys.stderr, flush=True)
             return 2
+    if args.command == "check":
+        return _check.run(args)
     return 2  # pragma: no cover - argparse requires a command

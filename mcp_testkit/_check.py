@@ -1,0 +1,125 @@
+"""`mcp-testkit check`: run the resilience contract against bridges and print the guarantee matrix."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from mcp_testkit.contract import PropertyResult
+
+__all__ = ["add_parser", "load_factory", "run"]
+
+_DEFAULTS = ("mcp_testkit.adapters:ReferenceBridgeAdapter", "mcp_testkit.adapters:SdkClientAdapter")
+
+
+def add_parser(commands: Any) -> None:
+    """Register `check` on the CLI's subcommands."""
+    check = commands.add_parser(
+        "check",
+        help="run the resilience contract (P1-P7) against bridges and print which guarantees hold",
+        description=(
+            "Checks the resilience properties P1-P7 against each bridge adapter, given as module:factory "
+            "(default: the reference bridge and the official SDK client), and prints a property x bridge "
+            "matrix with a shrunk counterexample under it for every failure. Exits 1 when a bridge named "
+            "on the command line fails a property."
+        ),
+    )
+    check.add_argument("adapters", nargs="*", metavar="module:factory", help="adapter factories to check")
+    check.add_argument("--examples", type=int, default=100, help="Hypothesis examples per property (default 100)")
+    check.add_argument("--property", action="append", dest="properties", metavar="P1", help="only this property")
+    check.add_argument(
+        "--transport", choices=["asgi", "socket"], default="asgi", help="in-process (default) or over 127.0.0.1"
+    )
+
+
+def load_factory(spec: str) -> Any:
+    """The object `module:attribute` names; SystemExit with a clear message when it cannot be loaded."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise SystemExit(f"mcp-testkit check: {spec!r} is not module:factory (e.g. mypkg.testing:MyAdapter)")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise SystemExit(f"mcp-testkit check: cannot import {module_name!r}: {exc}") from None
+    try:
+        factory = getattr(module, attribute)
+    except AttributeError:
+        raise SystemExit(f"mcp-testkit check: module {module_name!r} has no {attribute!r}") from None
+    if not callable(factory):
+        raise SystemExit(f"mcp-testkit check: {spec!r} is not callable; it must make an adapter")
+    return factory
+
+
+def _label(factory: Any, spec: str) -> str:
+    return str(getattr(factory, "name", None) or spec.rpartition(":")[2])
+
+
+def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+    """Run the contract, print progress, the matrix and the counterexamples; the exit status."""
+    from mcp_testkit.contract import PROPERTIES, run_contract
+
+    named = list(args.adapters)
+    specs = named or list(_DEFAULTS)
+    factories = [(spec, load_factory(spec)) for spec in specs]
+    chosen = args.properties or list(PROPERTIES)
+    unknown = [p for p in chosen if p not in PROPERTIES]
+    if unknown:
+        print(f"mcp-testkit check: unknown property {unknown[0]!r}; known: {', '.join(PROPERTIES)}", file=sys.stderr)
+        return 2
+    verdicts: dict[str, dict[str, PropertyResult]] = {}
+    for spec, factory in factories:
+        label = _label(factory, spec)
+        print(f"checking {label} ({spec}), {args.examples} examples per property, {args.transport}", file=out)
+
+        def progress(result: PropertyResult) -> None:
+            mark = "holds" if result.passed else "FAILS"
+            print(
+                f"  {result.property_id} {mark:5} {result.examples:4} examples {result.seconds:6.1f} s  {result.title}",
+                file=out,
+                flush=True,
+            )
+
+        results = run_contract(
+            factory, max_examples=args.examples, properties=chosen, transport=args.transport, progress=progress
+        )
+        verdicts[label] = {result.property_id: result for result in results}
+    print(file=out)
+    _matrix(verdicts, chosen, out)
+    _counterexamples(verdicts, out)
+    failed_named = [
+        _label(factory, spec)
+        for spec, factory in factories
+        if spec in named and not all(r.passed for r in verdicts[_label(factory, spec)].values())
+    ]
+    return 1 if failed_named else 0
+
+
+def _matrix(verdicts: dict[str, dict[str, PropertyResult]], chosen: Sequence[str], out: TextIO) -> None:
+    from mcp_testkit.contract import PROPERTIES
+
+    labels = list(verdicts)
+    widths = [max(len(label), 5) for label in labels]
+    header = "property".ljust(82) + "  ".join(label.ljust(width) for label, width in zip(labels, widths, strict=True))
+    print(header, file=out)
+    print("-" * len(header), file=out)
+    for property_id in chosen:
+        title = f"{property_id} {PROPERTIES[property_id].title}"
+        cells = []
+        for label, width in zip(labels, widths, strict=True):
+            result = verdicts[label][property_id]
+            cells.append(("holds" if result.passed else "FAILS").ljust(width))
+        print(title[:80].ljust(82) + "  ".join(cells), file=out)
+
+
+def _counterexamples(verdicts: dict[str, dict[str, PropertyResult]], out: TextIO) -> None:
+    for label, results in verdicts.items():
+        for result in results.values():
+            if result.passed:
+                continue
+            print(f"\n{label} fails {result.property_id} ({result.title}):", file=out)
+            for line in (result.counterexample or "(no counterexample)").splitlines():
+                print(f"    {line}", file=out)
