@@ -63,6 +63,7 @@ CALL = {
 }
 STARTUP_TIMEOUT = 30.0
 PR_SET_PDEATHSIG = 1
+STARVED = 0.5  # CPU share of a server below which its round says more about other load than about it
 
 # (label, server kind for _serve.py, framing)
 ROWS = [
@@ -469,6 +470,13 @@ def report(results: list[Result], args: argparse.Namespace) -> tuple[str, bool]:
         if args.rounds > 1:
             line += "  " + " ".join(f"{value:,.0f}" for value in r.rounds)
         lines.append(line)
+    starved = [f"{r.label} / {r.framing}" for r in results if r.cpu_busy is not None and r.cpu_busy < STARVED]
+    if starved:
+        lines += [
+            "",
+            f"WARNING: the machine is busy: {', '.join(starved)} got under {STARVED:.0%} of a CPU in the best",
+            "round, so the calls/s ratios are unreliable; rerun when the machine is quiet, or go by the CPU column.",
+        ]
     lines += [
         "",
         "x ceiling, x SDK: ratios of calls/s (x SDK against the SDK server with the same framing).",
