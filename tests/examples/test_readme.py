@@ -16,8 +16,8 @@ def test_readme_example_runs() -> None:
 
 
 def test_readme_quickstart_has_two_commands() -> None:
-    """The Quickstart keeps exactly two commands: install-and-serve, install-and-test."""
+    """The Quickstart keeps exactly two commands: install-and-check, install-and-test."""
     block = re.search(r"## Quickstart.*?```bash\n(.*?)```", README.read_text(), re.S)
     assert block is not None
     commands = [line for line in block.group(1).splitlines() if line.strip()]
-    assert commands == ["pip install -e . && mcp-testkit serve --preset demo", "pip install -e '.[dev]' && pytest"]
+    assert commands == ["pip install -e . && mcp-testkit check", "pip install -e '.[dev]' && pytest"]
