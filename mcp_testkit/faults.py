@@ -157,13 +157,24 @@ class HttpStatus(Fault):
 
     status: int = 500
     body: Any = None
-    """None: no body; a str or bytes: sent as is; anything else: sent as JSON."""
+    """None: no body; a str or bytes: sent as is; anything else: sent as JSON.
+
+    In JSON, bytes are written `{"$bytes": "<base64>"}` (and read back as bytes), so they survive exactly.
+    """
     headers: Any = None
     """Extra response headers, a mapping (kept as a tuple of pairs so the fault stays hashable)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.status, int) or not 100 <= self.status <= 599:
             raise ValueError(f"HttpStatus status must be an HTTP status between 100 and 599, not {self.status!r}")
+        if isinstance(self.body, Mapping) and set(self.body) == {_BYTES}:
+            import base64
+            import binascii
+
+            try:
+                object.__setattr__(self, "body", base64.b64decode(self.body[_BYTES], validate=True))
+            except (binascii.Error, TypeError, ValueError):
+                raise ValueError(f"HttpStatus body {{{_BYTES!r}: ...}} must hold base64 text") from None
         if self.headers is not None:
             pairs = self.headers.items() if isinstance(self.headers, Mapping) else self.headers
             object.__setattr__(self, "headers", tuple((str(k), str(v)) for k, v in pairs))
@@ -183,8 +194,14 @@ class HttpStatus(Fault):
     def to_json(self) -> dict[str, Any]:
         data = super().to_json()
         if isinstance(self.body, bytes):
-            data["body"] = self.body.decode("latin-1")
+            import base64
+
+            data["body"] = {_BYTES: base64.b64encode(self.body).decode("ascii")}
         return data
+
+
+_BYTES = "$bytes"
+"""The key that marks an `HttpStatus` body of raw bytes in JSON."""
 
 
 @dataclass(frozen=True)
