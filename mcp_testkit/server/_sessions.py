@@ -21,7 +21,8 @@ class Outbox:
     """Messages for a session's GET stream; `put` may be called from any thread."""
 
     def __init__(self) -> None:
-        self.queue: deque[dict[str, Any] | None] = deque()
+        # Bounded: with no stream to carry them, old notifications give way to new ones.
+        self.queue: deque[dict[str, Any] | None] = deque(maxlen=256)
         self._event: anyio.Event | None = None
         self._thread: int | None = None
         self._token: Any = None
