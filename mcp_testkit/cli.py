@@ -125,9 +125,7 @@ def _build(args: argparse.Namespace) -> tuple[TestMcpServer, Scenario | None]:
     options.update({key: value for key, value in given.items() if value is not None})
     options.setdefault("name", options.get("preset") or "test")
     try:
-        server = TestMcpServer(
-            host=args.host, port=args.port, path=args.path, allowed_hosts=(args.host,), **options
-        )
+        server = TestMcpServer(host=args.host, port=args.port, path=args.path, allowed_hosts=(args.host,), **options)
     except (TypeError, ValueError) as exc:
         raise _Refused(f"cannot build the server: {exc}") from None
     return server, scenario

@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import anyio
@@ -60,6 +61,27 @@ def supports(fault: faults.Fault) -> bool:
     return fault.listing or isinstance(fault, _ANSWER_FAULTS)
 
 
+def _lines(stdin: BinaryIO) -> Iterator[bytes]:
+    """The lines of `stdin`, read from its file descriptor where it has one.
+
+    Reading the descriptor, not the buffered file, leaves no lock held by a thread blocked on
+    input; Python aborts at exit when a daemon thread holds the lock of sys.stdin's buffer.
+    """
+    try:
+        fd = stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield from iter(stdin.readline, b"")
+        return
+    pending = b""
+    while chunk := os.read(fd, 65536):
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            yield line + b"\n"
+    if pending:
+        yield pending
+
+
 def _line(message: Any) -> bytes:
     return json.dumps(message, separators=(",", ":")).encode() + b"\n"
 
@@ -81,7 +103,7 @@ class StdioServer:
 
         def pump() -> None:
             try:
-                for raw in iter(stdin.readline, b""):
+                for raw in _lines(stdin):
                     anyio.from_thread.run(send.send, raw, token=token)
             except Exception:  # the loop is gone (we are exiting) or stdin broke: either way, input ended
                 pass
