@@ -43,7 +43,7 @@ import time
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import httpx2
 
@@ -182,25 +182,27 @@ def served(kind: str, framing: str) -> Iterator[tuple[str, int]]:
     """Start ``_serve.py`` for one app and yield its /mcp URL and pid; stop it on the way out, always."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
+    # A file, not a pipe, for the server's log: a chatty server must never block on a full pipe.
+    log = tempfile.TemporaryFile("w+")
     proc = subprocess.Popen(
         [sys.executable, str(SERVE), kind, framing],
         env=env,
         preexec_fn=_die_with_parent,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=log,
         text=True,
     )
     try:
-        port = _wait_ready(proc, kind, framing)
+        port = _wait_ready(proc, kind, framing, log)
         yield f"http://127.0.0.1:{port}/mcp", proc.pid
     finally:
         _stop(proc)
+        log.close()
 
 
-def _wait_ready(proc: subprocess.Popen[str], kind: str, framing: str) -> int:
+def _wait_ready(proc: subprocess.Popen[str], kind: str, framing: str, log: IO[str]) -> int:
     assert proc.stdout is not None
-    assert proc.stderr is not None
     deadline = time.monotonic() + STARTUP_TIMEOUT
     with selectors.DefaultSelector() as selector:
         selector.register(proc.stdout, selectors.EVENT_READ)
@@ -210,7 +212,8 @@ def _wait_ready(proc: subprocess.Popen[str], kind: str, framing: str) -> int:
             line = proc.stdout.readline()
             if not line:  # the server exited before it was ready
                 proc.wait(timeout=5)
-                err = proc.stderr.read().strip()
+                log.seek(0)
+                err = log.read().strip()
                 raise BenchError(f"server {kind}/{framing} exited with {proc.returncode}: {err[-2000:]}")
             match = re.fullmatch(r"READY (\d+)\s*", line)
             if match:
@@ -229,7 +232,7 @@ def _stop(proc: subprocess.Popen[str]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    for stream in (proc.stdin, proc.stdout, proc.stderr):
+    for stream in (proc.stdin, proc.stdout):
         if stream is not None:
             with contextlib.suppress(OSError):
                 stream.close()
