@@ -8,7 +8,7 @@ import pytest
 
 import mcp_testkit.bridge
 from mcp_testkit import TestMcpServer
-from mcp_testkit.bridge import BearerToken, Headers, ServerConfig, ToolPool
+from mcp_testkit.bridge import BearerToken, Headers, MCPAuthError, ServerConfig, ToolPool
 
 from .conftest import LIMIT_S, config_for, script_tools
 
@@ -86,3 +86,21 @@ async def test_pool_can_be_opened_again_after_exit() -> None:
             async with pool:
                 assert pool.session_id("t") != first
                 assert await pool.call("t.create") == "created"
+
+
+@pytest.mark.anyio
+async def test_environ_mapping_replaces_os_environ() -> None:
+    """With environ=, credentials are read from that mapping, again at every connect."""
+    server = script_tools(TestMcpServer())
+    server.require_header("Authorization", "Bearer one")
+    environ = {"POOL_TOKEN": "one"}
+    with anyio.fail_after(LIMIT_S):
+        async with server:
+            config = config_for(server, auth=BearerToken(env="POOL_TOKEN"))
+            async with ToolPool([config], environ=environ) as pool:
+                server.rotate_header("Authorization", "Bearer two")
+                environ["POOL_TOKEN"] = "two"
+                with pytest.raises(MCPAuthError):
+                    await pool.call("t.search")
+                assert await pool.call("t.search") == "found"
+    assert server.journal.requests("initialize")[-1].headers["authorization"] == "Bearer two"
