@@ -9,6 +9,7 @@ an error names the bad field by its path, e.g. `tools/0/annotations/readOnlyHint
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 import json
@@ -114,7 +115,7 @@ def from_json(data: Any, *, source: str = "<json>") -> Scenario:
     try:
         validate(data)
         tools = [_tool_arguments(tool, f"tools/{i}") for i, tool in enumerate(data.get("tools", ()))]
-        rules = [_rule_arguments(rule, f"faults/{i}") for i, rule in enumerate(data.get("faults", ()))]
+        rules = [_rule(rule, f"faults/{i}") for i, rule in enumerate(data.get("faults", ()))]
     except ScenarioError as exc:
         raise ScenarioError(f"scenario {source}: {exc}") from None
     headers = [(h["name"], h["value"], h.get("status", 401)) for h in data.get("required_headers", ())]
@@ -124,8 +125,8 @@ def from_json(data: Any, *, source: str = "<json>") -> Scenario:
             server.tool(**arguments)
         for name, value, status in headers:
             server.require_header(name, value, status=status)
-        for fault, where in rules:
-            server.inject(fault, **where)
+        for rule in rules:
+            server._state.plan.add(rule)
 
     options = {key: data[key] for key in _OPTIONS if key in data}
     return Scenario(source, options, setup)
@@ -147,13 +148,13 @@ def add_rules(server: TestMcpServer, data: Any, *, stdio: bool | None = None) ->
     for index, item in enumerate(items):
         at = str(index) if isinstance(data, list) else ""
         validate(item, "rule", at=at)
-        fault, where = _rule_arguments(item, at)
+        rule = _rule(item, at)
         if stdio is not None:
-            problem = transport_problem(fault, stdio=stdio)
+            problem = transport_problem(rule.fault, stdio=stdio)
             if problem is not None:
                 raise ScenarioError(f"{_join(at, 'fault')}: {problem}")
-        parsed.append((fault, where))
-    return [server.inject(fault, **where) for fault, where in parsed]
+        parsed.append(rule)
+    return [server._state.plan.add(rule) for rule in parsed]
 
 
 def transport_problem(fault: faults.Fault, *, stdio: bool) -> str | None:
@@ -240,24 +241,31 @@ def _check_block(block: Mapping[str, Any], where: str) -> None:
         raise ScenarioError(f"{_join(where, _path(first['loc']))}: {first['msg']}") from None
 
 
-def _rule_arguments(data: Mapping[str, Any], where: str) -> tuple[faults.Fault, dict[str, Any]]:
+def _rule(data: Mapping[str, Any], where: str) -> faults.Rule:
+    """The rule a JSON rule describes, so that `Rule.to_json()` round-trips.
+
+    A field given (even null) is taken as is, as `Rule.from_json` reads it; a field left out takes
+    the fault's default, as `server.inject` does.
+    """
     try:
         fault = faults.from_json(data["fault"])
     except ValueError as exc:
         raise ScenarioError(f"{_join(where, 'fault')}: {exc}") from None
-    arguments = {
-        "method": data.get("method", _DEFAULT),
-        "tool": data.get("tool"),
-        "page": data.get("page"),
-        "session_id": data.get("session_id"),
-        "nth": data.get("nth", 1),
-        "times": data.get("times", _DEFAULT),
-    }
     try:
-        faults.rule_for(fault, **arguments)
+        rule = faults.rule_for(
+            fault,
+            method=data.get("method", _DEFAULT),
+            tool=data.get("tool"),
+            page=data.get("page"),
+            session_id=data.get("session_id"),
+            nth=data.get("nth", 1),
+            times=data.get("times", _DEFAULT),
+        )
+        if "page" in data:
+            rule = dataclasses.replace(rule, page=data["page"])
     except ValueError as exc:
         raise ScenarioError(f"{where or '(rule)'}: {exc}") from None
-    return fault, arguments
+    return rule
 
 
 def _path(parts: Any) -> str:
