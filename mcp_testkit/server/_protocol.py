@@ -162,7 +162,9 @@ async def _list_tools(request_id: Any, params: dict[str, Any], call: Call) -> di
     if isinstance(fault, faults.SlowPage):
         await anyio.sleep(fault.seconds)
     if isinstance(fault, faults.CatalogueChange):
-        state.change_catalogue(fault.add, fault.remove)
+        # Announced on this page's own stream, where the walking client can see it; others hear it as usual.
+        state.change_catalogue(fault.add, fault.remove, quiet=call.session)
+        await call.notify({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
     if isinstance(fault, faults.MalformedPage):
         return _result(request_id, {"tools": "this page is deliberately malformed"})
     definitions = state.definitions()

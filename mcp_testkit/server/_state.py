@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_testkit.faults import FaultPlan
 from mcp_testkit.journal import Journal
-from mcp_testkit.server._sessions import SessionTable
+from mcp_testkit.server._sessions import Session, SessionTable
 
 if TYPE_CHECKING:
     from mcp_testkit.tools import ScriptedTool
@@ -59,14 +59,15 @@ class ServerState:
             self._definitions = [tool.definition for tool in self.tools.values()]
         return self._definitions
 
-    def catalogue_changed(self) -> None:
-        """Forget the cached catalogue and tell every open session its tool list changed."""
+    def catalogue_changed(self, quiet: Session | None = None) -> None:
+        """Forget the cached catalogue and tell every open session (but `quiet`) its tool list changed."""
         self._definitions = None
         message = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
         for session in self.sessions.alive:
-            session.outbox.put(message)
+            if session is not quiet:
+                session.outbox.put(message)
 
-    def change_catalogue(self, add: Sequence[str], remove: Sequence[str]) -> None:
+    def change_catalogue(self, add: Sequence[str], remove: Sequence[str], quiet: Session | None = None) -> None:
         """Add tools by name (answering 'ok') and remove tools by name, as a `CatalogueChange` does."""
         from mcp_testkit.tools import ScriptedTool
 
@@ -74,7 +75,7 @@ class ServerState:
             self.tools.pop(name, None)
         for name in add:
             self.tools[name] = ScriptedTool.build(name, description=f"added while listing: {name}", returns="ok")
-        self.catalogue_changed()
+        self.catalogue_changed(quiet)
 
     def redacted_headers(self) -> frozenset[str]:
         return frozenset(self.required)
