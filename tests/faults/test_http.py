@@ -1,0 +1,162 @@
+"""HTTP faults: HttpStatus, Accepted and WrongContentType, on the wire and with the official SDK client."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import pytest
+from mcp import MCPError
+
+from mcp_testkit import faults
+
+from ._support import FRAMINGS, LIMIT_S, Serve, Wire, call, json_bytes, sdk_client, socket_client, tools
+
+pytestmark = pytest.mark.anyio
+
+BUSY = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": "busy"}}
+
+
+@pytest.mark.parametrize(
+    ("fault", "content", "content_type"),
+    [
+        (faults.HttpStatus(500), b"", None),
+        (faults.HttpStatus(429, "slow down", {"Retry-After": "7"}), b"slow down", "text/plain; charset=utf-8"),
+        (faults.HttpStatus(503, {"error": "busy"}), json.dumps({"error": "busy"}).encode(), "application/json"),
+        (faults.HttpStatus(502, b"<html>bad gateway</html>"), b"<html>bad gateway</html>", None),
+        (
+            faults.HttpStatus(401, None, {"WWW-Authenticate": 'Bearer error="invalid_token"'}),
+            b"",
+            None,
+        ),
+    ],
+    ids=["500-empty", "429-text-retry-after", "503-json", "502-bytes", "401-challenge"],
+)
+async def test_http_status_sends_exactly_its_status_body_and_headers(
+    serve: Serve, fault: faults.HttpStatus, content: bytes, content_type: str | None
+) -> None:
+    """HttpStatus answers with its status, its body (none, text, JSON or raw bytes) and its extra headers."""
+    server = tools(serve(response_mode="json"), "create")
+    server.fail_next_call("create", fault)
+    with anyio.fail_after(LIMIT_S):
+        async with socket_client(server) as client:
+            wire = Wire(client)
+            await wire.initialize()
+            response = await wire.post(call("create"))
+            after = await wire.result(call("create", request_id=2))
+    assert response.status_code == fault.status
+    assert response.content == content
+    assert response.headers["content-length"] == str(len(content))
+    assert response.headers.get("content-type") == content_type
+    for name, value in fault.headers or ():
+        assert response.headers[name] == value
+    assert response.headers["mcp-session-id"] == wire.session_id
+    assert after["content"][0]["text"] == "create ran"
+    record = server.calls("create")[0]
+    assert (record.status, record.fault, record.executed) == (fault.status, fault, False)
+    assert server.executions("create") == 1
+
+
+async def test_http_status_hits_any_method_when_none_is_named(serve: Serve) -> None:
+    """HttpStatus defaults to any request: injected with method=None it hits the next ping."""
+    server = tools(serve(response_mode="json"), "create")
+    with anyio.fail_after(LIMIT_S):
+        async with socket_client(server) as client:
+            wire = Wire(client)
+            await wire.initialize()
+            server.inject(faults.HttpStatus(503), method=None)
+            response = await wire.post({"jsonrpc": "2.0", "id": 5, "method": "ping"})
+    assert response.status_code == 503
+    assert server.journal.last.rpc_method == "ping"
+    assert server.journal.last.fault == faults.HttpStatus(503)
+
+
+@pytest.mark.parametrize("framing", FRAMINGS)
+async def test_accepted_answers_a_request_with_202_and_no_body(serve: Serve, framing: str) -> None:
+    """Accepted answers a request 202 with an empty body, as if it were a notification; nothing runs."""
+    server = tools(serve(response_mode=framing), "create")
+    server.fail_next_call("create", faults.Accepted())
+    with anyio.fail_after(LIMIT_S):
+        async with socket_client(server) as client:
+            wire = Wire(client)
+            await wire.initialize()
+            response = await wire.post(call("create"))
+    assert (response.status_code, response.content, response.headers.get("content-type")) == (202, b"", None)
+    record = server.calls("create")[0]
+    assert (record.status, record.fault, record.executed) == (202, faults.Accepted(), False)
+    assert server.executions("create") == 0
+
+
+@pytest.mark.parametrize("framing", FRAMINGS)
+async def test_wrong_content_type_runs_the_call_and_labels_the_json_answer(serve: Serve, framing: str) -> None:
+    """WrongContentType runs the call and sends its JSON answer (never SSE) labelled with the wrong type."""
+    server = tools(serve(response_mode=framing), "create")
+    server.fail_next_call("create", faults.WrongContentType("text/html"))
+    with anyio.fail_after(LIMIT_S):
+        async with socket_client(server) as client:
+            wire = Wire(client)
+            await wire.initialize()
+            response = await wire.post(call("create"))
+    expected = {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "create ran"}]}}
+    assert (response.status_code, response.headers["content-type"]) == (200, "text/html")
+    assert response.content == json_bytes(expected)
+    assert server.calls("create")[0].executed is True
+    assert server.executions("create") == 1
+
+
+SDK_STATUSES: list[tuple[faults.HttpStatus, int, str]] = [
+    (faults.HttpStatus(400), -32603, "Server returned an error response"),
+    (faults.HttpStatus(401, None, {"WWW-Authenticate": "Bearer"}), -32603, "Server returned an error response"),
+    (faults.HttpStatus(403), -32603, "Server returned an error response"),
+    (faults.HttpStatus(404), -32600, "Session terminated"),
+    (faults.HttpStatus(405), -32603, "Server returned an error response"),
+    (faults.HttpStatus(429, "slow down", {"Retry-After": "1"}), -32603, "Server returned an error response"),
+    (faults.HttpStatus(500), -32603, "Server returned an error response"),
+    (faults.HttpStatus(503, BUSY), -32000, "busy"),
+]
+
+
+@pytest.mark.parametrize("framing", FRAMINGS)
+async def test_sdk_client_turns_http_statuses_into_mcp_errors(serve: Serve, framing: str) -> None:
+    """The SDK raises MCPError -32603 for a bare status, -32600 for 404, the body's error for a JSON-RPC body."""
+    server = tools(serve(response_mode=framing), "create")
+    seen = []
+    with anyio.fail_after(LIMIT_S):
+        async with sdk_client(server) as client:
+            for fault, _, _ in SDK_STATUSES:
+                server.fail_next_call("create", fault)
+                with pytest.raises(MCPError) as caught:
+                    await client.call_tool("create", {})
+                seen.append((fault, caught.value.code, caught.value.message))
+            again = await client.call_tool("create", {})
+    assert seen == SDK_STATUSES
+    assert again.is_error is False
+    assert len(server.journal.requests("initialize")) == 1
+    assert [(r.fault, r.status) for r in server.calls("create")] == [
+        *((fault, fault.status) for fault, _, _ in SDK_STATUSES),
+        (None, 200),
+    ]
+    assert server.executions("create") == 1
+
+
+@pytest.mark.parametrize("framing", FRAMINGS)
+@pytest.mark.parametrize(
+    ("fault", "code", "message", "ran"),
+    [
+        (faults.Accepted(), -32600, "server answered a request with 202 Accepted", 0),
+        (faults.WrongContentType("text/html"), -32600, "Unexpected content type: text/html", 1),
+    ],
+    ids=["accepted", "wrong-content-type"],
+)
+async def test_sdk_client_refuses_202_and_a_wrong_content_type(
+    serve: Serve, framing: str, fault: faults.Fault, code: int, message: str, ran: int
+) -> None:
+    """The SDK raises MCPError -32600 for a 202 to a request and for an unexpected Content-Type (the call ran)."""
+    server = tools(serve(response_mode=framing), "create")
+    server.fail_next_call("create", fault)
+    with anyio.fail_after(LIMIT_S):
+        async with sdk_client(server) as client:
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("create", {})
+    assert (caught.value.code, caught.value.message) == (code, message)
+    assert server.executions("create") == ran
