@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Headers", "Journal", "Record"]
@@ -21,13 +21,14 @@ class Headers(dict[str, str]):
         if isinstance(raw, Mapping):
             super().__init__((k.lower(), v) for k, v in raw.items())
             return
-        super().__init__()
-        for name, value in raw:
-            key = name.decode("latin-1").lower()
-            text = value.decode("latin-1")
-            if key in self:
-                text = f"{dict.__getitem__(self, key)},{text}"
-            dict.__setitem__(self, key, text)
+        pairs = raw if isinstance(raw, list) else list(raw)
+        super().__init__([(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in pairs])
+        if len(self) < len(pairs):  # a header sent more than once: join its values, as HTTP allows
+            dict.clear(self)
+            for name, value in pairs:
+                key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+                previous = dict.get(self, key)
+                dict.__setitem__(self, key, text if previous is None else f"{previous},{text}")
 
     def __getitem__(self, name: str) -> str:
         return dict.__getitem__(self, name.lower())
@@ -39,9 +40,16 @@ class Headers(dict[str, str]):
         return dict.get(self, name.lower(), default)
 
 
-@dataclass(eq=False)
+_UNDECODED: Any = object()
+
+
+@dataclass(eq=False, slots=True)
 class Record:
-    """One HTTP request as the server saw it, what it answered, and the fault applied to it."""
+    """One HTTP request as the server saw it, what it answered, and the fault applied to it.
+
+    The JSON-RPC message and the answer are kept as the bytes that crossed the wire and decoded
+    when first read, so a journal of many thousands of requests stays cheap for the server.
+    """
 
     seq: int
     at: float
@@ -49,21 +57,65 @@ class Record:
     path: str
     headers: Mapping[str, str]
     body: bytes
-    message: Any = None
     rpc_method: str | None = None
     rpc_id: Any = None
-    params: dict[str, Any] | None = None
     tool: str | None = None
-    arguments: dict[str, Any] | None = None
     session_id: str | None = None
     protocol_version: str | None = None
     status: int | None = None
-    response: Any = None
     fault: Any = None
     executed: bool | None = None
     """For `tools/call`: whether the tool's handler ran (the ledger's view); None for other requests."""
     error: str | None = None
     """Why the transport refused the request, when it did (e.g. 'missing Mcp-Session-Id')."""
+    _message: Any = field(default=_UNDECODED, repr=False)
+    _response: Any = field(default=None, repr=False)
+    _response_raw: bytes | None = field(default=None, repr=False)
+
+    @property
+    def message(self) -> Any:
+        """The decoded JSON-RPC message (a list for a batch); None when the body is not JSON."""
+        if self._message is _UNDECODED:
+            try:
+                self._message = json.loads(self.body) if self.body else None
+            except ValueError:
+                self._message = None
+        return self._message
+
+    @message.setter
+    def message(self, value: Any) -> None:
+        self._message = value
+
+    @property
+    def params(self) -> dict[str, Any] | None:
+        """The message's `params`, when it has an object there."""
+        message = self.message
+        params = message.get("params") if isinstance(message, dict) else None
+        return params if isinstance(params, dict) else None
+
+    @property
+    def arguments(self) -> dict[str, Any] | None:
+        """For `tools/call`: the arguments sent."""
+        if self.rpc_method != "tools/call":
+            return None
+        arguments = (self.params or {}).get("arguments")
+        return arguments if isinstance(arguments, dict) else None
+
+    @property
+    def response(self) -> Any:
+        """The decoded answer the server sent (a JSON-RPC response, a list for a batch), if any."""
+        if self._response is None and self._response_raw is not None:
+            try:
+                self._response = json.loads(self._response_raw)
+            except ValueError:
+                self._response = None
+            self._response_raw = None
+        return self._response
+
+    @response.setter
+    def response(self, value: Any) -> None:
+        self._response = value
+        self._response_raw = None
 
     def summary(self) -> str:
         """One line: seq, session, JSON-RPC method, tool, status, fault."""
@@ -121,6 +173,7 @@ class Journal:
         self._records: list[Record] = []
         self._redacted = redacted_headers or frozenset
         self._changed = threading.Condition()
+        self._waiting = 0
         self._subscribers: tuple[Callable[[Record], None], ...] = ()
 
     # -- recording (called by the server) --------------------------------------------------------
@@ -129,8 +182,9 @@ class Journal:
         self._records.append(record)
 
     def _finish(self, record: Record) -> None:
-        with self._changed:
-            self._changed.notify_all()
+        if self._waiting:
+            with self._changed:
+                self._changed.notify_all()
         for subscriber in self._subscribers:
             subscriber(record)
 
@@ -218,7 +272,12 @@ class Journal:
     def wait_for(self, predicate: Callable[[Journal], bool], timeout: float = 5.0) -> None:
         """Block until `predicate(journal)` holds (re-checked as requests finish); TimeoutError after `timeout`."""
         with self._changed:
-            if not self._changed.wait_for(lambda: predicate(self), timeout=timeout):
+            self._waiting += 1
+            try:
+                reached = self._changed.wait_for(lambda: predicate(self), timeout=timeout)
+            finally:
+                self._waiting -= 1
+            if not reached:
                 raise TimeoutError(f"the journal did not reach the expected state within {timeout} s")
 
     # -- assertions ------------------------------------------------------------------------------

@@ -270,11 +270,10 @@ def _validator_for(name: str, schema: Mapping[str, Any]) -> Validator | None:
     return cls(dict(schema))
 
 
-async def run_answer(tool: ScriptedTool, arguments: dict[str, Any], context: ToolContext) -> Any:
-    """Produce the next answer of `tool`: call it if it is a handler, await it if it is a coroutine."""
+def start_answer(tool: ScriptedTool, arguments: dict[str, Any], context: ToolContext) -> Any:
+    """The next answer of `tool`, its handler called if it has one: an answer, or an awaitable of one."""
     answer = tool.next_answer()
     if callable(answer) and not isinstance(answer, (ToolError, BaseModel)):
-        answer = answer(arguments, context) if _takes_context(answer) else answer(arguments)
-        if inspect.isawaitable(answer):
-            answer = await answer
+        return answer(arguments, context) if _takes_context(answer) else answer(arguments)
     return answer
+

@@ -7,6 +7,7 @@ Written as a bare ASGI callable because it sits on every request of every test.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import json
 import time
@@ -48,8 +49,11 @@ _JSON = b"application/json"
 _SSE = b"text/event-stream"
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
 def _dumps(payload: Any) -> bytes:
-    return json.dumps(payload, separators=(",", ":")).encode()
+    return _ENCODER.encode(payload).encode()
 
 
 def _hostname(value: str) -> str:
@@ -68,16 +72,25 @@ def _accepts(accept: str, wanted: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=64)
+def _accepts_both(accept: str) -> bool:
+    """Whether a POST's Accept lists both JSON and SSE; clients send the same value every time."""
+    return _accepts(accept, "application/json") and _accepts(accept, "text/event-stream")
+
+
 class _Response:
     """Sends one HTTP answer and writes what was sent into the record."""
 
-    __slots__ = ("record", "send", "session_header", "streaming")
+    __slots__ = ("message", "parse_error", "record", "send", "session_header", "streaming")
 
     def __init__(self, send: Send, record: Record) -> None:
         self.send = send
         self.record = record
         self.session_header: list[tuple[bytes, bytes]] = []
         self.streaming = False
+        self.message: Any = None
+        """The decoded body; kept here rather than in the record, which keeps only the bytes."""
+        self.parse_error: str | None = None
 
     async def json(
         self,
@@ -86,8 +99,10 @@ class _Response:
         headers: list[tuple[bytes, bytes]] | None = None,
         content_type: bytes = _JSON,
     ) -> None:
-        self.record.response = payload
-        await self.raw(status, b"" if payload is None else _dumps(payload), content_type, headers)
+        body = b"" if payload is None else _dumps(payload)
+        self.record.response = None
+        self.record._response_raw = body or None
+        await self.raw(status, body, content_type, headers)
 
     async def raw(
         self, status: int, body: bytes, content_type: bytes | None, headers: list[tuple[bytes, bytes]] | None = None
@@ -130,8 +145,13 @@ class _Response:
         raw = [(b"content-type", _SSE), (b"cache-control", b"no-cache"), *self.session_header]
         await self.send({"type": "http.response.start", "status": 200, "headers": raw})
 
-    async def event(self, state: ServerState, message: Any) -> None:
-        frame = b"event: message\nid: %d\ndata: %s\n\n" % (state.event_ids(), _dumps(message))
+    async def event(self, state: ServerState, message: Any, *, answer: bool = False) -> None:
+        """Send one SSE event; `answer` marks the response to the request, which the record keeps."""
+        data = _dumps(message)
+        if answer:
+            self.record.response = None
+            self.record._response_raw = data
+        frame = b"event: message\nid: %d\ndata: %s\n\n" % (state.event_ids(), data)
         await self.send({"type": "http.response.body", "body": frame, "more_body": True})
 
     async def end_sse(self) -> None:
@@ -163,18 +183,19 @@ class McpApp:
             body=body,
         )
         record.session_id = record.headers.get("mcp-session-id")
+        out = _Response(send, record)
         if body:
             # Decoded before any check, so that even a refused request shows what it asked for.
             try:
-                record.message = json.loads(body)
-            except ValueError:
-                pass
+                out.message = json.loads(body)
+            except ValueError as exc:
+                out.parse_error = str(exc)
             else:
-                if isinstance(record.message, dict):
-                    _describe(record, record.message)
+                if isinstance(out.message, dict):
+                    _describe(record, out.message)
         journal._append(record)
         try:
-            await self._handle(state, scope, receive, _Response(send, record))
+            await self._handle(state, scope, receive, out)
         finally:
             journal._finish(record)
 
@@ -229,8 +250,7 @@ class McpApp:
     async def _post(self, state: ServerState, out: _Response) -> None:
         record = out.record
         headers = record.headers
-        accept = headers.get("accept", "")
-        if not (_accepts(accept, "application/json") and _accepts(accept, "text/event-stream")):
+        if not _accepts_both(headers.get("accept", "")):
             await out.error(
                 406,
                 INVALID_REQUEST,
@@ -241,13 +261,11 @@ class McpApp:
         if content_type.split(";", 1)[0].strip().lower() != "application/json":
             await out.error(415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json")
             return
-        if record.message is None:
-            try:
-                json.loads(record.body)
-            except ValueError as exc:
-                await out.error(400, PARSE_ERROR, f"Parse error: the body is not JSON ({exc})")
-                return
-        message = record.message
+        if out.parse_error is not None or not record.body:
+            reason = out.parse_error or "the body is empty"
+            await out.error(400, PARSE_ERROR, f"Parse error: the body is not JSON ({reason})")
+            return
+        message = out.message
         version = headers.get("mcp-protocol-version")
         kind = None if isinstance(message, list) else _kind(message)
         if kind is not None:
@@ -282,7 +300,9 @@ class McpApp:
         record.protocol_version = version or session.protocol_version or DEFAULT_VERSION
         fault = None
         if state.plan:
-            page = page_number((record.params or {}).get("cursor")) if record.rpc_method == "tools/list" else None
+            params = message.get("params")
+            cursor = params.get("cursor") if isinstance(params, dict) else None
+            page = page_number(cursor) if record.rpc_method == "tools/list" else None
             fault = state.plan.take(record.rpc_method, record.tool, page, session.id)
             if fault is not None:
                 record.fault = fault
@@ -462,8 +482,7 @@ class McpApp:
             frame = b"event: message\nid: %d\ndata: %s" % (state.event_ids(), _dumps(response))
             await out.send({"type": "http.response.body", "body": frame[: len(frame) // 2], "more_body": True})
         elif not isinstance(fault, faults.EndStream):
-            out.record.response = response
-            await out.event(state, response)
+            await out.event(state, response, answer=True)
         await out.end_sse()
 
     @staticmethod
@@ -540,17 +559,13 @@ class McpApp:
 
 
 def _describe(record: Record, message: dict[str, Any]) -> None:
-    """Copy the JSON-RPC method, id, params, tool and arguments of a message into its record."""
+    """Copy the JSON-RPC method, id and tool of a message into its record (the rest is decoded on demand)."""
     record.rpc_method = message.get("method")
     record.rpc_id = message.get("id")
-    params = message.get("params")
-    if isinstance(params, dict):
-        record.params = params
-        if record.rpc_method == "tools/call":
-            name = params.get("name")
-            record.tool = name if isinstance(name, str) else None
-            arguments = params.get("arguments")
-            record.arguments = arguments if isinstance(arguments, dict) else None
+    if record.rpc_method == "tools/call":
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        record.tool = name if isinstance(name, str) else None
 
 
 def _kind(message: Any) -> str | None:

@@ -6,6 +6,7 @@ back the JSON-RPC response to frame (or `CANCELLED` when the client cancelled th
 
 from __future__ import annotations
 
+import inspect
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ import anyio
 
 from mcp_testkit import faults
 from mcp_testkit.server._paging import Cursor, decode_cursor, encode_cursor, page_of
-from mcp_testkit.tools import ToolContext, ToolError, result_of, run_answer, text_result
+from mcp_testkit.tools import ToolContext, ToolError, result_of, start_answer, text_result
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
@@ -232,23 +233,27 @@ async def _call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any
     )
     state.executions[name] += 1
     call.record.executed = True
-    with anyio.CancelScope() as scope:
-        if session is not None:
-            session.inflight[request_id] = scope
-        try:
-            answer = await run_answer(tool, arguments, context)
-            result = result_of(answer)
-        except ToolError as exc:
-            result = text_result(exc.text, is_error=True)
-        except Exception as exc:
-            state.errors.append(exc)
-            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            result = text_result(f"tool {name!r} raised {detail}", is_error=True)
-        finally:
-            if session is not None:
-                session.inflight.pop(request_id, None)
-    if scope.cancelled_caught:
-        return CANCELLED
+    try:
+        answer = start_answer(tool, arguments, context)
+        if inspect.isawaitable(answer):
+            # Only an answer that awaits can be cancelled; a cancel scope per call would cost every call.
+            with anyio.CancelScope() as scope:
+                if session is not None:
+                    session.inflight[request_id] = scope
+                try:
+                    answer = await answer
+                finally:
+                    if session is not None:
+                        session.inflight.pop(request_id, None)
+            if scope.cancelled_caught:
+                return CANCELLED
+        result = result_of(answer)
+    except ToolError as exc:
+        result = text_result(exc.text, is_error=True)
+    except Exception as exc:
+        state.errors.append(exc)
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        result = text_result(f"tool {name!r} raised {detail}", is_error=True)
     return _result(request_id, result)
 
 
