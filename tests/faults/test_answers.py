@@ -132,6 +132,17 @@ async def test_sdk_client_raises_mcp_error_for_protocol_error(serve: Serve, fram
     assert server.executions("create") == 1
 
 
+async def test_sdk_client_waits_out_a_short_delay(serve: Serve) -> None:
+    """A Delay shorter than the SDK waits: the SDK returns the normal result."""
+    server = tools(serve(), "create", "other")
+    server.fail_next_call("create", faults.Delay(0.05))
+    with anyio.fail_after(LIMIT_S):
+        async with sdk_client(server, wait_s=LIMIT_S) as client:
+            result = await client.call_tool("create", {})
+    assert (result.is_error, result.content[0].text) == (False, "create ran")  # type: ignore[union-attr]
+    assert server.calls("create")[0].fault == faults.Delay(0.05)
+
+
 @pytest.mark.parametrize("framing", FRAMINGS)
 async def test_sdk_client_times_out_on_a_long_delay_and_the_call_still_runs(serve: Serve, framing: str) -> None:
     """A Delay past read_timeout_seconds: the SDK raises MCPError -32001 and cancels, yet the handler still runs."""

@@ -112,6 +112,7 @@ SDK_STATUSES: list[tuple[faults.HttpStatus, int, str]] = [
     (faults.HttpStatus(405), -32603, "Server returned an error response"),
     (faults.HttpStatus(429, "slow down", {"Retry-After": "1"}), -32603, "Server returned an error response"),
     (faults.HttpStatus(500), -32603, "Server returned an error response"),
+    (faults.HttpStatus(503, "down for maintenance"), -32603, "Server returned an error response"),
     (faults.HttpStatus(503, BUSY), -32000, "busy"),
 ]
 

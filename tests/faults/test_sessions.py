@@ -162,5 +162,22 @@ async def test_sdk_client_does_not_start_a_new_session(serve: Serve, framing: st
     # ExpireSession(1): the call and the tools/list the SDK sends after a tool's first call are served.
     assert outcomes == ([False, refused] if expired else [refused, refused])
     assert len(server.journal.requests("initialize")) == 1
-    assert server.journal.last.http_method == "DELETE"
+    unknown = 400 if fault == faults.Restart(unknown_session_status=400) else 404
+    assert (server.journal.last.http_method, server.journal.last.status) == ("DELETE", unknown)
     assert server.executions("create") == expired
+
+
+async def test_sdk_client_call_fails_when_the_session_expires_right_after_it(serve: Serve) -> None:
+    """ExpireSession(0): the call runs and is answered, but the SDK's own tools/list after it meets a 404."""
+    server = tools(serve(), "create")
+    server.fail_next_call("create", faults.ExpireSession(after_requests=0))
+    with anyio.fail_after(LIMIT_S):
+        async with sdk_client(server) as client:
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("create", {})
+    assert (caught.value.code, caught.value.message) == (-32600, "Session not found")
+    assert [(r.rpc_method, r.status) for r in server.journal.requests(http_method="POST")][-2:] == [
+        ("tools/call", 200),
+        ("tools/list", 404),
+    ]
+    assert server.executions("create") == 1
