@@ -1,4 +1,4 @@
-"""Fault tests share started servers (one per configuration, `with server:` in a thread) and reset them per test."""
+"""Fault tests share started servers (one per configuration, `with server:` in a thread), reset per test."""
 
 from __future__ import annotations
 
@@ -13,9 +13,12 @@ from mcp_testkit import TestMcpServer
 from ._support import Serve
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def _started() -> Iterator[dict[tuple[Any, ...], TestMcpServer]]:
-    """Servers on 127.0.0.1:0, started on first use and stopped when the session ends."""
+    """Servers on 127.0.0.1:0, started on first use and stopped after this package's last test.
+
+    Not session-wide: other packages count the server threads alive and must not see ours.
+    """
     servers: dict[tuple[Any, ...], TestMcpServer] = {}
     try:
         yield servers
