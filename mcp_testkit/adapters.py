@@ -223,7 +223,7 @@ class SdkClientAdapter:
         from mcp.client.streamable_http import streamable_http_client
 
         try:
-            async with contextlib.AsyncExitStack() as stack:
+            async with requests, contextlib.AsyncExitStack() as stack:
                 self._http = await stack.enter_async_context(
                     httpx2.AsyncClient(headers=headers, transport=self._transport, timeout=self._timeout_s)
                 )
@@ -260,6 +260,8 @@ class SdkClientAdapter:
             async with answer:
                 return await answer.receive()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
+            reply.close()
+            answer.close()
             return Outcome.connection_error(RuntimeError(f"the SDK client task ended ({type(exc).__name__})"))
 
     def set_headers(self, headers: Mapping[str, str]) -> None:
