@@ -68,7 +68,8 @@ class Fault:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        _KINDS[cls.__name__] = cls
+        if not cls.__name__.startswith("_"):  # private bases group faults; they are not faults themselves
+            _KINDS[cls.__name__] = cls
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         """How Hypothesis prints a fault in a counterexample: as its repr, without the class settings."""
