@@ -1,0 +1,144 @@
+"""Hypothesis examples per second of the listing property P1, with the reference bridge, in-process and over loopback.
+
+Run it from the repository root::
+
+    python benchmarks/bench_properties.py            # 3 rounds of 500 examples per transport, best kept
+    python benchmarks/bench_properties.py --quick    # 1 round of 100 examples per transport
+
+Each round is one `check_property(harness, "P1", max_examples=N)` on a `ContractHarness` that stays
+open across rounds, as it does across the properties of a contract run: `asgi` routes the bridge's
+HTTP through `httpx2.ASGITransport` into the server's app, `socket` serves it with uvicorn on
+127.0.0.1 in the same process. A warm-up round comes first and is not counted. Every example is a
+fresh server reset, a fresh bridge, a connect with the whole paged listing under up to two listing
+faults, and a close. Transports are measured in interleaved rounds and the best is kept, since other
+load only ever slows a round down; the process CPU time per example is printed beside it as a
+cross-check that such load hardly changes. Targets (issue 6): 200 examples/s in-process, 50 over
+loopback. The exit status is 1 with `--strict` when a target is missed, or when P1 does not hold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+
+from mcp_testkit.adapters import ReferenceBridgeAdapter
+from mcp_testkit.contract import ContractHarness, check_property
+
+TARGETS = {"asgi": 200.0, "socket": 50.0}
+LABELS = {"asgi": "in-process (ASGI)", "socket": "loopback (socket)"}
+
+
+@dataclass
+class Measure:
+    """The rounds of one transport: examples, wall seconds and process CPU seconds of each."""
+
+    transport: str
+    rounds: list[tuple[int, float, float]] = field(default_factory=list)
+    failure: str | None = None
+
+    def best(self) -> tuple[int, float, float]:
+        return max(self.rounds, key=lambda r: r[0] / r[1])
+
+    @property
+    def rate(self) -> float:
+        examples, seconds, _ = self.best()
+        return examples / seconds
+
+    @property
+    def cpu_ms(self) -> float:
+        examples, _, cpu = self.best()
+        return 1000 * cpu / examples
+
+
+def _round(harness: ContractHarness, examples: int) -> tuple[int, float, float, str | None]:
+    cpu = time.process_time()
+    result = check_property(harness, "P1", max_examples=examples)
+    cpu = time.process_time() - cpu
+    return result.examples, result.seconds, cpu, result.counterexample
+
+
+def measure(transports: list[str], examples: int, rounds: int) -> list[Measure]:
+    """Open a harness per transport, warm each up, then run the rounds interleaved."""
+    measures = [Measure(t) for t in transports]
+    harnesses = [ContractHarness(ReferenceBridgeAdapter, transport=t).__enter__() for t in transports]
+    try:
+        for harness in harnesses:
+            _round(harness, min(examples, 50))
+        for number in range(1, rounds + 1):
+            for measure_, harness in zip(measures, harnesses, strict=True):
+                done, seconds, cpu, failure = _round(harness, examples)
+                if failure is not None:
+                    measure_.failure = failure
+                measure_.rounds.append((done, seconds, cpu))
+                print(
+                    f"  round {number}: {LABELS[measure_.transport]:18} {done:4} examples in {seconds:6.2f} s "
+                    f"({done / seconds:6.1f}/s, CPU {1000 * cpu / done:5.2f} ms/example)",
+                    flush=True,
+                )
+    finally:
+        for harness in harnesses:
+            harness.__exit__(None, None, None)
+    return measures
+
+
+def report(measures: list[Measure]) -> tuple[str, bool]:
+    """The table of best rounds against the targets; whether every target was met."""
+    lines = [
+        "| P1, reference bridge | examples/s | target | verdict | CPU ms/example |",
+        "| --- | ---: | ---: | --- | ---: |",
+    ]
+    met = True
+    for m in measures:
+        ok = m.rate >= TARGETS[m.transport] and m.failure is None
+        met &= ok
+        verdict = "PASS" if ok else ("FAIL (P1 did not hold)" if m.failure else "MISS")
+        lines.append(
+            f"| {LABELS[m.transport]} | {m.rate:.0f} | >= {TARGETS[m.transport]:.0f} | {verdict} | {m.cpu_ms:.2f} |"
+        )
+    return "\n".join(lines), met
+
+
+def environment() -> str:
+    versions = ", ".join(f"{name} {metadata.version(name)}" for name in ("hypothesis", "mcp", "httpx2", "uvicorn"))
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+    return f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs, load {load}; {versions}"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--examples", type=int, default=500, help="examples of P1 per round (default 500)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per transport, best kept (default 3)")
+    parser.add_argument("--quick", action="store_true", help="one round of 100 examples per transport")
+    parser.add_argument("--only", choices=sorted(TARGETS), help="measure one transport only")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.examples, args.rounds = 100, 1
+    if args.examples < 1 or args.rounds < 1:
+        parser.error("--examples and --rounds must be at least 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    transports = [args.only] if args.only else list(TARGETS)
+    print(environment())
+    print(f"P1 with the reference bridge: {args.rounds} round(s) of {args.examples} examples per transport\n")
+    measures = measure(transports, args.examples, args.rounds)
+    table, met = report(measures)
+    print()
+    print(table)
+    for m in measures:
+        if m.failure is not None:
+            print(f"\nP1 did not hold over {m.transport}:\n{m.failure}")
+    failed = any(m.failure is not None for m in measures)
+    return 1 if failed or (args.strict and not met) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
