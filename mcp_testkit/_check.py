@@ -36,21 +36,25 @@ def add_parser(commands: Any) -> None:
     )
 
 
+class _BadSpec(Exception):
+    """A module:factory that cannot be loaded; the message says why."""
+
+
 def load_factory(spec: str) -> Any:
-    """The object `module:attribute` names; SystemExit with a clear message when it cannot be loaded."""
+    """The object `module:attribute` names; `_BadSpec` with a clear message when it cannot be loaded."""
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
-        raise SystemExit(f"mcp-testkit check: {spec!r} is not module:factory (e.g. mypkg.testing:MyAdapter)")
+        raise _BadSpec(f"{spec!r} is not module:factory (e.g. mypkg.testing:MyAdapter)")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise SystemExit(f"mcp-testkit check: cannot import {module_name!r}: {exc}") from None
+        raise _BadSpec(f"cannot import {module_name!r}: {exc}") from None
     try:
         factory = getattr(module, attribute)
     except AttributeError:
-        raise SystemExit(f"mcp-testkit check: module {module_name!r} has no {attribute!r}") from None
+        raise _BadSpec(f"module {module_name!r} has no {attribute!r}") from None
     if not callable(factory):
-        raise SystemExit(f"mcp-testkit check: {spec!r} is not callable; it must make an adapter")
+        raise _BadSpec(f"{spec!r} is not callable; it must make an adapter")
     return factory
 
 
@@ -64,7 +68,11 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
 
     named = list(args.adapters)
     specs = named or list(_DEFAULTS)
-    factories = [(spec, load_factory(spec)) for spec in specs]
+    try:
+        factories = [(spec, load_factory(spec)) for spec in specs]
+    except _BadSpec as exc:
+        print(f"mcp-testkit check: {exc}", file=sys.stderr)
+        return 2
     chosen = args.properties or list(PROPERTIES)
     unknown = [p for p in chosen if p not in PROPERTIES]
     if unknown:

@@ -306,7 +306,7 @@ def _sdk_outcome(error: BaseException) -> Outcome:
     every HTTP failure (401 and 403 included) as one generic MCPError, which can only be a connection error."""
     from mcp.shared.exceptions import MCPError
 
-    if isinstance(error, MCPError) and str(error) != "Server returned an error response":
+    if isinstance(error, MCPError) and str(error) not in ("Server returned an error response", "Session not found"):
         return Outcome.tool_error(error)
     if isinstance(error, Exception):
         return Outcome.connection_error(error)

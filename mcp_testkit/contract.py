@@ -28,8 +28,6 @@ from mcp_testkit import strategies as mst
 from mcp_testkit.adapters import BridgeAdapter, Outcome
 
 if TYPE_CHECKING:
-    from anyio.from_thread import BlockingPortal
-
     from mcp_testkit.adapters import AdapterFactory
     from mcp_testkit.server import TestMcpServer
 
@@ -77,11 +75,9 @@ class ContractHarness:
         self.transport = transport
         self._stack = contextlib.ExitStack()
         self.server: TestMcpServer
-        self._portal: BlockingPortal
+        self._loop: _Loop
 
     def __enter__(self) -> ContractHarness:
-        from anyio.from_thread import start_blocking_portal
-
         from mcp_testkit.server import TestMcpServer
 
         # Bridges log every fault they meet; the journal already tells the story, so keep the report clean.
@@ -93,19 +89,18 @@ class ContractHarness:
         self.server = TestMcpServer(name="contract")
         if self.transport == "socket":
             self._stack.enter_context(self.server)
-        self._start_portal = start_blocking_portal
-        self._portal = self._stack.enter_context(start_blocking_portal())
+        self._loop = self._stack.enter_context(_Loop())
         return self
 
     @contextlib.contextmanager
     def fresh_loop(self) -> Iterator[None]:
         """A new event loop for what runs inside: a bridge that breaks its loop spoils one property only."""
-        with self._start_portal() as portal:
-            previous, self._portal = self._portal, portal
+        with _Loop() as loop:
+            previous, self._loop = self._loop, loop
             try:
                 yield
             finally:
-                self._portal = previous
+                self._loop = previous
 
     def __exit__(self, *exc_info: object) -> None:
         self._stack.close()
@@ -125,11 +120,11 @@ class ContractHarness:
 
     def run(self, example: Callable[[ContractHarness, BridgeAdapter], Awaitable[None]], timeout: float = 30) -> None:
         """Run one example on a freshly reset server with a fresh adapter; always closes the adapter."""
+        import anyio
+
         self.server.reset()
 
         async def body() -> None:
-            import anyio
-
             adapter = self.adapter()
             # Closed inside the very scope it was opened in, with no scope of ours around the close:
             # bridges hold task groups, which must exit in the cancel scope they were entered in.
@@ -143,7 +138,7 @@ class ContractHarness:
                 finally:
                     await adapter.close()
 
-        self._portal.call(body)
+        self._loop.call(body)
 
     def fail(self, what: str, **facts: Any) -> ContractViolation:
         """A violation whose message is `what`, the facts of the example and the journal of the server."""
@@ -154,6 +149,61 @@ class ContractHarness:
         lines.append("  requests the bridge sent:")
         lines += [f"    {line}" for line in self.server.journal.format(limit=40).splitlines()]
         return ContractViolation("\n".join(lines))
+
+
+class _Loop:
+    """Where examples run: an event loop of our own in this thread (no hand-off per example), or, when
+    this thread already runs one (an async test called us), a loop in a helper thread."""
+
+    def __enter__(self) -> _Loop:
+        import asyncio
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop: Any = asyncio.new_event_loop()
+            self._portal: Any = None
+        else:
+            from anyio.from_thread import start_blocking_portal
+
+            self._loop = None
+            self._portal_cm = start_blocking_portal()
+            self._portal = self._portal_cm.__enter__()
+        return self
+
+    def call(self, function: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        if self._loop is not None:
+            return self._loop.run_until_complete(function(*args))
+        return self._portal.call(function, *args)
+
+    def spawn(self, function: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        if self._loop is not None:
+            return self._loop.create_task(function(*args))
+        return self._portal.start_task_soon(function, *args)
+
+    def join(self, handle: Any, timeout: float) -> Any:
+        if self._loop is not None:
+            import asyncio
+
+            return self._loop.run_until_complete(asyncio.wait_for(handle, timeout))
+        return handle.result(timeout)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._loop is None:
+            self._portal_cm.__exit__(None, None, None)
+            return
+        import asyncio
+
+        loop, self._loop = self._loop, None
+        try:
+            pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
 
 
 # -- the properties --------------------------------------------------------------------------------
@@ -523,7 +573,7 @@ class _Driver:
 
         self._harness = harness
         self._send, receive = anyio.create_memory_object_stream[Any](0)
-        self._done = harness._portal.start_task_soon(self._drive, receive)
+        self._done = harness._loop.spawn(self._drive, receive)
 
     async def _drive(self, receive: Any) -> None:
         adapter = self._harness.adapter()
@@ -553,11 +603,11 @@ class _Driver:
                 raise error
             return result
 
-        return self._harness._portal.call(go)
+        return self._harness._loop.call(go)
 
     def close(self, timeout: float = 30) -> None:
-        self._harness._portal.call(self._send.aclose)
-        self._done.result(timeout)
+        self._harness._loop.call(self._send.aclose)
+        self._harness._loop.join(self._done, timeout)
 
 
 def resilience_machine(factory: AdapterFactory, *, transport: str = "asgi") -> type:

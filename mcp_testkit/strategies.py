@@ -124,6 +124,8 @@ def tools(
     *, names: SearchStrategy[str] | None = None, annotations: bool = True, schemas: bool = True
 ) -> SearchStrategy[mcp_types.Tool]:
     """Valid `mcp_types.Tool` values, with and without titles, descriptions, annotations and schemas."""
+    if names is not None and not isinstance(names, st.SearchStrategy):
+        raise ValueError(f"tools: names must be a strategy of tool names (e.g. tool_names()), not {names!r}")
     return _tools(names if names is not None else tool_names(), bool(annotations), bool(schemas))
 
 
@@ -321,6 +323,10 @@ def fault_schedules(
 ) -> SearchStrategy[list[Any]]:
     """Lists of fault rules (`faults.Rule`), each hitting the nth matching request, aimed at `tools`."""
     _check_size(0, max_size, "fault_schedules")
+    if faults is not None and not isinstance(faults, st.SearchStrategy):
+        raise ValueError(f"fault_schedules: faults must be a strategy of faults (e.g. call_faults()), not {faults!r}")
+    if isinstance(tools, str) or not all(isinstance(name, str) for name in tools):
+        raise ValueError(f"fault_schedules: tools must be a list of tool names, not {tools!r}")
     return _schedules(faults if faults is not None else call_faults(), tuple(tools), max_size)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import ssl
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +24,12 @@ if TYPE_CHECKING:
     from mcp_testkit.bridge._config import Kind, ServerConfig
 
 __all__ = ["ToolDescription", "ToolPool", "describe_tools"]
+
+
+@functools.lru_cache(maxsize=1)
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context for every pool: loading the CA bundle costs milliseconds, a pool may live for one call."""
+    return ssl.create_default_context()
 
 
 class _BorrowedTransport(httpx2.AsyncBaseTransport):
@@ -63,7 +71,9 @@ class ToolPool:
         if self._client is not None:
             raise RuntimeError("ToolPool is already open")
         transport = _BorrowedTransport(self._transport) if self._transport is not None else None
-        self._client = httpx2.AsyncClient(transport=transport, timeout=None, follow_redirects=False)
+        self._client = httpx2.AsyncClient(
+            transport=transport, timeout=None, follow_redirects=False, verify=_tls_context()
+        )
         self._links = {config.name: ServerLink(config, self._client, self._environ) for config in self._configs}
         try:
             listed = await self._start_all()

@@ -107,9 +107,9 @@ def test_socket_transport_is_named_in_the_progress() -> None:
     ids=["no-colon", "no-module", "not-importable", "no-attribute", "not-callable"],
 )
 def test_bad_adapter_spec_is_a_clear_error(spec: str, message: str) -> None:
-    """A bad module:factory spec fails before any checking, with one line saying what is wrong."""
+    """A bad module:factory spec exits 2 (a usage error, unlike a failing bridge's 1), saying what is wrong."""
     done = _check(spec, "--examples", "1")
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stdout == ""
     assert message in done.stderr
     assert "Traceback" not in done.stderr
