@@ -19,8 +19,10 @@ subprocess of its own:
 
 Both request sets share one ``httpx2.Client`` per module, so connection set-up is not what is
 measured. A ``conftest.py`` times the test loop only (``pytest_runtestloop``), leaving out
-interpreter start, plugin loading and collection, which are the same for every set; the
-one-off server start of each fixture falls inside the loop and is spread over the tests.
+interpreter start, plugin loading and collection, which are the same for every set, and it
+imports the server and uvicorn before the loop in every set (pytest-httpserver imports werkzeug
+when its plugin loads; mcp-testkit imports lazily, on first use). The one-off start and stop of
+each fixture's server fall inside the loop and are spread over the tests.
 Per-test overhead is ``(set - empty) / tests``, from the best of the rounds (other load only
 ever slows a round down). The process CPU time is printed beside the wall time as a cross-check.
 The exit status is 1 with ``--strict`` when ``mcp_server``'s overhead is above 1.5 times
@@ -45,6 +47,11 @@ import time
 
 import httpx2
 import pytest
+
+# One-off imports happen before the timed loop in every set: pytest-httpserver imports werkzeug
+# when its plugin loads, while mcp-testkit imports its server and uvicorn on first use.
+import mcp_testkit.server
+import uvicorn
 
 
 @pytest.fixture(scope="module")
