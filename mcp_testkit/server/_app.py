@@ -436,8 +436,10 @@ class McpApp:
         call = Call(state, record, session, record.protocol_version or DEFAULT_VERSION, fault=fault)
         if isinstance(fault, (faults.EndStream, faults.MalformedSse)):
             sse = True
-        elif isinstance(fault, faults.ListChanged) and (session is None or not session.outbox.streaming):
-            # No GET stream to carry the notification: it rides on this page's own SSE stream, or it is lost.
+        elif isinstance(fault, (faults.ListChanged, faults.CatalogueChange)) and (
+            session is None or not session.outbox.streaming
+        ):
+            # No GET stream to carry list_changed: it rides on this page's own SSE stream, or it is lost.
             sse = True
         else:
             sse = self._mode(state, record) == "sse" and not isinstance(fault, faults.WrongContentType)

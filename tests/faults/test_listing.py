@@ -205,11 +205,15 @@ async def test_catalogue_change_between_pages_shifts_the_walk(serve: Serve) -> N
     assert list(server.tools) == ["t2", "t3", "t4", "t5", "n1"]
 
 
+ANNOUNCED = [faults.ListChanged(2), faults.CatalogueChange(2, add=["n1"])]
+
+
 @pytest.mark.parametrize("framing", FRAMINGS)
-async def test_list_changed_rides_on_the_page_it_hits(serve: Serve, framing: str) -> None:
-    """ListChanged(2) without a GET stream: page 2 comes as SSE, list_changed first, then the page."""
+@pytest.mark.parametrize("fault", ANNOUNCED, ids=["list-changed", "catalogue-change"])
+async def test_list_changed_rides_on_the_page_it_hits(serve: Serve, framing: str, fault: faults.Fault) -> None:
+    """ListChanged or CatalogueChange on page 2, no GET stream: page 2 is SSE, list_changed first, then the page."""
     server = _catalogue(serve, response_mode=framing)
-    server.inject(faults.ListChanged(2))
+    server.inject(fault)
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire = Wire(client)
@@ -309,10 +313,20 @@ async def test_sdk_client_walks_what_the_server_sends(
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-async def test_sdk_client_hears_list_changed_during_the_walk(serve: Serve, framing: str) -> None:
-    """The SDK hands ListChanged's notification to its message_handler and finishes the walk undisturbed."""
+@pytest.mark.parametrize(
+    ("fault", "shape"),
+    [
+        (faults.ListChanged(2), [["t1", "t2"], ["t3", "t4"], ["t5"]]),
+        (faults.CatalogueChange(2, add=["n1"], remove=["t1"]), [["t1", "t2"], ["t4", "t5"], ["n1"]]),
+    ],
+    ids=["list-changed", "catalogue-change"],
+)
+async def test_sdk_client_hears_list_changed_during_the_walk(
+    serve: Serve, framing: str, fault: faults.Fault, shape: list[Any]
+) -> None:
+    """The SDK hands the page's list_changed to its message_handler and finishes the walk undisturbed."""
     server = _catalogue(serve, response_mode=framing)
-    server.inject(faults.ListChanged(2))
+    server.inject(fault)
     pages, error, notified = await _sdk_walk(server)
-    assert ([names for names, _ in pages], error) == ([["t1", "t2"], ["t3", "t4"], ["t5"]], None)
+    assert ([names for names, _ in pages], error) == (shape, None)
     assert notified == [mcp_types.ToolListChangedNotification.__name__]

@@ -91,8 +91,8 @@ class Model:
         if isinstance(fault, faults.CatalogueChange):
             self.catalogue = [name for name in self.catalogue if name not in fault.remove]
             self.catalogue += [name for name in fault.add if name not in self.catalogue]
-            # Announced on the page's own stream; a JSON page has none, and no GET stream is open.
-            step.notified = self.framing == "sse"
+            # Announced on the page's own stream (SSE even under JSON framing, as no GET stream is open).
+            step.notified = True
         if isinstance(fault, faults.MalformedPage):
             step.tools = "this page is deliberately malformed"
             return step
