@@ -4,6 +4,19 @@ from __future__ import annotations
 
 import pytest
 
+# The plugin's own tests run pytest on generated files in this process (pytester). pytester drops the
+# modules an inner run imported first, so a later import makes second copies whose exception classes
+# no longer match (httpx2 then fails to map httpcore2's errors). Importing them here keeps one copy.
+import httpcore2  # noqa: F401  # isort: skip
+import httpx2  # noqa: F401  # isort: skip
+import mcp  # noqa: F401  # isort: skip
+import uvicorn  # noqa: F401  # isort: skip
+
+import mcp_testkit.bridge  # isort: skip
+import mcp_testkit.server  # noqa: F401  # isort: skip
+
+pytest_plugins = ["pytester"]
+
 
 @pytest.fixture
 def anyio_backend() -> str:

@@ -312,7 +312,10 @@ class TestMcpServer:
     @property
     def port(self) -> int:
         if self._runner is None:
-            raise RuntimeError(f"server {self.name!r} is not started: use `with server:` or `async with server:`")
+            raise RuntimeError(
+                f"server {self.name!r} is not listening on a socket: start it with `with server:` or "
+                "`async with server:`, or reach it in-process through `server.asgi_app`"
+            )
         return self._runner.port
 
     @property
@@ -320,6 +323,11 @@ class TestMcpServer:
         """`http://host:port`, without the endpoint path."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
+
+    @property
+    def path(self) -> str:
+        """The endpoint path, e.g. `/mcp`."""
+        return self._state.path
 
     @property
     def url(self) -> str:

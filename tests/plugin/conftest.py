@@ -4,14 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-
-def pytest_configure(config: pytest.Config) -> None:
-    # `pytest_plugins = ["pytester"]` belongs in the top-level conftest (pytest refuses it in one
-    # below that when pytest runs from the rootdir), so the plugin is loaded here.
-    if not config.pluginmanager.has_plugin("pytester"):
-        config.pluginmanager.import_plugin("pytester")
-
-
 ANYIO_BACKENDS = """
 import pytest
 
