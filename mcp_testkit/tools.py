@@ -276,4 +276,3 @@ def start_answer(tool: ScriptedTool, arguments: dict[str, Any], context: ToolCon
     if callable(answer) and not isinstance(answer, (ToolError, BaseModel)):
         return answer(arguments, context) if _takes_context(answer) else answer(arguments)
     return answer
-
