@@ -16,7 +16,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -139,6 +139,12 @@ class ContractHarness:
                     await adapter.close()
 
         self._loop.call(body)
+
+    async def connect(self, adapter: BridgeAdapter, headers: Mapping[str, str] | None = None) -> None:
+        """Connect `adapter` to the server, which is healthy at this point: anything but ok is a violation."""
+        outcome = await adapter.connect(self.url, dict(headers or {}))
+        if outcome.kind != "ok":
+            raise self.fail("the bridge could not connect to a healthy server", outcome=outcome)
 
     def fail(self, what: str, **facts: Any) -> ContractViolation:
         """A violation whose message is `what`, the facts of the example and the journal of the server."""
@@ -263,9 +269,7 @@ def _p2(harness: ContractHarness) -> Callable[[], None]:
         async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
             server = h.server
             server.tool("write", description="a write: no hints", returns="written")
-            outcome = await adapter.connect(h.url, {})
-            if outcome.kind != "ok":
-                raise h.fail("the bridge could not connect to a healthy server", outcome=outcome)
+            await h.connect(adapter)
             for rule in schedule:
                 server.inject(rule.fault, method=rule.method, tool=rule.tool, nth=rule.nth, times=rule.times)
             for index in range(calls):
@@ -291,9 +295,7 @@ def _p3(harness: ContractHarness) -> Callable[[], None]:
         async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
             server = h.server
             server.tool("read", description="a read", read_only=True, returns="read")
-            outcome = await adapter.connect(h.url, {})
-            if outcome.kind != "ok":
-                raise h.fail("the bridge could not connect to a healthy server", outcome=outcome)
+            await h.connect(adapter)
             for fault in transient:
                 server.inject(fault, method="tools/call", tool="read")
             outcome = await adapter.call("read", {})
@@ -316,9 +318,7 @@ def _p4(harness: ContractHarness) -> Callable[[], None]:
             server = h.server
             server.require_header("Authorization", _TOKEN_ONE, status=status)
             server.tool("tool", description="a tool", read_only=read, returns="ok")
-            outcome = await adapter.connect(h.url, {"Authorization": _TOKEN_ONE})
-            if outcome.kind != "ok":
-                raise h.fail("the bridge could not connect with valid credentials", outcome=outcome)
+            await h.connect(adapter, {"Authorization": _TOKEN_ONE})
             if via == "fault":
                 server.inject(faults.HttpStatus(status, headers={"WWW-Authenticate": "Bearer"}), tool="tool")
             else:
@@ -352,9 +352,7 @@ def _p5(harness: ContractHarness) -> Callable[[], None]:
         async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
             server = h.server
             server.tool("tool", description="a tool", read_only=read, returns="ok")
-            outcome = await adapter.connect(h.url, {})
-            if outcome.kind != "ok":
-                raise h.fail("the bridge could not connect to a healthy server", outcome=outcome)
+            await h.connect(adapter)
             stale = server.session().id
             if how == "fault":
                 server.inject(faults.LoseSession(), method="tools/call", tool="tool")
@@ -421,9 +419,7 @@ def _p7(harness: ContractHarness) -> Callable[[], None]:
         async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
             server = h.server
             server.tool("tool", description="answers the generated result", read_only=True, returns=result)
-            outcome = await adapter.connect(h.url, {})
-            if outcome.kind != "ok":
-                raise h.fail("the bridge could not connect to a healthy server", outcome=outcome)
+            await h.connect(adapter)
             first = await adapter.call("tool", {})
             second = await adapter.call("tool", {})
             expected = "tool_error" if result.is_error else "ok"
