@@ -313,7 +313,7 @@ class TestMcpServer:
     def port(self) -> int:
         if self._runner is None:
             raise RuntimeError(
-                f"server {self.name!r} is not listening on a socket: start it with `with server:` or "
+                f"server {self.name!r} is not started, so it listens on no socket: start it with `with server:` or "
                 "`async with server:`, or reach it in-process through `server.asgi_app`"
             )
         return self._runner.port
