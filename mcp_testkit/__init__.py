@@ -11,25 +11,43 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcp_testkit import faults, strategies
+    from mcp_testkit.adapters import BridgeAdapter, Outcome, ReferenceBridgeAdapter, SdkClientAdapter
+    from mcp_testkit.contract import PropertyResult, resilience_machine, resilience_suite, run_contract
     from mcp_testkit.journal import Headers, Journal, Record
     from mcp_testkit.server import TestMcpServer
     from mcp_testkit.tools import ScriptedTool, ToolContext, ToolError
 
 __all__ = [
+    "BridgeAdapter",
     "Headers",
     "Journal",
+    "Outcome",
+    "PropertyResult",
     "Record",
+    "ReferenceBridgeAdapter",
     "ScriptedTool",
+    "SdkClientAdapter",
     "TestMcpServer",
     "ToolContext",
     "ToolError",
     "faults",
+    "resilience_machine",
+    "resilience_suite",
+    "run_contract",
     "strategies",
 ]
 
 __version__ = "0.1.0"
 
 _HOMES = {
+    "BridgeAdapter": "mcp_testkit.adapters",
+    "Outcome": "mcp_testkit.adapters",
+    "PropertyResult": "mcp_testkit.contract",
+    "ReferenceBridgeAdapter": "mcp_testkit.adapters",
+    "SdkClientAdapter": "mcp_testkit.adapters",
+    "resilience_machine": "mcp_testkit.contract",
+    "resilience_suite": "mcp_testkit.contract",
+    "run_contract": "mcp_testkit.contract",
     "Headers": "mcp_testkit.journal",
     "Journal": "mcp_testkit.journal",
     "Record": "mcp_testkit.journal",
