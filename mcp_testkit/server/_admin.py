@@ -11,21 +11,18 @@ from __future__ import annotations
 import hmac
 import json
 import traceback
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from mcp_testkit.scenario import ScenarioError, add_rules, add_tool, check_transport, from_json
+from mcp_testkit.server._app import Receive, Scope, Send, _read_body
 
 if TYPE_CHECKING:
     from mcp_testkit.server import TestMcpServer
 
 __all__ = ["PREFIX", "AdminApp"]
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 
 PREFIX = "/_testkit"
 """Where the admin endpoints live; the MCP endpoint may not be under it."""
@@ -271,15 +268,3 @@ def _int_param(params: dict[str, str], name: str, default: int) -> int:
         return int(value)
     except ValueError:
         raise AdminError(400, "bad_request", f"query parameter {name} must be an integer, not {value!r}") from None
-
-
-async def _read_body(receive: Receive) -> bytes:
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
