@@ -16,7 +16,7 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
-__all__ = ["Answer", "ScriptedTool", "ToolContext", "ToolError"]
+__all__ = ["Answer", "JsonRpcError", "RawResult", "ScriptedTool", "ToolContext", "ToolError"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 
@@ -47,6 +47,20 @@ class ToolError(Exception):
 
     def __hash__(self) -> int:
         return hash(("ToolError", self.text))
+
+
+class JsonRpcError(Exception):
+    """Raised by a handler to answer the call with a JSON-RPC error instead of a result (a replay's recorded one)."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class RawResult(dict[str, Any]):
+    """A `CallToolResult` already in wire form, answered exactly as given (a replay's recorded answer)."""
 
 
 @dataclass
@@ -106,6 +120,8 @@ def _block(block: Any) -> dict[str, Any]:
 
 def result_of(answer: Any) -> dict[str, Any]:
     """Turn a non-callable answer into a `CallToolResult` in wire form."""
+    if isinstance(answer, RawResult):
+        return dict(answer)
     if isinstance(answer, str):
         return {"content": [{"type": "text", "text": answer}]}
     if isinstance(answer, ToolError):

@@ -51,6 +51,9 @@ class ServerState:
     errors: list[BaseException] = field(default_factory=list)
     event_ids: Callable[[], int] = field(default_factory=lambda: itertools.count(1).__next__)
     plan: FaultPlan = field(default_factory=FaultPlan)
+    initialize_result: dict[str, Any] | None = None
+    """What `initialize` answers besides protocolVersion (capabilities, serverInfo...): a replay's recorded
+    answer; None for the scripted server's own."""
     _definitions: list[dict[str, Any]] | None = None
 
     def definitions(self) -> list[dict[str, Any]]:
