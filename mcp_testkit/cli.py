@@ -1,5 +1,5 @@
 """The `mcp-testkit` command: `serve` runs a scripted MCP server (HTTP or stdio) until stopped;
-`check` runs the resilience contract against bridges."""
+`check` runs the resilience contract against bridges; `record` and `verify` make and check cassettes."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 from mcp_testkit import _check
+from mcp_testkit.cassettes import _cli as _cassettes
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Journal, Record
@@ -51,7 +52,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--journal", metavar="FILE.jsonl", help="append one redacted JSON line per request")
     serve.add_argument("--admin", action="store_true", help="serve the admin API under /_testkit/ (bearer token)")
     serve.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
+    serve.add_argument("--cassette", metavar="FILE.json", help="replay a server recorded by mcp-testkit record")
     _check.add_parser(commands)
+    _cassettes.add_parsers(commands)
     return parser
 
 
@@ -123,9 +126,14 @@ def _build(args: argparse.Namespace) -> tuple[TestMcpServer, Scenario | None]:
         "get_stream": args.get_stream or None,
     }
     options.update({key: value for key, value in given.items() if value is not None})
-    options.setdefault("name", options.get("preset") or "test")
+    where = {"host": args.host, "port": args.port, "path": args.path, "allowed_hosts": (args.host,)}
     try:
-        server = TestMcpServer(host=args.host, port=args.port, path=args.path, allowed_hosts=(args.host,), **options)
+        if args.cassette is not None:
+            if args.preset is not None:
+                raise _Refused("--cassette replays a recorded catalogue: it takes no --preset")
+            return TestMcpServer.from_cassette(args.cassette, **where, **options), scenario
+        options.setdefault("name", options.get("preset") or "test")
+        server = TestMcpServer(**where, **options)
     except (TypeError, ValueError) as exc:
         raise _Refused(f"cannot build the server: {exc}") from None
     return server, scenario
@@ -221,4 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     if args.command == "check":
         return _check.run(args)
+    if args.command == "record":
+        return _cassettes.run_record(args)
+    if args.command == "verify":
+        return _cassettes.run_verify(args)
     return 2  # pragma: no cover - argparse requires a command
