@@ -65,14 +65,18 @@ class ContractViolation(AssertionError):
 class ContractHarness:
     """A `TestMcpServer` and an event loop, shared by every example of a contract run.
 
-    `transport="asgi"` runs the bridge in-process (fast); `"socket"` serves over 127.0.0.1.
+    `transport="asgi"` runs the bridge in-process (fast); `"socket"` serves over 127.0.0.1. `server`
+    is the server to run on (a replay of a recorded one, say); by default a fresh empty one.
     """
 
-    def __init__(self, factory: AdapterFactory, *, transport: str = "asgi") -> None:
+    def __init__(
+        self, factory: AdapterFactory, *, transport: str = "asgi", server: TestMcpServer | None = None
+    ) -> None:
         if transport not in ("asgi", "socket"):
             raise ValueError(f"transport must be 'asgi' or 'socket', not {transport!r}")
         self.factory = factory
         self.transport = transport
+        self._given = server
         self._stack = contextlib.ExitStack()
         self.server: TestMcpServer
         self._loop: _Loop
@@ -86,8 +90,8 @@ class ContractHarness:
             self._stack.callback(logger.setLevel, logger.level)
             logger.setLevel(logging.CRITICAL)
 
-        self.server = TestMcpServer(name="contract")
-        if self.transport == "socket":
+        self.server = self._given if self._given is not None else TestMcpServer(name="contract")
+        if self.transport == "socket" and not self.server.started:
             self._stack.enter_context(self.server)
         self._loop = self._stack.enter_context(_Loop())
         return self
@@ -248,9 +252,10 @@ def _p1(harness: ContractHarness) -> Callable[[], None]:
             facts = {"catalogue": names, "page_size": page_size, "outcome": outcome, "loaded": loaded}
             if adapter.page_limit is not None and pages > adapter.page_limit + 1:
                 raise h.fail(f"the bridge read {pages} pages, beyond its limit of {adapter.page_limit}", **facts)
-            if outcome.kind == "ok" and sorted(loaded) != sorted(names):
-                missing = sorted(set(names) - set(loaded))
-                extra = sorted({n for n in loaded if loaded.count(n) > 1 or n not in names})
+            served = list(server.tools)  # the generated names, and a recorded catalogue's on a replay
+            if outcome.kind == "ok" and sorted(loaded) != sorted(served):
+                missing = sorted(set(served) - set(loaded))
+                extra = sorted({n for n in loaded if loaded.count(n) > 1 or n not in served})
                 raise h.fail(f"the bridge loaded a wrong tool set (missing {missing}, extra {extra})", **facts)
             if outcome.kind != "ok" and not _fired(h):
                 raise h.fail("the listing failed although no fault fired", **facts)
@@ -505,14 +510,19 @@ def run_contract(
     transport: str = "asgi",
     derandomize: bool = True,
     progress: Callable[[PropertyResult], None] | None = None,
+    server: TestMcpServer | None = None,
 ) -> list[PropertyResult]:
-    """Check every property (or those named) against the bridge that `factory` makes."""
+    """Check every property (or those named) against the bridge that `factory` makes.
+
+    `server` runs them on a server of yours, e.g. `TestMcpServer.from_cassette(...)`: each example
+    resets it and adds its own tools beside the recorded catalogue.
+    """
     chosen = list(properties) if properties is not None else list(PROPERTIES)
     unknown = [p for p in chosen if p not in PROPERTIES]
     if unknown:
         raise ValueError(f"unknown properties {unknown}; known: {', '.join(PROPERTIES)}")
     results = []
-    with ContractHarness(factory, transport=transport) as harness:
+    with ContractHarness(factory, transport=transport, server=server) as harness:
         for property_id in chosen:
             result = check_property(harness, property_id, max_examples=max_examples, derandomize=derandomize)
             results.append(result)

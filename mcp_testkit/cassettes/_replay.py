@@ -213,14 +213,19 @@ def _is_request(message: Any) -> bool:
 
 
 def _framing(cassette: Cassette) -> dict[str, str]:
-    """How each method's answers were framed while recording (json or sse), by majority."""
+    """How each method's answers were framed while recording (json or sse), by majority; sse for calls
+    that carried notifications when the recording says nothing of framing (stdio)."""
     seen: dict[str, Counter[str]] = {}
     for exchange in cassette.exchanges:
         http = exchange.http
         if http is None or exchange.method is None or http.framing not in ("json", "sse") or http.status != 200:
             continue
         seen.setdefault(exchange.method, Counter())[http.framing] += 1
-    return {method: counts.most_common(1)[0][0] for method, counts in seen.items()}
+    framing = {method: counts.most_common(1)[0][0] for method, counts in seen.items()}
+    if "tools/call" not in framing and any(e.events for e in cassette.requests("tools/call")):
+        # Recorded over stdio: the notifications sent during a call need the call's own SSE stream to ride on.
+        framing["tools/call"] = "sse"
+    return framing
 
 
 # -- matching --------------------------------------------------------------------------------------------------------
