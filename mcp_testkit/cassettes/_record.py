@@ -366,7 +366,7 @@ class Recording:
             raise ValueError(f"the upstream must be an http:// or https:// URL, not {describe_upstream(upstream)!r}")
         self.out = Path(out)
         self.headers = dict(headers or {})
-        self.redactor = Redactor(redact, known_shapes=known_shapes, secrets=self.headers.values())
+        self.redactor = Redactor(redact, known_shapes=known_shapes)
         for name, value in self.headers.items():
             self.redactor.header(name, value)
         self.tape = Tape()

@@ -18,9 +18,6 @@ from mcp_testkit.cassettes import record
 from ._support import REDACT, bridge_answers, sdk_http_answers, sdk_stdio_answers
 from .upstream import serving, stdio_command
 
-QUIET = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
-"""The upstream logs on purpose, and the SDK says the logging capability is deprecated each time."""
-
 
 @pytest.fixture(scope="package")
 def upstream_url() -> Iterator[str]:

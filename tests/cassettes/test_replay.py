@@ -27,10 +27,9 @@ from ._support import (
     sdk_http_answers,
     without_secrets,
 )
-from .conftest import QUIET
 from .upstream import PAGE_SIZE
 
-pytestmark = [pytest.mark.anyio, QUIET]
+pytestmark = pytest.mark.anyio
 
 
 def _replay(path: Path, **settings: Any) -> CassetteServer:

@@ -104,7 +104,10 @@ def build(*, changed: bool = False) -> MCPServer:
         """Counts, reporting progress, and logs when done."""
         for n in range(1, to + 1):
             await ctx.report_progress(n, to)
-        await ctx.info(f"counted to {to}")
+        # A log line sent as a plain notification: the logging helpers warn that the capability is deprecated.
+        log = mcp_types.LoggingMessageNotificationParams(level="info", data=f"counted to {to}")
+        notification = mcp_types.LoggingMessageNotification(params=log)
+        await ctx.request_context.session.send_notification(notification, related_request_id=ctx.request_id)
         return f"counted {to}"
 
     if not changed:
@@ -162,5 +165,5 @@ if __name__ == "__main__":
     import warnings
 
     logging.disable(logging.WARNING)
-    warnings.simplefilter("ignore")  # the logging capability's deprecation, said on every log message
+    warnings.simplefilter("ignore")  # stderr is the test's: keep it for what matters
     build(changed="--changed" in sys.argv).run("stdio")
