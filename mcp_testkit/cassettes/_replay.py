@@ -213,19 +213,14 @@ def _is_request(message: Any) -> bool:
 
 
 def _framing(cassette: Cassette) -> dict[str, str]:
-    """How each method's answers were framed while recording (json or sse), by majority; sse for calls
-    that carried notifications when the recording says nothing of framing (stdio)."""
+    """How each method's answers were framed while recording (json or sse), by majority."""
     seen: dict[str, Counter[str]] = {}
     for exchange in cassette.exchanges:
         http = exchange.http
         if http is None or exchange.method is None or http.framing not in ("json", "sse") or http.status != 200:
             continue
         seen.setdefault(exchange.method, Counter())[http.framing] += 1
-    framing = {method: counts.most_common(1)[0][0] for method, counts in seen.items()}
-    if "tools/call" not in framing and any(e.events for e in cassette.requests("tools/call")):
-        # Recorded over stdio: the notifications sent during a call need the call's own SSE stream to ride on.
-        framing["tools/call"] = "sse"
-    return framing
+    return {method: counts.most_common(1)[0][0] for method, counts in seen.items()}
 
 
 # -- matching --------------------------------------------------------------------------------------------------------
@@ -406,7 +401,8 @@ class CassetteServer(TestMcpServer):
         if settings.get("page_size", _RECORDED) is _RECORDED:
             settings["page_size"] = self.script.page_size
         if "response_mode" not in settings:
-            settings["response_mode"] = _mode_of(self.script.framing)
+            noisy = {call.tool for call in self.script.calls if any(not _is_request(e) for e in call.events)}
+            settings["response_mode"] = _mode_of(self.script.framing, noisy)
         settings.setdefault("get_stream", self.script.get_stream)
         super().__init__(**settings)
 
@@ -461,19 +457,21 @@ class CassetteServer(TestMcpServer):
             self._forwarding.close()
 
 
-def _mode_of(framing: Mapping[str, str]) -> Any:
-    if not framing:
-        return "json"
+def _mode_of(framing: Mapping[str, str], noisy: set[str]) -> Any:
+    """The replay's `response_mode`: each method framed as recorded, and SSE for a call of a tool that sent
+    notifications while recording, so that they reach the client during the call as they did."""
     counts = Counter(framing.values())
-    default = counts.most_common(1)[0][0]
-    if len(counts) == 1:
+    default = counts.most_common(1)[0][0] if counts else "json"
+    if len(counts) <= 1 and (not noisy or default == "sse"):
         return default
     table = dict(framing)
 
-    def by_method(record: Any) -> str:
+    def by_request(record: Any) -> str:
+        if record.rpc_method == "tools/call" and record.tool in noisy:
+            return "sse"
         return table.get(record.rpc_method, default)
 
-    return by_method
+    return by_request
 
 
 # -- recording replays (pytest's record modes) ---------------------------------------------------------------------

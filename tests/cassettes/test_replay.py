@@ -334,3 +334,68 @@ async def test_run_contract_on_a_recorded_catalogue(http_tape: tuple[Path, Any])
     )
     assert [(r.property_id, r.passed) for r in results] == [("P1", True), ("P2", True), ("P5", True)], results
     assert set(TOOL_NAMES) <= set(server.tools)  # the recording survived every reset
+
+
+# -- other eras, other transports --------------------------------------------------------------------------------
+
+
+async def test_a_stateless_era_recording_replays_to_handshake_clients_and_says_so(
+    upstream_url: str, tmp_path: Path, live_sdk: dict[str, Any], live_bridge: dict[str, Any]
+) -> None:
+    """Recorded from a 2026-07-28 client, a cassette replays to handshake-era clients, without that era's fields."""
+    from mcp_testkit.cassettes import record
+
+    out = tmp_path / "stateless.json"
+    async with record(upstream_url, out=out) as proxy:
+        with anyio.fail_after(LIMIT_S):
+            async with Client(proxy) as client:  # auto mode: server/discover, then _meta on every request
+                recorded = await sdk_answers(client)
+    assert Cassette.load(out).eras == ["stateless"]
+    assert recorded["0:add"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "upstream-demo"
+    server = _replay(out)
+    assert any("stateless era only" in note for note in server.notes)
+    async with server:
+        with anyio.fail_after(LIMIT_S):
+            async with Client(server.url) as client:  # auto mode again: the replay refuses server/discover
+                replayed = await sdk_answers(client)
+        bridged = await bridge_answers(server.url)
+    server.check()
+    assert server.journal.requests("server/discover")[0].status == 200  # refused in JSON-RPC, then...
+    assert server.journal.requests("initialize")  # ...the client fell back to the handshake
+    live = {key: value for key, value in live_sdk.items() if key != "logs"}
+    assert as_recorded(replayed) == as_recorded(live)  # no resultType, no _meta.serverInfo: handshake answers
+    assert as_recorded(bridged) == as_recorded(live_bridge)
+
+
+async def test_serve_cassette_replays_over_http_and_stdio(
+    http_tape: tuple[Path, Any], live_sdk: dict[str, Any]
+) -> None:
+    """`mcp-testkit serve --cassette` replays over HTTP (its start line names the recorded server) and over stdio."""
+    import sys
+
+    from mcp.client.stdio import StdioServerParameters
+    from standalone._support import start
+
+    path = http_tape[0]
+    served = await anyio.to_thread.run_sync(lambda: start(path.parent, "--cassette", str(path)))
+    try:
+        assert "serving 'upstream-demo' at http://127.0.0.1:" in served.line
+        assert "(7 tools)" in served.line
+        over_http = await sdk_http_answers(served.url)
+    finally:
+        await anyio.to_thread.run_sync(served.stop)
+    assert as_recorded(over_http) == as_recorded(live_sdk)
+    command = StdioServerParameters(
+        command=sys.executable, args=["-m", "mcp_testkit", "serve", "--stdio", "--cassette", str(path)]
+    )
+    with anyio.fail_after(LIMIT_S):
+        async with Client(command, mode="legacy") as client:
+            answer = await client.call_tool("search", {"query": "lamp"})
+    assert answer.structured_content == {"items": ["lamp-0", "lamp-1"], "next_page": 2}
+    refused = await anyio.run_process(
+        [sys.executable, "-m", "mcp_testkit", "serve", "--cassette", str(path), "--preset", "demo"], check=False
+    )
+    assert refused.returncode == 2
+    assert refused.stderr.decode().strip() == (
+        "mcp-testkit serve: --cassette replays a recorded catalogue: it takes no --preset"
+    )
