@@ -210,7 +210,7 @@ class RecordingProxy:
     ) -> None:
         from mcp_testkit.cassettes._format import HttpInfo
 
-        if framing == "sse" or message is None:
+        if framing == "sse":
             response, events = split_messages(message, messages)
         else:
             response, events = (messages[0] if messages else None), []

@@ -67,18 +67,23 @@ class VerifyReport:
     def format(self) -> str:
         lines = [f"mcp-testkit verify: cassette {self.source} against {self.upstream}"]
         lines.extend(change.line() for change in self.changes)
-        summary = f"{self.tools_compared} tools compared, {self.calls_compared} read-only calls replayed"
+        tools, calls = _count(self.tools_compared, "tool"), _count(self.calls_compared, "read-only call")
+        summary = f"{tools} compared, {calls} sent"
         if self.skipped:
-            summary += f", {len(self.skipped)} calls not sent: " + "; ".join(self.skipped)
+            summary += "; not sent: " + "; ".join(self.skipped)
         lines.append(summary)
         breaking = len(self.breaking)
         if breaking:
-            lines.append(f"{breaking} breaking change{'s' * (breaking != 1)}")
+            lines.append(_count(breaking, "breaking change"))
         elif self.changes:
-            lines.append(f"no breaking change ({len(self.changes)} other change{'s' * (len(self.changes) != 1)})")
+            lines.append(f"no breaking change ({_count(len(self.changes), 'other change')})")
         else:
             lines.append("no change")
         return "\n".join(lines)
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number} {thing}{'s' * (number != 1)}"
 
 
 def verify(
@@ -247,7 +252,7 @@ def _compare_calls(
             report.changes.append(Change(subject, detail, breaking))
     if not_read_only:
         names = ", ".join(sorted(set(not_read_only)))
-        report.skipped.append(f"{len(not_read_only)} to tools that are not read-only ({names})")
+        report.skipped.append(f"{_count(len(not_read_only), 'call')} to tools that are not read-only ({names})")
 
 
 def _read_only(tool: Mapping[str, Any] | None) -> bool:

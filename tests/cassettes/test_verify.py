@@ -30,8 +30,11 @@ async def test_an_unchanged_server_verifies_clean(http_tape: tuple[Path, Any], u
     assert report.exit_status == 0
     assert report.tools_compared == 7
     assert report.calls_compared == 8  # every call but the write
-    assert report.skipped == ["1 to tools that are not read-only (write_note)"]
-    assert report.format().splitlines()[-1] == "no change"
+    assert report.skipped == ["1 call to tools that are not read-only (write_note)"]
+    assert report.format().splitlines()[-2:] == [
+        "7 tools compared, 8 read-only calls sent; not sent: 1 call to tools that are not read-only (write_note)",
+        "no change",
+    ]
 
 
 async def test_a_removed_tool_and_a_changed_schema_are_breaking(
