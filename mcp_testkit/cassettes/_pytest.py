@@ -19,26 +19,13 @@ from typing import Any
 from mcp_testkit.cassettes._format import Cassette, CassetteError
 from mcp_testkit.cassettes._redact import Redactor, placeholder_count
 from mcp_testkit.cassettes._replay import CassetteServer, _Forwarding, check_match, replay
-from mcp_testkit.cassettes._upstream import UpstreamError, UpstreamSession, open_upstream
+from mcp_testkit.cassettes._upstream import UpstreamError, UpstreamSession, from_env, open_upstream
 
 __all__ = ["MARKER_KEYS", "RECORD_MODES", "UPSTREAM_ENV", "cassette_server"]
 
 RECORD_MODES = ("none", "once", "new", "all")
 MARKER_KEYS = ("cassette", "upstream", "upstream_headers", "match", "redact")
 UPSTREAM_ENV = "MCP_TESTKIT_UPSTREAM"
-
-
-def _headers(given: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
-    """The upstream's headers; a value `env:VAR` is read from the environment (a missing one is named)."""
-    headers = {}
-    for name, value in given.items():
-        if value.startswith("env:"):
-            variable = value[4:]
-            if variable not in environ:
-                raise CassetteError(f"upstream_headers {name}: the environment variable {variable} is not set")
-            value = environ[variable]
-        headers[name] = value
-    return headers
 
 
 def cassette_server(
@@ -65,7 +52,13 @@ def cassette_server(
             f"cassette {path}: --mcp-record={mode} records, so it needs the live server: give the marker "
             f"upstream= (a URL, or a stdio command as a list) or set ${UPSTREAM_ENV}"
         )
-    headers = _headers(options.get("upstream_headers") or {}, environ)
+    try:
+        headers = {
+            name: from_env(value, f"upstream_headers {name}", environ)
+            for name, value in (options.get("upstream_headers") or {}).items()
+        }
+    except ValueError as exc:
+        raise CassetteError(str(exc)) from None
     base = Cassette.load(path) if mode == "new" and exists else None
     redactor = Redactor(
         options.get("redact") or (), first_placeholder=placeholder_count(base) + 1 if base is not None else 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -23,13 +23,9 @@ import anyio.to_thread
 from mcp_testkit.cassettes._format import Cassette, Exchange, Tape, era_of, split_messages, version_of
 from mcp_testkit.cassettes._redact import Redactor, kept_headers, save
 from mcp_testkit.cassettes._upstream import StdioUpstream, describe_upstream
+from mcp_testkit.server._app import Receive, Scope, Send, _lifespan, _read_body
 
 __all__ = ["Recording", "RecordingProxy", "StdioGateway", "record"]
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 
 # Hop-by-hop headers, and those httpx2 sets itself; the rest pass through both ways.
 _NOT_FORWARDED = frozenset(
@@ -41,25 +37,6 @@ _JSON = b"application/json"
 
 def _json_body(message: Any) -> bytes:
     return json.dumps(message, separators=(",", ":")).encode()
-
-
-async def _read_body(receive: Receive) -> bytes:
-    chunks = []
-    while True:
-        message = await receive()
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False) or message["type"] == "http.disconnect":
-            return b"".join(chunks)
-
-
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
 
 
 async def _answer(send: Send, status: int, payload: Any, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
@@ -86,14 +63,10 @@ def _headers(scope: Scope) -> list[tuple[str, str]]:
     return [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
 
 
-class RecordingProxy:
-    """ASGI app: forwards each request on `path` to the upstream URL unchanged, and records the exchange."""
+class _Endpoint:
+    """An ASGI app serving one endpoint path: lifespan answered, other paths refused with 404."""
 
-    def __init__(self, url: str, tape: Tape, *, path: str = "/mcp", headers: Mapping[str, str] | None = None) -> None:
-        self.url = url
-        self.tape = tape
-        self.path = path
-        self.headers = {name.lower(): value for name, value in (headers or {}).items()}
+    path: str
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -104,6 +77,22 @@ class RecordingProxy:
         if scope["path"] != self.path:
             await _answer(send, 404, _refusal(f"the recording proxy serves only {self.path}, not {scope['path']}"))
             return
+        await self._handle(scope, receive, send)
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+class RecordingProxy(_Endpoint):
+    """ASGI app: forwards each request on `path` to the upstream URL unchanged, and records the exchange."""
+
+    def __init__(self, url: str, tape: Tape, *, path: str = "/mcp", headers: Mapping[str, str] | None = None) -> None:
+        self.url = url
+        self.tape = tape
+        self.path = path
+        self.headers = {name.lower(): value for name, value in (headers or {}).items()}
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await _read_body(receive) if scope["method"] == "POST" else b""
         await self._forward(scope, body, receive, send)
 
@@ -223,7 +212,7 @@ class RecordingProxy:
         )  # fmt: skip
 
 
-class StdioGateway:
+class StdioGateway(_Endpoint):
     """ASGI app: Streamable HTTP in front of a stdio server, one server process per session.
 
     `initialize` starts a process and opens a session on it; DELETE ends both. An answer comes as
@@ -237,15 +226,7 @@ class StdioGateway:
         self.path = path
         self._links: dict[str, StdioUpstream] = {}
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
-            return
-        if scope["type"] != "http":
-            return
-        if scope["path"] != self.path:
-            await _answer(send, 404, _refusal(f"the recording proxy serves only {self.path}, not {scope['path']}"))
-            return
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(_headers(scope))
         method = scope["method"]
         if method == "GET":

@@ -39,6 +39,7 @@ __all__ = [
     "UpstreamError",
     "UpstreamSession",
     "describe_upstream",
+    "from_env",
     "headers_from",
     "open_upstream",
 ]
@@ -93,13 +94,19 @@ def headers_from(lines: Sequence[str], environ: Mapping[str, str] | None = None)
         name, value = name.strip(), value.strip()
         if not sep or not name or " " in name:
             raise ValueError(f"--header {name[:40]!r}: give it as 'Name: value' (or 'Name: env:VAR')")
-        if value.startswith("env:"):
-            variable = value[4:]
-            if variable not in environ:
-                raise ValueError(f"--header {name}: the environment variable {variable} is not set")
-            value = environ[variable]
-        headers[name] = value
+        headers[name] = from_env(value, f"--header {name}", environ)
     return headers
+
+
+def from_env(value: str, what: str, environ: Mapping[str, str] | None = None) -> str:
+    """`value`, or for `env:VAR` the variable's value; ValueError naming `what` and the variable when it is unset."""
+    if not value.startswith("env:"):
+        return value
+    environ = os.environ if environ is None else environ
+    variable = value[4:]
+    if variable not in environ:
+        raise ValueError(f"{what}: the environment variable {variable} is not set")
+    return environ[variable]
 
 
 def open_upstream(
