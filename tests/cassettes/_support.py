@@ -32,7 +32,7 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("write_note", {"text": "hello"}),
 ]
 """Every tool of the upstream, one with two different arguments: the image, the isError, the secret, the write."""
-TOOL_NAMES = ["add", "search", "logo", "fail", "account", "slow_count", "write_note"]
+TOOL_NAMES = ["add", "search", "logo", "fail", "account", "slow_count", "confirm", "write_note"]
 _PLACEHOLDER = re.compile(r"<redacted:[^<>\s]+>")
 
 

@@ -37,7 +37,7 @@ def test_http_cassette_keeps_each_exchange_at_the_json_rpc_level(http_tape: tupl
     cassette = Cassette.load(http_tape[0])
     methods = [exchange.method for exchange in cassette]
     assert methods[:2] == ["initialize", "notifications/initialized"]
-    assert methods.count("tools/list") == 4  # every page of seven tools, two a page
+    assert methods.count("tools/list") == 4  # every page of eight tools, two a page
     assert methods.count("tools/call") == 9
     assert cassette.upstream["transport"] == "http"
     assert cassette.eras == ["handshake"]
@@ -101,6 +101,44 @@ async def test_stateless_era_exchanges_are_recorded_with_their_era(upstream_url:
     assert call.http.request_headers["mcp-method"] == "tools/call"
     assert call.http.request_headers["mcp-name"] == "add"
     assert call.params["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+
+
+@pytest.mark.parametrize("where", ["http", "stdio"])
+async def test_server_requests_during_a_call_reach_the_client_and_are_recorded(
+    where: str, upstream_url: str, tmp_path: Path
+) -> None:
+    """An elicitation the server sends during a call reaches the client, and the server its answer; both are kept."""
+    import mcp_types
+
+    asked: list[str] = []
+
+    async def answer(context: Any, params: Any) -> mcp_types.ElicitResult:
+        asked.append(params.message)
+        return mcp_types.ElicitResult(action="accept", content={"ok": True})
+
+    out = tmp_path / "ask.json"
+    upstream = {"upstream": upstream_url} if where == "http" else {"command": stdio_command()}
+    async with record(out=out, **upstream) as proxy:  # type: ignore[arg-type]
+        with anyio.fail_after(LIMIT_S):
+            async with Client(proxy, mode="legacy", elicitation_callback=answer) as client:
+                result = await client.call_tool("confirm", {"item": "lamp"})
+    assert result.content[0].text == "ordered lamp"  # type: ignore[union-attr]
+    assert asked == ["Order lamp?"]
+    cassette = Cassette.load(out)
+    call = cassette.requests("tools/call")[0]
+    (question,) = call.events
+    assert question["method"] == "elicitation/create"
+    replies = [
+        e
+        for e in cassette
+        if isinstance(e.request, dict) and "method" not in e.request and e.request["id"] == question["id"]
+    ]
+    assert [r.request["result"] for r in replies] == [{"action": "accept", "content": {"ok": True}}]
+    assert replies[0].seq > call.seq  # sent while the call waited for it
+    from mcp_testkit import TestMcpServer
+
+    replay = TestMcpServer.from_cassette(out)
+    assert any("elicitation/create" in note and "does not send them" in note for note in replay.notes)
 
 
 # -- secrets -------------------------------------------------------------------------------------------------------

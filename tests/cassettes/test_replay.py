@@ -380,7 +380,7 @@ async def test_serve_cassette_replays_over_http_and_stdio(
     served = await anyio.to_thread.run_sync(lambda: start(path.parent, "--cassette", str(path)))
     try:
         assert "serving 'upstream-demo' at http://127.0.0.1:" in served.line
-        assert "(7 tools)" in served.line
+        assert "(8 tools)" in served.line
         over_http = await sdk_http_answers(served.url)
     finally:
         await anyio.to_thread.run_sync(served.stop)

@@ -28,11 +28,11 @@ async def test_an_unchanged_server_verifies_clean(http_tape: tuple[Path, Any], u
     report = await _verify(http_tape[0], upstream_url)
     assert report.changes == []
     assert report.exit_status == 0
-    assert report.tools_compared == 7
+    assert report.tools_compared == 8
     assert report.calls_compared == 8  # every call but the write
     assert report.skipped == ["1 call to tools that are not read-only (write_note)"]
     assert report.format().splitlines()[-2:] == [
-        "7 tools compared, 8 read-only calls sent; not sent: 1 call to tools that are not read-only (write_note)",
+        "8 tools compared, 8 read-only calls sent; not sent: 1 call to tools that are not read-only (write_note)",
         "no change",
     ]
 
@@ -76,7 +76,7 @@ async def test_verify_a_stateless_era_cassette(upstream_url: str, tmp_path: Path
     assert report.calls_compared == 1
     assert report.breaking == []
     # The client read page one of four: the tools it never saw are new to the cassette.
-    assert [c.detail for c in report.changes] == ["added"] * 5
+    assert [c.detail for c in report.changes] == ["added"] * 6
 
 
 def _cassette_of(server: TestMcpServer, calls: list[tuple[str, dict[str, Any]]], out: Path) -> None:

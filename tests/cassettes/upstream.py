@@ -2,6 +2,7 @@
 
 Several tools, a `tools/list` that pages (two tools a page, by a middleware), one tool returning an
 image, one answering `isError`, one that sends progress and a log message, read-only tools and a write.
+`confirm` asks the client a question (a server request) during the call.
 `changed=True` serves the same server after a release that removed `write_note` and gave `add` a new
 required property, for `verify`. Run as a script it serves stdio: `python upstream.py [--changed]`.
 """
@@ -19,6 +20,7 @@ from typing import Any
 import mcp_types
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -29,6 +31,10 @@ ACCOUNT = "ACCT-90210-7734"
 """An account number a tool answers with: redacted only when a --redact pattern names it."""
 PAGE_SIZE = 2
 READ = mcp_types.ToolAnnotations(readOnlyHint=True)
+
+
+class Confirmation(BaseModel):
+    ok: bool
 
 
 class Pages:
@@ -109,6 +115,12 @@ def build(*, changed: bool = False) -> MCPServer:
         notification = mcp_types.LoggingMessageNotification(params=log)
         await ctx.request_context.session.send_notification(notification, related_request_id=ctx.request_id)
         return f"counted {to}"
+
+    @server.tool()
+    async def confirm(item: str, ctx: Context) -> str:
+        """Asks the client (an elicitation request) before it orders `item`."""
+        answer = await ctx.elicit(f"Order {item}?", Confirmation)
+        return f"ordered {item}" if answer.action == "accept" and answer.data.ok else f"did not order {item}"
 
     if not changed:
 
