@@ -11,20 +11,31 @@ that the live server still matches.
 
 from __future__ import annotations
 
-from mcp_testkit.cassettes._format import (
-    FORMAT,
-    VERSION,
-    Cassette,
-    CassetteError,
-    Exchange,
-    HttpInfo,
-    RecordedCall,
-    cassette_schema,
-)
-from mcp_testkit.cassettes._record import Recording, record
-from mcp_testkit.cassettes._replay import MATCH_MODES, CassetteServer, Matcher, ReplayScript, UnmatchedCall, replay
-from mcp_testkit.cassettes._upstream import UpstreamError
-from mcp_testkit.cassettes._verify import Change, VerifyReport, verify
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp_testkit.cassettes._format import (
+        FORMAT,
+        VERSION,
+        Cassette,
+        CassetteError,
+        Exchange,
+        HttpInfo,
+        RecordedCall,
+        cassette_schema,
+    )
+    from mcp_testkit.cassettes._record import Recording, record
+    from mcp_testkit.cassettes._replay import (
+        MATCH_MODES,
+        CassetteServer,
+        Matcher,
+        ReplayScript,
+        UnmatchedCall,
+        replay,
+    )
+    from mcp_testkit.cassettes._upstream import UpstreamError
+    from mcp_testkit.cassettes._verify import Change, VerifyReport, verify
 
 __all__ = [
     "FORMAT",
@@ -48,3 +59,41 @@ __all__ = [
     "replay",
     "verify",
 ]
+
+# Imported on first use, so that the CLI (which registers `record` and `verify`) and the pytest plugin
+# load the proxy, the replay server and their dependencies only when a cassette is actually used.
+_HOMES = {
+    "FORMAT": "_format",
+    "VERSION": "_format",
+    "Cassette": "_format",
+    "CassetteError": "_format",
+    "Exchange": "_format",
+    "HttpInfo": "_format",
+    "RecordedCall": "_format",
+    "cassette_schema": "_format",
+    "Recording": "_record",
+    "record": "_record",
+    "MATCH_MODES": "_replay",
+    "CassetteServer": "_replay",
+    "Matcher": "_replay",
+    "ReplayScript": "_replay",
+    "UnmatchedCall": "_replay",
+    "replay": "_replay",
+    "UpstreamError": "_upstream",
+    "Change": "_verify",
+    "VerifyReport": "_verify",
+    "verify": "_verify",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'mcp_testkit.cassettes' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"mcp_testkit.cassettes.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
