@@ -72,6 +72,8 @@ ROWS = [
     ("SDK MCPServer", "sdk", "sse"),
     ("TestMcpServer", "testkit", "json"),
     ("TestMcpServer", "testkit", "sse"),
+    ("TestMcpServer replay, 1,000 calls", "replay", "json"),
+    ("recording proxy, TestMcpServer", "proxy", "json"),
 ]
 
 WRK_SCRIPT = """\

@@ -99,6 +99,7 @@ class RecordingProxy(_Endpoint):
     async def _forward(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
         import httpx2
 
+        from mcp_testkit.bridge._pool import _tls_context
         from mcp_testkit.bridge._sse import SseDecoder
 
         seq, at = self.tape.start()
@@ -113,7 +114,8 @@ class RecordingProxy(_Endpoint):
         messages: list[Any] = []
         timeout = httpx2.Timeout(30.0, read=None)
         try:
-            async with httpx2.AsyncClient(timeout=timeout, follow_redirects=False) as client:
+            # A client per request, on the loop serving it; the TLS context (costly to build) is shared.
+            async with httpx2.AsyncClient(timeout=timeout, follow_redirects=False, verify=_tls_context()) as client:
                 request = client.build_request(method, self.url, content=body or None, headers=sent)
                 try:
                     response = await client.send(request, stream=True)

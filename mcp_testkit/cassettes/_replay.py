@@ -250,14 +250,56 @@ def arguments_match(recorded: Any, sent: Any) -> bool:
         )
     if isinstance(recorded, bool) or isinstance(sent, bool):
         return recorded is sent
-    return bool(recorded == sent)
+    return bool(recorded == sent)  # numbers by value: 1 and 1.0 are one JSON number
+
+
+def _canonical(value: Any) -> Any:
+    """A JSON value with integral floats as ints, so that equal numbers have one text."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _canonical(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_canonical(item) for item in value]
+    return value
+
+
+def _key(tool: str, arguments: Mapping[str, Any]) -> str:
+    return json.dumps([tool, _canonical(arguments)], sort_keys=True, separators=(",", ":"))
+
+
+class _CallIndex:
+    """The recorded calls by tool, and by tool and arguments, so a call is matched without a scan.
+
+    Calls whose arguments hold a redaction placeholder cannot be keyed by their text; they are
+    tried one by one, but only against calls of their own tool.
+    """
+
+    def __init__(self, calls: Sequence[RecordedCall]) -> None:
+        self.calls = list(calls)
+        self.by_tool: dict[str, list[RecordedCall]] = {}
+        self.exact: dict[str, list[RecordedCall]] = {}
+        self.wild: dict[str, list[RecordedCall]] = {}
+        for call in self.calls:
+            self.by_tool.setdefault(call.tool, []).append(call)
+            if is_placeholder_text(json.dumps(call.arguments)):
+                self.wild.setdefault(call.tool, []).append(call)
+            else:
+                self.exact.setdefault(_key(call.tool, call.arguments), []).append(call)
+
+    def matching(self, tool: str, arguments: Mapping[str, Any]) -> list[RecordedCall]:
+        """The recorded calls of `tool` whose arguments match, in recorded order."""
+        found = self.exact.get(_key(tool, arguments), [])
+        wild = [call for call in self.wild.get(tool, ()) if arguments_match(call.arguments, arguments)]
+        return sorted([*found, *wild], key=lambda call: call.seq) if wild else found
 
 
 class _Matching:
     """Which recorded call answers each call: one instance per server state, so `reset()` starts over."""
 
-    def __init__(self, calls: Sequence[RecordedCall], match: str | Matcher, source: str) -> None:
-        self.calls = list(calls)
+    def __init__(self, index: _CallIndex, match: str | Matcher, source: str) -> None:
+        self.index = index
+        self.calls = index.calls
         self.match_mode = match
         self.source = source
         self._played: Counter[int] = Counter()
@@ -281,14 +323,13 @@ class _Matching:
             else:
                 nearest = f"the next recorded call is {expected.describe()}"
             raise UnmatchedCall(self.source, tool, arguments, "in_order", nearest)
-        of_tool = [call for call in self.calls if call.tool == tool]
         if mode == "exact":
-            found = self._next_of([call for call in of_tool if arguments_match(call.arguments, arguments)])
+            found = self._next_of(self.index.matching(tool, arguments))
         elif mode == "by_tool":
-            found = self._next_of(of_tool)
+            found = self._next_of(self.index.by_tool.get(tool, []))
         else:
             assert callable(mode)
-            found = mode(tool, arguments, of_tool)
+            found = mode(tool, arguments, list(self.index.by_tool.get(tool, [])))
         if found is None:
             raise UnmatchedCall(self.source, tool, arguments, self.mode_name, self.nearest(tool, arguments))
         return found
@@ -393,6 +434,7 @@ class CassetteServer(TestMcpServer):
         self.cassette = cassette
         self.script = ReplayScript.from_cassette(cassette)
         self._match = check_match(match)
+        self._index = _CallIndex(self.script.calls)
         self._forwarding = forward
         self._matching: _Matching | None = None
         info = self.script.server_info
@@ -413,7 +455,7 @@ class CassetteServer(TestMcpServer):
     def _fresh_state(self) -> ServerState:
         state = super()._fresh_state()
         state.initialize_result = self.script.initialize_result()
-        matching = self._matching = _Matching(self.script.calls, self._match, self.cassette.source)
+        matching = self._matching = _Matching(self._index, self._match, self.cassette.source)
         for definition in self.script.tools:
             name = definition["name"]
             state.tools[name] = ScriptedTool(name=name, definition=definition, answers=[self._answerer(name, matching)])

@@ -246,6 +246,21 @@ async def test_redacted_arguments_match_any_value() -> None:
     assert got[1].startswith("isError")
 
 
+async def test_equal_numbers_match_however_written() -> None:
+    """A recorded 2.0 matches a sent 2 (one JSON number) but not the string "2"; placeholders keep recorded order."""
+    cassette = _cassette(
+        [
+            ("get", {"n": 2.0}, _text("two")),
+            ("get", {"n": "<redacted:1>"}, _text("any")),
+            ("get", {"n": 2}, _text("2b")),
+        ]
+    )
+    server = TestMcpServer.from_cassette(cassette)
+    got = await _call(server, [("get", {"n": 2}), ("get", {"n": "2"}), ("get", {"n": 2}), ("get", {"n": 2})])
+    assert got == ["two", "any", "2b", "2b"]
+    server.check()
+
+
 async def test_recorded_json_rpc_error_is_replayed_as_one() -> None:
     """A call the server answered with a JSON-RPC error is answered with the same error code."""
     cassette = _cassette([("get", {}, {"code": -32602, "message": "bad id"})])
