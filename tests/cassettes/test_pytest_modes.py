@@ -87,6 +87,7 @@ def test_once_records_a_missing_cassette_then_replays_it(
     _write(pytester, dead_url)
     pytester.runpytest("--mcp-record=once").assert_outcomes(passed=1)
     pytester.runpytest().assert_outcomes(passed=1)  # none
+    pytester.runpytest("--mcp-transport=asgi").assert_outcomes(passed=1)  # in-process, as well
     assert tape.read_text() == text  # replaying wrote nothing
 
 

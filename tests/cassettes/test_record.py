@@ -263,6 +263,46 @@ async def test_stdio_gateway_refuses_requests_without_a_session(tmp_path: Path) 
     assert (missing.status_code, unknown.status_code, stream.status_code) == (400, 404, 405)
 
 
+async def test_a_stopped_recording_leaves_no_thread_port_or_process_behind(tmp_path: Path) -> None:
+    """A recording stopped with a session still open ends its server process, threads and port."""
+    import socket
+
+    before = {thread.ident for thread in threading.enumerate()}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+            "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}  # fmt: skip
+    async with record(command=stdio_command(), out=tmp_path / "gone.json") as proxy, httpx2.AsyncClient() as http:
+        with anyio.fail_after(LIMIT_S):
+            opened = await http.post(proxy, json=init, headers={"accept": "application/json, text/event-stream"})
+        assert opened.status_code == 200
+        assert len(_children()) == 1  # the server process of the session, left open by the client
+        ours = [t.name for t in threading.enumerate() if t.ident not in before]
+        assert any(name.startswith("mcp-testkit-server") for name in ours)  # the proxy
+        assert any(name.startswith("mcp-testkit-stdio") for name in ours)  # the reader of the process
+    # Ours are named mcp-testkit-*; anyio keeps its idle worker threads for the loop's next use.
+    assert [t.name for t in threading.enumerate() if t.ident not in before and t.name.startswith("mcp-testkit")] == []
+    port = int(proxy.rsplit(":", 1)[1].split("/")[0])
+    with socket.socket() as sock:
+        assert sock.connect_ex(("127.0.0.1", port)) != 0
+    assert _children() == []
+
+
+def _children() -> list[int]:
+    """The live child processes of this process (Linux)."""
+    pid = os.getpid()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
 def test_record_needs_exactly_one_upstream(tmp_path: Path) -> None:
     """Neither or both of a URL and a command, or a URL that is not http(s), is refused, saying why."""
     from mcp_testkit.cassettes import Recording

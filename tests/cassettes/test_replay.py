@@ -400,6 +400,22 @@ async def test_serve_cassette_replays_over_http_and_stdio(
     finally:
         await anyio.to_thread.run_sync(served.stop)
     assert as_recorded(over_http) == as_recorded(live_sdk)
+    # A JSON scenario adds to the replay: here a fault on the recorded `add`.
+    scenario = path.parent / "faulty.json"
+    scenario.write_text(json.dumps({"faults": [{"fault": {"type": "ErrorResult", "text": "injected"}, "tool": "add"}]}))
+    served = await anyio.to_thread.run_sync(
+        lambda: start(path.parent, "--cassette", str(path), "--scenario", str(scenario))
+    )
+    try:
+        with anyio.fail_after(LIMIT_S):
+            async with Client(served.url, mode="legacy") as client:
+                faulted = await client.call_tool("add", {"a": 1, "b": 2})
+                replayed = await client.call_tool("add", {"a": 1, "b": 2})
+    finally:
+        await anyio.to_thread.run_sync(served.stop)
+    assert faulted.is_error
+    assert faulted.content[0].text == "injected"  # type: ignore[union-attr]
+    assert replayed.structured_content == {"result": 3}
     command = StdioServerParameters(
         command=sys.executable, args=["-m", "mcp_testkit", "serve", "--stdio", "--cassette", str(path)]
     )
