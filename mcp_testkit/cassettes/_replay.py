@@ -78,6 +78,10 @@ class ReplayScript:
     """The recorded `server/discover` result, for stateless-era clients (served once that era lands)."""
     get_stream: bool = False
     """Whether the server offered a GET stream while recording."""
+    listed: frozenset[str] = frozenset()
+    """The tools a recorded listing showed (the others were only seen called: their definitions are bare)."""
+    listing_complete: bool = False
+    """Whether the recording read every page of the listing."""
     notes: list[str] = field(default_factory=list)
 
     def initialize_result(self) -> dict[str, Any]:
@@ -112,7 +116,8 @@ class ReplayScript:
                 "recorded in the stateless era only: the initialize answer is built from server/discover "
                 "(its capabilities, and serverInfo from _meta)"
             )
-        tools, page_size = _catalogue(cassette, notes)
+        tools, page_size, complete = _catalogue(cassette, notes)
+        listed = frozenset(tool["name"] for tool in tools)
         calls = cassette.calls()
         for name in dict.fromkeys(call.tool for call in calls):
             if name not in {tool["name"] for tool in tools}:
@@ -133,6 +138,8 @@ class ReplayScript:
             calls=calls,
             framing=_framing(cassette),
             discover=discover,
+            listed=listed,
+            listing_complete=complete,
             get_stream=any(
                 e.http is not None and e.http.method == "GET" and e.http.status == 200 for e in cassette.exchanges
             ),
@@ -158,19 +165,24 @@ def _server_info(
     return {"name": name, "version": "0"}
 
 
-def _catalogue(cassette: Cassette, notes: list[str]) -> tuple[list[dict[str, Any]], int | None]:
-    """Every tool listed on any recorded page (first definition wins), and the page size as recorded."""
+def _catalogue(cassette: Cassette, notes: list[str]) -> tuple[list[dict[str, Any]], int | None, bool]:
+    """Every tool listed on any recorded page (first definition wins), the page size as recorded, and
+    whether the recording read every page (each cursor the server offered was followed)."""
     tools: dict[str, dict[str, Any]] = {}
     changed: set[str] = set()
     page_size: int | None = None
     sizes: list[int] = []
+    offered: set[str] = set()
+    followed: set[Any] = set()
     for exchange in cassette.requests("tools/list"):
+        followed.add(exchange.params.get("cursor"))
         result = exchange.result
         listed = result.get("tools") if result is not None else None
         if not isinstance(listed, list):
             continue
         if result is not None and result.get("nextCursor"):
             sizes.append(len(listed))
+            offered.add(result["nextCursor"])
         for tool in listed:
             if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
                 continue
@@ -183,7 +195,12 @@ def _catalogue(cassette: Cassette, notes: list[str]) -> tuple[list[dict[str, Any
             notes.append(f"recorded pages held {', '.join(map(str, sizes))} tools: replayed as pages of {page_size}")
     if changed:
         notes.append(f"tools {sorted(changed)} changed between recorded listings: the first definition is replayed")
-    return list(tools.values()), page_size
+    complete = bool(tools) and offered <= followed
+    if tools and not complete:
+        notes.append(
+            f"the recording did not read every page of the listing: the replay serves the {len(tools)} tools it saw"
+        )
+    return list(tools.values()), page_size, complete
 
 
 def _capabilities(recorded: Any, has_tools: bool, notes: list[str]) -> dict[str, Any]:

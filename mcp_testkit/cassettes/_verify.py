@@ -112,8 +112,8 @@ def verify(
         live_tools = session.list_tools()
         recorded = {tool["name"]: tool for tool in script.tools}
         live = {tool["name"]: tool for tool in live_tools if isinstance(tool.get("name"), str)}
-        _compare_catalogue(recorded, live, report)
-        _compare_calls(script.calls, recorded, live, session, _live_redactor(loaded), report)
+        _compare_catalogue(script, recorded, live, report)
+        _compare_calls(script, recorded, live, session, _live_redactor(loaded), report)
     finally:
         session.close()
     return report
@@ -126,16 +126,22 @@ def _compare_info(recorded: Mapping[str, Any], live: Mapping[str, Any], report: 
 
 
 def _compare_catalogue(
-    recorded: Mapping[str, dict[str, Any]], live: Mapping[str, dict[str, Any]], report: VerifyReport
+    script: ReplayScript,
+    recorded: Mapping[str, dict[str, Any]],
+    live: Mapping[str, dict[str, Any]],
+    report: VerifyReport,
 ) -> None:
     for name in recorded:
         if name not in live:
             report.changes.append(Change(f"tool {name}", "removed", breaking=True))
+    unread = "" if script.listing_complete else " (or on a page the recording never read)"
     for name in live:
         if name not in recorded:
-            report.changes.append(Change(f"tool {name}", "added"))
+            report.changes.append(Change(f"tool {name}", "added" + unread))
     for name in recorded:
-        if name in live:
+        if name in live and name not in script.listed:
+            report.skipped.append(f"the definition of {name} (it was called but never listed while recording)")
+        elif name in live:
             report.tools_compared += 1
             for detail, breaking in _tool_changes(recorded[name], live[name]):
                 report.changes.append(Change(f"tool {name}", detail, breaking))
@@ -225,7 +231,7 @@ def _live_redactor(cassette: Cassette) -> Redactor:
 
 
 def _compare_calls(
-    calls: Sequence[RecordedCall],
+    script: ReplayScript,
     recorded: Mapping[str, dict[str, Any]],
     live: Mapping[str, dict[str, Any]],
     session: UpstreamSession,
@@ -233,13 +239,15 @@ def _compare_calls(
     report: VerifyReport,
 ) -> None:
     distinct: dict[str, RecordedCall] = {}
-    for call in calls:
+    for call in script.calls:
         distinct.setdefault(json.dumps([call.tool, call.arguments], sort_keys=True), call)
     not_read_only: list[str] = []
     for call in distinct.values():
         if call.tool not in live:
             continue  # reported as a removed tool
-        if not (_read_only(recorded.get(call.tool)) and _read_only(live[call.tool])):
+        # Read-only in the recorded listing and live; a tool never listed while recording is judged live.
+        recorded_read_only = _read_only(recorded.get(call.tool)) or call.tool not in script.listed
+        if not (recorded_read_only and _read_only(live[call.tool])):
             not_read_only.append(call.tool)
             continue
         if _PLACEHOLDER.search(json.dumps(call.arguments)):

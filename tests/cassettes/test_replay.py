@@ -369,6 +369,8 @@ async def test_a_stateless_era_recording_replays_to_handshake_clients_and_says_s
     assert recorded["0:add"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "upstream-demo"
     server = _replay(out)
     assert any("stateless era only" in note for note in server.notes)
+    assert server.script.discover is not None
+    assert server.script.discover_result(["2026-07-28"])["supportedVersions"] == ["2026-07-28"]  # as recorded
     async with server:
         with anyio.fail_after(LIMIT_S):
             async with Client(server.url) as client:  # auto mode again: the replay refuses server/discover
@@ -380,6 +382,16 @@ async def test_a_stateless_era_recording_replays_to_handshake_clients_and_says_s
     live = {key: value for key, value in live_sdk.items() if key != "logs"}
     assert as_recorded(replayed) == as_recorded(live)  # no resultType, no _meta.serverInfo: handshake answers
     assert as_recorded(bridged) == as_recorded(live_bridge)
+
+
+def test_either_era_opening_answer_is_kept_for_the_stateless_replay(http_tape: tuple[Path, Any]) -> None:
+    """A handshake cassette can answer server/discover (built from initialize), for when the replay speaks 2026-07-28."""
+    script = _replay(http_tape[0]).script
+    assert script.discover is None
+    discover = script.discover_result(["2026-07-28"])
+    assert discover["supportedVersions"] == ["2026-07-28"]
+    assert discover["capabilities"] == script.capabilities
+    assert discover["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "upstream-demo", "version": "1.2.3"}
 
 
 async def test_serve_cassette_replays_over_http_and_stdio(
