@@ -385,7 +385,7 @@ async def test_a_stateless_era_recording_replays_to_handshake_clients_and_says_s
 
 
 def test_either_era_opening_answer_is_kept_for_the_stateless_replay(http_tape: tuple[Path, Any]) -> None:
-    """A handshake cassette can answer server/discover (built from initialize), for when the replay speaks 2026-07-28."""
+    """A handshake cassette has a server/discover answer (built from initialize) for a replay of the 2026-07-28 era."""
     script = _replay(http_tape[0]).script
     assert script.discover is None
     discover = script.discover_result(["2026-07-28"])
