@@ -67,7 +67,7 @@ def test_default_run_prints_counterexamples(default_run: subprocess.CompletedPro
         assert f"sdk-client fails {property_id} ({PROPERTIES[property_id].title}):" in out
     assert "reference fails" not in out
     p5 = out.split("sdk-client fails P5")[1].split("sdk-client fails")[0]
-    assert "Falsifying example: new_session_after_404(" in p5
+    assert "after the 404 the bridge did not start a new session" in p5
     assert "faults fired: #5 LoseSession()" in p5
     assert "tools/call tool -> 404" in p5
 

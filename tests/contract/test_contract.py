@@ -72,7 +72,7 @@ def test_sdk_client_fails_with_a_counterexample(
     result = sdk_verdicts[property_id]
     assert not result.passed
     assert result.counterexample is not None
-    assert "Falsifying example" in result.counterexample
+    assert "faults fired: #" in result.counterexample
     assert names in result.counterexample
     assert "requests the bridge sent:" in result.counterexample
 
