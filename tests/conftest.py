@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from node_trees import ConformanceSuite, conformance_suite
 
 # The plugin's own tests run pytest on generated files in this process (pytester). pytester drops the
 # modules an inner run imported first, so a later import makes second copies whose exception classes
@@ -21,3 +22,9 @@ pytest_plugins = ["pytester"]
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def conformance() -> ConformanceSuite:
+    """The official MCP conformance suite, installed from tests/conformance's lock on first use."""
+    return conformance_suite()
