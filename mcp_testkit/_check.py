@@ -14,6 +14,20 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "load_factory", "run"]
 
 _DEFAULTS = ("mcp_testkit.adapters:ReferenceBridgeAdapter", "mcp_testkit.adapters:SdkClientAdapter")
+_KNOWN_FAILS = {_DEFAULTS[0]: (), _DEFAULTS[1]: ("P1", "P4", "P5", "P6")}
+"""What each shipped bridge is expected to fail: the reference bridge nothing, the SDK client its known gaps."""
+_SDK_VERDICTS = 'docs/contract.md, "The SDK client\'s verdicts"'
+
+
+def _positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{number} is too few: check at least 1 example per property")
+    return number
 
 
 def add_parser(commands: Any) -> None:
@@ -29,7 +43,9 @@ def add_parser(commands: Any) -> None:
         ),
     )
     check.add_argument("adapters", nargs="*", metavar="module:factory", help="adapter factories to check")
-    check.add_argument("--examples", type=int, default=100, help="Hypothesis examples per property (default 100)")
+    check.add_argument(
+        "--examples", type=_positive, default=100, metavar="N", help="Hypothesis examples per property (default 100)"
+    )
     check.add_argument("--property", action="append", dest="properties", metavar="P1", help="only this property")
     check.add_argument(
         "--transport", choices=["asgi", "socket"], default="asgi", help="in-process (default) or over 127.0.0.1"
@@ -103,7 +119,47 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         for spec, factory in factories
         if spec in named and not all(r.passed for r in verdicts[_label(factory, spec)].values())
     ]
+    print(f"\n{_expected(factories, verdicts, chosen, failed_named, named=bool(named))}", file=out)
     return 1 if failed_named else 0
+
+
+def _expected(
+    factories: Sequence[tuple[str, Any]],
+    verdicts: dict[str, dict[str, PropertyResult]],
+    chosen: Sequence[str],
+    failed_named: Sequence[str],
+    *,
+    named: bool,
+) -> str:
+    """The closing line: which verdicts were expected, any that were not, and what the exit status means."""
+
+    def failures(label: str) -> list[str]:
+        return [p for p in chosen if not verdicts[label][p].passed]
+
+    if named:
+        if failed_named:
+            which = "; ".join(f"{label}: {', '.join(failures(label))}" for label in failed_named)
+            return f"Exit status 1: a bridge named on the command line fails a property ({which})."
+        return "Exit status 0: every bridge named on the command line holds every property checked."
+    expected, surprises = [], []
+    for spec, factory in factories:
+        label = _label(factory, spec)
+        known = [p for p in _KNOWN_FAILS.get(spec, ()) if p in chosen]
+        if known:
+            expected.append(f"{label} fails {', '.join(known)}, as documented ({_SDK_VERDICTS})")
+        else:
+            expected.append(f"{label} holds every property checked")
+        if wrong := [p for p in failures(label) if p not in known]:
+            surprises.append(f"{label} fails {', '.join(wrong)}, which it should hold (a bug: please report it)")
+        if held := [p for p in known if p not in failures(label)]:
+            surprises.append(f"{label} holds {', '.join(held)} here (too few --examples to find the known failure)")
+    said = "Expected: " + "; ".join(expected) + "."
+    if surprises:
+        said += f" UNEXPECTED: {'; '.join(surprises)}."
+    return said + (
+        " Exit status 0: no bridge was named, so this run only reports;"
+        " name yours (module:factory) to get exit status 1 when it fails a property."
+    )
 
 
 def _matrix(verdicts: dict[str, dict[str, PropertyResult]], chosen: Sequence[str], out: TextIO) -> None:

@@ -4,14 +4,16 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
+import re
 import secrets
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, BinaryIO
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, NoReturn
 
 from mcp_testkit import _check
 
@@ -29,8 +31,48 @@ class _Refused(Exception):
     """A command line that cannot be served; the message says why and what to do."""
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mcp-testkit", description="Test MCP client bridges.")
+class _Parser(argparse.ArgumentParser):
+    """argparse with every mistake on one line of stderr: the command, the problem, its usage; exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        usage = " ".join(self.format_usage().split())
+        self.exit(2, f"{self.prog}: {message}{self._did_you_mean(message)}; {usage}\n")
+
+    def _did_you_mean(self, message: str) -> str:
+        unknown = re.match(r"unrecognized arguments: (\S+)", message)
+        if unknown is None or not unknown[1].startswith("--"):
+            return ""
+        options = [option for action in self._actions for option in action.option_strings]
+        close = difflib.get_close_matches(unknown[1].partition("=")[0], options, n=1)
+        return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _port(text: str) -> int:
+    """An argparse type: a TCP port number, 0 meaning any free one."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port: give 1 to 65535, or 0 for any free port")
+    return port
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mcp-testkit")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        from mcp_testkit import __version__
+
+        return __version__
+
+
+def _parser() -> tuple[_Parser, dict[str, _Parser]]:
+    """The top-level parser, and the parser of each subcommand by name."""
+    parser = _Parser(prog="mcp-testkit", description="Test MCP client bridges.")
+    parser.add_argument("--version", action="version", version=f"mcp-testkit {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser(
         "serve",
@@ -42,9 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--preset", choices=["demo", "conformance"], help="a built-in catalogue")
     serve.add_argument("--name", default=None, help="the server's name (default: the scenario's, the preset's, 'test')")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (loopback unless --allow-remote)")
-    serve.add_argument("--port", type=int, default=0, help="port to bind (0: a free one)")
+    serve.add_argument("--port", type=_port, default=0, help="port to bind (0: a free one)")
     serve.add_argument("--path", default="/mcp", help="the endpoint path")
-    serve.add_argument("--page-size", type=int, default=None, help="tools per tools/list page")
+    serve.add_argument("--page-size", type=int, default=None, metavar="N", help="tools per tools/list page")
     serve.add_argument("--response-mode", choices=["json", "sse"], default=None, help="answer framing")
     serve.add_argument("--get-stream", action="store_true", help="offer a GET SSE stream per session")
     serve.add_argument("--stdio", action="store_true", help="speak newline-delimited JSON-RPC on stdin/stdout")
@@ -52,7 +94,16 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--admin", action="store_true", help="serve the admin API under /_testkit/ (bearer token)")
     serve.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
     _check.add_parser(commands)
-    return parser
+    return parser, commands.choices
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, parsed; an unknown argument is reported by its subcommand, with that usage."""
+    parser, commands = _parser()
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        commands[args.command].error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
 
 
 class _JournalFile:
@@ -212,7 +263,7 @@ def _serve_stdio(server: TestMcpServer, args: argparse.Namespace, protocol_out: 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     if args.command == "serve":
         try:
             return _serve(args)
