@@ -306,7 +306,8 @@ def _sdk_outcome(error: BaseException) -> Outcome:
     every HTTP failure (401 and 403 included) as one generic MCPError, which can only be a connection error."""
     from mcp.shared.exceptions import MCPError
 
-    if isinstance(error, MCPError) and str(error) not in ("Server returned an error response", "Session not found"):
+    generic = str(error) == "Server returned an error response" or str(error).startswith("Session not found")
+    if isinstance(error, MCPError) and not generic:
         return Outcome.tool_error(error)
     if isinstance(error, Exception):
         return Outcome.connection_error(error)

@@ -223,6 +223,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _serve_http(server: TestMcpServer, args: argparse.Namespace, prepare: Callable[[TestMcpServer], None]) -> int:
     from mcp_testkit.server._admin import PREFIX, AdminApp
 
+    server.asgi_app.get_stream_hint = "mcp-testkit serve --get-stream"
     token = secrets.token_urlsafe(24) if args.admin else None
     if token is not None:
         # The admin wrapper is served in place of the bare MCP app, so admin requests never reach the journal.

@@ -118,12 +118,17 @@ class Record:
         self._response_raw = None
 
     def summary(self) -> str:
-        """One line: seq, session, JSON-RPC method, tool, status, fault."""
+        """One line: seq, session, JSON-RPC method, tool, status (and `isError` or `error CODE`), fault."""
         what = self.rpc_method or ("batch" if isinstance(self.message, list) else self.http_method)
         if self.tool:
             what += f" {self.tool}"
         session = (self.session_id or "-")[:8]
         line = f"#{self.seq} {self.http_method} session={session} {what} -> {self.status}"
+        answer = self.response if self.error is None else None  # a refusal's reason follows in parentheses
+        if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
+            line += f" error {answer['error'].get('code')}"
+        elif isinstance(answer, dict) and isinstance(answer.get("result"), dict) and answer["result"].get("isError"):
+            line += " isError"
         if self.error:
             line += f" ({self.error})"
         if self.fault is not None:

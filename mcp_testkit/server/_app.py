@@ -45,6 +45,8 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+SESSION_NOT_FOUND = "Session not found: it has ended; re-initialize (send initialize without Mcp-Session-Id)"
+"""The 404 message: it starts as the SDK's own does, then says what a client should do."""
 _JSON = b"application/json"
 _SSE = b"text/event-stream"
 
@@ -162,6 +164,9 @@ class _Response:
 class McpApp:
     """The ASGI app of a `TestMcpServer`; reads the server's current state on every request."""
 
+    get_stream_hint = "TestMcpServer(get_stream=True)"
+    """What the 405 to a GET names as the way to open a GET stream (`mcp-testkit serve` names its option)."""
+
     def __init__(self, state: Callable[[], ServerState]) -> None:
         self._state = state
 
@@ -242,7 +247,7 @@ class McpApp:
             session.outbox.put(None)
             session = None
         if session is None:
-            await out.error(state.sessions.unknown_status, INVALID_REQUEST, "Session not found")
+            await out.error(state.sessions.unknown_status, INVALID_REQUEST, SESSION_NOT_FOUND)
             return None
         out.session_header = [(b"mcp-session-id", session_id.encode())]
         return session
@@ -408,7 +413,7 @@ class McpApp:
         elif isinstance(fault, faults.LoseSession) and session is not None:
             state.sessions.end(session.id)
             session.outbox.put(None)
-            await out.error(state.sessions.unknown_status, INVALID_REQUEST, "Session not found")
+            await out.error(state.sessions.unknown_status, INVALID_REQUEST, SESSION_NOT_FOUND)
             return True
         elif isinstance(fault, faults.Restart):
             for lost in state.sessions.alive:
@@ -416,7 +421,7 @@ class McpApp:
             state.sessions.end_all()
             state.sessions.unknown_status = fault.unknown_session_status
             if session is not None:
-                await out.error(fault.unknown_session_status, INVALID_REQUEST, "Session not found")
+                await out.error(fault.unknown_session_status, INVALID_REQUEST, SESSION_NOT_FOUND)
                 return True
         elif isinstance(fault, faults.ExpireSession) and session is not None:
             session.expires_after = session.requests + fault.after_requests
@@ -509,7 +514,7 @@ class McpApp:
             await out.error(
                 405,
                 INVALID_REQUEST,
-                "this server offers no GET stream (TestMcpServer(get_stream=True) opens one)",
+                f"this server offers no GET stream ({self.get_stream_hint} opens one)",
                 [(b"allow", b"POST, DELETE" if state.allow_delete else b"POST")],
             )
             return

@@ -50,7 +50,7 @@ def test_failing_test_report_has_the_journal_without_credentials(pytester: pytes
             "*- mcp journal -*",
             "server 'test' http://127.0.0.1:*/mcp: 4 requests",
             "#1 POST session=* initialize -> 200",
-            "#2 POST session=* tools/call leaky -> 200",
+            "#2 POST session=* tools/call leaky -> 200 isError",
             "#3 DELETE session=* DELETE -> 200",
             "#4 POST session=- initialize -> 401 (wrong Authorization header)",
             "tool handlers raised 1 exception:",

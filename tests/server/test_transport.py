@@ -13,7 +13,14 @@ from ._support import LATEST, messages, note, rpc, serving
 
 pytestmark = pytest.mark.anyio
 
-SESSION_NOT_FOUND = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Session not found"}}
+SESSION_NOT_FOUND = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {
+        "code": -32600,
+        "message": "Session not found: it has ended; re-initialize (send initialize without Mcp-Session-Id)",
+    },
+}
 
 
 def _server(**options: Any) -> TestMcpServer:
@@ -124,7 +131,7 @@ async def test_bad_requests_are_refused_recorded_and_survived(via: str, case: st
 
 
 async def test_unknown_session_body_matches_the_sdk(via: str) -> None:
-    """An unknown session id gets 404 with the SDK's exact 'Session not found' body."""
+    """An unknown session id gets 404 with the SDK's body, its message extended by what to do: re-initialize."""
     async with serving(_server(), via) as wire:
         wire.session_id = "0" * 32
         response = await wire.post(rpc("ping"))
@@ -177,6 +184,7 @@ async def test_get_without_a_stream_is_405(via: str) -> None:
         response = await wire.send("GET", headers=wire.headers(accept="text/event-stream"))
         _refusal(response, 405, -32600)
         assert response.headers["allow"] == "POST, DELETE"
+        assert "(TestMcpServer(get_stream=True) opens one)" in response.json()["error"]["message"]
         assert server.journal.last.http_method == "GET"
         await wire.ping_ok()
 

@@ -188,3 +188,12 @@ def test_a_stdio_only_fault_is_refused_over_http(tmp_path: Path) -> None:
     result = run_refused("--scenario", str(scenario))
     assert result.returncode == 2
     assert "Exit means something only over stdio" in result.stderr
+
+
+def test_get_without_a_get_stream_names_the_serve_option(serve: Callable[..., Served]) -> None:
+    """Under `serve`, the 405 to a GET names `--get-stream`, the option that opens one, not the Python argument."""
+    served = serve("--preset", "demo")
+    refused = httpx2.get(served.url, headers={"Accept": "text/event-stream"}, timeout=LIMIT_S)
+    assert refused.status_code == 405
+    message = refused.json()["error"]["message"]
+    assert message == "this server offers no GET stream (mcp-testkit serve --get-stream opens one)"
