@@ -107,6 +107,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # -- configure ---------------------------------------------------------------------------------------
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-asyncio reads its ini keys
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", _MARKER)
     transport = config.getoption("mcp_transport", None) or config.getini("mcp_transport")
@@ -119,9 +120,28 @@ def pytest_configure(config: pytest.Config) -> None:
     if not str(limit).isdigit() or int(limit) < 1:
         raise pytest.UsageError(f"mcp_journal_limit must be a positive integer, not {limit!r}")
     has_asyncio = config.pluginmanager.has_plugin("asyncio")
+    if has_asyncio:
+        _keep_asyncio_fixture_loop_scope(config)
     config.stash[_OPTIONS] = _Options(transport, journal, int(limit), has_asyncio)
     if has_asyncio and not config.pluginmanager.has_plugin(_ASYNCIO_FIXTURES):
         config.pluginmanager.register(_asyncio_fixtures(), _ASYNCIO_FIXTURES)
+
+
+def _keep_asyncio_fixture_loop_scope(config: pytest.Config) -> None:
+    """Spare a plain run pytest-asyncio's deprecation warning, which `-W error` turns into a crash.
+
+    pytest-asyncio warns on every run in which `asyncio_default_fixture_loop_scope` is unset, also in a
+    project whose only async tests are the ones our fixtures serve. When the user has not set it, set
+    the value pytest-asyncio itself names for keeping its present behaviour ("fixture-scope"), so that
+    nothing changes but the warning. A pytest-asyncio without that value is left alone.
+    """
+    import pytest_asyncio.plugin
+
+    keep = getattr(pytest_asyncio.plugin, "_MATCH_FIXTURE_SCOPE", None)
+    cache = getattr(config, "_inicache", None)
+    key = "asyncio_default_fixture_loop_scope"
+    if isinstance(keep, str) and isinstance(cache, dict) and not config.getini(key):
+        cache[key] = keep
 
 
 # -- hooks -------------------------------------------------------------------------------------------
