@@ -9,7 +9,8 @@ How to write an example that this test runs (the convention, for every page):
   with the next block of the same language, and the two run as one (a chain may be longer).
 - `<!-- pytester: passed=2 failed=1 -->` before a Python block makes it a test file instead: it is
   run by pytest in a folder of its own, plainly (no ini file) and with `-W error`, and must end
-  with exactly those outcomes and no warning.
+  with exactly those outcomes and no warning. With the word `journal` in the marker, the next
+  `console` block shows the failure report's `mcp journal` section, and its lines must be printed.
 - A ```` ```console ```` block whose commands (`$ mcp-testkit ...`) are followed by output is run,
   each command in a temporary folder, and the output it shows is compared with what the command
   printed (stdout and stderr), line by line, after masking what changes from run to run:
@@ -216,6 +217,12 @@ def test_pytest_example_has_its_stated_outcomes(block: Block, pytester: pytest.P
         f"{block.name}: the page says {block.pytester}; pytest said:\n{result.stdout.str()}"
     )
     assert "warnings" not in result.parseoutcomes(), f"{block.name}: the run warned:\n{result.stdout.str()}"
+    if "journal" in block.pytester.split():  # type: ignore[union-attr]
+        report = next(later for later in blocks(block.page) if later.language == "console" and later.line > block.line)
+        shown = report.text.split(" mcp journal ")[1].splitlines()[1:]
+        printed = result.stdout.str().split(" mcp journal ")[1].splitlines()[1:]
+        diff = differences(["...", *stable(shown), "..."], stable(printed))
+        assert diff is None, f"{report.name}: the report's mcp journal differs from the page's:\n" + "\n".join(diff)
 
 
 @pytest.mark.parametrize("block", CONSOLE, ids=[block.name for block in CONSOLE])
@@ -237,20 +244,6 @@ def test_console_example_prints_what_the_page_shows(block: Block, tmp_path: Path
             f"{block.name}: `{shlex.join(command)}` (exit status {ran.returncode}) printed other lines "
             "than the page shows:\n" + "\n".join(diff)
         )
-
-
-def test_the_failure_report_shows_the_journal_the_page_shows(pytester: pytest.Pytester) -> None:
-    """docs/pytest.md's failing example prints the `mcp journal` section the page shows under it."""
-    page = ROOT / "docs" / "pytest.md"
-    [failing] = [block for block in PYTESTER if block.page == page and "journal" in block.pytester.split()]  # type: ignore[union-attr]
-    report = next(block for block in blocks(page) if block.language == "console" and block.line > failing.line)
-    shown = report.text.split(" mcp journal ")[1].splitlines()[1:]
-    assert len(shown) >= 5
-    pytester.makepyfile(failing.text)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=PYTESTER_TIMEOUT_S)
-    printed = result.stdout.str().split(" mcp journal ")[1].splitlines()[1:]
-    diff = differences(["...", *stable(shown), "..."], stable(printed))
-    assert diff is None, f"{report.name}: the report's journal differs from the page's:\n" + "\n".join(diff)
 
 
 # -- the checks of this test's own machinery ---------------------------------------------------------
