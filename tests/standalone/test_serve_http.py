@@ -156,12 +156,12 @@ def test_allow_remote_serves_and_says_what_it_exposes(serve: Callable[..., Serve
         (
             '{"tools": [{"name": "t", "annotations": {"readOnlyHint": "yes"}}]}',
             ".json",
-            "tools/0/annotations/readOnlyHint: 'yes' is not of type 'boolean'",
+            "tools/0/annotations/readOnlyHint: ",  # the path is ours; the rest is jsonschema's wording
         ),
         (
             '{"faults": [{"fault": {"type": "Drop", "after": true}}]}',
             ".json",
-            "faults/0/fault: Additional properties are not allowed ('after' was unexpected)",
+            "faults/0/fault: ",
         ),
         ('{"tools": [', ".json", "not valid JSON"),
         ("def setup(server):\n    pass\n", ".py", "defines no function scenario(server)"),
