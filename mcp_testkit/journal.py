@@ -117,18 +117,22 @@ class Record:
         self._response = value
         self._response_raw = None
 
+    def _status_line(self) -> str:
+        """The status, marked `isError` for a tool's error result, `error CODE` for a JSON-RPC error."""
+        answer = self.response if self.error is None else None  # a refusal says why in the summary
+        if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
+            return f"{self.status} error {answer['error'].get('code')}"
+        if isinstance(answer, dict) and isinstance(answer.get("result"), dict) and answer["result"].get("isError"):
+            return f"{self.status} isError"
+        return str(self.status)
+
     def summary(self) -> str:
         """One line: seq, session, JSON-RPC method, tool, status (and `isError` or `error CODE`), fault."""
         what = self.rpc_method or ("batch" if isinstance(self.message, list) else self.http_method)
         if self.tool:
             what += f" {self.tool}"
         session = (self.session_id or "-")[:8]
-        line = f"#{self.seq} {self.http_method} session={session} {what} -> {self.status}"
-        answer = self.response if self.error is None else None  # a refusal's reason follows in parentheses
-        if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
-            line += f" error {answer['error'].get('code')}"
-        elif isinstance(answer, dict) and isinstance(answer.get("result"), dict) and answer["result"].get("isError"):
-            line += " isError"
+        line = f"#{self.seq} {self.http_method} session={session} {what} -> {self._status_line()}"
         if self.error:
             line += f" ({self.error})"
         if self.fault is not None:
@@ -304,7 +308,7 @@ class Journal:
         all_calls = self.calls()
         if all_calls:
             lines.append("calls the server received:")
-            lines.extend(f"  #{c.seq} {c.tool}({json.dumps(c.arguments)}) -> {c.status}" for c in all_calls)
+            lines.extend(f"  #{c.seq} {c.tool}({json.dumps(c.arguments)}) -> {c._status_line()}" for c in all_calls)
         else:
             lines.append("the server received no tools/call at all")
             methods = sorted({r.rpc_method or r.http_method for r in self._records})
