@@ -137,7 +137,8 @@ async def _call_error(
 ) -> None:
     """Start a pool per credential kind, arm a fault, and check the call's error is clean."""
     for config in _both(server, **options):
-        async with ToolPool([config]) as pool:
+        # Uncached, so that each pool opens its session at entry, before the fault is armed.
+        async with ToolPool([config], cache=False) as pool:
             arm()
             with pytest.raises(error) as caught:
                 await call(pool)
