@@ -35,6 +35,13 @@ async def _gated(pool: ToolPool, tool: str) -> ApprovalRequired | None:
     return None
 
 
+async def _paused(pool: ToolPool, tool: str = "create") -> ApprovalRequired:
+    """The ApprovalRequired a call of ``t.<tool>`` must raise."""
+    paused = await _gated(pool, tool)
+    assert paused is not None, f"a call of t.{tool} ran without approval"
+    return paused
+
+
 async def test_bridge_b_approving_tool_calls_always_pauses_every_call_and_sends_nothing() -> None:
     """With "always", each call raises ApprovalRequired carrying token, server, tool and arguments; no request."""
     server = script_tools(TestMcpServer())
@@ -62,8 +69,7 @@ async def test_bridge_b_approving_tool_calls_approve_runs_the_call_exactly_once(
     server = script_tools(TestMcpServer())
     with anyio.fail_after(LIMIT_S):
         async with server, ToolPool([config_for(server, require_approval="always")]) as pool:
-            paused = await _gated(pool, "create")
-            assert paused is not None
+            paused = await _paused(pool)
             assert await pool.approve(paused.token) == "created"
             with pytest.raises(KeyError, match="single-use"):
                 await pool.approve(paused.token)
@@ -78,8 +84,7 @@ async def test_bridge_b_approving_tool_calls_decline_never_calls() -> None:
     server = script_tools(TestMcpServer())
     with anyio.fail_after(LIMIT_S):
         async with server, ToolPool([config_for(server, require_approval="always")]) as pool:
-            paused = await _gated(pool, "create")
-            assert paused is not None
+            paused = await _paused(pool)
             assert await pool.decline(paused.token) is None
             with pytest.raises(KeyError, match="already approved or declined"):
                 await pool.approve(paused.token)
@@ -177,8 +182,7 @@ async def test_bridge_b_pauses_call_to_a_tool_no_longer_listed_is_not_sent(reent
         async with server:
             pool = ToolPool([config_for(server, require_approval="always")], cache=False)
             async with pool:
-                paused = await _gated(pool, "create")
-                assert paused is not None
+                paused = await _paused(pool)
                 server.remove_tool("create")
                 removed_at = len(server.journal)
                 if not reenter:
@@ -204,8 +208,7 @@ async def test_bridge_b_pauses_while_the_cache_lists_the_tool_the_server_answers
         async with server:
             pool = ToolPool([config_for(server, require_approval="always")])
             async with pool:
-                paused = await _gated(pool, "create")
-                assert paused is not None
+                paused = await _paused(pool)
             server.remove_tool("create")
             listings = len(server.journal.requests("tools/list"))
             async with pool:
@@ -222,8 +225,7 @@ async def test_bridge_b_approving_tool_calls_approved_write_is_never_resent() ->
     server = script_tools(TestMcpServer())
     with anyio.fail_after(LIMIT_S):
         async with server, ToolPool([config_for(server, require_approval="always")]) as pool:
-            paused = await _gated(pool, "create")
-            assert paused is not None
+            paused = await _paused(pool)
             server.inject(faults.Drop(after_execution=True), method="tools/call", tool="create")
             with pytest.raises(MCPCallOutcomeUnknown):
                 await pool.approve(paused.token)
@@ -253,8 +255,7 @@ async def test_bridge_d_approval_tokens_belong_to_their_pool_and_need_it_open() 
             config = config_for(server, require_approval="always")
             pool, other = ToolPool([config]), ToolPool([config])
             async with pool:
-                paused = await _gated(pool, "create")
-                assert paused is not None
+                paused = await _paused(pool)
             with pytest.raises(RuntimeError, match="not open"):
                 await pool.approve(paused.token)
             async with other:
