@@ -45,6 +45,7 @@ class DeferredTools:
 
     def __init__(self, tools: Iterable[BridgeTool]) -> None:
         self._tools = {tool.name: tool for tool in tools}
+        self._pair = self._make_pair() if self._tools else []
 
     def __bool__(self) -> bool:
         return bool(self._tools)
@@ -54,7 +55,11 @@ class DeferredTools:
         return [tool for tool in self._tools.values() if server is None or tool.server == server]
 
     def pool_tools(self) -> list[BridgeTool]:
-        """The shared pair standing in for every deferred tool; the search's description names them all."""
+        """The shared pair standing in for every deferred tool (none without deferred tools)."""
+        return list(self._pair)
+
+    def _make_pair(self) -> list[BridgeTool]:
+        """``search_mcp_tools`` and ``call_mcp_tool``; the search's description names every deferred tool."""
         names = ", ".join(self._tools)
         return [
             BridgeTool(

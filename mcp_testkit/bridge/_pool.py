@@ -119,9 +119,7 @@ class ToolPool:
         (they belong to no server, so ``tools(server)`` leaves them out).
         """
         offered = [tool for tool in self._tools.values() if server is None or tool.server == server]
-        if server is None and self._deferred:
-            offered.extend(self._deferred.pool_tools())
-        return offered
+        return offered + self._deferred.pool_tools() if server is None else offered
 
     def deferred_tools(self, server: str | None = None) -> list[BridgeTool]:
         """The tools of deferred servers, kept out of ``tools()`` and reached through ``call_mcp_tool``."""
@@ -132,7 +130,7 @@ class ToolPool:
         found = self._tools.get(name)
         if found is not None:
             return found
-        for pool_tool in self._deferred.pool_tools() if self._deferred else ():
+        for pool_tool in self._deferred.pool_tools():
             if pool_tool.name == name:
                 return pool_tool
         if any(tool.name == name for tool in self._deferred.tools()):
