@@ -137,7 +137,9 @@ class ReferenceBridgeAdapter:
 
         self._variables = {name: f"MCP_TESTKIT_HEADER_{index}" for index, name in enumerate(headers)}
         self.set_headers(headers)
-        pool = ToolPool([self._config(url)], transport=self._transport, environ=self._environ)
+        # Uncached: every contract example scripts a new catalogue behind the same URL, and its listing is
+        # what P1 checks; a cached one would be the previous example's.
+        pool = ToolPool([self._config(url)], transport=self._transport, environ=self._environ, cache=False)
         try:
             await pool.__aenter__()
         except Exception as exc:

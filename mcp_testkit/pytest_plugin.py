@@ -12,6 +12,7 @@ that need them, so a pytest run that uses none of them does not pay for them.
 
 from __future__ import annotations
 
+import sys
 import threading
 import types
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
@@ -351,6 +352,17 @@ class McpEnv:
 # -- servers -----------------------------------------------------------------------------------------
 
 
+def _forget_cached_listings() -> None:
+    """Empty the reference bridge's tool-list cache, if the bridge is in use at all.
+
+    A reused server keeps its URL while each test scripts new tools behind it: a bridge pool
+    would otherwise be served the previous test's listing from the process-level cache.
+    """
+    cache = sys.modules.get("mcp_testkit.bridge._cache")
+    if cache is not None:
+        cache.ToolCache.clear()
+
+
 class _ServerPool:
     """Servers by constructor settings: the first test asking for some settings starts one, later ones reset it."""
 
@@ -370,6 +382,7 @@ class _ServerPool:
             server = self._servers[key] = self._start(settings)
         else:
             server.reset()
+            _forget_cached_listings()
         return server, False
 
     def _start(self, settings: dict[str, Any]) -> TestMcpServer:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from mcp_testkit.bridge._approval import ApprovalRequired
+from mcp_testkit.bridge._cache import ToolCache, ToolCacheKey
 from mcp_testkit.bridge._catalogue import BridgeTool
 from mcp_testkit.bridge._config import BearerToken, Headers, Kind, ServerConfig
 from mcp_testkit.bridge._errors import (
@@ -9,12 +11,14 @@ from mcp_testkit.bridge._errors import (
     MCPBridgeError,
     MCPCallOutcomeUnknown,
     MCPConnectionError,
+    MCPResultWithheld,
     MCPToolError,
 )
 from mcp_testkit.bridge._pool import ToolDescription, ToolPool, describe_tools
 from mcp_testkit.bridge._render import render_result
 
 __all__ = [
+    "ApprovalRequired",
     "BearerToken",
     "BridgeTool",
     "Headers",
@@ -23,8 +27,11 @@ __all__ = [
     "MCPBridgeError",
     "MCPCallOutcomeUnknown",
     "MCPConnectionError",
+    "MCPResultWithheld",
     "MCPToolError",
     "ServerConfig",
+    "ToolCache",
+    "ToolCacheKey",
     "ToolDescription",
     "ToolPool",
     "describe_tools",

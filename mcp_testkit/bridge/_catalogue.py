@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BridgeTool", "read_catalogue", "select_tools"]
 
-Source = Literal["hint", "override", "default"]
+Source = Literal["hint", "override", "default", "pool"]
 
 
 @dataclass(frozen=True)

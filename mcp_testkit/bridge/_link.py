@@ -79,6 +79,15 @@ class ServerLink:
         session = await self._open()
         return await read_catalogue(session, self.config)
 
+    async def relist(self) -> list[mcp_types.Tool]:
+        """End any session, then open a new one and read the whole listing, between calls (under the lock).
+
+        What a paused call resumes on: the tools the server offers now, not at start-up.
+        """
+        async with self._lock:
+            await self.aclose()
+            return await self.start()
+
     async def call(self, tool: BridgeTool, arguments: Mapping[str, Any]) -> str:
         """Send one call under the server's lock and return the text a model reads."""
         async with self._lock:

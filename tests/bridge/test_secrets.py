@@ -12,14 +12,17 @@ import pytest
 
 from mcp_testkit import TestMcpServer, faults
 from mcp_testkit.bridge import (
+    ApprovalRequired,
     BearerToken,
     Headers,
     MCPAuthError,
     MCPBridgeError,
     MCPCallOutcomeUnknown,
     MCPConnectionError,
+    MCPResultWithheld,
     MCPToolError,
     ServerConfig,
+    ToolCache,
     ToolPool,
     describe_tools,
 )
@@ -35,6 +38,7 @@ SECRET = "s3cret-Value-7f1c"
 TOKEN_VAR = "BRIDGE_SECRET_TOKEN"
 HEADER_VAR = "BRIDGE_SECRET_HEADER"
 KEY_VAR = "BRIDGE_SECRET_KEY"
+URL_SECRET = "url-Secret-93ad"
 
 
 @pytest.fixture(autouse=True)
@@ -137,7 +141,8 @@ async def _call_error(
 ) -> None:
     """Start a pool per credential kind, arm a fault, and check the call's error is clean."""
     for config in _both(server, **options):
-        async with ToolPool([config]) as pool:
+        # Uncached, so that each pool opens its session at entry, before the fault is armed.
+        async with ToolPool([config], cache=False) as pool:
             arm()
             with pytest.raises(error) as caught:
                 await call(pool)
@@ -212,3 +217,62 @@ async def test_listing_and_connection_failures_show_no_credential(caplog: pytest
             connect_backoff_s=0.0,
         )
         _assert_clean(await _fails_startup([gone], MCPConnectionError), caplog, gone)
+
+
+async def test_cache_keys_hold_a_hash_of_the_credential_never_the_credential(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The tool cache keys a listing by keyed hashes of URL and credential: no key, repr or log shows either."""
+    server = _guarded(script_tools(TestMcpServer()))
+    with anyio.fail_after(LIMIT_S):
+        async with server:
+            # httpx2 logs URLs at INFO (see docs/bridge.md), so the URL's secret is another value, checked in keys only
+            in_url = ServerConfig(
+                name="in-url",
+                url=f"{server.url}?key={URL_SECRET}",
+                auth=BearerToken(env=TOKEN_VAR),
+                connect_backoff_s=0.0,
+            )
+            configs = [*_both(server), in_url]
+            for config in configs:
+                for _ in range(2):  # a miss, then a hit
+                    async with ToolPool([config]) as pool:
+                        assert await pool.call(f"{config.name}.search") == "found"
+            keys = ToolCache.keys()
+            monkeypatch.setenv(TOKEN_VAR, SECRET + "-rotated")
+            server.rotate_header("Authorization", f"Bearer {SECRET}-rotated")
+            async with ToolPool(configs[:1]):
+                pass
+    assert len(keys) == 3
+    assert len(server.journal.requests("tools/list")) == 4, "one listing per key, and one for the new credential"
+    assert len({key.credential for key in ToolCache.keys()}) == 3, "another credential is another key"
+    for key in ToolCache.keys():
+        assert all(SECRET not in str(value) and URL_SECRET not in str(value) for value in vars(key).values())
+    assert URL_SECRET not in repr(keys)
+    _assert_clean(MCPBridgeError("x", "no error"), caplog, keys, ToolCache.keys(), *configs)
+    assert any("taken from the cache" in record.getMessage() for record in caplog.records)
+
+
+async def test_approval_and_withheld_results_show_no_credential(caplog: pytest.LogCaptureFixture) -> None:
+    """A paused call, a call to a dropped tool and a withheld result raise errors free of the credential."""
+
+    def refuse(tool: str, text: str) -> str:
+        raise RuntimeError("guardrail broke")
+
+    server = _guarded(script_tools(TestMcpServer()))
+    with anyio.fail_after(LIMIT_S):
+        async with server:
+            for config in _both(server, require_approval={"always": ["create"]}):
+                async with ToolPool([config], cache=False, result_guardrails={"refuse": refuse}) as pool:
+                    with pytest.raises(ApprovalRequired) as paused:
+                        await pool.call(f"{config.name}.create", {"token": "not-a-credential"})
+                    _assert_clean(paused.value, caplog, config, paused.value.arguments)
+                    with pytest.raises(MCPResultWithheld) as withheld:
+                        await pool.call(f"{config.name}.search")
+                    _assert_clean(withheld.value, caplog, config)
+                    server.remove_tool("create")
+                    with pytest.raises(MCPToolError, match="no longer offered") as dropped:
+                        await pool.approve(paused.value.token)
+                    _assert_clean(dropped.value, caplog, config, pool.tools())
+                server.tool("create", description="Create a thing.", returns="created")
+    assert server.executions("create") == 0
