@@ -29,21 +29,63 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _config(app: Any) -> Any:
+def _protocol(header_timeout: float) -> type[Any]:
+    """uvicorn's HTTP protocol (httptools, else h11), plus a bound on the time a request's headers may take.
+
+    uvicorn closes a kept-alive connection that idles between requests, but not one that never
+    finishes sending headers (or never sends anything): slowloris clients would keep their
+    sockets, and the server's descriptors, forever.
+    """
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base
+    except ImportError:
+        from uvicorn.protocols.http.h11_impl import H11Protocol as base  # type: ignore[assignment]
+
+    class Protocol(base):
+        _header_deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            cycle = self.cycle
+            if self._header_deadline is None and (cycle is None or cycle.response_complete):
+                self._arm()  # the first bytes of a next request on a kept-alive connection
+            super().data_received(data)
+            if self.cycle is not cycle:  # its headers are complete: the request is under way
+                self._disarm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._header_deadline = self.loop.call_later(header_timeout, self._headers_too_slow)
+
+        def _disarm(self) -> None:
+            if self._header_deadline is not None:
+                self._header_deadline.cancel()
+                self._header_deadline = None
+
+        def _headers_too_slow(self) -> None:
+            self._header_deadline = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+    return Protocol
+
+
+def _config(app: Any, header_timeout: float, idle_timeout: float) -> Any:
     import uvicorn
 
-    try:
-        import httptools  # noqa: F401
-
-        http = "httptools"
-    except ImportError:
-        http = "h11"
     return uvicorn.Config(
         app,
         lifespan="off",
         log_level="warning",
         access_log=False,
-        http=http,
+        http=_protocol(header_timeout),
+        timeout_keep_alive=idle_timeout,  # type: ignore[arg-type]
         timeout_graceful_shutdown=2,
         date_header=False,
         server_header=False,
@@ -104,10 +146,10 @@ def _server_class() -> Any:
 class Runner:
     """One uvicorn server for an app, on a socket bound before it starts."""
 
-    def __init__(self, app: Any, host: str, port: int) -> None:
+    def __init__(self, app: Any, host: str, port: int, *, header_timeout: float, idle_timeout: float) -> None:
+        self._server = _server_class()(_config(app, header_timeout, idle_timeout))
         self.socket = bind(host, port)
         self.port: int = self.socket.getsockname()[1]
-        self._server = _server_class()(_config(app))
         self._thread: threading.Thread | None = None
         self._task: asyncio.Task[None] | None = None
         self._error: BaseException | None = None
