@@ -388,7 +388,12 @@ class TestMcpServer:
         from mcp_testkit.server._runner import Runner
 
         return Runner(
-            self.asgi_app, self.host, self._port, header_timeout=self.header_timeout, idle_timeout=self.idle_timeout
+            self.asgi_app,
+            self.host,
+            self._port,
+            header_timeout=self.header_timeout,
+            body_timeout=self.body_timeout,
+            idle_timeout=self.idle_timeout,
         )
 
     def start(self) -> None:

@@ -15,10 +15,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-import anyio
-
 from mcp_testkit.scenario import ScenarioError, add_rules, add_tool, check_transport, from_json
 from mcp_testkit.server._app import Receive, Scope, Send, read_body
+from mcp_testkit.server._runner import BODY_TIMED_OUT
 
 if TYPE_CHECKING:
     from mcp_testkit.server import TestMcpServer
@@ -142,9 +141,8 @@ class AdminApp:
         for name, value in scope.get("headers", []):
             if name == b"content-length" and value.isdigit() and int(value) > state.max_body:
                 raise AdminError(413, "payload_too_large", f"the body exceeds max_body ({state.max_body} bytes)", close)
-        with anyio.move_on_after(state.body_timeout) as timer:
-            body, size = await read_body(receive, state.max_body)
-        if timer.cancelled_caught:
+        body, size = await read_body(receive, state.max_body)
+        if scope.get(BODY_TIMED_OUT):
             raise AdminError(408, "request_timeout", f"the body did not arrive within {state.body_timeout} s", close)
         if size is not None:
             raise AdminError(413, "payload_too_large", f"the body exceeds max_body ({state.max_body} bytes)", close)

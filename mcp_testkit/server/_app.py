@@ -38,6 +38,7 @@ from mcp_testkit.server._protocol import (
     error_response,
     handle_notification,
 )
+from mcp_testkit.server._runner import BODY_TIMED_OUT
 
 if TYPE_CHECKING:
     from mcp_testkit.server._sessions import Session
@@ -218,11 +219,11 @@ class McpApp:
         method = scope["method"]
         refusal = _refusal(state, scope, record.headers)
         if refusal is None and method == "POST":
-            refusal = await _read(state, receive, out)
+            refusal = await _read(state, scope, receive, out)
         elif refusal is not None and refusal[0] == 401 and method == "POST":
             # A wrong credential is a scripted test condition, not an attack: read the (bounded) body
             # anyway, so the journal shows which call was refused; a size or time problem wins.
-            refusal = await _read(state, receive, out) or refusal
+            refusal = await _read(state, scope, receive, out) or refusal
         _admit(state.journal, record)
         if refusal is not None:
             status, code, message, extra = refusal
@@ -678,7 +679,7 @@ async def read_body(receive: Receive, limit: int) -> tuple[bytes, int | None]:
     return b"".join(chunks), None
 
 
-async def _read(state: ServerState, receive: Receive, out: _Response) -> Refusal | None:
+async def _read(state: ServerState, scope: Scope, receive: Receive, out: _Response) -> Refusal | None:
     """Read and decode a POST body into the record; the refusal (413, 408) when it is too big or too slow."""
     record = out.record
     limit = state.max_body
@@ -687,9 +688,8 @@ async def _read(state: ServerState, receive: Receive, out: _Response) -> Refusal
     if declared is not None and declared > limit:
         message = f"Payload Too Large: the body (Content-Length {declared}) exceeds max_body ({limit} bytes); not read"
         return 413, INVALID_REQUEST, message, close
-    with anyio.move_on_after(state.body_timeout) as timer:
-        body, size = await read_body(receive, limit)
-    if timer.cancelled_caught:
+    body, size = await read_body(receive, limit)
+    if scope.get(BODY_TIMED_OUT):  # set by the server's protocol when the body took longer than body_timeout
         message = f"Request Timeout: the body did not arrive within {state.body_timeout} s (body_timeout)"
         return 408, INVALID_REQUEST, message, close
     record.body = body
