@@ -9,6 +9,7 @@ started it, even if that one is killed.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -60,7 +61,9 @@ def testkit_app(framing: str) -> Any:
     """The fake server under test, with the same one-tool catalogue."""
     from mcp_testkit import TestMcpServer
 
-    server = TestMcpServer(name="bench", response_mode=framing)
+    # MCP_TESTKIT_BENCH_OPTIONS: JSON keywords for the server, to measure a setting (e.g. journal_limit).
+    options = json.loads(os.environ.get("MCP_TESTKIT_BENCH_OPTIONS", "{}"))
+    server = TestMcpServer(name="bench", response_mode=framing, **options)
     server.tool(ECHO_TOOL, returns=lambda arguments: arguments["text"])
     return server.asgi_app
 

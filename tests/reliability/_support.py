@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
+import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -162,3 +166,23 @@ addopts = --strict-markers -p no:cacheprovider -p no:benchmark
 asyncio_default_fixture_loop_scope = function
 """
 """The ini of inner pytest runs (pytester): strict markers, and pytest-asyncio's loop scope set (it warns if unset)."""
+
+
+@contextmanager
+def serve_process(*args: str) -> Iterator[tuple[str, str, str]]:
+    """Run `mcp-testkit serve ARGS` over HTTP; yields (url, admin url, admin token), the last two '' without --admin."""
+    process = subprocess.Popen(
+        serve_command(*args), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline().decode()
+        url = re.search(r" at (http://\S+) \(", line)
+        assert url is not None, line
+        admin = re.search(r"admin at (http://\S+) with token ([^;\s]+)", line)
+        yield url[1], admin[1] if admin else "", admin[2] if admin else ""
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(LIMIT_S)
+        if process.stdout is not None:
+            process.stdout.close()

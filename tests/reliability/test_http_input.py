@@ -12,7 +12,7 @@ import pytest
 from mcp_testkit import TestMcpServer
 from mcp_testkit.server._admin import AdminApp
 
-from ._support import exchange, http_request, initialize, ping, post_headers
+from ._support import exchange, http_request, initialize, ping, post_headers, serve_process
 
 
 @pytest.fixture
@@ -230,28 +230,10 @@ def test_handlers_are_not_kept_alive_by_the_context_cache() -> None:
 
 def test_allow_remote_on_a_wildcard_address_accepts_remote_host_names() -> None:
     """Item 10: `serve --host 0.0.0.0 --allow-remote` answers a request whose Host is the machine's remote name."""
-    import re
-    import signal
-    import subprocess
-
-    from ._support import serve_command
-
-    process = subprocess.Popen(
-        serve_command("--host", "0.0.0.0", "--allow-remote"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-    )
-    try:
-        assert process.stdout is not None
-        port = int(re.search(r":(\d+)/mcp", process.stdout.readline().decode())[1])  # type: ignore[index]
+    with serve_process("--host", "0.0.0.0", "--allow-remote") as (url, _, _):
+        port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
         params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}).encode()
         headers = [(n, v) for n, v in post_headers(port) if n != "Host"] + [("Host", f"bridge-host.example:{port}")]
         reply = exchange(port, http_request("POST", "/mcp", headers, body))
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(30)
-        if process.stdout is not None:
-            process.stdout.close()
     assert reply.status == 200

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
-import signal
-import subprocess
 
 import httpx2
 import pytest
 
 from mcp_testkit import TestMcpServer
 
-from ._support import INNER_INI, LIMIT_S, exchange, http_request, initialize, ping, post_headers, serve_command
+from ._support import INNER_INI, LIMIT_S, exchange, http_request, initialize, ping, post_headers, serve_process
 
 
 def test_journal_limit_keeps_the_newest_records_and_counts_the_dropped() -> None:
@@ -81,24 +78,11 @@ def test_idle_sessions_are_ended_and_evicted() -> None:
 
 def test_serve_journal_limit_bounds_the_admin_journal() -> None:
     """Item 11: `serve --journal-limit 3` keeps three records; /health says how many were dropped."""
-    process = subprocess.Popen(
-        serve_command("--admin", "--journal-limit", "3"), stdout=subprocess.PIPE, stdin=subprocess.DEVNULL
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline().decode()
-        url = re.search(r" at (http://\S+) ", line)[1]  # type: ignore[index]
-        admin = re.search(r"admin at (http://\S+) ", line)[1]  # type: ignore[index]
-        token = re.search(r"with token ([^;\s]+)", line)[1]  # type: ignore[index]
+    with serve_process("--admin", "--journal-limit", "3") as (url, admin, token):
         with httpx2.Client(timeout=LIMIT_S) as client:
             for _ in range(7):
                 client.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
             health = client.get(f"{admin}/health", headers={"authorization": f"Bearer {token}"}).json()
             journal = client.get(f"{admin}/journal", headers={"authorization": f"Bearer {token}"}).json()
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(LIMIT_S)
-        if process.stdout is not None:
-            process.stdout.close()
     assert (health["requests"], health["dropped"]) == (3, 4)
     assert journal["count"] == 3

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
 from pathlib import Path
 
 import httpx2
@@ -12,7 +10,7 @@ import pytest
 
 from mcp_testkit import TestMcpServer
 
-from ._support import ACCEPT, INNER_INI, LIMIT_S, serve_command
+from ._support import ACCEPT, INNER_INI, LIMIT_S, serve_process
 
 SECRET_HEADERS = {
     "Authorization": "Bearer tok-SECRET-1",
@@ -66,23 +64,10 @@ def test_record_repr_summary_and_exports_hide_every_credential() -> None:
 def test_journal_file_and_admin_journal_hide_every_credential(tmp_path: Path) -> None:
     """Item 7: `serve --journal` and the admin /journal redact the same headers as to_jsonl()."""
     journal = tmp_path / "journal.jsonl"
-    process = subprocess.Popen(
-        serve_command("--admin", "--journal", str(journal)), stdout=subprocess.PIPE, stdin=subprocess.DEVNULL
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline().decode()
-        url = line.split(" at ", 1)[1].split(" ", 1)[0]
-        admin = line.split("admin at ", 1)[1].split(" ", 1)[0]
-        token = line.split("with token ", 1)[1].split(";", 1)[0]
+    with serve_process("--admin", "--journal", str(journal)) as (url, admin, token):
         with httpx2.Client(timeout=LIMIT_S) as client:
             _send(client, url, tenant=False)
             exported = client.get(f"{admin}/journal", headers={"authorization": f"Bearer {token}"}).json()
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(LIMIT_S)
-        if process.stdout is not None:
-            process.stdout.close()
     records = [json.loads(line) for line in journal.read_text().splitlines()]
     for headers in [r["headers"] for r in records] + [r["headers"] for r in exported["records"]]:
         for name in SECRET_HEADERS:
