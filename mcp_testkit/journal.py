@@ -273,8 +273,10 @@ class Journal:
     @property
     def dropped(self) -> int:
         """How many of the oldest records `limit` dropped."""
-        records = list(self._records)
-        return records[0].seq - 1 if records else 0
+        try:
+            return self._records[0].seq - 1
+        except IndexError:
+            return 0
 
     def __len__(self) -> int:
         return len(self._records)

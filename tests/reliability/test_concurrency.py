@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
-from mcp_testkit import TestMcpServer
+from mcp_testkit import TestMcpServer, faults
 
 from ._support import LIMIT_S, exchange, http_request, initialize, post_headers
 
@@ -70,8 +70,28 @@ def test_scripting_from_a_thread_never_waits_on_a_blocked_event_loop() -> None:
     assert {"blocking", "added_by_test", "added_by_handler"} <= set(server.tools)
 
 
+def _script(server: TestMcpServer, step: int) -> None:
+    """One scripting call, a different one each step: the methods a test calls while its bridge works."""
+    name = f"tool_{step % 50}"
+    actions = [
+        lambda: server.tool(name),
+        lambda: server.remove_tool(name) if name in server.tools else server.tool(name),
+        lambda: server.inject(faults.ErrorResult("never"), tool="absent"),
+        lambda: server.pending_faults(),
+        lambda: setattr(server, "page_size", 1 + step % 3),
+        lambda: setattr(server, "response_mode", "json"),
+        lambda: [session.requests for session in server.sessions],
+        lambda: server.sessions.alive,
+        lambda: server.journal.requests("initialize"),
+        lambda: server.journal.format(limit=5),
+        lambda: server.session() if len(server.sessions) else None,
+        lambda: repr(server),
+    ]
+    actions[step % len(actions)]()
+
+
 def test_scripting_is_thread_safe_while_clients_initialize(busy_switching: None) -> None:
-    """Item 5: server.tool() from the test thread while 4 clients open 600 sessions never fails, nor does the server."""
+    """Item 5: scripting from the test thread while 4 clients open 600 sessions never fails, nor does the server."""
     server = TestMcpServer()
     errors: list[BaseException] = []
     statuses: list[int] = []
@@ -91,7 +111,7 @@ def test_scripting_is_thread_safe_while_clients_initialize(busy_switching: None)
         calls = 0
         try:
             while any(thread.is_alive() for thread in threads) or calls < 3000:
-                server.tool(f"tool_{calls % 50}")
+                _script(server, calls)
                 calls += 1
         finally:
             for thread in threads:
