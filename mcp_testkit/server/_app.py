@@ -1,9 +1,9 @@
 """The transport: one Streamable HTTP endpoint (POST, GET, DELETE), answered as JSON or SSE.
 
-It owns everything HTTP: headers, statuses, sessions ids, framing. It records each request in
-the journal before deciding anything, checks path, Host, Origin and required headers before it
-reads a body (which it reads only up to `max_body`, within `body_timeout`), asks the fault
-plan, and hands JSON-RPC to the dispatcher. A last-resort guard answers any crash of its own
+It owns everything HTTP: headers, statuses, sessions ids, framing. It checks path, Host,
+Origin and required headers before it reads a body (only up to `max_body`; the server's
+protocol bounds the time with `body_timeout`), records the request in the journal before it
+answers anything, asks the fault plan, and hands JSON-RPC to the dispatcher. A last-resort guard answers any crash of its own
 with a JSON-RPC -32603 (500), journaled, so that the journal always holds the status sent.
 Written as a bare ASGI callable because it sits on every request of every test.
 """
