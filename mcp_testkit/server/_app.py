@@ -3,8 +3,9 @@
 It owns everything HTTP: headers, statuses, sessions ids, framing. It checks path, Host,
 Origin and required headers before it reads a body (only up to `max_body`; the server's
 protocol bounds the time with `body_timeout`), records the request in the journal before it
-answers anything, asks the fault plan, and hands JSON-RPC to the dispatcher. A last-resort guard answers any crash of its own
-with a JSON-RPC -32603 (500), journaled, so that the journal always holds the status sent.
+answers anything, asks the fault plan, and hands JSON-RPC to the dispatcher. A last-resort
+guard answers any crash of its own with a JSON-RPC -32603 (500), journaled, so that the journal
+always holds the status sent.
 Written as a bare ASGI callable because it sits on every request of every test.
 """
 

@@ -56,6 +56,11 @@ def fuzzed() -> Iterator[TestMcpServer]:
         yield server
 
 
+# Examples carry bodies over max_body on purpose; Hypothesis warns that their repr is large.
+LARGE_REPR = "ignore:Generating overly large repr:hypothesis.errors.HypothesisWarning"
+
+
+@pytest.mark.filterwarnings(LARGE_REPR)
 def test_malformed_http_requests_never_break_the_server(fuzzed: TestMcpServer) -> None:
     """Every malformed request gets a status under 500, is journaled with that status, and the server serves on."""
     server = fuzzed
@@ -130,6 +135,7 @@ class _StdioProcess:
         return code, stderr
 
 
+@pytest.mark.filterwarnings(LARGE_REPR)
 def test_malformed_stdio_lines_never_break_the_server(tmp_path: Path) -> None:
     """Every malformed stdio line leaves the server answering; it exits 0 at end of input, each line journaled."""
     journal = tmp_path / "journal.jsonl"
