@@ -6,7 +6,12 @@ import json
 import math
 from typing import Any
 
-__all__ = ["JsonError", "loads"]
+__all__ = ["MAX_DEPTH", "JsonError", "loads"]
+
+MAX_DEPTH = 128
+"""The deepest nesting of arrays and objects a message may have. Far beyond any real message, and
+far below Python's recursion limit, so that a journal record can be exported and read back by
+any JSON reader (json.loads of a message nested 900 deep fails in a deeper stack)."""
 
 
 class JsonError(ValueError):
@@ -35,12 +40,33 @@ def loads(data: bytes, what: str = "body") -> Any:
         reason = f"{exc.reason} at byte {exc.start}"
         raise JsonError(f"the {what} is not UTF-8, as MCP messages must be ({reason})") from None
     try:
-        return _DECODER.decode(text)
+        value = _DECODER.decode(text)
     except RecursionError:
-        raise JsonError("the JSON is nested too deeply for this server to read") from None
+        raise JsonError(f"the JSON is nested too deeply (more than {MAX_DEPTH} levels)") from None
     except ValueError as exc:  # JSONDecodeError, a constant or number refused above, an int of too many digits
         if "\x00" in text:  # JSON never holds a raw NUL: this is UTF-16 or UTF-32 without a byte order mark
             reason = "it holds NUL bytes: UTF-16 or UTF-32?"
             raise JsonError(f"the {what} is not UTF-8, as MCP messages must be ({reason})") from None
         raise JsonError(f"the {what} is not JSON ({exc})") from None
+    # Counting brackets costs next to nothing; only a message with many of them is walked.
+    if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
+        raise JsonError(f"the JSON is nested too deeply (more than {MAX_DEPTH} levels)")
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether arrays and objects nest more than `limit` levels deep (an iterative walk: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
