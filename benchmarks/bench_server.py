@@ -5,6 +5,7 @@ Run it from the repository root::
     sudo apt-get install -y wrk                   # the load generator (Debian/Ubuntu)
     python benchmarks/bench_server.py             # 3 interleaved rounds of 5 s per server
     python benchmarks/bench_server.py --quick     # 1 round of 2 s per server
+    python benchmarks/bench_server.py --baseline /path/to/an/older/checkout   # before/after in one run
 
 Each server runs under uvicorn (httptools, uvloop when installed, 127.0.0.1, a free port) in
 its own process (``benchmarks/_serve.py``), so the load generator never shares a process or
@@ -15,7 +16,8 @@ time.  A Lua ``response`` callback counts every answer that is not a 200 or lack
 text, and the run fails on any such answer or on connections left waiting (Little's law).
 
 Rows: a bare Starlette JSON echo (the ceiling of the stack), the SDK's ``MCPServer`` with JSON
-and with SSE answers, and ``TestMcpServer`` with JSON and with SSE answers.  Every server is
+and with SSE answers, and ``TestMcpServer`` with JSON and with SSE answers; with ``--baseline
+DIR``, also TestMcpServer as the checkout in DIR has it (before/after in one run).  Every server is
 measured ``--rounds`` times, interleaved, and its best round is kept, since other load on the
 machine only ever slows a round down; the server's own CPU time per call, which such load
 hardly changes, is printed beside it as a cross-check, and so is wrk's CPU use.  Figures
@@ -177,15 +179,23 @@ def find_wrk() -> str:
     return path
 
 
+BASELINE: dict[str, Path] = {}
+"""The checkout the 'baseline' rows import mcp_testkit from (set by --baseline)."""
+SOURCES: dict[str, str] = {}
+"""Where each kind's server imported mcp_testkit from, as _serve.py reported it."""
+
+
 @contextlib.contextmanager
 def served(kind: str, framing: str) -> Iterator[tuple[str, int]]:
     """Start ``_serve.py`` for one app and yield its /mcp URL and pid; stop it on the way out, always."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
+    source = BASELINE["dir"] if kind == "baseline" else HERE.parent
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(source), env.get("PYTHONPATH")]))
+    app_kind = "testkit" if kind == "baseline" else kind
     # A file, not a pipe, for the server's log: a chatty server must never block on a full pipe.
     log = tempfile.TemporaryFile("w+")
     proc = subprocess.Popen(
-        [sys.executable, str(SERVE), kind, framing],
+        [sys.executable, str(SERVE), app_kind, framing],
         env=env,
         preexec_fn=_die_with_parent,
         stdin=subprocess.PIPE,
@@ -215,8 +225,9 @@ def _wait_ready(proc: subprocess.Popen[str], kind: str, framing: str, log: IO[st
                 log.seek(0)
                 err = log.read().strip()
                 raise BenchError(f"server {kind}/{framing} exited with {proc.returncode}: {err[-2000:]}")
-            match = re.fullmatch(r"READY (\d+)\s*", line)
+            match = re.fullmatch(r"READY (\d+) (.*?)\s*", line)
             if match:
+                SOURCES[kind] = match.group(2)
                 return int(match.group(1))
     raise BenchError(f"server {kind}/{framing} was not ready after {STARTUP_TIMEOUT:.0f} s")
 
@@ -506,6 +517,14 @@ def report(results: list[Result], args: argparse.Namespace) -> tuple[str, bool]:
         all_met = all_met and met
         cross = "-" if by_cpu is None else f"{by_cpu:.2f} ({'meets' if by_cpu >= goal else 'misses'})"
         lines.append(f"  {name:<40} {'PASS' if met else 'MISS'} {_fmt(ratio, '.2f'):>6}      {cross}")
+    lines.append("targets (issue 11)                         p99 ratio")
+    for framing in ("json", "sse"):
+        subject = row("testkit", framing)
+        ratio = _ratio(subject.p99_ms if subject else None, ceiling.p99_ms if ceiling else None)
+        met = ratio is not None and ratio <= 3.0
+        all_met = all_met and met
+        name = f"TestMcpServer {framing.upper():<4} p99 <= 3 x ceiling p99"
+        lines.append(f"  {name:<40} {'PASS' if met else 'MISS'} {_fmt(ratio, '.2f'):>6}")
     return "\n".join(lines), all_met
 
 
@@ -528,6 +547,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="measure every server this many times, interleaved, and keep its best (default 3)",
     )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="also measure TestMcpServer as the checkout in DIR has it (e.g. `git worktree add DIR main`)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.duration, args.rounds = 2, 1
@@ -547,6 +572,12 @@ def main(argv: list[str] | None = None) -> int:
     wrk = find_wrk()
     signal.signal(signal.SIGTERM, _raise_interrupt)  # so that `finally` stops the servers
     rows = [row for row in ROWS if row[1] == "ceiling" or not args.only or row[1] in args.only]
+    if args.baseline is not None:
+        if not (args.baseline / "mcp_testkit" / "__init__.py").is_file():
+            sys.exit(f"bench_server.py: --baseline {args.baseline}: no mcp_testkit package there")
+        BASELINE["dir"] = args.baseline.resolve()
+        at = rows.index(("TestMcpServer", "testkit", "json"))
+        rows[at:at] = [("TestMcpServer (baseline)", "baseline", framing) for framing in ("json", "sse")]
     print(environment(wrk))
     rounds = f", best of {args.rounds} interleaved rounds" if args.rounds > 1 else ""
     print(f"wrk -t1 -c{args.connections} -d{args.duration}s per server (after a {args.warmup}s warm-up{rounds})\n")
@@ -557,6 +588,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     table, all_met = report(results, args)
     print(table)
+    if args.baseline is not None:
+        where = f"{SOURCES.get('baseline')}, the others from {SOURCES.get('testkit')}"
+        print(f"\nbaseline rows imported mcp_testkit from {where}")
     failed = [r for r in results if r.error]
     if failed:
         return 2

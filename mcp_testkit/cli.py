@@ -25,6 +25,29 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
+_WILDCARDS = ("0.0.0.0", "::", "")
+SERVE_JOURNAL_LIMIT = 10_000
+"""`serve` keeps this many journal records by default (about 20 MB); --journal-limit 0 keeps every one."""
+SERVE_SESSION_LIMIT = 1_000
+"""`serve` keeps this many sessions by default (about 5 MB); --session-limit 0 keeps every one."""
+
+
+def _positive(kind: type[int] | type[float]) -> Any:
+    def parse(text: str) -> int | float:
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be a positive number, not {text}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def _count(text: str) -> int | None:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or more, not {text}")
+    return value or None
 
 
 class _Refused(Exception):
@@ -93,6 +116,34 @@ def _parser() -> tuple[_Parser, dict[str, _Parser]]:
     serve.add_argument("--journal", metavar="FILE.jsonl", help="append one redacted JSON line per request")
     serve.add_argument("--admin", action="store_true", help="serve the admin API under /_testkit/ (bearer token)")
     serve.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a Host/Origin name to accept besides loopback and --host (repeatable); with a wildcard --host and "
+        "--allow-remote, every name is accepted unless this is given",
+    )
+    limits = serve.add_argument_group("limits", "bounds on what one client can make the server hold or wait for")
+    limits.add_argument("--max-body", type=_positive(int), default=None, help="largest body or stdio line (4 MiB)")
+    limits.add_argument(
+        "--journal-limit",
+        type=_count,
+        default=SERVE_JOURNAL_LIMIT,
+        help=f"keep the newest N journal records; 0: all (default {SERVE_JOURNAL_LIMIT:,}; --journal gets every one)",
+    )
+    limits.add_argument(
+        "--session-limit",
+        type=_count,
+        default=SERVE_SESSION_LIMIT,
+        help=f"keep N sessions, forgetting ended then least recent ones; 0: all (default {SERVE_SESSION_LIMIT:,})",
+    )
+    limits.add_argument(
+        "--session-idle-timeout", type=_positive(float), default=None, help="end sessions idle this many seconds"
+    )
+    limits.add_argument("--header-timeout", type=_positive(float), default=None, help="seconds for headers (60)")
+    limits.add_argument("--body-timeout", type=_positive(float), default=None, help="seconds for a body (60)")
+    limits.add_argument("--idle-timeout", type=_positive(float), default=None, help="keep-alive seconds (75)")
     _check.add_parser(commands)
     return parser, commands.choices
 
@@ -146,12 +197,23 @@ def _check_host(args: argparse.Namespace) -> None:
             "and shows them the journal. Use a loopback address (127.0.0.1, ::1), or add --allow-remote if you mean it."
         )
     admin = " and the admin API (token sent in clear over plain HTTP)" if args.admin else ""
+    if args.host in _WILDCARDS and not args.allowed_host:
+        accepted = "accept any name (list the names clients use with --allowed-host to check them)"
+    else:
+        accepted = f"also accept {', '.join(repr(name) for name in (args.host, *args.allowed_host))}"
     print(
         f"mcp-testkit: warning: serving on {args.host}: any host that reaches it can list and call the scripted "
-        f"tools{admin}; Host/Origin checks now also accept {args.host!r}.",
+        f"tools{admin}; Host/Origin checks now {accepted}.",
         file=sys.stderr,
         flush=True,
     )
+
+
+def _allowed_hosts(args: argparse.Namespace) -> tuple[str, ...]:
+    """The Host/Origin names to accept besides loopback: --host and --allowed-host, or any with a wildcard bind."""
+    if args.allow_remote and args.host in _WILDCARDS and not args.allowed_host:
+        return ("*",)  # clients reach a wildcard bind by names the server cannot know
+    return (args.host, *args.allowed_host)
 
 
 def _build(args: argparse.Namespace) -> tuple[TestMcpServer, Scenario | None]:
@@ -175,8 +237,16 @@ def _build(args: argparse.Namespace) -> tuple[TestMcpServer, Scenario | None]:
     }
     options.update({key: value for key, value in given.items() if value is not None})
     options.setdefault("name", options.get("preset") or "test")
+    options["journal_limit"] = args.journal_limit
+    options["session_limit"] = args.session_limit
+    options["session_idle_timeout"] = args.session_idle_timeout
+    for key in ("max_body", "header_timeout", "body_timeout", "idle_timeout"):
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
     try:
-        server = TestMcpServer(host=args.host, port=args.port, path=args.path, allowed_hosts=(args.host,), **options)
+        server = TestMcpServer(
+            host=args.host, port=args.port, path=args.path, allowed_hosts=_allowed_hosts(args), **options
+        )
     except (TypeError, ValueError) as exc:
         raise _Refused(f"cannot build the server: {exc}") from None
     return server, scenario

@@ -2,22 +2,58 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Headers", "Journal", "Record"]
 
-_ALWAYS_REDACTED = frozenset({"authorization", "proxy-authorization", "cookie"})
 _MISSING = object()
+_SECRET_NAMES = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key", "x-auth-token"}
+)
+_SECRET_PARTS = ("auth", "token", "key", "secret", "cookie", "session")
+_NEVER_SECRET = frozenset({"mcp-session-id"})
+REDACTED = "***"
+
+
+@functools.lru_cache(maxsize=1024)
+def _secret_by_name(name: str) -> bool:
+    if name in _NEVER_SECRET:
+        return False
+    return name in _SECRET_NAMES or any(part in name for part in _SECRET_PARTS)
+
+
+def is_secret_header(name: str, required: Collection[str] = ()) -> bool:
+    """The one redaction policy: known credential names, headers the server requires, and any name with
+    auth, token, key, secret, cookie or session in it (but Mcp-Session-Id, which tests need to see)."""
+    lowered = name.lower()
+    return lowered in required or _secret_by_name(lowered)
+
+
+def redacted(headers: Mapping[str, str], required: Collection[str] = ()) -> dict[str, str]:
+    """A copy of `headers` with the value of every secret header replaced by '***'."""
+    return {name: REDACTED if is_secret_header(name, required) else value for name, value in headers.items()}
 
 
 class Headers(dict[str, str]):
-    """Request headers with case-insensitive lookup; names are kept lower-case."""
+    """Request headers with case-insensitive lookup; names are kept lower-case.
 
-    def __init__(self, raw: Iterable[tuple[bytes, bytes]] | Mapping[str, str] = ()) -> None:
+    Its repr hides credentials (see `is_secret_header`; `required` adds the names a server
+    requires), so a failing assertion never prints one; the values themselves are intact.
+    """
+
+    __slots__ = ("required",)
+
+    def __init__(
+        self, raw: Iterable[tuple[bytes, bytes]] | Mapping[str, str] = (), required: frozenset[str] = frozenset()
+    ) -> None:
+        self.required = required
         if isinstance(raw, Mapping):
             super().__init__((k.lower(), v) for k, v in raw.items())
             return
@@ -39,11 +75,14 @@ class Headers(dict[str, str]):
     def get(self, name: str, default: Any = None) -> Any:
         return dict.get(self, name.lower(), default)
 
+    def __repr__(self) -> str:
+        return repr(redacted(self, self.required))
+
 
 _UNDECODED: Any = object()
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False, slots=True, repr=False)
 class Record:
     """One HTTP request as the server saw it, what it answered, and the fault applied to it.
 
@@ -67,17 +106,27 @@ class Record:
     executed: bool | None = None
     """For `tools/call`: whether the tool's handler ran (the ledger's view); None for other requests."""
     error: str | None = None
-    """Why the transport refused the request, when it did (e.g. 'missing Mcp-Session-Id')."""
+    """Why the request was refused or ignored, when it was (e.g. 'missing Mcp-Session-Id')."""
     _message: Any = field(default=_UNDECODED, repr=False)
     _response: Any = field(default=None, repr=False)
     _response_raw: bytes | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(
+            f"{name}={getattr(self, name)!r}"
+            for name in ("seq", "http_method", "path", "rpc_method", "rpc_id", "tool", "session_id", "status", "error")
+        )
+        headers = redacted(self.headers, getattr(self.headers, "required", ()))
+        return f"Record({fields}, fault={self.fault!r}, headers={headers!r}, body={len(self.body)} bytes)"
 
     @property
     def message(self) -> Any:
         """The decoded JSON-RPC message (a list for a batch); None when the body is not JSON."""
         if self._message is _UNDECODED:
+            from mcp_testkit._json import loads
+
             try:
-                self._message = json.loads(self.body) if self.body else None
+                self._message = loads(self.body) if self.body else None
             except ValueError:
                 self._message = None
         return self._message
@@ -139,10 +188,13 @@ class Record:
             line += f" fault={self.fault!r}"
         return line
 
-    def to_json(self, redacted: frozenset[str] | None = None) -> dict[str, Any]:
-        """The record as plain JSON data; header values named in `redacted` become '***'."""
-        hidden = _ALWAYS_REDACTED | (redacted or frozenset())
-        headers = {name: ("***" if name.lower() in hidden else value) for name, value in self.headers.items()}
+    def to_json(self, required: Collection[str] = (), *, redact: bool = True) -> dict[str, Any]:
+        """The record as plain JSON data; secret header values become '***' (see `is_secret_header`),
+        and so do those named in `required`, unless `redact` is False."""
+        if redact:
+            headers = redacted(self.headers, {*required, *getattr(self.headers, "required", ())})
+        else:
+            headers = dict(self.headers.items())
         fault = self.fault
         if fault is not None and hasattr(fault, "to_json"):
             fault = fault.to_json()
@@ -176,10 +228,21 @@ class Record:
 
 
 class Journal:
-    """Every request the server received, in arrival order, with respx-like queries and assertions."""
+    """Every request the server received, in arrival order, with respx-like queries and assertions.
 
-    def __init__(self, redacted_headers: Callable[[], frozenset[str]] | None = None) -> None:
-        self._records: list[Record] = []
+    With a `limit`, only the newest `limit` records are kept (a long `serve` run or a soak test
+    must not grow without bound); `dropped` counts the others, and `repr` and `format` say so.
+    """
+
+    def __init__(
+        self, redacted_headers: Callable[[], frozenset[str]] | None = None, *, limit: int | None = None
+    ) -> None:
+        if limit is not None and (not isinstance(limit, int) or limit < 1):
+            raise ValueError(f"journal_limit must be a positive int or None (keep everything), not {limit!r}")
+        self.limit = limit
+        """At most this many records are kept, the oldest dropped first; None keeps every one."""
+        self._records: deque[Record] = deque(maxlen=limit)
+        self._seq = itertools.count(1)
         self._redacted = redacted_headers or frozenset
         self._changed = threading.Condition()
         self._waiting = 0
@@ -207,13 +270,22 @@ class Journal:
         return unsubscribe
 
     def _next_seq(self) -> int:
-        return len(self._records) + 1
+        return next(self._seq)
 
     def clear(self) -> None:
-        """Forget every record."""
-        self._records = []
+        """Forget every record (and the count of dropped ones); numbering starts again at 1."""
+        self._records = deque(maxlen=self.limit)
+        self._seq = itertools.count(1)
 
     # -- reading ---------------------------------------------------------------------------------
+
+    @property
+    def dropped(self) -> int:
+        """How many of the oldest records `limit` dropped."""
+        try:
+            return self._records[0].seq - 1
+        except IndexError:
+            return 0
 
     def __len__(self) -> int:
         return len(self._records)
@@ -221,11 +293,15 @@ class Journal:
     def __iter__(self) -> Iterator[Record]:
         return iter(list(self._records))
 
-    def __getitem__(self, index: int) -> Record:
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return list(self._records)[index]
         return self._records[index]
 
     def __repr__(self) -> str:
-        return f"<Journal {len(self._records)} records>"
+        dropped = self.dropped
+        more = f", {dropped} dropped (journal_limit={self.limit})" if dropped else ""
+        return f"<Journal {len(self._records)} records{more}>"
 
     @property
     def records(self) -> list[Record]:
@@ -311,7 +387,7 @@ class Journal:
             lines.extend(f"  #{c.seq} {c.tool}({json.dumps(c.arguments)}) -> {c._status_line()}" for c in all_calls)
         else:
             lines.append("the server received no tools/call at all")
-            methods = sorted({r.rpc_method or r.http_method for r in self._records})
+            methods = sorted({str(r.rpc_method or r.http_method) for r in list(self._records)})
             if methods:
                 lines.append(f"requests it did receive: {', '.join(methods)}")
         raise AssertionError("\n".join(lines))
@@ -326,14 +402,9 @@ class Journal:
     # -- export ----------------------------------------------------------------------------------
 
     def to_jsonl(self, *, redact: bool = True) -> str:
-        """One JSON line per record; with `redact`, credentials and required headers read '***'."""
-        hidden = self._redacted() if redact else frozenset()
-        if not redact:
-            return "".join(
-                json.dumps(r.to_json(frozenset()) | {"headers": dict(r.headers.items())}) + "\n"
-                for r in list(self._records)
-            )
-        return "".join(json.dumps(r.to_json(hidden)) + "\n" for r in list(self._records))
+        """One JSON line per record; credentials and required headers read '***' unless `redact=False`."""
+        hidden = self._redacted()
+        return "".join(json.dumps(r.to_json(hidden, redact=redact), default=repr) + "\n" for r in list(self._records))
 
     def format(self, *, limit: int = 50) -> str:
         """The journal as one line per request, at most `limit` lines plus a count of the rest."""
@@ -341,6 +412,8 @@ class Journal:
         if not records:
             return "(no requests)"
         lines = [r.summary() for r in records[:limit]]
+        if records[0].seq > 1:
+            lines.insert(0, f"... {records[0].seq - 1} older requests dropped (journal_limit={self.limit})")
         if len(records) > limit:
             lines.append(f"... and {len(records) - limit} more requests")
         return "\n".join(lines)

@@ -38,7 +38,6 @@ _LoopScope = Literal["function", "class", "module", "package", "session"]
 _LOOP_SCOPES: tuple[_LoopScope, ...] = ("function", "class", "module", "package", "session")
 _IN_PROCESS_BASE_URL = "http://127.0.0.1"
 _HTTP_TIMEOUT_S = 30.0
-_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 _ASYNCIO_FIXTURES = "mcp_testkit.pytest_plugin.asyncio_fixtures"
 
 _MARKER = (
@@ -517,9 +516,11 @@ def _journal_text(served: _Served, used: _Used, limit: int) -> str:
 def _secrets_of(served: _Served, used: _Used) -> set[str]:
     """Values never to print: credentials the test configured and credential headers the server received."""
     values = set(used.secrets)
-    names = _CREDENTIAL_HEADERS | used.secret_headers | {name.lower() for name in served.headers}
+    from mcp_testkit.journal import is_secret_header
+
+    names = used.secret_headers | {name.lower() for name in served.headers} | served.server._state.hidden
     for record in served.server.journal:
-        values.update(value for name, value in record.headers.items() if name.lower() in names)
+        values.update(value for name, value in record.headers.items() if is_secret_header(name, names))
     found: set[str] = set()
     for value in values:
         found.add(value)

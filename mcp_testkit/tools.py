@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 import json
 import re
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
@@ -134,16 +134,18 @@ def result_of(answer: Any) -> dict[str, Any]:
     )
 
 
+_TAKES_CONTEXT: weakref.WeakKeyDictionary[Callable[..., Any], bool] = weakref.WeakKeyDictionary()
+"""Whether a handler takes a context, by handler; weak, so that it keeps no handler (nor its server) alive."""
+
+
 def _takes_context(handler: Callable[..., Any]) -> bool:
     try:
-        return _takes_context_cached(handler)
-    except TypeError:  # an unhashable callable
+        return _TAKES_CONTEXT[handler]
+    except KeyError:
+        takes = _TAKES_CONTEXT[handler] = _inspect_takes_context(handler)
+        return takes
+    except TypeError:  # not weakly referenceable, or unhashable: inspected every time
         return _inspect_takes_context(handler)
-
-
-@functools.lru_cache(maxsize=512)
-def _takes_context_cached(handler: Callable[..., Any]) -> bool:
-    return _inspect_takes_context(handler)
 
 
 def _inspect_takes_context(handler: Callable[..., Any]) -> bool:
@@ -249,25 +251,17 @@ class ScriptedTool:
         """A message describing why `arguments` break the input schema, or None when they fit."""
         if self.validator is None:
             return None
-        error = next(iter(self.validator.iter_errors(arguments)), None)
-        if error is None:
-            return None
-        where = "/".join(str(part) for part in error.absolute_path)
-        return f"invalid arguments for tool {self.name!r}{' at ' + where if where else ''}: {error.message}"
+        from mcp_testkit._validation import argument_problem
+
+        return argument_problem(self.name, self.validator, arguments)
 
 
 def _validator_for(name: str, schema: Mapping[str, Any]) -> Validator | None:
     if set(schema) <= {"type"} or (set(schema) <= {"type", "properties"} and not schema.get("properties")):
         return None
-    from jsonschema import validators
-    from jsonschema.exceptions import SchemaError
+    from mcp_testkit._validation import build_validator
 
-    cls = validators.validator_for(schema)
-    try:
-        cls.check_schema(dict(schema))
-    except SchemaError as exc:
-        raise ValueError(f"tool {name!r}: input_schema is not a valid JSON Schema: {exc.message}") from None
-    return cls(dict(schema))
+    return build_validator(name, schema)
 
 
 def start_answer(tool: ScriptedTool, arguments: dict[str, Any], context: ToolContext) -> Any:

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
 from mcp_testkit.faults import _DEFAULT
-from mcp_testkit.server._app import McpApp
+from mcp_testkit.journal import Journal
+from mcp_testkit.server._app import McpApp, ServerCrash
+from mcp_testkit.server._sessions import SessionTable
 from mcp_testkit.server._state import RequiredHeader, ServerState
 from mcp_testkit.tools import ScriptedTool
 
@@ -17,14 +19,16 @@ if TYPE_CHECKING:
 
     import mcp_types
 
-    from mcp_testkit.journal import Journal, Record
+    from mcp_testkit.journal import Record
     from mcp_testkit.server._runner import Runner
-    from mcp_testkit.server._sessions import Session, SessionTable
+    from mcp_testkit.server._sessions import Session
 
 __all__ = ["TestMcpServer"]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _RESPONSE_MODES = ("json", "sse")
+MAX_BODY = 4 * 1024 * 1024
+"""The default `max_body`: 4 MiB, as the SDK's server allows."""
 
 
 class TestMcpServer:
@@ -32,7 +36,8 @@ class TestMcpServer:
 
     It records every request in `journal` and counts every handler run in a ledger
     (`executions`). Serve it with `with server:` (a uvicorn thread on 127.0.0.1), `async with
-    server:` (a task of the running asyncio loop), or use `asgi_app` in-process.
+    server:` (a task of the running asyncio loop), or use `asgi_app` in-process. Its scripting
+    methods may be called from any thread, and from a handler, while traffic flows.
     """
 
     __test__ = False  # not a pytest test class, whatever its name says
@@ -51,6 +56,13 @@ class TestMcpServer:
         allowed_hosts: Sequence[str] = (),
         preset: str | None = None,
         version: str = "0.1.0",
+        max_body: int = MAX_BODY,
+        journal_limit: int | None = None,
+        session_limit: int | None = None,
+        session_idle_timeout: float | None = None,
+        header_timeout: float = 60.0,
+        body_timeout: float = 60.0,
+        idle_timeout: float = 75.0,
     ) -> None:
         if page_size is not None and (not isinstance(page_size, int) or page_size < 1):
             raise ValueError(f"page_size must be a positive int or None (one page), not {page_size!r}")
@@ -63,9 +75,27 @@ class TestMcpServer:
 
             if preset not in PRESETS:
                 raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(sorted(PRESETS))}")
+        if not isinstance(max_body, int) or max_body < 1:
+            raise ValueError(f"max_body must be a positive number of bytes, not {max_body!r}")
+        for label, seconds in (
+            ("header_timeout", header_timeout),
+            ("body_timeout", body_timeout),
+            ("idle_timeout", idle_timeout),
+        ):
+            if not isinstance(seconds, (int, float)) or seconds <= 0:
+                raise ValueError(f"{label} must be a positive number of seconds, not {seconds!r}")
         self.name = name
         self.host = host
         self._port = port
+        self.header_timeout = float(header_timeout)
+        """Seconds a connection may take to send a request's headers (from its first byte, or from opening)."""
+        self.body_timeout = float(body_timeout)
+        """Seconds a request may take to send its whole body; then 408."""
+        self.idle_timeout = float(idle_timeout)
+        """Seconds a kept-alive connection may wait for its next request; then it is closed."""
+        self._limits = (journal_limit, session_limit, session_idle_timeout)
+        Journal(limit=journal_limit)  # checks the value now, not at the first reset
+        SessionTable(limit=session_limit, idle_timeout=session_idle_timeout)
         self._settings: dict[str, Any] = {
             "name": name,
             "version": version,
@@ -74,7 +104,9 @@ class TestMcpServer:
             "response_mode": response_mode,
             "get_stream": get_stream,
             "allow_delete": allow_delete,
-            "allowed_hosts": frozenset((*_LOOPBACK_NAMES, host, *allowed_hosts)),
+            "allowed_hosts": frozenset(name.lower() for name in (*_LOOPBACK_NAMES, host, *allowed_hosts)),
+            "max_body": max_body,
+            "body_timeout": float(body_timeout),
         }
         self._preset = preset
         self._runner: Runner | None = None
@@ -84,7 +116,12 @@ class TestMcpServer:
         """The ASGI app, for in-process use: `httpx2.AsyncClient(transport=httpx2.ASGITransport(app=...))`."""
 
     def _fresh_state(self) -> ServerState:
-        state = ServerState(**self._settings)
+        journal_limit, session_limit, session_idle_timeout = self._limits
+        state = ServerState(
+            **self._settings,
+            journal=Journal(limit=journal_limit),
+            sessions=SessionTable(limit=session_limit, idle_timeout=session_idle_timeout),
+        )
         state.journal._redacted = state.redacted_headers
         self._state = state
         if self._preset is not None:
@@ -95,7 +132,10 @@ class TestMcpServer:
 
     def __repr__(self) -> str:
         where = self.url if self._runner is not None else "not started"
-        return f"<TestMcpServer {self.name!r} {where} tools={len(self._state.tools)}>"
+        journal = self._state.journal
+        dropped = journal.dropped
+        records = f" journal={len(journal)} ({dropped} dropped, journal_limit={journal.limit})" if dropped else ""
+        return f"<TestMcpServer {self.name!r} {where} tools={len(self._state.tools)}{records}>"
 
     # -- scripting ---------------------------------------------------------------------------------
 
@@ -183,7 +223,9 @@ class TestMcpServer:
         if status not in (401, 403):
             raise ValueError(f"require_header: status must be 401 or 403, not {status}")
         with self._lock:
-            self._state.required[name.lower()] = RequiredHeader(name, value, status)
+            state = self._state
+            state.required[name.lower()] = RequiredHeader(name, value, status)
+            state.hidden = frozenset(state.required)
 
     def rotate_header(self, name: str, value: str) -> None:
         """Accept only `value` for the required header `name` from now on; the old value is refused."""
@@ -265,6 +307,8 @@ class TestMcpServer:
         errors = self._state.errors
         if errors:
             first = errors[0]
+            if isinstance(first, ServerCrash):
+                raise AssertionError(f"server {self.name!r}: {first}") from first.__cause__
             raise AssertionError(
                 f"a tool handler of server {self.name!r} raised {type(first).__name__}: {first} "
                 f"({len(errors)} handler error{'s' * (len(errors) != 1)} in all)"
@@ -277,7 +321,7 @@ class TestMcpServer:
 
     @property
     def errors(self) -> list[BaseException]:
-        """Exceptions raised by tool handlers (other than `ToolError`), oldest first."""
+        """Exceptions raised by tool handlers (other than `ToolError`) and crashes of the server, oldest first."""
         return list(self._state.errors)
 
     @property
@@ -343,7 +387,14 @@ class TestMcpServer:
             raise RuntimeError(f"server {self.name!r} is already started at {self.url}")
         from mcp_testkit.server._runner import Runner
 
-        return Runner(self.asgi_app, self.host, self._port)
+        return Runner(
+            self.asgi_app,
+            self.host,
+            self._port,
+            header_timeout=self.header_timeout,
+            body_timeout=self.body_timeout,
+            idle_timeout=self.idle_timeout,
+        )
 
     def start(self) -> None:
         """Serve from a background thread; returns once the server accepts connections."""

@@ -1,7 +1,11 @@
 """The transport: one Streamable HTTP endpoint (POST, GET, DELETE), answered as JSON or SSE.
 
-It owns everything HTTP: headers, statuses, sessions ids, framing. It records each request in
-the journal before deciding anything, asks the fault plan, and hands JSON-RPC to the dispatcher.
+It owns everything HTTP: headers, statuses, sessions ids, framing. It checks path, Host,
+Origin and required headers before it reads a body (only up to `max_body`; the server's
+protocol bounds the time with `body_timeout`), records the request in the journal before it
+answers anything, asks the fault plan, and hands JSON-RPC to the dispatcher. A last-resort
+guard answers any crash of its own with a JSON-RPC -32603 (500), journaled, so that the journal
+always holds the status sent.
 Written as a bare ASGI callable because it sits on every request of every test.
 """
 
@@ -11,19 +15,22 @@ import functools
 import hmac
 import json
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+import traceback
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
 
 from mcp_testkit import faults
+from mcp_testkit._json import JsonError, loads
 from mcp_testkit.journal import Headers, Record
 from mcp_testkit.server._paging import page_number
 from mcp_testkit.server._protocol import (
     CANCELLED,
     DEFAULT_VERSION,
     HANDSHAKE_VERSIONS,
+    INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
@@ -32,19 +39,19 @@ from mcp_testkit.server._protocol import (
     error_response,
     handle_notification,
 )
+from mcp_testkit.server._runner import BODY_TIMED_OUT
 
 if TYPE_CHECKING:
     from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
 
-__all__ = ["McpApp"]
+__all__ = ["JOURNAL_PREFIX", "McpApp", "ServerCrash", "read_body"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 SESSION_NOT_FOUND = "Session not found: it has ended; re-initialize (send initialize without Mcp-Session-Id)"
 """The 404 message: it starts as the SDK's own does, then says what a client should do."""
 _JSON = b"application/json"
@@ -80,16 +87,26 @@ def _accepts_both(accept: str) -> bool:
     return _accepts(accept, "application/json") and _accepts(accept, "text/event-stream")
 
 
+JOURNAL_PREFIX = 1024
+"""How many bytes of a body refused for its size the journal keeps."""
+
+
+class ServerCrash(Exception):
+    """mcp-testkit itself failed on a request (a bug of ours): answered -32603/500, kept for `server.check()`."""
+
+
 class _Response:
     """Sends one HTTP answer and writes what was sent into the record."""
 
-    __slots__ = ("message", "parse_error", "record", "send", "session_header", "streaming")
+    __slots__ = ("dropped", "message", "parse_error", "record", "send", "session_header", "started", "streaming")
 
     def __init__(self, send: Send, record: Record) -> None:
         self.send = send
         self.record = record
         self.session_header: list[tuple[bytes, bytes]] = []
         self.streaming = False
+        self.started = False
+        self.dropped = False
         self.message: Any = None
         """The decoded body; kept here rather than in the record, which keeps only the bytes."""
         self.parse_error: str | None = None
@@ -115,12 +132,14 @@ class _Response:
             raw.append((b"content-type", content_type))
         if headers:
             raw.extend(headers)
+        self.started = True
         await self.send({"type": "http.response.start", "status": status, "headers": raw})
         await self.send({"type": "http.response.body", "body": body})
 
     async def drop(self) -> None:
         """Close the connection without (finishing) an answer, as a crashed server or proxy does."""
         self.record.error = "connection dropped by a fault"
+        self.dropped = True
         transport = getattr(getattr(self.send, "__self__", None), "transport", None)
         if transport is None:
             # In-process (ASGI) there is no socket to close: fail the client's request the way httpx2 would.
@@ -143,6 +162,7 @@ class _Response:
         if self.streaming:
             return
         self.streaming = True
+        self.started = True
         self.record.status = 200
         raw = [(b"content-type", _SSE), (b"cache-control", b"no-cache"), *self.session_header]
         await self.send({"type": "http.response.start", "status": 200, "headers": raw})
@@ -177,53 +197,50 @@ class McpApp:
         if scope["type"] != "http":
             return
         state = self._state()
-        body = await _read_body(receive) if scope["method"] == "POST" else b""
         journal = state.journal
         record = Record(
-            seq=journal._next_seq(),
+            seq=0,  # numbered when journaled: after the body is read, so that seq follows the fault plan's order
             at=time.time(),
             http_method=scope["method"],
             path=scope["path"],
-            headers=Headers(scope["headers"]),
-            body=body,
+            headers=Headers(scope["headers"], state.hidden),
+            body=b"",
         )
         record.session_id = record.headers.get("mcp-session-id")
         out = _Response(send, record)
-        if body:
-            # Decoded before any check, so that even a refused request shows what it asked for.
-            try:
-                out.message = json.loads(body)
-            except ValueError as exc:
-                out.parse_error = str(exc)
-            else:
-                if isinstance(out.message, dict):
-                    _describe(record, out.message)
-        journal._append(record)
         try:
             await self._handle(state, scope, receive, out)
+        except Exception as exc:
+            if out.dropped:
+                raise  # in-process, a dropped connection is this exception, on purpose
+            _admit(journal, record)
+            await _crashed(state, out, exc)
         finally:
+            _admit(journal, record)
             journal._finish(record)
 
     async def _handle(self, state: ServerState, scope: Scope, receive: Receive, out: _Response) -> None:
+        """Check what needs no body, read the body (bounded), journal the request, then answer it."""
         record = out.record
-        headers = record.headers
-        if scope["path"] != state.path:
-            await out.error(404, INVALID_REQUEST, f"no MCP endpoint at {scope['path']}: the endpoint is {state.path}")
-            return
-        host = headers.get("host")
-        if host is not None and _hostname(host) not in state.allowed_hosts:
-            await out.error(421, INVALID_REQUEST, f"Host {host!r} is not a loopback name (DNS rebinding protection)")
-            return
-        origin = headers.get("origin")
-        if origin is not None and _hostname(origin.partition("://")[2].split("/", 1)[0]) not in state.allowed_hosts:
-            await out.error(403, INVALID_REQUEST, f"Origin {origin!r} is not allowed (DNS rebinding protection)")
-            return
-        for required in state.required.values():
-            value = headers.get(required.name)
-            if value is None or not hmac.compare_digest(value.encode(), required.value.encode()):
-                await _refuse_credentials(out, required.name, required.status, scope, value is None)
-                return
         method = scope["method"]
+        refusal = _refusal(state, scope, record.headers)
+        if refusal is None and method == "POST":
+            refusal = await _read(state, scope, receive, out)
+        elif refusal is not None and refusal[0] == 401 and method == "POST":
+            # A wrong credential is a scripted test condition, not an attack: read the (bounded) body
+            # anyway, so the journal shows which call was refused; a size or time problem wins.
+            refusal = await _read(state, scope, receive, out) or refusal
+        _admit(state.journal, record)
+        if refusal is not None:
+            status, code, message, extra = refusal
+            if status == 401:
+                required, missing = extra
+                await _refuse_credentials(out, required.name, required.status, scope, missing)
+            else:
+                await out.error(status, code, message, extra)
+                if status == 413 and record.body:
+                    record.error = f"{message}; the journal keeps its first {len(record.body)} bytes (cut)"
+            return
         if method == "POST":
             await self._post(state, out)
         elif method == "GET":
@@ -268,7 +285,7 @@ class McpApp:
             return
         if out.parse_error is not None or not record.body:
             reason = out.parse_error or "the body is empty"
-            await out.error(400, PARSE_ERROR, f"Parse error: the body is not JSON ({reason})")
+            await out.error(400, PARSE_ERROR, f"Parse error: {reason}")
             return
         message = out.message
         version = headers.get("mcp-protocol-version")
@@ -317,7 +334,7 @@ class McpApp:
                 if await self._before_dispatch(state, fault, session, out):
                     return
         if kind != "request":
-            handle_notification(message, session)
+            record.error = handle_notification(message, session)
             if isinstance(fault, faults.Drop):
                 await out.drop()
             else:
@@ -567,7 +584,8 @@ class McpApp:
 
 def _describe(record: Record, message: dict[str, Any]) -> None:
     """Copy the JSON-RPC method, id and tool of a message into its record (the rest is decoded on demand)."""
-    record.rpc_method = message.get("method")
+    method = message.get("method")
+    record.rpc_method = method if isinstance(method, str) else None
     record.rpc_id = message.get("id")
     if record.rpc_method == "tools/call":
         params = message.get("params")
@@ -610,18 +628,119 @@ async def _refuse_credentials(out: _Response, name: str, status: int, scope: Sco
     )
 
 
-async def _read_body(receive: Receive) -> bytes:
+Refusal = tuple[int, int, str, Any]
+"""(HTTP status, JSON-RPC code, message, extra): extra is response headers, or for 401 (required header, missing)."""
+
+
+def _admit(journal: Any, record: Record) -> None:
+    """Number the record and put it in the journal, once."""
+    if not record.seq:
+        record.seq = journal._next_seq()
+        journal._append(record)
+
+
+def _refusal(state: ServerState, scope: Scope, headers: Mapping[str, str]) -> Refusal | None:
+    """Why the request is refused before its body is read (path, Host, Origin, required headers), or None."""
+    if scope["path"] != state.path:
+        return 404, INVALID_REQUEST, f"no MCP endpoint at {scope['path']}: the endpoint is {state.path}", None
+    hosts = [value for name, value in scope["headers"] if name == b"host"]
+    if len(hosts) > 1 or (not hosts and scope.get("http_version", "1.1") != "1.0"):
+        problem = "more than one Host header" if hosts else "no Host header"
+        return 400, INVALID_REQUEST, f"Bad Request: {problem} (RFC 9112 wants exactly one)", None
+    allowed = state.allowed_hosts
+    host = headers.get("host")
+    if host is not None and "*" not in allowed and _hostname(host).lower() not in allowed:
+        return 421, INVALID_REQUEST, f"Host {host!r} is not a loopback name (DNS rebinding protection)", None
+    origin = headers.get("origin")
+    if (
+        origin is not None
+        and "*" not in allowed
+        and _hostname(origin.partition("://")[2].split("/", 1)[0]).lower() not in allowed
+    ):
+        return 403, INVALID_REQUEST, f"Origin {origin!r} is not allowed (DNS rebinding protection)", None
+    for required in tuple(state.required.values()):  # a snapshot: scripting may add one from another thread
+        value = headers.get(required.name)
+        if value is None or not hmac.compare_digest(value.encode(), required.value.encode()):
+            return 401, INVALID_REQUEST, "", (required, value is None)
+    return None
+
+
+async def read_body(receive: Receive, limit: int) -> tuple[bytes, int | None]:
+    """The request body, read until it ends or passes `limit` bytes: (body, None), or (its first bytes, bytes read)."""
     message = await receive()
     body: bytes = message.get("body", b"")
     if not message.get("more_body", False):
-        return body
+        return (body, None) if len(body) <= limit else (body[:JOURNAL_PREFIX], len(body))
     chunks = [body]
-    while message.get("more_body", False):
+    size = len(body)
+    while message.get("more_body", False) and size <= limit:
         message = await receive()
         if message["type"] == "http.disconnect":
             break
-        chunks.append(message.get("body", b""))
-    return b"".join(chunks)
+        chunk = message.get("body", b"")
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > limit:
+        return b"".join(chunks)[:JOURNAL_PREFIX], size
+    return b"".join(chunks), None
+
+
+async def _read(state: ServerState, scope: Scope, receive: Receive, out: _Response) -> Refusal | None:
+    """Read and decode a POST body into the record; the refusal (413, 408) when it is too big or too slow."""
+    record = out.record
+    limit = state.max_body
+    close = [(b"connection", b"close")]  # the rest of the body is never read: this connection is done
+    declared = _declared_length_of(record)
+    if declared is not None and declared > limit:
+        message = f"Payload Too Large: the body (Content-Length {declared}) exceeds max_body ({limit} bytes); not read"
+        return 413, INVALID_REQUEST, message, close
+    body, size = await read_body(receive, limit)
+    if scope.get(BODY_TIMED_OUT):  # set by the server's protocol when the body took longer than body_timeout
+        message = f"Request Timeout: the body did not arrive within {state.body_timeout} s (body_timeout)"
+        return 408, INVALID_REQUEST, message, close
+    record.body = body
+    if size is not None:
+        message = f"Payload Too Large: the body exceeds max_body ({limit} bytes); not read past {size} bytes"
+        return 413, INVALID_REQUEST, message, close
+    if body:
+        # Decoded before the other checks, so that even a refused request shows what it asked for.
+        try:
+            out.message = loads(body)
+        except JsonError as exc:
+            out.parse_error = str(exc)
+        else:
+            if isinstance(out.message, dict):
+                _describe(record, out.message)
+    return None
+
+
+def _declared_length_of(record: Record) -> int | None:
+    value = record.headers.get("content-length")
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+async def _crashed(state: ServerState, out: _Response, exc: Exception) -> None:
+    """The last resort: a crash of ours is a journaled -32603/500 (if nothing was sent yet) and fails `check()`."""
+    record = out.record
+    detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    crash = ServerCrash(f"mcp-testkit failed on request #{record.seq} ({record.summary()}): {detail}")
+    crash.__cause__ = exc
+    state.errors.append(crash)
+    message = f"Internal error: mcp-testkit failed on this request ({detail}); please report it"
+    if not out.started:
+        await out.error(500, INTERNAL_ERROR, message)
+        return
+    record.error = message
+    if out.streaming:
+        try:
+            await out.send({"type": "http.response.body", "body": b""})
+        except Exception:  # the connection is gone too
+            pass
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:

@@ -266,16 +266,23 @@ _METHODS: dict[str, Callable[[Any, dict[str, Any], Call], Awaitable[Any]]] = {
 }
 
 
-def handle_notification(message: dict[str, Any], session: Session | None) -> None:
-    """Act on a client notification: `initialized` marks the session, `cancelled` stops a call."""
+def handle_notification(message: dict[str, Any], session: Session | None) -> str | None:
+    """Act on a client notification: `initialized` marks the session, `cancelled` stops a call.
+
+    Returns why it was ignored, for the journal, when it was invalid (the spec lets a receiver
+    ignore an invalid cancellation); None otherwise.
+    """
     method = message.get("method")
     if session is None:
-        return
+        return None
     if method == "notifications/initialized":
         session.initialized = True
     elif method == "notifications/cancelled":
         params = message.get("params")
-        if isinstance(params, dict):
-            scope = session.inflight.get(params.get("requestId"))
-            if scope is not None:
-                scope.cancel()
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        if not isinstance(request_id, (str, int)) or isinstance(request_id, bool):
+            return "ignored: notifications/cancelled needs params.requestId, a string or an integer"
+        scope = session.inflight.get(request_id)
+        if scope is not None:
+            scope.cancel()
+    return None
