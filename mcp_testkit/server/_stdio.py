@@ -49,6 +49,7 @@ _ANSWER_FAULTS = (
     faults.ErrorResult,
     faults.ProtocolError,
     faults.Delay,
+    faults.LateAnswer,
     faults.TruncateBody,
     faults.MalformedLine,
     faults.Exit,
@@ -210,6 +211,8 @@ class StdioServer:
             if isinstance(fault, faults.Delay):
                 await anyio.sleep(fault.seconds)
             response = await self._answer(message, record, fault)
+            if isinstance(fault, faults.LateAnswer):
+                await anyio.sleep(fault.seconds)
             if response is CANCELLED:
                 record.error = "cancelled by the client: nothing sent"
                 return

@@ -1,4 +1,4 @@
-"""Answer faults: ErrorResult, ProtocolError and Delay, on the wire and with the official SDK client."""
+"""Answer faults: ErrorResult, ProtocolError, Delay and LateAnswer, on the wire and with the official SDK client."""
 
 from __future__ import annotations
 
@@ -99,6 +99,45 @@ async def test_delay_then_answers_normally(serve: Serve, framing: str) -> None:
     )
     record = server.calls("create")[0]
     assert (record.fault, record.executed, record.status) == (faults.Delay(0.05), True, 200)
+    assert server.executions("create") == 1
+
+
+@pytest.mark.parametrize("framing", FRAMINGS)
+async def test_late_answer_runs_the_handler_then_answers(serve: Serve, framing: str) -> None:
+    """LateAnswer runs the request, then answers it normally after its wait; the record carries the fault."""
+    server = tools(serve(response_mode=framing), "create", "other")
+    server.fail_next_call("create", faults.LateAnswer(0.05))
+    with anyio.fail_after(LIMIT_S):
+        async with socket_client(server) as client:
+            wire = Wire(client)
+            await wire.initialize()
+            response = await wire.post(call("create"))
+    assert response.content == body(
+        framing, {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "create ran"}]}}
+    )
+    record = server.calls("create")[0]
+    assert (record.fault, record.executed, record.status) == (faults.LateAnswer(0.05), True, 200)
+
+
+async def test_late_answer_has_run_the_call_while_the_client_still_waits(serve: Serve) -> None:
+    """Under LateAnswer the ledger counts the run before any answer is sent: a client that gives up saw a call that ran."""
+    server = tools(serve(), "create", "other")
+    server.fail_next_call("create", faults.LateAnswer(LIMIT_S * 10))
+    answered = anyio.Event()
+    with anyio.fail_after(LIMIT_S):
+        async with socket_client(server) as client:
+            wire = Wire(client)
+            await wire.initialize()
+
+            async def send() -> None:
+                await wire.post(call("create"))
+                answered.set()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(send)
+                await anyio.to_thread.run_sync(lambda: server.journal.wait_for(lambda j: server.executions("create") == 1))
+                group.cancel_scope.cancel()
+    assert not answered.is_set()
     assert server.executions("create") == 1
 
 
