@@ -201,3 +201,16 @@ async def test_sdk_client_times_out_on_a_long_delay_and_the_call_still_runs(serv
     )
     assert server.calls("create")[0].fault == faults.Delay(SDK_WAIT_S * 3)
     assert server.executions("create") == 1
+
+
+async def test_sdk_client_times_out_on_a_late_answer_of_a_call_that_ran(serve: Serve) -> None:
+    """A LateAnswer past read_timeout_seconds: the SDK raises MCPError -32001; the handler had already run."""
+    server = tools(serve(), "create", "other")
+    server.fail_next_call("create", faults.LateAnswer(SDK_WAIT_S * 3))
+    with anyio.fail_after(LIMIT_S):
+        async with sdk_client(server, wait_s=SDK_WAIT_S) as client:
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("create", {})
+    assert caught.value.code == -32001
+    assert server.calls("create")[0].fault == faults.LateAnswer(SDK_WAIT_S * 3)
+    assert server.executions("create") == 1
