@@ -401,7 +401,8 @@ async def _p5(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, in
     facts_.update(outcome=outcome, runs=runs)
     reused = [r for r in sent if r.rpc_method == "initialize" and r.headers.get("mcp-session-id") in stale]
     if reused:
-        raise h.fail(f"the new initialize carried the stale session id (#{reused[0].seq})", **facts_)
+        stale_id = str(reused[0].headers.get("mcp-session-id"))[:8]
+        raise h.fail(f"the new initialize (#{reused[0].seq}) carried the stale session id {stale_id}", **facts_)
     lost = next((r for r in sent if r.status == 404), None)
     if lost is not None and not any(r.rpc_method == "initialize" and r.seq > lost.seq for r in sent):
         raise h.fail(f"after the 404 (#{lost.seq}) the bridge did not start a new session", **facts_)
