@@ -223,6 +223,32 @@ def test_derandomized_verdicts_and_draws_are_the_same_from_python_c_and_pytest()
     assert inside == outside
 
 
+_DRAWS = """
+import hashlib, json
+from hypothesis import given, settings, strategies as st
+from mcp_testkit.contract._runner import _context_free_draws
+values = []
+
+@settings(derandomize=True, max_examples=200, database=None)
+@given(st.text(max_size=20))
+def collect(value):
+    values.append(value)
+
+with _context_free_draws():
+    collect()
+print(hashlib.md5(json.dumps(values).encode()).hexdigest())
+"""
+
+
+def test_contract_draws_do_not_depend_on_the_modules_loaded() -> None:
+    """Under the contract, derandomized text draws are the same in a bare `python -c` and in pytest with many modules."""
+    done = subprocess.run([sys.executable, "-c", _DRAWS], capture_output=True, text=True, timeout=120, check=True)
+    namespace: dict[str, Any] = {"__name__": "draws_in_pytest"}
+    lines = _DRAWS.replace("print(", "digest = (")
+    exec(compile(lines, "draws", "exec"), namespace)
+    assert namespace["digest"] == done.stdout.strip()
+
+
 # -- 11. the smaller ones ----------------------------------------------------------------------------------
 
 
