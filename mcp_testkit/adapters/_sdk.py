@@ -211,7 +211,9 @@ class SdkClientAdapter:
                 return await answer.receive()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
             # The client's task died with this call in flight: it was sent, so it may have run.
-            return Outcome.outcome_unknown(RuntimeError(f"the SDK client task ended during the call ({type(exc).__name__})"))
+            return Outcome.outcome_unknown(
+                RuntimeError(f"the SDK client task ended during the call ({type(exc).__name__})")
+            )
 
     def set_headers(self, headers: Mapping[str, str]) -> None:
         if self._http is not None:

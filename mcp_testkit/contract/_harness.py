@@ -46,7 +46,9 @@ class BridgeFacts:
     def of(cls, adapter: Any) -> BridgeFacts:
         sessions = getattr(adapter, "sessions", "persistent")
         if sessions not in ("persistent", "per_call"):
-            raise ContractError(f"adapter {_name(adapter)}: sessions must be 'persistent' or 'per_call', not {sessions!r}")
+            raise ContractError(
+                f"adapter {_name(adapter)}: sessions must be 'persistent' or 'per_call', not {sessions!r}"
+            )
         retry = getattr(adapter, "retry", None)
         if not isinstance(retry, int) or retry < 0:
             raise ContractError(f"adapter {_name(adapter)}: retry must be an int >= 0, not {retry!r}")
@@ -55,8 +57,10 @@ class BridgeFacts:
             raise ContractError(f"adapter {_name(adapter)}: page_limit must be an int >= 1 or None, not {page_limit!r}")
         timeout_s = getattr(adapter, "timeout_s", None)
         if timeout_s is not None and (not isinstance(timeout_s, (int, float)) or timeout_s <= 0):
-            raise ContractError(f"adapter {_name(adapter)}: timeout_s must be a positive number or None, not {timeout_s!r}")
-        return cls(retry, page_limit, timeout_s, sessions)
+            raise ContractError(
+                f"adapter {_name(adapter)}: timeout_s must be a positive number or None, not {timeout_s!r}"
+            )
+        return cls(retry, page_limit, timeout_s, "per_call" if sessions == "per_call" else "persistent")
 
 
 def _name(adapter: Any) -> str:
@@ -194,7 +198,7 @@ class ContractHarness:
         timeout = self.example_timeout
 
         async def body() -> None:
-            adapter = _Guarded(self.adapter(), self)
+            adapter: Any = _Guarded(self.adapter(), self)
             started = anyio.current_time()
             # The adapter is closed inside the very scope it was opened in, with no scope of ours around
             # the close: bridges hold task groups, which must exit in the cancel scope they were entered in.

@@ -157,7 +157,9 @@ def _p1_cases(facts: BridgeFacts) -> list[Inputs]:
 
 def _p1_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
     # EndlessPages has no parameter: its declared case says all it can; drawn again it costs a whole limit.
-    drawn = mst.listing_faults(max_page=4, detectable_only=True).filter(lambda f: not isinstance(f, faults.EndlessPages))
+    drawn = mst.listing_faults(max_page=4, detectable_only=True).filter(
+        lambda f: not isinstance(f, faults.EndlessPages)
+    )
     return {
         "names": st.lists(mst.tool_names(max_size=8), max_size=10, unique=True),
         "page_size": st.integers(1, 4),
@@ -356,9 +358,7 @@ _LOSSES = ("fault", "lose_session", "restart")
 
 
 def _p5_cases(facts: BridgeFacts) -> list[Inputs]:
-    return [
-        {"how": how, "kind": kind, "calls_before": 0} for how, kind in itertools.product(_LOSSES, CALL_KINDS)
-    ]
+    return [{"how": how, "kind": kind, "calls_before": 0} for how, kind in itertools.product(_LOSSES, CALL_KINDS)]
 
 
 def _p5_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
@@ -430,8 +430,10 @@ def expected_kinds(where: str, kind: str, fault: faults.Fault) -> frozenset[Outc
         return frozenset({"tool_error"})
     if isinstance(fault, faults.Delay):
         return frozenset({"ok"})
-    if status == 404 or isinstance(fault, _NOT_RUN) or (
-        isinstance(fault, faults.Restart) and fault.unknown_session_status == 404
+    if (
+        status == 404
+        or isinstance(fault, _NOT_RUN)
+        or (isinstance(fault, faults.Restart) and fault.unknown_session_status == 404)
     ):
         # The server answered 404: it no longer knew the session, so it ran nothing.
         return frozenset({"connection_error"})
@@ -627,4 +629,3 @@ PROPERTIES: dict[str, Property] = {
         ),
     )
 }
-

@@ -232,8 +232,12 @@ def check_property(
         for number, case in enumerate(cases, 1):
             if run.over_budget():
                 notes.append(f"the budget of {budget:g} s ran out after {number - 1} of {len(cases)} declared cases")
-                return result("error", "not every declared case ran, so the property cannot hold; raise the budget",
-                              run, number - 1)
+                return result(
+                    "error",
+                    "not every declared case ran, so the property cannot hold; raise the budget",
+                    run,
+                    number - 1,
+                )
             try:
                 run.example(case, f"declared case {number} of {len(cases)}")
             except ContractViolation as violation:
@@ -274,8 +278,11 @@ def _draw(
             notes.append(f"the budget of {run.budget:g} s ran out after {run.examples} examples")
             return None
         notes.append(f"shrinking stopped early: the budget of {run.budget:g} s ran out")
-        return "failed", f"{run.failure}\n(shrinking stopped when the budget of {run.budget:g} s ran out: " \
-            "a shorter counterexample may exist)"
+        return (
+            "failed",
+            f"{run.failure}\n(shrinking stopped when the budget of {run.budget:g} s ran out: "
+            "a shorter counterexample may exist)",
+        )
     except ContractViolation as violation:
         return "failed", str(violation)
     except Exception as error:

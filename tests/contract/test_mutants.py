@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 
 from mcp_testkit.adapters import PerCallReferenceAdapter, ReferenceBridgeAdapter
-from mcp_testkit.bridge import MCPConnectionError, MCPToolError
-from mcp_testkit.bridge import _catalogue, _link, _session
+from mcp_testkit.bridge import MCPConnectionError, MCPToolError, _catalogue, _link, _session
 from mcp_testkit.bridge._session import McpSession, RpcError, SessionGone, WireError
 from mcp_testkit.contract import PROPERTIES, run_contract
 
@@ -122,7 +121,9 @@ def test_mutant_resending_after_a_401_fails_p4(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(_session, "_check_status", refusal_as_lost_session)
     counterexample = _check("P4")
-    assert re.search(r"after HTTP 40[13] the bridge re-attempted the work \d+ times with the refused credential", counterexample)
+    assert re.search(
+        r"after HTTP 40[13] the bridge re-attempted the work \d+ times with the refused credential", counterexample
+    )
     assert re.search(r"#\d+ (initialize|tools/call)", counterexample)
     assert _requests_in(counterexample) <= 10, counterexample
 
@@ -232,5 +233,3 @@ def test_every_property_has_a_mutant() -> None:
     """This file keeps a mutant for each property of the contract."""
     caught = {name.split("_fails_")[1].upper() for name in globals() if name.startswith("test_mutant_")}
     assert caught == set(PROPERTIES)
-
-

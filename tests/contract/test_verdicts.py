@@ -72,7 +72,7 @@ def test_a_bridge_resending_writes_after_a_drop_fails_p2_at_100_examples() -> No
 
 
 def test_p2_always_covers_writes_after_drops_and_late_answers() -> None:
-    """P2's 100 examples always include a write after Drop(after_execution=True), EndStream, TruncateBody and a late answer."""
+    """P2 always runs a write after Drop(after_execution=True), EndStream, TruncateBody, a late answer."""
     [result] = run_contract(REFERENCE, properties=["P2"])
     assert result.passed, result.counterexample
     for label in ("Drop(after_execution=True)", "EndStream", "TruncateBody", "LateAnswer"):
@@ -125,7 +125,11 @@ class _NotAnOutcome(_Wrapper):
 @pytest.mark.parametrize(
     ("factory", "property_id", "says"),
     [
-        (_FailingSetHeaders, "P4", "the adapter's set_headers raised RuntimeError: this adapter cannot rotate credentials"),
+        (
+            _FailingSetHeaders,
+            "P4",
+            "the adapter's set_headers raised RuntimeError: this adapter cannot rotate credentials",
+        ),
         (_RaisingCall, "P2", "the adapter's call('write') raised KeyError: 'write'"),
         (_FailingClose, "P7", "the adapter's close raised OSError: close failed"),
         (_NotAnOutcome, "P7", "the adapter's call('tool') returned 'ok', not an Outcome"),
@@ -241,7 +245,7 @@ print(hashlib.md5(json.dumps(values).encode()).hexdigest())
 
 
 def test_contract_draws_do_not_depend_on_the_modules_loaded() -> None:
-    """Under the contract, derandomized text draws are the same in a bare `python -c` and in pytest with many modules."""
+    """Under the contract, derandomized draws are the same in a bare `python -c` and in pytest with many modules."""
     done = subprocess.run([sys.executable, "-c", _DRAWS], capture_output=True, text=True, timeout=120, check=True)
     namespace: dict[str, Any] = {"__name__": "draws_in_pytest"}
     lines = _DRAWS.replace("print(", "digest = (")

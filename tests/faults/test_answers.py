@@ -120,7 +120,7 @@ async def test_late_answer_runs_the_handler_then_answers(serve: Serve, framing: 
 
 
 async def test_late_answer_has_run_the_call_while_the_client_still_waits(serve: Serve) -> None:
-    """Under LateAnswer the ledger counts the run before any answer is sent: a client that gives up saw a call that ran."""
+    """Under LateAnswer the ledger counts the run before the answer is sent: a client that gives up saw a call run."""
     server = tools(serve(), "create", "other")
     server.fail_next_call("create", faults.LateAnswer(LIMIT_S * 10))
     answered = anyio.Event()
@@ -135,7 +135,9 @@ async def test_late_answer_has_run_the_call_while_the_client_still_waits(serve: 
 
             async with anyio.create_task_group() as group:
                 group.start_soon(send)
-                await anyio.to_thread.run_sync(lambda: server.journal.wait_for(lambda j: server.executions("create") == 1))
+                await anyio.to_thread.run_sync(
+                    lambda: server.journal.wait_for(lambda j: server.executions("create") == 1)
+                )
                 group.cancel_scope.cancel()
     assert not answered.is_set()
     assert server.executions("create") == 1

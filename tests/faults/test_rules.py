@@ -284,7 +284,19 @@ def test_inject_refuses_bad_arguments_naming_them(arguments: dict[str, Any], mes
         (lambda: faults.ProtocolError(code="x"), "code must be an int"),
         (lambda: faults.HttpStatus(500, {"$bytes": "not base64!"}), "must hold base64 text"),
     ],
-    ids=["status", "delay", "late", "slow-page", "repeat-page-1", "page-0", "restart", "expire", "add-str", "code", "bytes"],
+    ids=[
+        "status",
+        "delay",
+        "late",
+        "slow-page",
+        "repeat-page-1",
+        "page-0",
+        "restart",
+        "expire",
+        "add-str",
+        "code",
+        "bytes",
+    ],
 )
 def test_faults_refuse_bad_values_naming_them(make: Any, message: str) -> None:
     """Each fault checks its fields when made and says which one is wrong and what it must be."""
