@@ -134,7 +134,7 @@ class SdkClientAdapter:
     name: ClassVar[str] = "sdk-client"
     sessions: SessionMode = "persistent"
 
-    def __init__(self, *, transport: httpx2.AsyncBaseTransport | None = None, timeout_s: float = 1.0) -> None:
+    def __init__(self, *, transport: httpx2.AsyncBaseTransport | None = None, timeout_s: float = 0.5) -> None:
         self._transport = transport
         self.timeout_s: float | None = timeout_s
         self.page_limit: int | None = None

@@ -155,15 +155,25 @@ def _p1_cases(facts: BridgeFacts) -> list[Inputs]:
     return cases
 
 
+# Valid names that are easy to get wrong: dots, dashes, underscores, digits first, case, the longest allowed.
+_P1_NAMES = ("t0", "a.b", "x-y", "_z", "9n", "T", "t", "A.b-c_d", "get_user.v2", "n" * 128)
+
+# Every detectable listing fault on pages 1-4 but EndlessPages, which has no parameter: its declared case
+# says all it can, and drawn again it would cost a whole page limit per example.
+_P1_DRAWN: tuple[faults.Fault, ...] = (
+    *(faults.RepeatCursor(page) for page in (2, 3, 4)),
+    *(kind(page) for kind in (faults.StuckCursor, faults.EmptyCursor, faults.DuplicateTool) for page in (1, 2, 3, 4)),
+    *(kind(page) for kind in (faults.PageError, faults.MalformedPage) for page in (1, 2, 3, 4)),
+    *(faults.InvalidCursor(page) for page in (2, 3, 4)),
+)
+
+
 def _p1_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
-    # EndlessPages has no parameter: its declared case says all it can; drawn again it costs a whole limit.
-    drawn = mst.listing_faults(max_page=4, detectable_only=True).filter(
-        lambda f: not isinstance(f, faults.EndlessPages)
-    )
+    # Drawn from fixed values rather than built field by field: P1 is about the walk, and its examples must be cheap.
     return {
-        "names": st.lists(mst.tool_names(max_size=8), max_size=10, unique=True),
+        "names": st.integers(0, len(_P1_NAMES)).map(lambda count: list(_P1_NAMES[:count])),
         "page_size": st.integers(1, 4),
-        "listing_faults": st.lists(drawn, max_size=2),
+        "listing_faults": st.lists(st.sampled_from(_P1_DRAWN), max_size=2),
     }
 
 
