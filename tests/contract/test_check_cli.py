@@ -44,7 +44,8 @@ def test_default_run_shows_progress_per_property(default_run: subprocess.Complet
         assert " examples " in progress[0]
         assert progress[0].split()[1] == "holds"
         below = lines[lines.index(progress[0]) + 1]
-        assert below.startswith("       coverage: ") and " declared + " in below
+        assert below.startswith("       coverage: ")
+        assert " declared + " in below
 
 
 def test_default_run_prints_the_matrix(default_run: subprocess.CompletedProcess[str]) -> None:

@@ -3,7 +3,6 @@ client's verdicts are what they are, the pytest suite and the state machine run 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,11 +34,6 @@ SDK_FAILS = {
 }
 SDK_HOLDS = ("P2", "P3", "P4", "P7")
 
-# Short timeouts keep the late-answer cases quick; in-process answers take milliseconds.
-REFERENCE = functools.partial(ReferenceBridgeAdapter, timeout_s=0.2)
-PER_CALL = functools.partial(PerCallReferenceAdapter, timeout_s=0.2)
-SDK = functools.partial(SdkClientAdapter, timeout_s=0.3)
-
 MACHINE = settings(max_examples=50, stateful_step_count=20, deadline=None, database=None)
 
 
@@ -49,7 +43,7 @@ MACHINE = settings(max_examples=50, stateful_step_count=20, deadline=None, datab
 @pytest.mark.parametrize("property_id", list(PROPERTIES))
 def test_reference_holds_every_property_in_process(property_id: str) -> None:
     """The reference bridge holds each property over 200 in-process examples, declared cases included."""
-    [result] = run_contract(REFERENCE, max_examples=200, properties=[property_id])
+    [result] = run_contract(ReferenceBridgeAdapter, max_examples=200, properties=[property_id])
     assert result.status == "passed", result.counterexample
     assert result.property_id == property_id
     assert result.declared >= 9
@@ -59,7 +53,7 @@ def test_reference_holds_every_property_in_process(property_id: str) -> None:
 
 def test_reference_holds_every_property_over_a_socket() -> None:
     """The reference bridge holds every property over a real 127.0.0.1 socket."""
-    results = run_contract(REFERENCE, max_examples=30, transport="socket")
+    results = run_contract(ReferenceBridgeAdapter, max_examples=30, transport="socket")
     assert [r.property_id for r in results] == list(PROPERTIES)
     failed = {r.property_id: r.counterexample for r in results if not r.passed}
     assert not failed
@@ -67,18 +61,18 @@ def test_reference_holds_every_property_over_a_socket() -> None:
 
 def test_per_call_reference_holds_every_property() -> None:
     """The reference bridge opening a session for every operation holds every property, P4 and P5 included."""
-    results = run_contract(PER_CALL, max_examples=60)
+    results = run_contract(PerCallReferenceAdapter, max_examples=60)
     failed = {r.property_id: r.counterexample for r in results if not r.passed}
     assert not failed
 
 
 def test_per_call_reference_holds_every_property_over_a_socket() -> None:
     """The per-call-session reference bridge holds P4 and P5 over a real socket too."""
-    results = run_contract(PER_CALL, max_examples=20, properties=["P4", "P5"], transport="socket")
+    results = run_contract(PerCallReferenceAdapter, max_examples=20, properties=["P4", "P5"], transport="socket")
     assert [r.status for r in results] == ["passed", "passed"], [r.counterexample for r in results]
 
 
-test_reference_contract = resilience_suite(REFERENCE, max_examples=50)
+test_reference_contract = resilience_suite(ReferenceBridgeAdapter, max_examples=50)
 
 
 # -- the SDK client ---------------------------------------------------------------------------------
@@ -87,7 +81,7 @@ test_reference_contract = resilience_suite(REFERENCE, max_examples=50)
 @pytest.fixture(scope="module")
 def sdk_verdicts() -> dict[str, PropertyResult]:
     """The SDK client adapter's verdicts, from one in-process run of every property."""
-    return {r.property_id: r for r in run_contract(SDK, max_examples=50)}
+    return {r.property_id: r for r in run_contract(SdkClientAdapter, max_examples=50)}
 
 
 @pytest.mark.parametrize(("property_id", "names"), sorted(SDK_FAILS.items()))
@@ -117,7 +111,7 @@ def test_sdk_client_holds(sdk_verdicts: dict[str, PropertyResult], property_id: 
     assert sdk_verdicts[property_id].passed, sdk_verdicts[property_id].counterexample
 
 
-test_sdk_contract = resilience_suite(SDK, max_examples=50, expect_fail=sorted(SDK_FAILS))
+test_sdk_contract = resilience_suite(SdkClientAdapter, max_examples=50, expect_fail=sorted(SDK_FAILS))
 
 
 # -- the state machine ------------------------------------------------------------------------------
@@ -129,7 +123,9 @@ TestReferenceMachine.__doc__ = "Calls, faults, lost sessions, restarts and rotat
 
 TestSdkClientMachine = resilience_machine(SdkClientAdapter).TestCase
 TestSdkClientMachine.settings = MACHINE
-TestSdkClientMachine.__doc__ = "Calls, faults, lost sessions, restarts and rotations keep the SDK ledger sound."
+TestSdkClientMachine.__doc__ = (
+    "Calls, faults, lost sessions, restarts and rotations keep the SDK ledger sound."
+)
 
 
 # -- running and reporting ---------------------------------------------------------------------------
@@ -138,7 +134,7 @@ TestSdkClientMachine.__doc__ = "Calls, faults, lost sessions, restarts and rotat
 def test_run_contract_reports_progress_in_order() -> None:
     """run_contract calls progress once per property, in the order asked, with the same results it returns."""
     seen: list[PropertyResult] = []
-    results = run_contract(REFERENCE, max_examples=5, properties=["P7", "P1"], progress=seen.append)
+    results = run_contract(ReferenceBridgeAdapter, max_examples=5, properties=["P7", "P1"], progress=seen.append)
     assert [r.property_id for r in results] == ["P7", "P1"]
     assert seen == results
     assert all(r.title == PROPERTIES[r.property_id].title for r in results)
@@ -206,7 +202,7 @@ class _CountingAdapter:
 
 def make_counting_adapter(*, transport: Any = None) -> _CountingAdapter:
     """A factory function, not a class: the contract takes any callable that makes an adapter."""
-    return _CountingAdapter(ReferenceBridgeAdapter(transport=transport, retry=1, timeout_s=0.2))
+    return _CountingAdapter(ReferenceBridgeAdapter(transport=transport, retry=1))
 
 
 def test_user_written_adapter_runs_the_contract() -> None:

@@ -3,7 +3,6 @@ blamed on the bridge, hangs without a trace, verdicts that depended on what was 
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import subprocess
@@ -18,8 +17,6 @@ from mcp_testkit.adapters import Outcome, PerCallReferenceAdapter, ReferenceBrid
 from mcp_testkit.contract import ContractHarness, check_property, run_contract
 from mcp_testkit.server import TestMcpServer
 
-REFERENCE = functools.partial(ReferenceBridgeAdapter, timeout_s=0.2)
-
 
 class _Wrapper:
     """A user's adapter around the reference bridge; subclasses change one behaviour."""
@@ -28,7 +25,7 @@ class _Wrapper:
     sessions = "persistent"
 
     def __init__(self, *, transport: Any = None) -> None:
-        self.inner = ReferenceBridgeAdapter(transport=transport, timeout_s=0.2)
+        self.inner = ReferenceBridgeAdapter(transport=transport)
         self.page_limit = self.inner.page_limit
         self.retry = self.inner.retry
         self.timeout_s = self.inner.timeout_s
@@ -73,7 +70,7 @@ def test_a_bridge_resending_writes_after_a_drop_fails_p2_at_100_examples() -> No
 
 def test_p2_always_covers_writes_after_drops_and_late_answers() -> None:
     """P2 always runs a write after Drop(after_execution=True), EndStream, TruncateBody, a late answer."""
-    [result] = run_contract(REFERENCE, properties=["P2"])
+    [result] = run_contract(ReferenceBridgeAdapter, properties=["P2"])
     assert result.passed, result.counterexample
     for label in ("Drop(after_execution=True)", "EndStream", "TruncateBody", "LateAnswer"):
         assert result.coverage.get(label, 0) >= 1, label
@@ -86,7 +83,7 @@ def test_p2_always_covers_writes_after_drops_and_late_answers() -> None:
 
 def test_a_bridge_with_a_session_per_call_holds_p4() -> None:
     """A bridge meeting the refusal on initialize (a new session per call) holds P4 in every declared case."""
-    [result] = run_contract(functools.partial(PerCallReferenceAdapter, timeout_s=0.2), properties=["P4"])
+    [result] = run_contract(PerCallReferenceAdapter, properties=["P4"])
     assert result.status == "passed", result.counterexample
     assert result.declared == 12
 
@@ -96,7 +93,7 @@ def test_a_bridge_with_a_session_per_call_holds_p4() -> None:
 
 def test_p5_adapts_to_a_bridge_holding_no_session_between_calls() -> None:
     """P5's lose_session case on a bridge with no session between calls is not an error of the bridge."""
-    [result] = run_contract(functools.partial(PerCallReferenceAdapter, timeout_s=0.2), properties=["P5"])
+    [result] = run_contract(PerCallReferenceAdapter, properties=["P5"])
     assert result.status == "passed", result.counterexample
     assert result.coverage["lose_session"] >= 3
 
@@ -201,7 +198,7 @@ def test_shrinking_a_hang_stops_at_the_budget_and_says_so() -> None:
 
 def test_a_budget_spent_before_the_declared_cases_is_an_error() -> None:
     """A property whose declared cases did not all run cannot hold: it is an error that says why."""
-    [result] = run_contract(REFERENCE, properties=["P6"], budget=0.001)
+    [result] = run_contract(ReferenceBridgeAdapter, properties=["P6"], budget=0.001)
     assert result.status == "error"
     assert result.examples < result.declared + 1
     assert any("ran out after" in note and "declared cases" in note for note in result.notes)
@@ -213,7 +210,7 @@ _VERDICTS = """
 import functools, json
 from mcp_testkit.adapters import SdkClientAdapter
 from mcp_testkit.contract import run_contract
-results = run_contract(functools.partial(SdkClientAdapter, timeout_s=0.3), max_examples=60, properties=["P2", "P7"])
+results = run_contract(SdkClientAdapter, max_examples=60, properties=["P2", "P7"])
 print(json.dumps([[r.property_id, r.status, r.examples, dict(r.coverage)] for r in results]))
 """
 
@@ -222,7 +219,7 @@ def test_derandomized_verdicts_and_draws_are_the_same_from_python_c_and_pytest()
     """The same derandomized call draws the same examples (same coverage) under pytest and from `python -c`."""
     done = subprocess.run([sys.executable, "-c", _VERDICTS], capture_output=True, text=True, timeout=300, check=True)
     outside = json.loads(done.stdout.strip().splitlines()[-1])
-    results = run_contract(functools.partial(SdkClientAdapter, timeout_s=0.3), max_examples=60, properties=["P2", "P7"])
+    results = run_contract(SdkClientAdapter, max_examples=60, properties=["P2", "P7"])
     inside = [[r.property_id, r.status, r.examples, dict(r.coverage)] for r in results]
     assert inside == outside
 
@@ -323,7 +320,7 @@ def test_third_party_logs_are_captured_and_shown_with_a_failing_example() -> Non
 
 def test_declared_cases_all_run_when_max_examples_is_smaller() -> None:
     """With max_examples below the number of declared cases, all of them run and the result says so."""
-    [result] = run_contract(REFERENCE, properties=["P5"], max_examples=3)
+    [result] = run_contract(ReferenceBridgeAdapter, properties=["P5"], max_examples=3)
     assert result.status == "passed"
     assert (result.examples, result.declared) == (9, 9)
     assert result.notes == ("all 9 declared cases ran although max_examples is 3",)

@@ -34,7 +34,7 @@ def test_docs_example_runs(page: str, number: int) -> None:
 
 
 def test_the_p6_table_is_the_one_the_contract_applies() -> None:
-    """Every row of the P6 table in docs/contract.md gives the kinds expected_kinds gives, for every call fault class."""
+    """Each row of the P6 table in docs/contract.md gives the kinds expected_kinds gives, for each call fault class."""
     text = (DOCS / "contract.md").read_text()
     rows = dict(re.findall(r"^\| `([^`]+)` \| ([a-z_ ]+ \| [a-z_ ]+) \|$", text, re.M))
     faults_ = _call_faults(BridgeFacts(2, 100, 0.5, "persistent"), auth=True)
