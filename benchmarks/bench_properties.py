@@ -12,9 +12,9 @@ HTTP through `httpx2.ASGITransport` into the server's app, `socket` serves it wi
 fresh server reset, a fresh bridge, a connect with the whole paged listing under up to two listing
 faults, and a close; the property's declared cases (every listing fault class, a listing of exactly
 the page limit) run first and count, as in a contract run. Transports are measured in interleaved
-rounds and the best is kept, since other load only ever slows a round down; the process CPU time per example is printed beside it as a
-cross-check that such load hardly changes. Targets (issue 12): 500 examples/s in-process, 100 over
-loopback. The exit status is 1 with `--strict` when a target is missed, or when P1 does not hold.
+rounds and the best is kept, since other load only ever slows a round down; the process CPU time
+per example is printed beside it as a cross-check that such load hardly changes. Targets (issue 12):
+500 examples/s in-process, 100 over loopback. The exit status is 1 with `--strict` when a target is missed, or when P1 does not hold.
 """
 
 from __future__ import annotations

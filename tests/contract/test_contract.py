@@ -123,9 +123,7 @@ TestReferenceMachine.__doc__ = "Calls, faults, lost sessions, restarts and rotat
 
 TestSdkClientMachine = resilience_machine(SdkClientAdapter).TestCase
 TestSdkClientMachine.settings = MACHINE
-TestSdkClientMachine.__doc__ = (
-    "Calls, faults, lost sessions, restarts and rotations keep the SDK ledger sound."
-)
+TestSdkClientMachine.__doc__ = "Calls, faults, lost sessions, restarts and rotations keep the SDK ledger sound."
 
 
 # -- running and reporting ---------------------------------------------------------------------------
