@@ -14,7 +14,8 @@ faults, and a close; the property's declared cases (every listing fault class, a
 the page limit) run first and count, as in a contract run. Transports are measured in interleaved
 rounds and the best is kept, since other load only ever slows a round down; the process CPU time
 per example is printed beside it as a cross-check that such load hardly changes. Targets (issue 12):
-500 examples/s in-process, 100 over loopback. The exit status is 1 with `--strict` when a target is missed, or when P1 does not hold.
+500 examples/s in-process, 100 over loopback. The exit status is 1 with `--strict` when a target is
+missed, or when P1 does not hold.
 """
 
 from __future__ import annotations
