@@ -86,11 +86,12 @@ async def test_protocol_error_without_data_sends_no_data_field(serve: Serve) -> 
     assert response.json() == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "Internal error"}}
 
 
+@pytest.mark.parametrize("fault", [faults.Delay(0.05), faults.LateAnswer(0.05)], ids=["delay", "late-answer"])
 @pytest.mark.parametrize("framing", FRAMINGS)
-async def test_delay_then_answers_normally(serve: Serve, framing: str) -> None:
-    """Delay waits, then the request runs and is answered as usual; the record carries the fault."""
+async def test_delay_and_late_answer_then_answer_normally(serve: Serve, framing: str, fault: faults.Fault) -> None:
+    """Delay (before the request runs) and LateAnswer (after it ran) wait, then answer; the record has the fault."""
     server = tools(serve(response_mode=framing), "create", "other")
-    server.fail_next_call("create", faults.Delay(0.05))
+    server.fail_next_call("create", fault)
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire = Wire(client)
@@ -100,25 +101,8 @@ async def test_delay_then_answers_normally(serve: Serve, framing: str) -> None:
         framing, {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "create ran"}]}}
     )
     record = server.calls("create")[0]
-    assert (record.fault, record.executed, record.status) == (faults.Delay(0.05), True, 200)
+    assert (record.fault, record.executed, record.status) == (fault, True, 200)
     assert server.executions("create") == 1
-
-
-@pytest.mark.parametrize("framing", FRAMINGS)
-async def test_late_answer_runs_the_handler_then_answers(serve: Serve, framing: str) -> None:
-    """LateAnswer runs the request, then answers it normally after its wait; the record carries the fault."""
-    server = tools(serve(response_mode=framing), "create", "other")
-    server.fail_next_call("create", faults.LateAnswer(0.05))
-    with anyio.fail_after(LIMIT_S):
-        async with socket_client(server) as client:
-            wire = Wire(client)
-            await wire.initialize()
-            response = await wire.post(call("create"))
-    assert response.content == body(
-        framing, {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "create ran"}]}}
-    )
-    record = server.calls("create")[0]
-    assert (record.fault, record.executed, record.status) == (faults.LateAnswer(0.05), True, 200)
 
 
 async def test_late_answer_has_run_the_call_while_the_client_still_waits(serve: Serve) -> None:
