@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_testkit import faults
-from mcp_testkit.contract._harness import DEFAULT_EXAMPLE_TIMEOUT_S, ContractError, ContractHarness, ContractViolation
+from mcp_testkit.contract._harness import (
+    DEFAULT_EXAMPLE_TIMEOUT_S,
+    ContractError,
+    ContractHarness,
+    ContractViolation,
+    _tb,
+)
 from mcp_testkit.contract._properties import PROPERTIES, Property
 
 if TYPE_CHECKING:
@@ -222,9 +228,11 @@ def check_property(
 
     try:
         facts = harness.facts()
+        cases = prop.cases(facts)
     except ContractError as error:
         return result("error", str(error))
-    cases = prop.cases(facts)
+    except Exception as error:
+        return result("error", f"the contract harness raised {type(error).__name__}: {error}\n{_tb(error)}")
     run = _Run(harness, prop, facts, budget)
     if len(cases) > max_examples:
         notes.append(f"all {len(cases)} declared cases ran although max_examples is {max_examples}")
@@ -290,8 +298,6 @@ def _draw(
             # Hypothesis could not replay the failure (a bridge that is not deterministic): it still failed.
             notes.append(f"the failure did not reproduce on replay ({type(error).__name__})")
             return "failed", run.failure
-        from mcp_testkit.contract._harness import _tb
-
         return "error", f"the contract harness raised {type(error).__name__}: {error}\n{_tb(error)}"
     return None
 
