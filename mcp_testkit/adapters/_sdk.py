@@ -134,9 +134,11 @@ class SdkClientAdapter:
     name: ClassVar[str] = "sdk-client"
     sessions: SessionMode = "persistent"
 
-    def __init__(self, *, transport: httpx2.AsyncBaseTransport | None = None, timeout_s: float = 0.5) -> None:
+    def __init__(self, *, transport: httpx2.AsyncBaseTransport | None = None, timeout_s: float | None = 1.0) -> None:
         self._transport = transport
-        self.timeout_s: float | None = timeout_s
+        self.timeout_s = timeout_s
+        """How long the client waits for an answer; None: 30 s, and the contract runs no late-answer cases."""
+        self._wait_s = timeout_s if timeout_s is not None else 30.0
         self.page_limit: int | None = None
         self.retry = 0
         self._classifier = SdkErrorClassifier()
@@ -168,11 +170,11 @@ class SdkClientAdapter:
             async with requests, contextlib.AsyncExitStack() as stack:
                 self._http = await stack.enter_async_context(
                     httpx2.AsyncClient(
-                        headers=headers, transport=classifier.transport(self._transport), timeout=self.timeout_s
+                        headers=headers, transport=classifier.transport(self._transport), timeout=self._wait_s
                     )
                 )
                 transport = streamable_http_client(url, http_client=self._http)
-                client = Client(transport, mode="legacy", read_timeout_seconds=self.timeout_s)
+                client = Client(transport, mode="legacy", read_timeout_seconds=self._wait_s)
                 classifier.begin()
                 try:
                     await stack.enter_async_context(client)

@@ -207,10 +207,10 @@ def test_a_budget_spent_before_the_declared_cases_is_an_error() -> None:
 # -- 10. verdicts that depended on what was loaded ---------------------------------------------------------
 
 _VERDICTS = """
-import functools, json
-from mcp_testkit.adapters import SdkClientAdapter
+import json
+from mcp_testkit.adapters import ReferenceBridgeAdapter
 from mcp_testkit.contract import run_contract
-results = run_contract(SdkClientAdapter, max_examples=60, properties=["P2", "P7"])
+results = run_contract(ReferenceBridgeAdapter, max_examples=150, properties=["P1", "P7"])
 print(json.dumps([[r.property_id, r.status, r.examples, dict(r.coverage)] for r in results]))
 """
 
@@ -219,7 +219,7 @@ def test_derandomized_verdicts_and_draws_are_the_same_from_python_c_and_pytest()
     """The same derandomized call draws the same examples (same coverage) under pytest and from `python -c`."""
     done = subprocess.run([sys.executable, "-c", _VERDICTS], capture_output=True, text=True, timeout=300, check=True)
     outside = json.loads(done.stdout.strip().splitlines()[-1])
-    results = run_contract(SdkClientAdapter, max_examples=60, properties=["P2", "P7"])
+    results = run_contract(ReferenceBridgeAdapter, max_examples=150, properties=["P1", "P7"])
     inside = [[r.property_id, r.status, r.examples, dict(r.coverage)] for r in results]
     assert inside == outside
 
