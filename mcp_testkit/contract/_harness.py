@@ -11,6 +11,10 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import anyio
+import anyio.lowlevel
+import httpx2
+
 from mcp_testkit.adapters import BridgeAdapter, Outcome, SessionMode
 
 if TYPE_CHECKING:
@@ -23,6 +27,7 @@ DEFAULT_EXAMPLE_TIMEOUT_S = 10.0
 _TRACE_HEAD = 40
 _TRACE_TAIL = 20
 _LOG_LINES = 30
+_FAULTS_SHOWN = 10
 
 
 class ContractViolation(AssertionError):
@@ -128,6 +133,8 @@ class ContractHarness:
         self.transport = transport
         self.example_timeout = float(example_timeout)
         self.step = "start"
+        self.steps: list[tuple[str, float]] = []
+        """The adapter steps of the running example and when each began: what a hang report names."""
         self._stack = contextlib.ExitStack()
         self._logs = _LogCapture()
         self.server: TestMcpServer
@@ -147,9 +154,7 @@ class ContractHarness:
         if self.transport == "socket":
             self._stack.enter_context(self.server)
         else:
-            import httpx2
-
-            self._asgi = httpx2.ASGITransport(app=self.server.asgi_app)
+            self._asgi = _Checkpointed(self.server.asgi_app)
         self._loop = self._stack.enter_context(_Loop())
         return self
 
@@ -200,24 +205,33 @@ class ContractHarness:
         async def body() -> None:
             adapter: Any = _Guarded(self.adapter(), self)
             started = anyio.current_time()
+            self.steps = [("start", started)]
+            raised: BaseException | None = None
             # The adapter is closed inside the very scope it was opened in, with no scope of ours around
             # the close: bridges hold task groups, which must exit in the cancel scope they were entered in.
-            done = False
             with anyio.CancelScope(deadline=started + timeout) as scope:
                 try:
                     await example(self, adapter)
-                    done = True
-                except (ContractViolation, ContractError):
-                    raise
+                except (ContractViolation, ContractError) as exc:
+                    raised = exc
                 except Exception as exc:
-                    raise ContractError(
+                    raised = ContractError(
                         f"the contract harness raised {type(exc).__name__} in {self.step}: {exc}\n{_tb(exc)}"
-                    ) from exc
+                    )
                 finally:
-                    hung_in = "close" if done else self.step
-                    await adapter.close()
-            if scope.cancelled_caught:
-                raise self.fail(f"hung in {hung_in} after {timeout:g} s")
+                    try:
+                        await adapter.close()
+                    except ContractError as exc:
+                        raised = raised or exc
+            if scope.cancel_called:
+                # The deadline passed: a hang, even when the bridge ignored the cancellation and went on.
+                deadline = started + timeout
+                hung_in = [step for step, at in self.steps if at <= deadline][-1]
+                overran = anyio.current_time() - deadline
+                facts = {"after the deadline": f"it went on for {overran:.1f} s more"} if overran > 1 else {}
+                raise self.fail(f"hung in {hung_in} after {timeout:g} s", **facts)
+            if raised is not None:
+                raise raised
 
         self._loop.call(body)
 
@@ -236,6 +250,8 @@ class ContractHarness:
         lines = [what]
         lines += [f"  {name}: {value}" for name, value in facts.items()]
         fired = [f"#{r.seq} {r.fault!r}" for r in self.server.journal if r.fault is not None]
+        if len(fired) > _FAULTS_SHOWN:
+            fired = [*fired[:_FAULTS_SHOWN], f"... {len(fired) - _FAULTS_SHOWN} more"]
         lines.append(f"  faults fired: {', '.join(fired) if fired else 'none'}")
         lines.append("  requests the bridge sent:")
         lines += [f"    {line}" for line in _requests(self.server)]
@@ -264,6 +280,25 @@ def _tb(error: BaseException) -> str:
     return "".join(traceback.format_exception(type(error), error, error.__traceback__)).rstrip()
 
 
+class _Checkpointed(httpx2.AsyncBaseTransport):
+    """The in-process transport, with a checkpoint per request.
+
+    An in-process request may complete without ever suspending, so a bridge that retries without end
+    would never hand the event loop the moment to enforce the example's deadline; a checkpoint per
+    request lets the deadline, and so the hang report, through.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self._inner = httpx2.ASGITransport(app=app)
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        await anyio.lowlevel.checkpoint()
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 class _Guarded:
     """The adapter as the properties see it: it tracks the step in progress for hang reports, and turns
     an exception escaping an adapter method, or a value that is not an `Outcome`, into a `ContractError`."""
@@ -276,7 +311,10 @@ class _Guarded:
         return getattr(self._adapter, name)
 
     async def _step(self, step: str, work: Callable[[], Awaitable[Any]]) -> Any:
+        import anyio
+
         self._harness.step = step
+        self._harness.steps.append((step, anyio.current_time()))
         try:
             result = await work()
         except Exception as exc:

@@ -3,8 +3,10 @@ blamed on the bridge, hangs without a trace, verdicts that depended on what was 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -194,6 +196,25 @@ def test_shrinking_a_hang_stops_at_the_budget_and_says_so() -> None:
     assert "shrinking stopped early: the budget of 1 s ran out" in result.notes
     assert "hung in call('tool') after 0.2 s" in (result.counterexample or "")
     assert "a shorter counterexample may exist" in (result.counterexample or "")
+
+
+def test_a_bridge_retrying_without_end_in_process_is_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge resending a dropped read without end never waits on anything in-process; it is still a hang."""
+    from mcp_testkit.bridge import _link
+
+    init = _link.ServerLink.__init__
+
+    def unbounded(self: Any, config: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, dataclasses.replace(config, retry=10**6), *args, **kwargs)
+
+    monkeypatch.setattr(_link.ServerLink, "__init__", unbounded)
+    [result] = run_contract(ReferenceBridgeAdapter, properties=["P6"], example_timeout=1)
+    assert result.status == "failed"
+    assert "hung in call('tool') after 1 s" in (result.counterexample or "")
+    assert "Drop(after_execution=False)" in (result.counterexample or "")
+    assert re.search(
+        r"faults fired: (#\d+ Drop\(after_execution=False\), ){10}\.\.\. \d+ more", result.counterexample or ""
+    )
 
 
 def test_a_budget_spent_before_the_declared_cases_is_an_error() -> None:
