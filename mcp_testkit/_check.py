@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "load_factory", "run"]
 
 _DEFAULTS = ("mcp_testkit.adapters:ReferenceBridgeAdapter", "mcp_testkit.adapters:SdkClientAdapter")
-_KNOWN_FAILS = {_DEFAULTS[0]: (), _DEFAULTS[1]: ("P1", "P4", "P5", "P6")}
+_KNOWN_FAILS = {_DEFAULTS[0]: (), _DEFAULTS[1]: ("P1", "P5", "P6")}
 """What each shipped bridge is expected to fail: the reference bridge nothing, the SDK client its known gaps."""
 _SDK_VERDICTS = 'docs/contract.md, "The SDK client\'s verdicts"'
 
@@ -39,7 +40,8 @@ def add_parser(commands: Any) -> None:
             "Checks the resilience properties P1-P7 against each bridge adapter, given as module:factory "
             "(default: the reference bridge and the official SDK client), and prints a property x bridge "
             "matrix with a shrunk counterexample under it for every failure. Exits 1 when a bridge named "
-            "on the command line fails a property."
+            "on the command line fails a property, 2 when a property could not be checked (an error of "
+            "the harness or of an adapter)."
         ),
     )
     check.add_argument("adapters", nargs="*", metavar="module:factory", help="adapter factories to check")
@@ -50,6 +52,30 @@ def add_parser(commands: Any) -> None:
     check.add_argument(
         "--transport", choices=["asgi", "socket"], default="asgi", help="in-process (default) or over 127.0.0.1"
     )
+    check.add_argument(
+        "--example-timeout",
+        type=_seconds,
+        default=10.0,
+        metavar="S",
+        help="seconds one example may take before it is reported as a hang (default 10)",
+    )
+    check.add_argument(
+        "--budget",
+        type=_seconds,
+        default=60.0,
+        metavar="S",
+        help="seconds one property may take, shrinking included (default 60)",
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
+    return value
 
 
 class _BadSpec(Exception):
@@ -61,6 +87,10 @@ def load_factory(spec: str) -> Any:
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise _BadSpec(f"{spec!r} is not module:factory (e.g. mypkg.testing:MyAdapter)")
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        # As `python -m` does: a module of the current folder can be named, as from the console script too.
+        sys.path.insert(0, here)
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
@@ -100,20 +130,37 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         print(f"checking {label} ({spec}), {args.examples} examples per property, {args.transport}", file=out)
 
         def progress(result: PropertyResult) -> None:
-            mark = "holds" if result.passed else "FAILS"
             print(
-                f"  {result.property_id} {mark:5} {result.examples:4} examples {result.seconds:6.1f} s  {result.title}",
+                f"  {result.property_id} {result.mark:5} {result.examples:4} examples {result.seconds:6.1f} s  "
+                f"{result.title}",
                 file=out,
-                flush=True,
             )
+            print(f"       coverage: {result.coverage_line()}", file=out)
+            for note in result.notes:
+                print(f"       note: {note}", file=out)
+            out.flush()
 
         results = run_contract(
-            factory, max_examples=args.examples, properties=chosen, transport=args.transport, progress=progress
+            factory,
+            max_examples=args.examples,
+            properties=chosen,
+            transport=args.transport,
+            example_timeout=args.example_timeout,
+            budget=args.budget,
+            progress=progress,
         )
         verdicts[label] = {result.property_id: result for result in results}
     print(file=out)
     _matrix(verdicts, chosen, out)
     _counterexamples(verdicts, out)
+    errored = sorted({label for label, results in verdicts.items() if any(r.error for r in results.values())})
+    if errored:
+        print(
+            f"\nExit status 2: the harness or the adapter of {', '.join(errored)} raised (ERROR above, with its "
+            "traceback); that is no verdict on the bridge: fix the adapter or report the harness bug.",
+            file=out,
+        )
+        return 2
     failed_named = [
         _label(factory, spec)
         for spec, factory in factories
@@ -175,7 +222,7 @@ def _matrix(verdicts: dict[str, dict[str, PropertyResult]], chosen: Sequence[str
         cells = []
         for label, width in zip(labels, widths, strict=True):
             result = verdicts[label][property_id]
-            cells.append(("holds" if result.passed else "FAILS").ljust(width))
+            cells.append(result.mark.ljust(width))
         print(title[:80].ljust(82) + "  ".join(cells), file=out)
 
 
@@ -184,6 +231,9 @@ def _counterexamples(verdicts: dict[str, dict[str, PropertyResult]], out: TextIO
         for result in results.values():
             if result.passed:
                 continue
-            print(f"\n{label} fails {result.property_id} ({result.title}):", file=out)
+            if result.error:
+                print(f"\n{label}: {result.property_id} ({result.title}) could not be checked (error):", file=out)
+            else:
+                print(f"\n{label} fails {result.property_id} ({result.title}):", file=out)
             for line in (result.counterexample or "(no counterexample)").splitlines():
                 print(f"    {line}", file=out)

@@ -33,6 +33,7 @@ __all__ = [
     "Fault",
     "HttpStatus",
     "InvalidCursor",
+    "LateAnswer",
     "ListChanged",
     "LoseSession",
     "MalformedLine",
@@ -147,6 +148,20 @@ class Delay(Fault):
 
     def __post_init__(self) -> None:
         _positive(self.seconds, "Delay seconds")
+
+
+@dataclass(frozen=True)
+class LateAnswer(Fault):
+    """Run the request, then wait `seconds` before answering: the call ran, its answer comes late.
+
+    Unlike `Delay`, which waits before the handler runs, the ledger counts the run at once, so an
+    answer later than the client waits is a timeout of a call that did run.
+    """
+
+    seconds: float = 1.0
+
+    def __post_init__(self) -> None:
+        _positive(self.seconds, "LateAnswer seconds")
 
 
 # -- HTTP -------------------------------------------------------------------------------------------

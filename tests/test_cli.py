@@ -99,7 +99,10 @@ def test_check_of_a_named_bridge_ends_with_what_its_exit_status_means(bridge: st
 def test_an_unexpected_verdict_of_a_shipped_bridge_is_called_out() -> None:
     """A shipped bridge whose verdicts differ from the expected ones is named UNEXPECTED in the closing line."""
     verdicts = {
-        label: {pid: PropertyResult(pid, PROPERTIES[pid].title, passed, None, 5, 0.0) for pid, passed in held.items()}
+        label: {
+            pid: PropertyResult(pid, PROPERTIES[pid].title, "passed" if passed else "failed", None, 5, 0.0)
+            for pid, passed in held.items()
+        }
         for label, held in {"reference": {"P2": False, "P5": True}, "sdk-client": {"P2": True, "P5": False}}.items()
     }
     factories = [
@@ -114,7 +117,7 @@ def test_an_unexpected_verdict_of_a_shipped_bridge_is_called_out() -> None:
 def test_a_known_failure_not_found_is_called_out() -> None:
     """When the SDK client holds a property it is known to fail (too few examples), the closing line says so."""
     verdicts = {
-        label: {"P1": PropertyResult("P1", PROPERTIES["P1"].title, True, None, 1, 0.0)}
+        label: {"P1": PropertyResult("P1", PROPERTIES["P1"].title, "passed", None, 1, 0.0)}
         for label in ("reference", "sdk-client")
     }
     factories = [

@@ -478,6 +478,8 @@ class McpApp:
         elif session is not None:
             call.notify = session.outbox.put_async
         response = await dispatch(message, call)
+        if isinstance(fault, faults.LateAnswer):
+            await anyio.sleep(fault.seconds)
         if on_response is not None:
             on_response(response)
         if response is CANCELLED:

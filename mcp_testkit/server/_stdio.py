@@ -54,6 +54,7 @@ _ANSWER_FAULTS = (
     faults.ErrorResult,
     faults.ProtocolError,
     faults.Delay,
+    faults.LateAnswer,
     faults.TruncateBody,
     faults.MalformedLine,
     faults.Exit,
@@ -264,6 +265,8 @@ class StdioServer:
                 finished = True
                 self._crashed(record, exc, record.rpc_id)
                 return
+            if isinstance(fault, faults.LateAnswer):
+                await anyio.sleep(fault.seconds)
             if response is CANCELLED:
                 record.error = "cancelled by the client: nothing sent"
                 return

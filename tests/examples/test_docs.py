@@ -206,7 +206,10 @@ def test_python_example_runs(block: Block, tmp_path: Path, monkeypatch: pytest.M
     threads = set(threading.enumerate())
     environ = dict(os.environ)
     exec(compile(block.source(), str(block.page), "exec"), {"__name__": "__main__"})
-    left = [thread.name for thread in threading.enumerate() if thread not in threads and thread.is_alive()]
+    started = [thread for thread in threading.enumerate() if thread not in threads]
+    for thread in started:  # one told to stop (an idle worker of a closed loop) may still be on its way out
+        thread.join(timeout=5)
+    left = [thread.name for thread in started if thread.is_alive()]
     assert not left, f"{block.name}: the example left threads running {left}: it must stop what it starts"
     changed = sorted(set(os.environ.items()) ^ set(environ.items()))
     assert not changed, f"{block.name}: the example changed the environment {changed}; use a mapping of its own"

@@ -274,6 +274,7 @@ def test_inject_refuses_bad_arguments_naming_them(arguments: dict[str, Any], mes
     [
         (lambda: faults.HttpStatus(700), "between 100 and 599"),
         (lambda: faults.Delay(-1), "Delay seconds must be a number >= 0"),
+        (lambda: faults.LateAnswer(-1), "LateAnswer seconds must be a number >= 0"),
         (lambda: faults.SlowPage(2, seconds="slow"), "SlowPage seconds must be a number >= 0"),
         (lambda: faults.RepeatCursor(1), "RepeatCursor page must be >= 2"),
         (lambda: faults.PageError(0), "page must be an int >= 1"),
@@ -283,7 +284,19 @@ def test_inject_refuses_bad_arguments_naming_them(arguments: dict[str, Any], mes
         (lambda: faults.ProtocolError(code="x"), "code must be an int"),
         (lambda: faults.HttpStatus(500, {"$bytes": "not base64!"}), "must hold base64 text"),
     ],
-    ids=["status", "delay", "slow-page", "repeat-page-1", "page-0", "restart", "expire", "add-str", "code", "bytes"],
+    ids=[
+        "status",
+        "delay",
+        "late",
+        "slow-page",
+        "repeat-page-1",
+        "page-0",
+        "restart",
+        "expire",
+        "add-str",
+        "code",
+        "bytes",
+    ],
 )
 def test_faults_refuse_bad_values_naming_them(make: Any, message: str) -> None:
     """Each fault checks its fields when made and says which one is wrong and what it must be."""
@@ -297,6 +310,7 @@ EXAMPLES: list[faults.Fault] = [
     faults.ErrorResult("disk full"),
     faults.ProtocolError(-32000, "busy", {"retry_after": [1, 2]}),
     faults.Delay(0.25),
+    faults.LateAnswer(0.5),
     faults.HttpStatus(429, "slow down", {"Retry-After": "7"}),
     faults.HttpStatus(503, {"error": "busy"}),
     faults.HttpStatus(502, b"\xff\x00<html>"),
