@@ -260,6 +260,7 @@ def _rule(data: Mapping[str, Any], where: str) -> faults.Rule:
             session_id=data.get("session_id"),
             nth=data.get("nth", 1),
             times=data.get("times", _DEFAULT),
+            era=data.get("era", _DEFAULT),
         )
         if "page" in data:
             rule = dataclasses.replace(rule, page=data["page"])

@@ -43,8 +43,8 @@ async def test_legacy_mode_initializes_lists_and_calls(via: str) -> None:
 
 
 async def test_auto_mode_falls_back_to_initialize(via: str) -> None:
-    """Client(mode="auto") probes server/discover, gets -32601, and falls back to an initialize handshake."""
-    server = _catalogue()
+    """Client(mode="auto") against eras=("handshake",): the probe gets -32601, then an initialize handshake."""
+    server = _catalogue(eras=("handshake",))
     async with serving(server, via):
         with anyio.fail_after(LIMIT_S):
             async with Client(sdk_transport(server, via), mode="auto") as client:
