@@ -11,6 +11,8 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = [
     "CAPABILITIES_KEY",
@@ -33,6 +35,8 @@ __all__ = [
     "VERSION_KEY",
     "decode_header_value",
     "encode_header_value",
+    "stateless_headers",
+    "stateless_params",
 ]
 
 HANDSHAKE = "handshake"
@@ -84,3 +88,32 @@ def decode_header_value(value: str | None) -> str | None:
         return decoded.decode() if base64.b64encode(decoded).decode("ascii") == match.group(1) else None
     except (binascii.Error, UnicodeDecodeError):
         return None
+
+
+def stateless_params(
+    params: Mapping[str, Any] | None,
+    *,
+    version: str = STATELESS_VERSION,
+    client_info: Mapping[str, Any] | None = None,
+    capabilities: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """`params` with the `_meta` a stateless request carries: its version, the client's capabilities and info."""
+    given = dict(params or {})
+    meta = dict(given.get("_meta") or {})
+    meta[VERSION_KEY] = version
+    meta[CAPABILITIES_KEY] = dict(capabilities or {})
+    if client_info is not None:
+        meta[CLIENT_INFO_KEY] = dict(client_info)
+    given["_meta"] = meta
+    return given
+
+
+def stateless_headers(
+    method: str, params: Mapping[str, Any] | None, version: str = STATELESS_VERSION
+) -> dict[str, str]:
+    """The headers mirroring a stateless request's body: its version, its method and, where it has one, its name."""
+    headers = {VERSION_HEADER: version, METHOD_HEADER: method}
+    name = (params or {}).get(NAME_PARAMS.get(method, ""))
+    if isinstance(name, str):
+        headers[NAME_HEADER] = encode_header_value(name)
+    return headers
