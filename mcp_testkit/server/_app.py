@@ -559,7 +559,8 @@ class McpApp:
         status = 200
         if call.era == STATELESS:
             status = _stateless.error_status(response)
-            if status != 200 and sse and fault is None and not out.streaming:
+            shapes_stream = isinstance(fault, (faults.EndStream, faults.MalformedSse, faults.TruncateBody))
+            if status != 200 and sse and not shapes_stream and not out.streaming:
                 sse = False  # an error before any event: JSON with its status, so a 404 or 400 reaches the client
         if response is CANCELLED:
             # Nothing may be sent for a cancelled request; an SSE stream that ends empty says just that.
