@@ -110,8 +110,12 @@ class ToolPool:
         return await self._links[tool.server].call(tool, arguments or {})
 
     def session_id(self, server: str) -> str | None:
-        """The id of the server's live session, or None between a lost session and the reconnect."""
+        """The id of the server's live session, or None between a lost session and the reconnect (or stateless)."""
         return self._links[server].session_id
+
+    def era(self, server: str) -> str | None:
+        """The era the server is spoken in: 'handshake' or 'stateless' (2026-07-28)."""
+        return self._links[server].era
 
     async def _start_all(self) -> dict[str, list[mcp_types.Tool]]:
         listed: dict[str, list[mcp_types.Tool]] = {}
