@@ -37,3 +37,23 @@ async def test_bridge_example(monkeypatch: pytest.MonkeyPatch) -> None:
                     await pool.call("gh.close_issue", {"number": 7})
 
     assert server.executions("close_issue") == 1  # it ran once, and was not sent again
+
+
+async def test_bridge_eras_example() -> None:
+    """The bridge speaks 2026-07-28 to a server of both eras, the handshake to an older one, renegotiating a -32022."""
+    modern = TestMcpServer("modern")
+    legacy = TestMcpServer("legacy", eras=("handshake",))
+    for server in (modern, legacy):
+        server.tool("search", read_only=True, returns="found")
+
+    with anyio.fail_after(20):
+        async with modern, legacy:
+            configs = [ServerConfig(name="m", url=modern.url), ServerConfig(name="l", url=legacy.url)]
+            async with ToolPool(configs) as pool:
+                assert (pool.era("m"), pool.era("l")) == ("stateless", "handshake")
+                modern.inject(faults.UnsupportedVersion())  # -32022 offering 2026-07-28: renegotiated once
+                assert await pool.call("m.search") == "found"
+
+    assert [r.status for r in modern.calls("search")] == [400, 200]
+    assert modern.journal.requests("initialize") == []
+    assert [r.rpc_method for r in legacy.journal][:2] == ["server/discover", "initialize"]

@@ -12,6 +12,7 @@ import httpx2
 import pydantic
 import pytest
 from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
 
 from mcp_testkit import TestMcpServer, faults
 
@@ -20,7 +21,7 @@ from ._support import CATALOGUE, FRAMINGS, LIMIT_S, SDK_WAIT_S, Serve, tools
 pytestmark = pytest.mark.anyio
 
 
-def auto_client(server: TestMcpServer, wait_s: float | None = SDK_WAIT_S) -> Client:
+def auto_client(server: TestMcpServer, wait_s: float | None = None) -> Client:
     """The official SDK client in auto mode: server/discover first, 2026-07-28 when the server answers it."""
     return Client(server.url, mode="auto", read_timeout_seconds=wait_s)
 
@@ -92,6 +93,16 @@ CALL_ERRORS = [
         faults.ProtocolError(-32000, "backend down"), "json", -32000, "backend down", False, id="protocol-error"
     ),
     pytest.param(faults.HttpStatus(500), "json", -32603, "Server returned an error response", False, id="status-500"),
+    pytest.param(faults.HttpStatus(400), "json", -32603, "Server returned an error response", False, id="status-400"),
+    pytest.param(faults.HttpStatus(401), "json", -32603, "Server returned an error response", False, id="status-401"),
+    pytest.param(
+        faults.HttpStatus(400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "busy"}}),
+        "json",
+        -32000,
+        "busy",
+        False,
+        id="status-with-json-rpc-body",
+    ),
     pytest.param(faults.HttpStatus(404), "json", -32601, "Not Found", False, id="status-404"),
     pytest.param(faults.Accepted(), "json", -32600, "server answered a request with 202 Accepted", False, id="202"),
     pytest.param(
@@ -143,7 +154,7 @@ async def test_a_long_delay_times_out_and_the_handler_still_runs(serve: Serve) -
     """Delay past read_timeout_seconds: MCPError -32001; the delayed call still runs on the server."""
     server = tools(serve(), "create")
     with anyio.fail_after(LIMIT_S):
-        async with auto_client(server) as client:
+        async with auto_client(server, wait_s=SDK_WAIT_S) as client:
             server.fail_next_call("create", faults.Delay(SDK_WAIT_S * 4))
             with pytest.raises(MCPError) as caught:
                 await client.call_tool("create", {})
@@ -158,10 +169,25 @@ async def test_a_drop_loses_the_whole_connection(serve: Serve, framing: str, aft
     """A Drop of a stateless call: `async with Client` raises a group with RemoteProtocolError, as in legacy mode."""
     server = tools(serve(response_mode=framing), "create")
     with anyio.fail_after(LIMIT_S), pytest.RaisesGroup(httpx2.RemoteProtocolError, flatten_subgroups=True):
-        async with auto_client(server, wait_s=None) as client:
+        async with auto_client(server) as client:
             server.fail_next_call("create", faults.Drop(after_execution=after_execution))
             await client.call_tool("create", {})
     assert server.executions("create") == after_execution
+
+
+async def test_a_rotated_credential_raises_and_the_old_value_is_sent_again(serve: Serve) -> None:
+    """After rotate_header the old value gets 401: MCPError(-32603); the client keeps sending the old value."""
+    server = tools(serve(), "create")
+    server.require_header("X-Key", "old")
+    http = httpx2.AsyncClient(headers={"X-Key": "old"})
+    with anyio.fail_after(LIMIT_S):
+        async with http, Client(streamable_http_client(server.url, http_client=http), mode="auto") as client:
+            server.rotate_header("X-Key", "new")
+            for _ in range(2):
+                with pytest.raises(MCPError) as caught:
+                    await client.call_tool("create", {})
+                assert caught.value.code == -32603
+    assert [(c.status, c.headers["x-key"]) for c in server.calls("create")] == [(401, "old"), (401, "old")]
 
 
 async def test_a_header_mismatch_makes_the_client_list_again_and_resend(serve: Serve) -> None:
@@ -180,11 +206,11 @@ async def test_a_header_mismatch_makes_the_client_list_again_and_resend(serve: S
 # -- listing ----------------------------------------------------------------------------------------------
 
 
-async def _walk(server: TestMcpServer, max_pages: int = 6) -> list[Any]:
+async def _walk(server: TestMcpServer, wait_s: float | None, max_pages: int = 6) -> list[Any]:
     """Pages as the auto-mode client walks them by hand: tool names, or the exception that ended the walk."""
     pages: list[Any] = []
     with anyio.fail_after(LIMIT_S):
-        async with auto_client(server) as client:
+        async with auto_client(server, wait_s=wait_s) as client:
             cursor: str | None = None
             for _ in range(max_pages):
                 try:
@@ -204,6 +230,9 @@ async def _walk(server: TestMcpServer, max_pages: int = 6) -> list[Any]:
     [
         (faults.EmptyCursor(1), [["t1", "t2"], ["t3", "t4"], ["t5"]]),
         (faults.RepeatCursor(2), [["t1", "t2"], ["t3", "t4"], ["t3", "t4"], ["t5"]]),
+        (faults.StuckCursor(2), [["t1", "t2"], ["t3", "t4"], ["t5"], ["t5"], ["t5"], ["t5"]]),
+        (faults.EndlessPages(), [["t1", "t2"], ["t3", "t4"], ["t5"], [], [], []]),
+        (faults.SlowPage(2, SDK_WAIT_S * 4), [["t1", "t2"], -32001]),
         (faults.DuplicateTool(2), [["t1", "t2"], ["t3", "t4", "t1"], ["t5"]]),
         (faults.CatalogueChange(2, remove=("t1",)), [["t1", "t2"], ["t4", "t5"]]),
         (faults.ListChanged(2), [["t1", "t2"], ["t3", "t4"], ["t5"]]),
@@ -220,7 +249,7 @@ async def test_listing_faults_as_the_auto_mode_client_walks_them(
     """The pages the auto-mode client gets under each listing fault; an empty cursor is followed, as 2026-07-28 says."""
     server = tools(serve(page_size=2), *CATALOGUE)
     server.inject(fault)
-    pages = await _walk(server)
+    pages = await _walk(server, SDK_WAIT_S if isinstance(fault, faults.SlowPage) else None)
     seen = [
         page.code if isinstance(page, MCPError) else type(page).__name__ if isinstance(page, Exception) else page
         for page in pages
