@@ -426,7 +426,10 @@ class McpApp:
         record.era = STATELESS
         record.session_id = None  # an older client's Mcp-Session-Id is ignored, as the spec says
         out.event_ids = False
-        meta = record.meta or {}
+        params = message.get("params") if kind is not None else None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if not isinstance(meta, dict):
+            meta = {}
         version = meta.get(_stateless.VERSION_KEY)
         record.protocol_version = version if isinstance(version, str) else record.headers.get("mcp-protocol-version")
         refused = _stateless.refusal(state, record.headers, message, kind)
@@ -439,7 +442,6 @@ class McpApp:
             return
         fault = None
         if state.plan:
-            params = message.get("params")
             cursor = params.get("cursor") if isinstance(params, dict) else None
             page = None
             if record.rpc_method == "tools/list":
