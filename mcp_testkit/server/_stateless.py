@@ -221,7 +221,13 @@ def fault_refusal(state: ServerState, fault: faults.Fault, version: str | None) 
 
 async def _discover(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
     state = call.state
-    result = {"supportedVersions": versions(state), "capabilities": {"tools": {}, "logging": {}}}
+    result = {
+        "supportedVersions": versions(state),
+        "capabilities": {"tools": {}, "logging": {}},
+        # The schema puts the server's identity in the result's _meta (as `decorate` does); the page on
+        # server/discover shows it as a field too. Both are sent, so a client reading either finds it.
+        "serverInfo": {"name": state.name, "version": state.version},
+    }
     return result_response(request_id, result)
 
 
