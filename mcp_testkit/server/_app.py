@@ -610,10 +610,7 @@ class McpApp:
     async def _stateless_refuses(self, state: ServerState, out: _Response) -> bool:
         """GET and DELETE of an older client to a server in the stateless era: 405 (no stream, no session)."""
         record = out.record
-        version = record.headers.get("mcp-protocol-version")
-        if STATELESS not in state.eras or (
-            HANDSHAKE in state.eras and (version is None or version in HANDSHAKE_VERSIONS)
-        ):
+        if not _stateless.serves_stateless(state, record.headers, None):
             record.era = HANDSHAKE
             return False
         record.era = STATELESS

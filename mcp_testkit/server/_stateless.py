@@ -94,7 +94,10 @@ class Refusal:
 
 
 def serves_stateless(state: ServerState, headers: Mapping[str, str], message: Any) -> bool:
-    """Whether a POST belongs to the stateless era: a 2026-07-28 version in its header or `_meta`, or the probe."""
+    """Whether a request belongs to the stateless era: a 2026-07-28 version in its header or `_meta`, or the probe.
+
+    `message` is None for a GET or DELETE, which only the header (or a server of that era only) can place.
+    """
     if STATELESS not in state.eras:
         return False
     if HANDSHAKE not in state.eras:
