@@ -153,6 +153,10 @@ def add_rules(server: TestMcpServer, data: Any, *, stdio: bool | None = None) ->
             problem = transport_problem(rule.fault, stdio=stdio)
             if problem is not None:
                 raise ScenarioError(f"{_join(at, 'fault')}: {problem}")
+        try:
+            server._check_era(rule)
+        except ValueError as exc:
+            raise ScenarioError(f"{at or '(rule)'}: {exc}") from None
         parsed.append(rule)
     return [server._state.plan.add(rule) for rule in parsed]
 

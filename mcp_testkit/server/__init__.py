@@ -247,12 +247,16 @@ class TestMcpServer:
         rule = faults.rule_for(
             fault, method=method, tool=tool, page=page, session_id=session_id, nth=nth, times=times, era=era
         )
+        self._check_era(rule)
+        return self._state.plan.add(rule)
+
+    def _check_era(self, rule: faults.Rule) -> None:
+        """ValueError when the rule's era, or every era its fault means something in, is not one the server speaks."""
         served = self._state.eras
         if rule.era is not None and rule.era not in served:
             raise ValueError(f"inject: era={rule.era!r}, but server {self.name!r} speaks only {', '.join(served)}")
-        if not set(fault.eras) & set(served):
-            raise ValueError(f"inject: {faults.misplaced(fault, served[0])}")
-        return self._state.plan.add(rule)
+        if not set(rule.fault.eras) & set(served):
+            raise ValueError(f"inject: {faults.misplaced(rule.fault, served[0])}")
 
     def fail_next_call(self, tool: str, fault: faults.Fault) -> faults.Rule:
         """The next call of `tool` meets `fault`."""
