@@ -147,6 +147,8 @@ class _Response:
         self.streaming = True
         self.record.status = 200
         raw = [(b"content-type", _SSE), (b"cache-control", b"no-cache"), *self.session_header]
+        if not self.event_ids:
+            raw.append((b"x-accel-buffering", b"no"))  # 2026-07-28: so that no proxy holds the events back
         await self.send({"type": "http.response.start", "status": 200, "headers": raw})
 
     def frame(self, state: ServerState, data: bytes) -> bytes:

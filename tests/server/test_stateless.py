@@ -117,11 +117,12 @@ async def test_a_tool_error_and_a_scripted_result_get_result_type(via: str) -> N
 
 
 async def test_sse_answers_have_no_event_ids(via: str) -> None:
-    """Over SSE the stateless era's events carry no `id:` (its streams are not resumable)."""
+    """Over SSE the stateless era's events carry no `id:` (its streams are not resumable); X-Accel-Buffering: no."""
     server = _server(response_mode="sse")
     async with serving(server, via) as wire:
         response = await Stateless(wire).post("tools/call", {"name": "t2"})
     assert response.headers["content-type"].startswith("text/event-stream")
+    assert response.headers["x-accel-buffering"] == "no"
     assert [sorted(event) for event in events(response)] == [["data", "event"]]
     assert messages(response)[0]["result"]["content"] == [{"type": "text", "text": "two"}]
 
