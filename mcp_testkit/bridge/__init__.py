@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mcp_testkit.bridge._catalogue import BridgeTool
-from mcp_testkit.bridge._config import BearerToken, Headers, Kind, ServerConfig
+from mcp_testkit.bridge._config import BearerToken, Era, Headers, Kind, ServerConfig
 from mcp_testkit.bridge._errors import (
     MCPAuthError,
     MCPBridgeError,
@@ -17,6 +17,7 @@ from mcp_testkit.bridge._render import render_result
 __all__ = [
     "BearerToken",
     "BridgeTool",
+    "Era",
     "Headers",
     "Kind",
     "MCPAuthError",
