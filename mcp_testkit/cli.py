@@ -112,6 +112,12 @@ def _parser() -> tuple[_Parser, dict[str, _Parser]]:
     serve.add_argument("--page-size", type=int, default=None, metavar="N", help="tools per tools/list page")
     serve.add_argument("--response-mode", choices=["json", "sse"], default=None, help="answer framing")
     serve.add_argument("--get-stream", action="store_true", help="offer a GET SSE stream per session")
+    serve.add_argument(
+        "--era",
+        action="append",
+        choices=["handshake", "stateless"],
+        help="a protocol era to serve (repeatable; default both: the handshake and 2026-07-28)",
+    )
     serve.add_argument("--stdio", action="store_true", help="speak newline-delimited JSON-RPC on stdin/stdout")
     serve.add_argument("--journal", metavar="FILE.jsonl", help="append one redacted JSON line per request")
     serve.add_argument("--admin", action="store_true", help="serve the admin API under /_testkit/ (bearer token)")
@@ -234,6 +240,7 @@ def _build(args: argparse.Namespace) -> tuple[TestMcpServer, Scenario | None]:
         "page_size": args.page_size,
         "response_mode": args.response_mode,
         "get_stream": args.get_stream or None,
+        "eras": tuple(args.era) if args.era else None,
     }
     options.update({key: value for key, value in given.items() if value is not None})
     options.setdefault("name", options.get("preset") or "test")
@@ -260,6 +267,8 @@ def _serve(args: argparse.Namespace) -> int:
     if args.stdio:
         if args.admin:
             raise _Refused("--admin needs HTTP; over --stdio, script the server with --scenario")
+        if args.era and "handshake" not in args.era:
+            raise _Refused("--era stateless needs HTTP: over --stdio the server speaks the handshake era only")
         sys.stdout = sys.stderr  # a print() in a scenario must not corrupt the protocol stream
     if args.admin and (args.path == PREFIX or args.path.startswith(PREFIX + "/")):
         raise _Refused(f"--path {args.path!r} is under {PREFIX}/, which the admin API owns; choose another path")

@@ -11,6 +11,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_testkit._eras import CAPABILITIES_KEY, CLIENT_INFO_KEY, STATELESS
+
 __all__ = ["Headers", "Journal", "Record"]
 
 _MISSING = object()
@@ -107,6 +109,8 @@ class Record:
     """For `tools/call`: whether the tool's handler ran (the ledger's view); None for other requests."""
     error: str | None = None
     """Why the request was refused or ignored, when it was (e.g. 'missing Mcp-Session-Id')."""
+    era: str | None = None
+    """'handshake' or 'stateless' (2026-07-28); None when the transport refused it before telling."""
     _message: Any = field(default=_UNDECODED, repr=False)
     _response: Any = field(default=None, repr=False)
     _response_raw: bytes | None = field(default=None, repr=False)
@@ -114,7 +118,9 @@ class Record:
     def __repr__(self) -> str:
         fields = ", ".join(
             f"{name}={getattr(self, name)!r}"
-            for name in ("seq", "http_method", "path", "rpc_method", "rpc_id", "tool", "session_id", "status", "error")
+            for name in (
+                "seq", "http_method", "path", "rpc_method", "rpc_id", "tool", "session_id", "era", "status", "error"
+            )
         )
         headers = redacted(self.headers, getattr(self.headers, "required", ()))
         return f"Record({fields}, fault={self.fault!r}, headers={headers!r}, body={len(self.body)} bytes)"
@@ -141,6 +147,28 @@ class Record:
         message = self.message
         params = message.get("params") if isinstance(message, dict) else None
         return params if isinstance(params, dict) else None
+
+    @property
+    def meta(self) -> dict[str, Any] | None:
+        """The message's `params._meta`: in the stateless era its version, client info and capabilities."""
+        meta = (self.params or {}).get("_meta")
+        return meta if isinstance(meta, dict) else None
+
+    @property
+    def client_info(self) -> dict[str, Any] | None:
+        """Who sent it, as the client says: `_meta`'s clientInfo (stateless), or `initialize`'s."""
+        info = (self.meta or {}).get(CLIENT_INFO_KEY)
+        if info is None and self.rpc_method == "initialize":
+            info = (self.params or {}).get("clientInfo")
+        return info if isinstance(info, dict) else None
+
+    @property
+    def client_capabilities(self) -> dict[str, Any] | None:
+        """The client's capabilities: `_meta`'s (stateless, sent with every request), or `initialize`'s."""
+        capabilities = (self.meta or {}).get(CAPABILITIES_KEY)
+        if capabilities is None and self.rpc_method == "initialize":
+            capabilities = (self.params or {}).get("capabilities")
+        return capabilities if isinstance(capabilities, dict) else None
 
     @property
     def arguments(self) -> dict[str, Any] | None:
@@ -180,8 +208,8 @@ class Record:
         what = self.rpc_method or ("batch" if isinstance(self.message, list) else self.http_method)
         if self.tool:
             what += f" {self.tool}"
-        session = (self.session_id or "-")[:8]
-        line = f"#{self.seq} {self.http_method} session={session} {what} -> {self._status_line()}"
+        where = "stateless" if self.era == STATELESS else f"session={(self.session_id or '-')[:8]}"
+        line = f"#{self.seq} {self.http_method} {where} {what} -> {self._status_line()}"
         if self.error:
             line += f" ({self.error})"
         if self.fault is not None:
@@ -218,6 +246,7 @@ class Record:
             "tool": self.tool,
             "arguments": self.arguments,
             "session_id": self.session_id,
+            "era": self.era,
             "protocol_version": self.protocol_version,
             "status": self.status,
             "response": self.response,
@@ -333,8 +362,9 @@ class Journal:
         session_id: str | object | None = _MISSING,
         http_method: str | None = None,
         status: int | None = None,
+        era: str | None = None,
     ) -> list[Record]:
-        """Records matching every filter given: JSON-RPC method, tool, session id, HTTP method, status."""
+        """Records matching every filter given: JSON-RPC method, tool, session id, HTTP method, status, era."""
         found = []
         for record in list(self._records):
             if method is not None and record.rpc_method != method:
@@ -346,6 +376,8 @@ class Journal:
             if http_method is not None and record.http_method != http_method.upper():
                 continue
             if status is not None and record.status != status:
+                continue
+            if era is not None and record.era != era:
                 continue
             found.append(record)
         return found

@@ -58,7 +58,9 @@ class ToolContext:
     progress_token: Any
     _notify: Callable[[dict[str, Any]], Awaitable[None]] = field(repr=False)
     log_level: str | None = None
-    """The level the client asked for with `logging/setLevel`, if it did."""
+    """The level the client asked for (`logging/setLevel`, or a 2026-07-28 request's `_meta`), if it did."""
+    logs: bool = True
+    """Whether log messages may be sent: a 2026-07-28 request that names no level gets none."""
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send `notifications/progress` for this call, if the client asked for progress."""
@@ -72,7 +74,9 @@ class ToolContext:
         await self._notify({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        """Send `notifications/message` at `level`, unless the client asked for a higher level."""
+        """Send `notifications/message` at `level`, unless the client asked for a higher level (or for none)."""
+        if not self.logs:
+            return
         if self.log_level is not None and _LEVELS.index(level) < _LEVELS.index(self.log_level):
             return
         params: dict[str, Any] = {"level": level, "data": data}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mcp_testkit.bridge._approval import ApprovalRequired
 from mcp_testkit.bridge._cache import ToolCache, ToolCacheKey
 from mcp_testkit.bridge._catalogue import BridgeTool
-from mcp_testkit.bridge._config import BearerToken, Headers, Kind, ServerConfig
+from mcp_testkit.bridge._config import BearerToken, Era, Headers, Kind, ServerConfig
 from mcp_testkit.bridge._errors import (
     MCPAuthError,
     MCPBridgeError,
@@ -21,6 +21,7 @@ __all__ = [
     "ApprovalRequired",
     "BearerToken",
     "BridgeTool",
+    "Era",
     "Headers",
     "Kind",
     "MCPAuthError",

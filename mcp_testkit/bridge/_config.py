@@ -11,9 +11,10 @@ from urllib.parse import urlsplit, urlunsplit
 from mcp_testkit.bridge._approval import ApprovalRule, normalize_approval
 from mcp_testkit.bridge._errors import MCPAuthError
 
-__all__ = ["BearerToken", "Headers", "Kind", "ServerConfig", "read_credentials"]
+__all__ = ["BearerToken", "Era", "Headers", "Kind", "ServerConfig", "read_credentials"]
 
 Kind = Literal["read", "write"]
+Era = Literal["auto", "handshake", "stateless"]
 
 
 @dataclass(frozen=True)
@@ -61,10 +62,15 @@ class ServerConfig:
     overrides: Mapping[str, Kind] = field(default_factory=dict)
     require_approval: ApprovalRule = "never"
     defer: bool = False
+    era: Era = "auto"
+    """'auto' probes with server/discover and speaks 2026-07-28 when offered, else the handshake;
+    'handshake' or 'stateless' speak that era only."""
 
     def __post_init__(self) -> None:
         if not self.name:
             raise ValueError("ServerConfig.name must not be empty")
+        if self.era not in ("auto", "handshake", "stateless"):
+            raise ValueError(f"server {self.name!r}: era must be 'auto', 'handshake' or 'stateless', not {self.era!r}")
         for option in ("timeout_s", "connect_timeout_s"):
             if getattr(self, option) <= 0:
                 raise ValueError(f"server {self.name!r}: {option} must be positive")
@@ -99,7 +105,7 @@ class ServerConfig:
             f"connect_timeout_s={self.connect_timeout_s!r}, connect_retries={self.connect_retries!r}, "
             f"connect_backoff_s={self.connect_backoff_s!r}, max_tool_pages={self.max_tool_pages!r}, "
             f"allow={allow!r}, deny={deny!r}, overrides={dict(sorted(self.overrides.items()))!r}, "
-            f"require_approval={_approval_repr(self.require_approval)}, defer={self.defer!r})"
+            f"require_approval={_approval_repr(self.require_approval)}, defer={self.defer!r}, era={self.era!r})"
         )
 
 

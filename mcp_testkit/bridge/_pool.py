@@ -173,8 +173,13 @@ class ToolPool:
         self._approvals.take(token)
 
     def session_id(self, server: str) -> str | None:
-        """The id of the server's live session; None before the first call after a cache hit, or after a loss."""
+        """The id of the server's live session; None before the first call after a cache hit, after a loss,
+        or in the stateless era (which has no sessions)."""
         return self._links[server].session_id
+
+    def era(self, server: str) -> str | None:
+        """The era the server is spoken in: 'handshake' or 'stateless' (2026-07-28)."""
+        return self._links[server].era
 
     def _require_open(self) -> None:
         if self._client is None:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
+from mcp_testkit._eras import ERAS
 from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.journal import Journal
 from mcp_testkit.server._app import McpApp, ServerCrash
@@ -29,6 +30,16 @@ _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _RESPONSE_MODES = ("json", "sse")
 MAX_BODY = 4 * 1024 * 1024
 """The default `max_body`: 4 MiB, as the SDK's server allows."""
+
+
+def _check_eras(eras: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(eras, str):
+        raise ValueError(f"eras takes a list of era names, such as ('handshake', 'stateless'), not the string {eras!r}")
+    chosen = tuple(dict.fromkeys(eras))
+    unknown = [era for era in chosen if era not in ERAS]
+    if unknown or not chosen:
+        raise ValueError(f"eras must name one or both of 'handshake' and 'stateless', not {tuple(eras)!r}")
+    return tuple(era for era in ERAS if era in chosen)
 
 
 class TestMcpServer:
@@ -63,7 +74,20 @@ class TestMcpServer:
         header_timeout: float = 60.0,
         body_timeout: float = 60.0,
         idle_timeout: float = 75.0,
+        eras: Sequence[str] = ERAS,
+        cache_ttl_ms: int = 0,
+        cache_scope: str = "public",
     ) -> None:
+        """`eras`: the protocol eras served, 'handshake' (`initialize`, sessions) and 'stateless' (2026-07-28).
+
+        `cache_ttl_ms` and `cache_scope` are the cache hints of the stateless era's `server/discover`
+        and `tools/list` results.
+        """
+        eras = _check_eras(eras)
+        if not isinstance(cache_ttl_ms, int) or isinstance(cache_ttl_ms, bool) or cache_ttl_ms < 0:
+            raise ValueError(f"cache_ttl_ms must be an int >= 0 (milliseconds), not {cache_ttl_ms!r}")
+        if cache_scope not in ("public", "private"):
+            raise ValueError(f"cache_scope must be 'public' or 'private', not {cache_scope!r}")
         if page_size is not None and (not isinstance(page_size, int) or page_size < 1):
             raise ValueError(f"page_size must be a positive int or None (one page), not {page_size!r}")
         if not callable(response_mode) and response_mode not in _RESPONSE_MODES:
@@ -107,6 +131,9 @@ class TestMcpServer:
             "allowed_hosts": frozenset(name.lower() for name in (*_LOOPBACK_NAMES, host, *allowed_hosts)),
             "max_body": max_body,
             "body_timeout": float(body_timeout),
+            "eras": eras,
+            "cache_ttl_ms": cache_ttl_ms,
+            "cache_scope": cache_scope,
         }
         self._preset = preset
         self._runner: Runner | None = None
@@ -249,14 +276,29 @@ class TestMcpServer:
         session_id: str | None = None,
         nth: int = 1,
         times: int | None = _DEFAULT,
+        era: str | None = _DEFAULT,
     ) -> faults.Rule:
         """Add a rule: `fault` hits the `nth` matching request from now on, `times` times (None: always).
 
         `method` defaults to the fault's own (tools/call for answer faults, tools/list for listing
         faults, any request otherwise; None also means any); a listing fault matches its own page.
+        `era` limits it to requests of one era ('handshake' or 'stateless'; None: either); a fault
+        that means nothing in an era (a `LoseSession` without sessions) is refused for it here, and
+        answered with an error that says so if it hits such a request anyway.
         """
-        rule = faults.rule_for(fault, method=method, tool=tool, page=page, session_id=session_id, nth=nth, times=times)
+        rule = faults.rule_for(
+            fault, method=method, tool=tool, page=page, session_id=session_id, nth=nth, times=times, era=era
+        )
+        self._check_era(rule)
         return self._state.plan.add(rule)
+
+    def _check_era(self, rule: faults.Rule) -> None:
+        """ValueError when the rule's era, or every era its fault means something in, is not one the server speaks."""
+        served = self._state.eras
+        if rule.era is not None and rule.era not in served:
+            raise ValueError(f"inject: era={rule.era!r}, but server {self.name!r} speaks only {', '.join(served)}")
+        if not set(rule.fault.eras) & set(served):
+            raise ValueError(f"inject: {faults.misplaced(rule.fault, served[0])}")
 
     def fail_next_call(self, tool: str, fault: faults.Fault) -> faults.Rule:
         """The next call of `tool` meets `fault`."""
@@ -305,6 +347,9 @@ class TestMcpServer:
         With `unused_faults`, also fail when a scripted fault never fired: such a test proved nothing.
         """
         errors = self._state.errors
+        misplaced = [error for error in errors if isinstance(error, faults.MisplacedFault)]
+        if misplaced:
+            raise AssertionError(f"server {self.name!r}: {misplaced[0]}")
         if errors:
             first = errors[0]
             if isinstance(first, ServerCrash):
@@ -320,8 +365,13 @@ class TestMcpServer:
                 raise AssertionError(f"server {self.name!r}: {len(unfired)} scripted fault(s) never fired:\n{listed}")
 
     @property
+    def eras(self) -> tuple[str, ...]:
+        """The protocol eras the server speaks: 'handshake', 'stateless' or both."""
+        return self._state.eras
+
+    @property
     def errors(self) -> list[BaseException]:
-        """Exceptions raised by tool handlers (other than `ToolError`) and crashes of the server, oldest first."""
+        """Exceptions of tool handlers (but `ToolError`), crashes of the server and misplaced faults, oldest first."""
         return list(self._state.errors)
 
     @property

@@ -23,13 +23,14 @@ import anyio
 import anyio.lowlevel
 
 from mcp_testkit import faults
+from mcp_testkit._eras import HANDSHAKE, HANDSHAKE_VERSIONS, STATELESS
 from mcp_testkit._json import JsonError, loads
 from mcp_testkit.journal import Headers, Record
+from mcp_testkit.server import _stateless
 from mcp_testkit.server._paging import page_number
 from mcp_testkit.server._protocol import (
     CANCELLED,
     DEFAULT_VERSION,
-    HANDSHAKE_VERSIONS,
     INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -98,7 +99,17 @@ class ServerCrash(Exception):
 class _Response:
     """Sends one HTTP answer and writes what was sent into the record."""
 
-    __slots__ = ("dropped", "message", "parse_error", "record", "send", "session_header", "started", "streaming")
+    __slots__ = (
+        "dropped",
+        "event_ids",
+        "message",
+        "parse_error",
+        "record",
+        "send",
+        "session_header",
+        "started",
+        "streaming",
+    )
 
     def __init__(self, send: Send, record: Record) -> None:
         self.send = send
@@ -107,6 +118,8 @@ class _Response:
         self.streaming = False
         self.started = False
         self.dropped = False
+        self.event_ids = True
+        """Whether SSE events carry an `id:` (the stateless era has no resumable streams, so none)."""
         self.message: Any = None
         """The decoded body; kept here rather than in the record, which keeps only the bytes."""
         self.parse_error: str | None = None
@@ -165,7 +178,15 @@ class _Response:
         self.started = True
         self.record.status = 200
         raw = [(b"content-type", _SSE), (b"cache-control", b"no-cache"), *self.session_header]
+        if not self.event_ids:
+            raw.append((b"x-accel-buffering", b"no"))  # 2026-07-28: so that no proxy holds the events back
         await self.send({"type": "http.response.start", "status": 200, "headers": raw})
+
+    def frame(self, state: ServerState, data: bytes) -> bytes:
+        """One SSE `message` event carrying `data`, with an id where the era has them."""
+        if self.event_ids:
+            return b"event: message\nid: %d\ndata: %s\n\n" % (state.event_ids(), data)
+        return b"event: message\ndata: %s\n\n" % data
 
     async def event(self, state: ServerState, message: Any, *, answer: bool = False) -> None:
         """Send one SSE event; `answer` marks the response to the request, which the record keeps."""
@@ -173,8 +194,7 @@ class _Response:
         if answer:
             self.record.response = None
             self.record._response_raw = data
-        frame = b"event: message\nid: %d\ndata: %s\n\n" % (state.event_ids(), data)
-        await self.send({"type": "http.response.body", "body": frame, "more_body": True})
+        await self.send({"type": "http.response.body", "body": self.frame(state, data), "more_body": True})
 
     async def end_sse(self) -> None:
         await self.start_sse()
@@ -290,14 +310,13 @@ class McpApp:
         message = out.message
         version = headers.get("mcp-protocol-version")
         kind = None if isinstance(message, list) else _kind(message)
-        if kind is not None:
-            if record.rpc_method == "server/discover" and kind == "request":
-                # The stateless 2026-07-28 probe: refusing it sends SDK clients back to initialize.
-                record.protocol_version = version
-                await out.json(
-                    200, error_response(record.rpc_id, METHOD_NOT_FOUND, "Method not found: server/discover")
-                )
-                return
+        if _stateless.serves_stateless(state, headers, message):
+            await self._post_stateless(state, message, kind, out)
+            return
+        record.era = HANDSHAKE
+        if record.rpc_method == "server/discover" and kind == "request":
+            await self._discover_refused(state, out)
+            return
         if version is not None and version not in HANDSHAKE_VERSIONS:
             await out.error(
                 400,
@@ -331,6 +350,9 @@ class McpApp:
                 if record.rpc_method == "tools/call" and kind == "request":
                     # The ledger's answer for a faulted call: False unless the handler runs (dispatch says True).
                     record.executed = False
+                if HANDSHAKE not in fault.eras:
+                    await self._misplaced(state, fault, out)
+                    return
                 if await self._before_dispatch(state, fault, session, out):
                     return
         if kind != "request":
@@ -390,6 +412,9 @@ class McpApp:
         fault = state.plan.take("initialize", None, None, None) if state.plan else None
         if fault is not None:
             record.fault = fault
+            if HANDSHAKE not in fault.eras:
+                await self._misplaced(state, fault, out)
+                return
             if await self._before_dispatch(state, fault, None, out):
                 return
 
@@ -408,6 +433,90 @@ class McpApp:
                 state.sessions.end(session.id)
 
         await self._answer(state, message, None, out, fault, open_session)
+
+    async def _discover_refused(self, state: ServerState, out: _Response) -> None:
+        """A server of the handshake era only refuses the 2026-07-28 probe, sending clients to initialize."""
+        record = out.record
+        record.protocol_version = record.headers.get("mcp-protocol-version")
+        fault = state.plan.take("server/discover", None, None, None) if state.plan else None
+        if fault is not None:
+            record.fault = fault
+            refused = _stateless.fault_refusal(state, fault, record.protocol_version)
+            if isinstance(fault, faults.DiscoverError) and refused is not None:
+                await self._refuse(out, refused)
+                return
+            if HANDSHAKE not in fault.eras:
+                await self._misplaced(state, fault, out)
+                return
+            if await self._before_dispatch(state, fault, None, out):
+                return
+        reason = "Method not found: server/discover (this server speaks the handshake era only: send initialize)"
+        await out.json(200, error_response(record.rpc_id, METHOD_NOT_FOUND, reason))
+
+    async def _post_stateless(self, state: ServerState, message: Any, kind: str | None, out: _Response) -> None:
+        """A 2026-07-28 request: checked, faulted, dispatched, answered; no session is read, made or echoed."""
+        record = out.record
+        record.era = STATELESS
+        record.session_id = None  # an older client's Mcp-Session-Id is ignored, as the spec says
+        out.event_ids = False
+        params = message.get("params") if kind is not None else None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if not isinstance(meta, dict):
+            meta = {}
+        version = meta.get(_stateless.VERSION_KEY)
+        record.protocol_version = version if isinstance(version, str) else record.headers.get("mcp-protocol-version")
+        refused = _stateless.refusal(state, record.headers, message, kind)
+        if refused is not None:
+            await self._refuse(out, refused)
+            return
+        if kind == "notification":
+            # The era defines no client notifications over HTTP (closing a stream cancels): accepted, dropped.
+            await out.json(202, None)
+            return
+        fault = None
+        if state.plan:
+            cursor = params.get("cursor") if isinstance(params, dict) else None
+            page = None
+            if record.rpc_method == "tools/list":
+                empty = state.empty_cursor
+                page = empty.page if cursor == "" and empty is not None else page_number(cursor)
+            fault = state.plan.take(record.rpc_method, record.tool, page, None, STATELESS)
+            if fault is not None:
+                record.fault = fault
+                if record.rpc_method == "tools/call":
+                    record.executed = False
+                if STATELESS not in fault.eras:
+                    await self._misplaced(state, fault, out)
+                    return
+                refused = _stateless.fault_refusal(state, fault, record.protocol_version)
+                if refused is not None:
+                    await self._refuse(out, refused)
+                    return
+                if await self._before_dispatch(state, fault, None, out):
+                    return
+        call = _stateless.call_for(state, record, meta, fault)
+        method = record.rpc_method or ""
+        await self._answer(
+            state, message, None, out, fault, lambda response: _stateless.decorate(state, method, response), call
+        )
+
+    async def _refuse(self, out: _Response, refused: _stateless.Refusal) -> None:
+        """Answer a refusal: its status and JSON-RPC error (a bare status when it has no code)."""
+        record = out.record
+        record.error = refused.message
+        if refused.code is None:
+            await out.raw(refused.status, b"", None)
+            return
+        request_id = record.rpc_id if refused.request_id else None
+        await out.json(refused.status, error_response(request_id, refused.code, refused.message, refused.data))
+
+    async def _misplaced(self, state: ServerState, fault: faults.Fault, out: _Response) -> None:
+        """A fault hit a request of an era it means nothing in: say so loudly, to the client and in `check()`."""
+        record = out.record
+        reason = faults.misplaced(fault, record.era or HANDSHAKE)
+        state.errors.append(faults.MisplacedFault(reason))
+        record.error = reason
+        await out.json(500, error_response(record.rpc_id, INTERNAL_ERROR, f"mcp-testkit: {reason}"))
 
     async def _before_dispatch(
         self, state: ServerState, fault: faults.Fault, session: Session | None, out: _Response
@@ -452,10 +561,12 @@ class McpApp:
         out: _Response,
         fault: faults.Fault | None,
         on_response: Callable[[Any], None] | None = None,
+        call: Call | None = None,
     ) -> None:
         """Run a request and frame its answer (JSON or SSE), applying what a fault does afterwards."""
         record = out.record
-        call = Call(state, record, session, record.protocol_version or DEFAULT_VERSION, fault=fault)
+        if call is None:
+            call = Call(state, record, session, record.protocol_version or DEFAULT_VERSION, fault=fault)
         if isinstance(fault, (faults.EndStream, faults.MalformedSse)):
             sse = True
         elif isinstance(fault, (faults.ListChanged, faults.CatalogueChange)) and (
@@ -482,6 +593,12 @@ class McpApp:
             await anyio.sleep(fault.seconds)
         if on_response is not None:
             on_response(response)
+        status = 200
+        if call.era == STATELESS:
+            status = _stateless.error_status(response)
+            shapes_stream = isinstance(fault, (faults.EndStream, faults.MalformedSse, faults.TruncateBody))
+            if status != 200 and sse and not shapes_stream and not out.streaming:
+                sse = False  # an error before any event: JSON with its status, so a 404 or 400 reaches the client
         if response is CANCELLED:
             # Nothing may be sent for a cancelled request; an SSE stream that ends empty says just that.
             await out.end_sse()
@@ -493,19 +610,19 @@ class McpApp:
             body = _dumps(response)
             await out.raw(200, body[: len(body) // 2], _JSON)
         elif isinstance(fault, faults.WrongContentType):
-            await out.json(200, response, content_type=fault.content_type.encode("latin-1"))
+            await out.json(status, response, content_type=fault.content_type.encode("latin-1"))
         else:
-            await out.json(200, response)
+            await out.json(status, response)
 
     async def _stream_answer(
         self, state: ServerState, response: Any, fault: faults.Fault | None, out: _Response
     ) -> None:
         await out.start_sse()
         if isinstance(fault, faults.MalformedSse):
-            frame = b"event: message\nid: %d\ndata: {this is not json\n\n" % state.event_ids()
+            frame = out.frame(state, b"{this is not json")
             await out.send({"type": "http.response.body", "body": frame, "more_body": True})
         elif isinstance(fault, faults.TruncateBody):
-            frame = b"event: message\nid: %d\ndata: %s" % (state.event_ids(), _dumps(response))
+            frame = out.frame(state, _dumps(response))[:-2]
             await out.send({"type": "http.response.body", "body": frame[: len(frame) // 2], "more_body": True})
         elif not isinstance(fault, faults.EndStream):
             await out.event(state, response, answer=True)
@@ -525,7 +642,26 @@ class McpApp:
             if message is not None:
                 await out.event(state, message)
 
+    async def _stateless_refuses(self, state: ServerState, out: _Response) -> bool:
+        """GET and DELETE of an older client to a server in the stateless era: 405 (no stream, no session)."""
+        record = out.record
+        if not _stateless.serves_stateless(state, record.headers, None):
+            record.era = HANDSHAKE
+            return False
+        record.era = STATELESS
+        record.session_id = None
+        await out.error(
+            405,
+            INVALID_REQUEST,
+            f"HTTP {record.http_method} has no meaning in the stateless era (2026-07-28): "
+            "it has no stream and no session; POST each request",
+            [(b"allow", b"POST")],
+        )
+        return True
+
     async def _get(self, state: ServerState, receive: Receive, out: _Response) -> None:
+        if await self._stateless_refuses(state, out):
+            return
         if not _accepts(out.record.headers.get("accept", ""), "text/event-stream"):
             await out.error(406, INVALID_REQUEST, "Not Acceptable: a GET stream needs Accept: text/event-stream")
             return
@@ -568,6 +704,8 @@ class McpApp:
             outbox.streaming = False
 
     async def _delete(self, state: ServerState, out: _Response) -> None:
+        if await self._stateless_refuses(state, out):
+            return
         if not state.allow_delete:
             await out.error(
                 405,

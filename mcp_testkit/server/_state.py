@@ -9,11 +9,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mcp_testkit._eras import ERAS
 from mcp_testkit.faults import FaultPlan
 from mcp_testkit.journal import Journal
 from mcp_testkit.server._sessions import Session, SessionTable
 
 if TYPE_CHECKING:
+    from mcp_testkit.server._paging import Cursor
     from mcp_testkit.tools import ScriptedTool
 
 __all__ = ["RequiredHeader", "ServerState"]
@@ -46,6 +48,10 @@ class ServerState:
     allowed_hosts: frozenset[str]
     max_body: int = 4 * 1024 * 1024
     body_timeout: float = 60.0
+    eras: tuple[str, ...] = ERAS
+    """The protocol eras the server speaks."""
+    cache_ttl_ms: int = 0
+    cache_scope: str = "public"
     tools: dict[str, ScriptedTool] = field(default_factory=dict)
     required: dict[str, RequiredHeader] = field(default_factory=dict)
     hidden: frozenset[str] = frozenset()
@@ -56,6 +62,8 @@ class ServerState:
     errors: list[BaseException] = field(default_factory=list)
     event_ids: Callable[[], int] = field(default_factory=lambda: itertools.count(1).__next__)
     plan: FaultPlan = field(default_factory=FaultPlan)
+    empty_cursor: Cursor | None = None
+    """Where the "" cursor an `EmptyCursor` page handed out in the stateless era leads."""
     _definitions: list[dict[str, Any]] | None = None
     _catalogue_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

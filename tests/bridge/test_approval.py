@@ -97,7 +97,8 @@ async def test_bridge_b_approving_tool_calls_unanswered_approval_never_reaches_t
     server = script_tools(TestMcpServer())
     with anyio.fail_after(LIMIT_S):
         async with server:
-            async with ToolPool([config_for(server, require_approval="always")]) as pool:
+            config = config_for(server, require_approval="always", era="handshake")  # its DELETE shows the close
+            async with ToolPool([config]) as pool:
                 assert await _gated(pool, "create") is not None
             assert server.journal.last.http_method == "DELETE"
     assert server.journal.calls() == []
@@ -180,7 +181,7 @@ async def test_bridge_b_pauses_call_to_a_tool_no_longer_listed_is_not_sent(reent
     server = script_tools(TestMcpServer())
     with anyio.fail_after(LIMIT_S):
         async with server:
-            pool = ToolPool([config_for(server, require_approval="always")], cache=False)
+            pool = ToolPool([config_for(server, require_approval="always", era="handshake")], cache=False)
             async with pool:
                 paused = await _paused(pool)
                 server.remove_tool("create")
@@ -196,6 +197,7 @@ async def test_bridge_b_pauses_call_to_a_tool_no_longer_listed_is_not_sent(reent
     assert server.journal.calls() == []
     assert server.executions() == 0
     # the tool was looked up in a listing read after it was removed, on a new session, and nothing else was sent
+    # (in the handshake era, whose sessions show the new connection)
     relist = ["DELETE", "initialize", "notifications/initialized", "tools/list"]
     expected = [*relist, "DELETE"] if not reenter else [*relist, *relist, "DELETE"]
     assert [r.rpc_method or r.http_method for r in server.journal.records[removed_at:]] == expected

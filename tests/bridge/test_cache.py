@@ -61,7 +61,7 @@ async def test_bridge_b_tool_cache_hit_connects_only_when_a_tool_is_called() -> 
     server = script_tools(TestMcpServer(page_size=2))
     with anyio.fail_after(LIMIT_S):
         async with server:
-            config = config_for(server)
+            config = config_for(server, era="handshake")  # its sessions show when it connects
             assert await _names(config) == ["search", "create", "upsert"]
             assert _methods(server) == ["initialize", "notifications/initialized", "tools/list", "tools/list", "DELETE"]
             before = len(server.journal)

@@ -27,7 +27,7 @@ from mcp_testkit.bridge import (
     describe_tools,
 )
 
-from .conftest import LIMIT_S, config_for, script_tools
+from .conftest import CONNECT, LIMIT_S, config_for, script_tools
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -115,15 +115,16 @@ async def test_header_unsafe_value_is_refused_without_quoting_it(
     _assert_clean(error, caplog)
 
 
-@pytest.mark.parametrize(("method", "status"), [("initialize", 401), ("tools/list", 403)])
+@pytest.mark.parametrize(("method", "status"), [("connect", 401), ("tools/list", 403)])
 async def test_refusal_at_startup_quotes_neither_body_nor_credential(
-    caplog: pytest.LogCaptureFixture, method: str, status: int
+    caplog: pytest.LogCaptureFixture, method: str, status: int, era: str
 ) -> None:
     """A 401/403 whose body repeats the credential raises MCPAuthError with the status only."""
+    method = CONNECT[era] if method == "connect" else method
     server = _guarded(script_tools(TestMcpServer()))
     with anyio.fail_after(LIMIT_S):
         async with server:
-            for config in _both(server):
+            for config in _both(server, era=era):
                 body = f'{{"error": "token {SECRET} refused"}}'
                 server.inject(faults.HttpStatus(status, body=body), method=method)
                 error = await _fails_startup([config], MCPAuthError)
@@ -149,7 +150,7 @@ async def _call_error(
             _assert_clean(caught.value, caplog, config, pool.tools(), describe_tools(pool))
 
 
-async def test_call_errors_show_no_credential(caplog: pytest.LogCaptureFixture) -> None:
+async def test_call_errors_show_no_credential(caplog: pytest.LogCaptureFixture, era: str) -> None:
     """Refused, dropped, failed, timed-out and erroring calls all raise errors free of the credential."""
     server = _guarded(script_tools(TestMcpServer()))
     body = f"internal error near {SECRET}"
@@ -189,21 +190,27 @@ async def test_call_errors_show_no_credential(caplog: pytest.LogCaptureFixture) 
             MCPToolError,
         ),
         (lambda: server.restart(unknown_session_status=400), create, MCPCallOutcomeUnknown),
+        (lambda: server.inject(faults.HeaderMismatch(), era="stateless"), create, MCPConnectionError),
+        (lambda: server.inject(faults.MissingCapability(), era="stateless"), create, MCPToolError),
     ]
+    if era == "stateless":  # no session to lose: the era's own refusals instead
+        cases[7] = (lambda: server.inject(faults.EraDowngrade(), times=1), create, MCPCallOutcomeUnknown)
+    else:
+        del cases[8:]
     with anyio.fail_after(LIMIT_S):
         async with server:
             for arm, call, error in cases:
-                await _call_error(server, arm, call, error, caplog, retry=1)
+                await _call_error(server, arm, call, error, caplog, retry=1, era=era)
             server.inject(faults.Delay(1.0), method="tools/call", times=2)
-            await _call_error(server, lambda: None, create, MCPCallOutcomeUnknown, caplog, timeout_s=0.2)
+            await _call_error(server, lambda: None, create, MCPCallOutcomeUnknown, caplog, timeout_s=0.2, era=era)
 
 
-async def test_listing_and_connection_failures_show_no_credential(caplog: pytest.LogCaptureFixture) -> None:
+async def test_listing_and_connection_failures_show_no_credential(caplog: pytest.LogCaptureFixture, era: str) -> None:
     """A failed listing and an unreachable server raise MCPConnectionError free of the credential."""
     server = _guarded(script_tools(TestMcpServer(page_size=1)))
     with anyio.fail_after(LIMIT_S):
         async with server:
-            for config in _both(server):
+            for config in _both(server, era=era):
                 server.inject(faults.PageError(2), method="tools/list")
                 _assert_clean(await _fails_startup([config], MCPConnectionError), caplog, config)
         with socket.socket() as sock:

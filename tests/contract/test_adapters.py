@@ -27,7 +27,7 @@ def test_outcome_errors_carry_their_rendered_text() -> None:
 
 def test_per_call_adapter_holds_no_session_between_operations() -> None:
     """PerCallReferenceAdapter ends its session after connect and after each call: no session lives between them."""
-    server = TestMcpServer()
+    server = TestMcpServer(eras=("handshake",))  # sessions are what this counts
     server.tool("read", read_only=True, returns="r")
 
     async def use() -> list[int]:

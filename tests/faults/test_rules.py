@@ -235,6 +235,9 @@ async def test_check_unused_faults_passes_once_every_fault_fired(serve: Serve) -
         (faults.PageError(3), "tools/list", 3, 1),
         (faults.RepeatCursor(2), "tools/list", 2, 1),
         (faults.EndlessPages(), "tools/list", None, None),
+        (faults.DiscoverError(), "server/discover", None, 1),
+        (faults.MissingCapability(), "tools/call", None, 1),
+        (faults.HeaderMismatch(), "*", None, 1),
     ],
 )
 def test_inject_fills_in_the_faults_own_defaults(
@@ -243,6 +246,15 @@ def test_inject_fills_in_the_faults_own_defaults(
     """inject() takes the fault's method (tools/call, tools/list or any), its page, nth=1 and its times."""
     rule = TestMcpServer().inject(fault)
     assert rule == faults.Rule(fault, method=method, page=page, nth=1, times=times)
+
+
+def test_era_downgrade_hits_every_stateless_request_by_default() -> None:
+    """EraDowngrade's rule hits stateless requests only (never server/discover), every time, unless told."""
+    rule = TestMcpServer().inject(faults.EraDowngrade())
+    assert rule == faults.Rule(faults.EraDowngrade(), method="*", nth=1, times=None, era="stateless")
+    assert not rule.matches("server/discover", None, None, None, "stateless")
+    assert rule.matches("tools/list", None, 1, None, "stateless")
+    assert not rule.matches("tools/list", None, 1, None, "handshake")
 
 
 def test_fail_next_call_is_a_one_shot_rule_on_one_tool() -> None:
@@ -337,6 +349,11 @@ EXAMPLES: list[faults.Fault] = [
     faults.MalformedLine(),
     faults.Exit(code=3, after_execution=True),
     faults.Crash(after_execution=True),
+    faults.DiscoverError(404, None),
+    faults.HeaderMismatch("Mcp-Name"),
+    faults.UnsupportedVersion(["2025-11-25"]),
+    faults.MissingCapability(["elicitation", "sampling"]),
+    faults.EraDowngrade(),
 ]
 FAULT_CLASSES = {
     cls for name in faults.__all__ if isinstance(cls := getattr(faults, name), type) and issubclass(cls, faults.Fault)
@@ -361,8 +378,10 @@ def test_every_fault_survives_json(fault: faults.Fault) -> None:
 
 
 def test_a_rule_survives_json() -> None:
-    """Rule.from_json(rule.to_json()) == rule, with its fault, method, tool, page, session, nth and times."""
-    rule = faults.Rule(faults.PageError(2), method="tools/list", page=2, session_id="abc", nth=2, times=None)
+    """Rule.from_json(rule.to_json()) == rule, with its fault, method, tool, page, session, nth, times and era."""
+    rule = faults.Rule(
+        faults.PageError(2), method="tools/list", page=2, session_id="abc", nth=2, times=None, era="stateless"
+    )
     assert faults.Rule.from_json(json.loads(json.dumps(rule.to_json()))) == rule
 
 

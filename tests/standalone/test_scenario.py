@@ -93,3 +93,12 @@ def test_python_scenario_errors_name_the_line(tmp_path: Path) -> None:
     scenario = load_scenario(path)
     with pytest.raises(ScenarioError, match=r"broken.py: line 2: ValueError: require_header: status must be 401"):
         scenario.apply(TestMcpServer())
+
+
+def test_a_rule_for_an_era_the_server_does_not_speak_is_refused() -> None:
+    """add_rules refuses, before adding any, a fault for an era the server does not speak, naming the rule."""
+    server = TestMcpServer(eras=("stateless",))
+    rules = [{"fault": {"type": "Drop"}}, {"fault": {"type": "LoseSession"}}]
+    with pytest.raises(ScenarioError, match=r"^1: inject: LoseSession\(\) has no meaning for a stateless"):
+        add_rules(server, rules)
+    assert server.pending_faults() == []

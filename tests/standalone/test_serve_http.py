@@ -197,3 +197,37 @@ def test_get_without_a_get_stream_names_the_serve_option(serve: Callable[..., Se
     assert refused.status_code == 405
     message = refused.json()["error"]["message"]
     assert message == "this server offers no GET stream (mcp-testkit serve --get-stream opens one)"
+@pytest.mark.parametrize(
+    ("arguments", "version"),
+    [((), "2026-07-28"), (("--era", "handshake"), "2025-11-25"), (("--era", "stateless"), "2026-07-28")],
+    ids=["both", "handshake", "stateless"],
+)
+async def test_era_option_chooses_what_an_auto_client_lands_on(
+    serve: Callable[..., Served], arguments: tuple[str, ...], version: str
+) -> None:
+    """`serve` speaks both eras by default; `--era` limits it, and the SDK client in auto mode follows."""
+    served = serve("--preset", "demo", *arguments)
+    with anyio.fail_after(LIMIT_S):
+        async with Client(served.url, mode="auto") as client:
+            assert client.protocol_version == version
+            assert (await client.call_tool("search_tickets", {"q": "x"})).is_error is False
+
+
+async def test_json_scenario_names_its_eras(serve: Callable[..., Served], tmp_path: Path) -> None:
+    """A JSON scenario's `eras` reaches the server: a legacy client is refused by a stateless-only one."""
+    scenario = tmp_path / "modern.json"
+    scenario.write_text(
+        json.dumps({"name": "modern", "eras": ["stateless"], "tools": [{"name": "one", "returns": "1"}]})
+    )
+    served = serve("--scenario", str(scenario))
+    refused = pytest.RaisesExc(MCPError, check=lambda error: error.code == -32022)
+    with anyio.fail_after(LIMIT_S), pytest.RaisesGroup(refused, flatten_subgroups=True):
+        async with Client(served.url, mode="legacy"):
+            pass
+
+
+def test_the_stateless_era_over_stdio_is_refused() -> None:
+    """`serve --stdio --era stateless` stops at once, saying the stdio server speaks the handshake era only."""
+    refused = run_refused("--stdio", "--era", "stateless")
+    assert refused.returncode == 2
+    assert "--era stateless needs HTTP" in refused.stderr
