@@ -1,18 +1,21 @@
 """Serve one benchmark app with uvicorn in its own process (started by ``bench_server.py``).
 
 Usage: ``python benchmarks/_serve.py {ceiling,sdk,testkit,replay,proxy} {json,sse}``.  The process binds
-127.0.0.1 on a free port, prints ``READY <port>`` once uvicorn accepts connections, and exits
+127.0.0.1 on a free port, prints ``READY <port> <where mcp_testkit came from>`` once uvicorn
+accepts connections (so a run against another checkout can show it measured that one), and exits
 when its standard input reaches end of file, so that it never outlives the benchmark that
 started it, even if that one is killed.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import sys
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import uvicorn
@@ -60,7 +63,9 @@ def testkit_server(framing: str) -> Any:
     """The fake server under test, with the same one-tool catalogue."""
     from mcp_testkit import TestMcpServer
 
-    server = TestMcpServer(name="bench", response_mode=framing)
+    # MCP_TESTKIT_BENCH_OPTIONS: JSON keywords for the server, to measure a setting (e.g. journal_limit).
+    options = json.loads(os.environ.get("MCP_TESTKIT_BENCH_OPTIONS", "{}"))
+    server = TestMcpServer(name="bench", response_mode=framing, **options)
     server.tool(ECHO_TOOL, returns=lambda arguments: arguments["text"])
     return server
 
@@ -123,7 +128,9 @@ class _ReadyServer(uvicorn.Server):
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
         if self.started and sockets:
-            print(f"READY {sockets[0].getsockname()[1]}", flush=True)
+            import mcp_testkit
+
+            print(f"READY {sockets[0].getsockname()[1]} {Path(mcp_testkit.__file__).parent.parent}", flush=True)
 
 
 def _exit_with_parent() -> None:

@@ -5,6 +5,7 @@ Run it from the repository root::
     sudo apt-get install -y wrk                   # the load generator (Debian/Ubuntu)
     python benchmarks/bench_server.py             # 3 interleaved rounds of 5 s per server
     python benchmarks/bench_server.py --quick     # 1 round of 2 s per server
+    python benchmarks/bench_server.py --baseline /path/to/an/older/checkout   # before/after in one run
 
 Each server runs under uvicorn (httptools, uvloop when installed, 127.0.0.1, a free port) in
 its own process (``benchmarks/_serve.py``), so the load generator never shares a process or
@@ -15,7 +16,12 @@ time.  A Lua ``response`` callback counts every answer that is not a 200 or lack
 text, and the run fails on any such answer or on connections left waiting (Little's law).
 
 Rows: a bare Starlette JSON echo (the ceiling of the stack), the SDK's ``MCPServer`` with JSON
-and with SSE answers, and ``TestMcpServer`` with JSON and with SSE answers.  Every server is
+and with SSE answers, and ``TestMcpServer`` with JSON and with SSE answers, each in both protocol
+eras: the handshake era (a session, as above) and the stateless era of 2026-07-28 (no session: a
+``server/discover`` check first, then every call carries ``_meta`` and the ``Mcp-Method`` and
+``Mcp-Name`` headers; the SDK server serves these through its stateless per-request path); with
+``--baseline DIR``, also TestMcpServer as the checkout in DIR has it (handshake era, before/after in
+one run).  Every server is
 measured ``--rounds`` times, interleaved, and its best round is kept, since other load on the
 machine only ever slows a round down; the server's own CPU time per call, which such load
 hardly changes, is printed beside it as a cross-check, and so is wrk's CPU use.  Figures
@@ -53,6 +59,7 @@ if TYPE_CHECKING:
 HERE = Path(__file__).resolve().parent
 SERVE = HERE / "_serve.py"
 PROTOCOL_VERSION = "2025-11-25"
+STATELESS_VERSION = "2026-07-28"
 ECHO_TEXT = "bench-echo-7f3a"
 ACCEPT = "application/json, text/event-stream"
 CALL = {
@@ -65,15 +72,26 @@ STARTUP_TIMEOUT = 30.0
 PR_SET_PDEATHSIG = 1
 STARVED = 0.5  # CPU share of a server below which its round says more about other load than about it
 
-# (label, server kind for _serve.py, framing)
+META = {
+    "io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "bench_server", "version": "1"},
+}
+ERAS = ("handshake", "stateless")
+
+# (label, server kind for _serve.py, framing, era)
 ROWS = [
-    ("Starlette echo (ceiling)", "ceiling", "json"),
-    ("SDK MCPServer", "sdk", "json"),
-    ("SDK MCPServer", "sdk", "sse"),
-    ("TestMcpServer", "testkit", "json"),
-    ("TestMcpServer", "testkit", "sse"),
-    ("TestMcpServer replay, 1,000 calls", "replay", "json"),
-    ("recording proxy, TestMcpServer", "proxy", "json"),
+    ("Starlette echo (ceiling)", "ceiling", "json", "handshake"),
+    ("SDK MCPServer", "sdk", "json", "handshake"),
+    ("SDK MCPServer", "sdk", "sse", "handshake"),
+    ("TestMcpServer", "testkit", "json", "handshake"),
+    ("TestMcpServer", "testkit", "sse", "handshake"),
+    ("SDK MCPServer", "sdk", "json", "stateless"),
+    ("SDK MCPServer", "sdk", "sse", "stateless"),
+    ("TestMcpServer", "testkit", "json", "stateless"),
+    ("TestMcpServer", "testkit", "sse", "stateless"),
+    ("TestMcpServer replay, 1,000 calls", "replay", "json", "handshake"),
+    ("recording proxy, TestMcpServer", "proxy", "json", "handshake"),
 ]
 
 WRK_SCRIPT = """\
@@ -84,6 +102,8 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "{accept}"
 wrk.headers["Mcp-Session-Id"] = {session}
 wrk.headers["MCP-Protocol-Version"] = "{version}"
+wrk.headers["Mcp-Method"] = {method}
+wrk.headers["Mcp-Name"] = {name}
 local body_head = {body_head}
 local body_tail = {body_tail}
 
@@ -147,6 +167,7 @@ class Result:
     label: str
     kind: str
     framing: str
+    era: str = "handshake"
     calls_per_s: float | None = None
     p50_ms: float | None = None
     p99_ms: float | None = None
@@ -179,15 +200,23 @@ def find_wrk() -> str:
     return path
 
 
+BASELINE: dict[str, Path] = {}
+"""The checkout the 'baseline' rows import mcp_testkit from (set by --baseline)."""
+SOURCES: dict[str, str] = {}
+"""Where each kind's server imported mcp_testkit from, as _serve.py reported it."""
+
+
 @contextlib.contextmanager
 def served(kind: str, framing: str) -> Iterator[tuple[str, int]]:
     """Start ``_serve.py`` for one app and yield its /mcp URL and pid; stop it on the way out, always."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
+    source = BASELINE["dir"] if kind == "baseline" else HERE.parent
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(source), env.get("PYTHONPATH")]))
+    app_kind = "testkit" if kind == "baseline" else kind
     # A file, not a pipe, for the server's log: a chatty server must never block on a full pipe.
     log = tempfile.TemporaryFile("w+")
     proc = subprocess.Popen(
-        [sys.executable, str(SERVE), kind, framing],
+        [sys.executable, str(SERVE), app_kind, framing],
         env=env,
         preexec_fn=_die_with_parent,
         stdin=subprocess.PIPE,
@@ -217,8 +246,9 @@ def _wait_ready(proc: subprocess.Popen[str], kind: str, framing: str, log: IO[st
                 log.seek(0)
                 err = log.read().strip()
                 raise BenchError(f"server {kind}/{framing} exited with {proc.returncode}: {err[-2000:]}")
-            match = re.fullmatch(r"READY (\d+)\s*", line)
+            match = re.fullmatch(r"READY (\d+) (.*?)\s*", line)
             if match:
+                SOURCES[kind] = match.group(2)
                 return int(match.group(1))
     raise BenchError(f"server {kind}/{framing} was not ready after {STARTUP_TIMEOUT:.0f} s")
 
@@ -256,12 +286,42 @@ def _decode(response: httpx2.Response) -> dict[str, Any]:
     return decoded
 
 
-def handshake(url: str, kind: str) -> str | None:
-    """Open a session the way a client does and check one tools/call; the session id, if any."""
+def call_body(era: str) -> dict[str, Any]:
+    """The tools/call every request of a run sends: with `_meta` in the stateless era."""
+    if era == "handshake":
+        return CALL
+    return {**CALL, "params": {**CALL["params"], "_meta": META}}  # type: ignore[dict-item]
+
+
+def stateless_headers(method: str) -> dict[str, str]:
+    """The headers mirroring a 2026-07-28 request's body."""
+    headers = {"Content-Type": "application/json", "Accept": ACCEPT}
+    headers |= {"MCP-Protocol-Version": STATELESS_VERSION, "Mcp-Method": method}
+    if method == "tools/call":
+        headers["Mcp-Name"] = "echo"
+    return headers
+
+
+def discover(client: httpx2.Client, url: str) -> None:
+    """Check the server speaks 2026-07-28: server/discover answers and offers it."""
+    probe = {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": META}}
+    response = client.post(url, json=probe, headers=stateless_headers("server/discover"))
+    if response.status_code != 200:
+        raise BenchError(f"server/discover answered {response.status_code}: {response.text[:300]}")
+    offered = _decode(response).get("result", {}).get("supportedVersions", [])
+    if STATELESS_VERSION not in offered:
+        raise BenchError(f"server/discover does not offer {STATELESS_VERSION}: {offered!r}")
+
+
+def handshake(url: str, kind: str, era: str = "handshake") -> str | None:
+    """Connect the way a client of the era does and check one tools/call; the session id, if any."""
     headers = {"Content-Type": "application/json", "Accept": ACCEPT}
     with httpx2.Client(timeout=10.0) as client:
         session_id: str | None = None
-        if kind != "ceiling":
+        if era == "stateless" and kind != "ceiling":
+            discover(client, url)
+            headers = stateless_headers("tools/call")
+        elif kind != "ceiling":
             init = {
                 "jsonrpc": "2.0",
                 "id": 0,
@@ -287,7 +347,7 @@ def handshake(url: str, kind: str) -> str | None:
             response = client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
             if response.status_code != 202:
                 raise BenchError(f"notifications/initialized answered {response.status_code}")
-        response = client.post(url, json=CALL, headers=headers)
+        response = client.post(url, json=call_body(era), headers=headers)
         if response.status_code != 200:
             raise BenchError(f"tools/call answered {response.status_code}: {response.text[:300]}")
         message = _decode(response)
@@ -298,15 +358,20 @@ def handshake(url: str, kind: str) -> str | None:
         return session_id
 
 
-def run_wrk(wrk: str, url: str, session_id: str | None, seconds: int, connections: int) -> dict[str, Any]:
+def run_wrk(
+    wrk: str, url: str, session_id: str | None, seconds: int, connections: int, era: str = "handshake"
+) -> dict[str, Any]:
     """Load ``url`` with wrk for ``seconds``; the counters printed by the Lua ``done`` callback."""
-    body_head, body_tail = json.dumps({**CALL, "id": "ID"}, separators=(",", ":")).split('"ID"')
+    body_head, body_tail = json.dumps({**call_body(era), "id": "ID"}, separators=(",", ":")).split('"ID"')
+    stateless = era == "stateless"
     script = WRK_SCRIPT.format(
         body_head=lua_string(body_head),
         body_tail=lua_string(body_tail),
         accept=ACCEPT,
         session=lua_string(session_id) if session_id else "nil",
-        version=PROTOCOL_VERSION,
+        version=STATELESS_VERSION if stateless else PROTOCOL_VERSION,
+        method=lua_string("tools/call") if stateless else "nil",
+        name=lua_string("echo") if stateless else "nil",
         echo=ECHO_TEXT,
     )
     with tempfile.NamedTemporaryFile("w", suffix=".lua", prefix="bench_server_") as lua:
@@ -354,20 +419,20 @@ def _cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def measure_all(rows: list[tuple[str, str, str]], wrk: str, args: argparse.Namespace) -> list[Result]:
+def measure_all(rows: list[tuple[str, str, str, str]], wrk: str, args: argparse.Namespace) -> list[Result]:
     """Start every server, then measure them in turn, ``--rounds`` times; keep each one's best round.
 
     Interleaving the rows and keeping the best of several rounds makes the ratios robust against
     load from other processes, which only ever slows a round down.  The server's own CPU time per
     call is kept too: it hardly depends on such load, so it cross-checks the throughput ratios.
     """
-    results = [Result(label, kind, framing) for label, kind, framing in rows]
+    results = [Result(label, kind, framing, era) for label, kind, framing, era in rows]
     targets: dict[int, tuple[str, int, str | None]] = {}
     with contextlib.ExitStack() as stack:
         for index, result in enumerate(results):
             try:
                 url, pid = stack.enter_context(served(result.kind, result.framing))
-                targets[index] = (url, pid, handshake(url, result.kind))
+                targets[index] = (url, pid, handshake(url, result.kind, result.era))
             except BenchError as exc:
                 result.error = str(exc)
         for round_number in range(1, args.rounds + 1):
@@ -376,15 +441,15 @@ def measure_all(rows: list[tuple[str, str, str]], wrk: str, args: argparse.Names
                 if result.error:
                     continue
                 print(
-                    f"  round {round_number}/{args.rounds}: {result.label} / {result.framing} ...",
+                    f"  round {round_number}/{args.rounds}: {result.label} / {result.framing} / {result.era} ...",
                     file=sys.stderr,
                     flush=True,
                 )
                 try:
                     if round_number == 1 and args.warmup > 0:
-                        run_wrk(wrk, url, session_id, args.warmup, args.connections)
+                        run_wrk(wrk, url, session_id, args.warmup, args.connections, result.era)
                     cpu_before = _cpu_seconds(pid)
-                    counters = run_wrk(wrk, url, session_id, args.duration, args.connections)
+                    counters = run_wrk(wrk, url, session_id, args.duration, args.connections, result.era)
                     cpu_after = _cpu_seconds(pid)
                 except BenchError as exc:
                     result.error = str(exc)
@@ -443,30 +508,35 @@ def _fmt(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
+def _pair(row: Any, framing: str, era: str) -> tuple[Result | None, Result | None]:
+    return row("testkit", framing, era), row("sdk", framing, era)
+
+
 def report(results: list[Result], args: argparse.Namespace) -> tuple[str, bool]:
     """The table and the targets; whether every target was met."""
-    by_key = {(r.kind, r.framing): r for r in results}
+    by_key = {(r.kind, r.framing, r.era): r for r in results}
 
-    def row(kind: str, framing: str) -> Result | None:
-        found = by_key.get((kind, framing))
+    def row(kind: str, framing: str, era: str = "handshake") -> Result | None:
+        found = by_key.get((kind, framing, era))
         return found if found is not None and found.calls_per_s is not None else None
 
     ceiling = row("ceiling", "json")
     header = (
-        f"{'server':<25} {'framing':<7} {'calls/s':>8} {'x ceiling':>9} {'x SDK':>6} {'p50 ms':>7} "
+        f"{'server':<25} {'framing':<7} {'era':<9} {'calls/s':>8} {'x ceiling':>9} {'x SDK':>6} {'p50 ms':>7} "
         f"{'p99 ms':>7} {'CPU us/call':>11} {'CPU busy':>8} {'wrk CPU':>7}"
     )
     if args.rounds > 1:
         header += "  calls/s per round"
     lines = [header, "-" * len(header)]
     for r in results:
+        era = "-" if r.kind == "ceiling" else r.era
         if r.calls_per_s is None:
-            lines.append(f"{r.label:<25} {r.framing:<7} {'failed':>8}  {r.error}")
+            lines.append(f"{r.label:<25} {r.framing:<7} {era:<9} {'failed':>8}  {r.error}")
             continue
-        sdk = row("sdk", r.framing) if r.kind != "sdk" else None
+        sdk = row("sdk", r.framing, r.era) if r.kind != "sdk" else None
         busy = "-" if r.cpu_busy is None else f"{100 * r.cpu_busy:.0f}%"
         line = (
-            f"{r.label:<25} {r.framing:<7} {r.calls_per_s:>8,.0f} "
+            f"{r.label:<25} {r.framing:<7} {era:<9} {r.calls_per_s:>8,.0f} "
             f"{_fmt(_ratio(r.calls_per_s, ceiling.calls_per_s if ceiling else None), '.2f'):>9} "
             f"{_fmt(_ratio(r.calls_per_s, sdk.calls_per_s if sdk else None), '.2f'):>6} "
             f"{_fmt(r.p50_ms, '.2f'):>7} {_fmt(r.p99_ms, '.1f'):>7} "
@@ -475,7 +545,9 @@ def report(results: list[Result], args: argparse.Namespace) -> tuple[str, bool]:
         if args.rounds > 1:
             line += "  " + " ".join(f"{value:,.0f}" for value in r.rounds)
         lines.append(line)
-    starved = [f"{r.label} / {r.framing}" for r in results if r.cpu_busy is not None and r.cpu_busy < STARVED]
+    starved = [
+        f"{r.label} / {r.framing} / {r.era}" for r in results if r.cpu_busy is not None and r.cpu_busy < STARVED
+    ]
     if starved:
         lines += [
             "",
@@ -484,17 +556,19 @@ def report(results: list[Result], args: argparse.Namespace) -> tuple[str, bool]:
         ]
     lines += [
         "",
-        "x ceiling, x SDK: ratios of calls/s (x SDK against the SDK server with the same framing).",
+        "x ceiling, x SDK: ratios of calls/s (x SDK against the SDK server with the same framing and era).",
         "CPU us/call: the server process's CPU time per call (lowest of the rounds); CPU busy: its",
         "CPU use in the best round (well under 100% means other load starved it); wrk CPU: the load",
         "generator's CPU use then (far under 100%: it is not the bottleneck).",
         "",
-        "targets (issue 2)                          calls/s ratio     cross-check by CPU per call",
+        "targets (issues 2 and 13)                  calls/s ratio     cross-check by CPU per call",
     ]
     targets = [
         ("TestMcpServer JSON >= 0.6 x ceiling", row("testkit", "json"), ceiling, 0.6),
         ("TestMcpServer JSON >= 3 x SDK JSON", row("testkit", "json"), row("sdk", "json"), 3.0),
         ("TestMcpServer SSE  >= 3 x SDK SSE", row("testkit", "sse"), row("sdk", "sse"), 3.0),
+        ("2026-07-28 JSON >= 3 x SDK 2026-07-28 JSON", *_pair(row, "json", "stateless"), 3.0),
+        ("2026-07-28 SSE  >= 3 x SDK 2026-07-28 SSE", *_pair(row, "sse", "stateless"), 3.0),
     ]
     all_met = True
     for name, subject, base, goal in targets:
@@ -508,6 +582,14 @@ def report(results: list[Result], args: argparse.Namespace) -> tuple[str, bool]:
         all_met = all_met and met
         cross = "-" if by_cpu is None else f"{by_cpu:.2f} ({'meets' if by_cpu >= goal else 'misses'})"
         lines.append(f"  {name:<40} {'PASS' if met else 'MISS'} {_fmt(ratio, '.2f'):>6}      {cross}")
+    lines.append("targets (issue 11)                         p99 ratio")
+    for framing in ("json", "sse"):
+        subject = row("testkit", framing)
+        ratio = _ratio(subject.p99_ms if subject else None, ceiling.p99_ms if ceiling else None)
+        met = ratio is not None and ratio <= 3.0
+        all_met = all_met and met
+        name = f"TestMcpServer {framing.upper():<4} p99 <= 3 x ceiling p99"
+        lines.append(f"  {name:<40} {'PASS' if met else 'MISS'} {_fmt(ratio, '.2f'):>6}")
     return "\n".join(lines), all_met
 
 
@@ -519,9 +601,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--connections", type=int, default=8, help="wrk keep-alive connections (default 8)")
     parser.add_argument(
         "--only",
-        choices=sorted({kind for _, kind, _ in ROWS} - {"ceiling"}),
+        choices=sorted({kind for _, kind, _, _ in ROWS} - {"ceiling"}),
         action="append",
         help="measure only these servers besides the ceiling (repeatable)",
+    )
+    parser.add_argument(
+        "--era",
+        choices=ERAS,
+        action="append",
+        help="measure only the rows of this protocol era (repeatable; default both)",
     )
     parser.add_argument(
         "--rounds",
@@ -530,6 +618,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="measure every server this many times, interleaved, and keep its best (default 3)",
     )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="also measure TestMcpServer as the checkout in DIR has it (e.g. `git worktree add DIR main`)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.duration, args.rounds = 2, 1
@@ -548,7 +642,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     wrk = find_wrk()
     signal.signal(signal.SIGTERM, _raise_interrupt)  # so that `finally` stops the servers
-    rows = [row for row in ROWS if row[1] == "ceiling" or not args.only or row[1] in args.only]
+    rows = [
+        row
+        for row in ROWS
+        if row[1] == "ceiling" or ((not args.only or row[1] in args.only) and (not args.era or row[3] in args.era))
+    ]
+    if args.baseline is not None:
+        if not (args.baseline / "mcp_testkit" / "__init__.py").is_file():
+            sys.exit(f"bench_server.py: --baseline {args.baseline}: no mcp_testkit package there")
+        BASELINE["dir"] = args.baseline.resolve()
+        here = ("TestMcpServer", "testkit", "json", "handshake")
+        at = rows.index(here) if here in rows else len(rows)
+        rows[at:at] = [("TestMcpServer (baseline)", "baseline", framing, "handshake") for framing in ("json", "sse")]
     print(environment(wrk))
     rounds = f", best of {args.rounds} interleaved rounds" if args.rounds > 1 else ""
     print(f"wrk -t1 -c{args.connections} -d{args.duration}s per server (after a {args.warmup}s warm-up{rounds})\n")
@@ -559,6 +664,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     table, all_met = report(results, args)
     print(table)
+    if args.baseline is not None:
+        where = f"{SOURCES.get('baseline')}, the others from {SOURCES.get('testkit')}"
+        print(f"\nbaseline rows imported mcp_testkit from {where}")
     failed = [r for r in results if r.error]
     if failed:
         return 2

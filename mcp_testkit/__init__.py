@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcp_testkit import cassettes, faults, strategies
-    from mcp_testkit.adapters import BridgeAdapter, Outcome, ReferenceBridgeAdapter, SdkClientAdapter
+    from mcp_testkit.adapters import (
+        BridgeAdapter,
+        Outcome,
+        PerCallReferenceAdapter,
+        ReferenceBridgeAdapter,
+        SdkClientAdapter,
+        SdkErrorClassifier,
+    )
     from mcp_testkit.contract import PropertyResult, resilience_machine, resilience_suite, run_contract
     from mcp_testkit.journal import Headers, Journal, Record
     from mcp_testkit.server import TestMcpServer
@@ -22,11 +29,13 @@ __all__ = [
     "Headers",
     "Journal",
     "Outcome",
+    "PerCallReferenceAdapter",
     "PropertyResult",
     "Record",
     "ReferenceBridgeAdapter",
     "ScriptedTool",
     "SdkClientAdapter",
+    "SdkErrorClassifier",
     "TestMcpServer",
     "ToolContext",
     "ToolError",
@@ -43,9 +52,11 @@ __version__ = "0.1.0"
 _HOMES = {
     "BridgeAdapter": "mcp_testkit.adapters",
     "Outcome": "mcp_testkit.adapters",
+    "PerCallReferenceAdapter": "mcp_testkit.adapters",
     "PropertyResult": "mcp_testkit.contract",
     "ReferenceBridgeAdapter": "mcp_testkit.adapters",
     "SdkClientAdapter": "mcp_testkit.adapters",
+    "SdkErrorClassifier": "mcp_testkit.adapters",
     "resilience_machine": "mcp_testkit.contract",
     "resilience_suite": "mcp_testkit.contract",
     "run_contract": "mcp_testkit.contract",

@@ -14,6 +14,9 @@ __all__ = ["setup_hook"]
 
 
 def _register() -> None:
+    being_imported = sys.modules.get("mcp_testkit.strategies")
+    if being_imported is not None and not hasattr(being_imported, "_register_types"):
+        return  # it imported hypothesis, which ran this hook: it registers the types itself once loaded
     from mcp_testkit.strategies import _register_types
 
     _register_types()

@@ -4,14 +4,16 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
+import re
 import secrets
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, BinaryIO
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, NoReturn
 
 from mcp_testkit import _check
 from mcp_testkit.cassettes import _cli as _cassettes
@@ -24,14 +26,77 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
+_WILDCARDS = ("0.0.0.0", "::", "")
+SERVE_JOURNAL_LIMIT = 10_000
+"""`serve` keeps this many journal records by default (about 20 MB); --journal-limit 0 keeps every one."""
+SERVE_SESSION_LIMIT = 1_000
+"""`serve` keeps this many sessions by default (about 5 MB); --session-limit 0 keeps every one."""
+
+
+def _positive(kind: type[int] | type[float]) -> Any:
+    def parse(text: str) -> int | float:
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be a positive number, not {text}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def _count(text: str) -> int | None:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or more, not {text}")
+    return value or None
 
 
 class _Refused(Exception):
     """A command line that cannot be served; the message says why and what to do."""
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mcp-testkit", description="Test MCP client bridges.")
+class _Parser(argparse.ArgumentParser):
+    """argparse with every mistake on one line of stderr: the command, the problem, its usage; exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        usage = " ".join(self.format_usage().split())
+        self.exit(2, f"{self.prog}: {message}{self._did_you_mean(message)}; {usage}\n")
+
+    def _did_you_mean(self, message: str) -> str:
+        unknown = re.match(r"unrecognized arguments: (\S+)", message)
+        if unknown is None or not unknown[1].startswith("--"):
+            return ""
+        options = [option for action in self._actions for option in action.option_strings]
+        close = difflib.get_close_matches(unknown[1].partition("=")[0], options, n=1)
+        return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _port(text: str) -> int:
+    """An argparse type: a TCP port number, 0 meaning any free one."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port: give 1 to 65535, or 0 for any free port")
+    return port
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mcp-testkit")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        from mcp_testkit import __version__
+
+        return __version__
+
+
+def _parser() -> tuple[_Parser, dict[str, _Parser]]:
+    """The top-level parser, and the parser of each subcommand by name."""
+    parser = _Parser(prog="mcp-testkit", description="Test MCP client bridges.")
+    parser.add_argument("--version", action="version", version=f"mcp-testkit {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser(
         "serve",
@@ -43,19 +108,62 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--preset", choices=["demo", "conformance"], help="a built-in catalogue")
     serve.add_argument("--name", default=None, help="the server's name (default: the scenario's, the preset's, 'test')")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (loopback unless --allow-remote)")
-    serve.add_argument("--port", type=int, default=0, help="port to bind (0: a free one)")
+    serve.add_argument("--port", type=_port, default=0, help="port to bind (0: a free one)")
     serve.add_argument("--path", default="/mcp", help="the endpoint path")
-    serve.add_argument("--page-size", type=int, default=None, help="tools per tools/list page")
+    serve.add_argument("--page-size", type=int, default=None, metavar="N", help="tools per tools/list page")
     serve.add_argument("--response-mode", choices=["json", "sse"], default=None, help="answer framing")
     serve.add_argument("--get-stream", action="store_true", help="offer a GET SSE stream per session")
+    serve.add_argument(
+        "--era",
+        action="append",
+        choices=["handshake", "stateless"],
+        help="a protocol era to serve (repeatable; default both: the handshake and 2026-07-28)",
+    )
     serve.add_argument("--stdio", action="store_true", help="speak newline-delimited JSON-RPC on stdin/stdout")
     serve.add_argument("--journal", metavar="FILE.jsonl", help="append one redacted JSON line per request")
     serve.add_argument("--admin", action="store_true", help="serve the admin API under /_testkit/ (bearer token)")
     serve.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
-    serve.add_argument("--cassette", metavar="FILE.json", help="replay a server recorded by mcp-testkit record")
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a Host/Origin name to accept besides loopback and --host (repeatable); with a wildcard --host and "
+        "--allow-remote, every name is accepted unless this is given",
+    )
+    limits = serve.add_argument_group("limits", "bounds on what one client can make the server hold or wait for")
+    limits.add_argument("--max-body", type=_positive(int), default=None, help="largest body or stdio line (4 MiB)")
+    limits.add_argument(
+        "--journal-limit",
+        type=_count,
+        default=SERVE_JOURNAL_LIMIT,
+        help=f"keep the newest N journal records; 0: all (default {SERVE_JOURNAL_LIMIT:,}; --journal gets every one)",
+    )
+    limits.add_argument(
+        "--session-limit",
+        type=_count,
+        default=SERVE_SESSION_LIMIT,
+        help=f"keep N sessions, forgetting ended then least recent ones; 0: all (default {SERVE_SESSION_LIMIT:,})",
+    )
+    limits.add_argument(
+        "--session-idle-timeout", type=_positive(float), default=None, help="end sessions idle this many seconds"
+    )
+    limits.add_argument("--header-timeout", type=_positive(float), default=None, help="seconds for headers (60)")
+    limits.add_argument("--body-timeout", type=_positive(float), default=None, help="seconds for a body (60)")
+    limits.add_argument("--idle-timeout", type=_positive(float), default=None, help="keep-alive seconds (75)")
+    _cassettes.add_serve_options(serve)
     _check.add_parser(commands)
     _cassettes.add_parsers(commands)
-    return parser
+    return parser, commands.choices
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, parsed; an unknown argument is reported by its subcommand, with that usage."""
+    parser, commands = _parser()
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        commands[args.command].error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
 
 
 class _JournalFile:
@@ -98,12 +206,23 @@ def _check_host(args: argparse.Namespace) -> None:
             "and shows them the journal. Use a loopback address (127.0.0.1, ::1), or add --allow-remote if you mean it."
         )
     admin = " and the admin API (token sent in clear over plain HTTP)" if args.admin else ""
+    if args.host in _WILDCARDS and not args.allowed_host:
+        accepted = "accept any name (list the names clients use with --allowed-host to check them)"
+    else:
+        accepted = f"also accept {', '.join(repr(name) for name in (args.host, *args.allowed_host))}"
     print(
         f"mcp-testkit: warning: serving on {args.host}: any host that reaches it can list and call the scripted "
-        f"tools{admin}; Host/Origin checks now also accept {args.host!r}.",
+        f"tools{admin}; Host/Origin checks now {accepted}.",
         file=sys.stderr,
         flush=True,
     )
+
+
+def _allowed_hosts(args: argparse.Namespace) -> tuple[str, ...]:
+    """The Host/Origin names to accept besides loopback: --host and --allowed-host, or any with a wildcard bind."""
+    if args.allow_remote and args.host in _WILDCARDS and not args.allowed_host:
+        return ("*",)  # clients reach a wildcard bind by names the server cannot know
+    return (args.host, *args.allowed_host)
 
 
 def _build(args: argparse.Namespace) -> tuple[TestMcpServer, Scenario | None]:
@@ -124,14 +243,23 @@ def _build(args: argparse.Namespace) -> tuple[TestMcpServer, Scenario | None]:
         "page_size": args.page_size,
         "response_mode": args.response_mode,
         "get_stream": args.get_stream or None,
+        "eras": tuple(args.era) if args.era else None,
     }
     options.update({key: value for key, value in given.items() if value is not None})
-    where = {"host": args.host, "port": args.port, "path": args.path, "allowed_hosts": (args.host,)}
+    options["journal_limit"] = args.journal_limit
+    options["session_limit"] = args.session_limit
+    options["session_idle_timeout"] = args.session_idle_timeout
+    for key in ("max_body", "header_timeout", "body_timeout", "idle_timeout"):
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
+    where = {"host": args.host, "port": args.port, "path": args.path, "allowed_hosts": _allowed_hosts(args)}
     try:
         if args.cassette is not None:
             if args.preset is not None:
                 raise _Refused("--cassette replays a recorded catalogue: it takes no --preset")
-            return TestMcpServer.from_cassette(args.cassette, **where, **options), scenario
+            return TestMcpServer.from_cassette(args.cassette, match=args.match or "exact", **where, **options), scenario
+        if args.match is not None:
+            raise _Refused("--match chooses how a replay matches calls: it needs --cassette")
         options.setdefault("name", options.get("preset") or "test")
         server = TestMcpServer(**where, **options)
     except (TypeError, ValueError) as exc:
@@ -147,6 +275,8 @@ def _serve(args: argparse.Namespace) -> int:
     if args.stdio:
         if args.admin:
             raise _Refused("--admin needs HTTP; over --stdio, script the server with --scenario")
+        if args.era and "handshake" not in args.era:
+            raise _Refused("--era stateless needs HTTP: over --stdio the server speaks the handshake era only")
         sys.stdout = sys.stderr  # a print() in a scenario must not corrupt the protocol stream
     if args.admin and (args.path == PREFIX or args.path.startswith(PREFIX + "/")):
         raise _Refused(f"--path {args.path!r} is under {PREFIX}/, which the admin API owns; choose another path")
@@ -180,6 +310,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _serve_http(server: TestMcpServer, args: argparse.Namespace, prepare: Callable[[TestMcpServer], None]) -> int:
     from mcp_testkit.server._admin import PREFIX, AdminApp
 
+    server.asgi_app.get_stream_hint = "mcp-testkit serve --get-stream"
     token = secrets.token_urlsafe(24) if args.admin else None
     if token is not None:
         # The admin wrapper is served in place of the bare MCP app, so admin requests never reach the journal.
@@ -220,7 +351,7 @@ def _serve_stdio(server: TestMcpServer, args: argparse.Namespace, protocol_out: 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     if args.command == "serve":
         try:
             return _serve(args)

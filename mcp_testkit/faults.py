@@ -17,27 +17,36 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
+from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS
+
 __all__ = [
+    "ERAS",
     "Accepted",
     "CatalogueChange",
     "Crash",
     "Delay",
+    "DiscoverError",
     "Drop",
     "DuplicateTool",
     "EmptyCursor",
     "EndStream",
     "EndlessPages",
+    "EraDowngrade",
     "ErrorResult",
     "Exit",
     "ExpireSession",
     "Fault",
+    "HeaderMismatch",
     "HttpStatus",
     "InvalidCursor",
+    "LateAnswer",
     "ListChanged",
     "LoseSession",
     "MalformedLine",
     "MalformedPage",
     "MalformedSse",
+    "MisplacedFault",
+    "MissingCapability",
     "PageError",
     "ProtocolError",
     "RepeatCursor",
@@ -46,12 +55,14 @@ __all__ = [
     "SlowPage",
     "StuckCursor",
     "TruncateBody",
+    "UnsupportedVersion",
     "WrongContentType",
     "from_json",
 ]
 
 _ANY = "*"
 """A rule's method that matches every JSON-RPC message."""
+
 
 _KINDS: dict[str, type[Fault]] = {}
 
@@ -65,6 +76,13 @@ class Fault:
     listing: ClassVar[bool] = False
     stdio_only: ClassVar[bool] = False
     """Whether the fault means something only over stdio (`mcp-testkit serve --stdio`)."""
+    eras: ClassVar[tuple[str, ...]] = ERAS
+    """The protocol eras the fault means something in; where it hits a request of another era, the
+    server answers with an error that says so (see `MisplacedFault`)."""
+    default_era: ClassVar[str | None] = None
+    """The era a rule of this fault hits when `inject` names none (None: requests of either era)."""
+    skipped_methods: ClassVar[frozenset[str]] = frozenset()
+    """JSON-RPC methods the fault never hits, whatever its rule says."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -147,6 +165,20 @@ class Delay(Fault):
 
     def __post_init__(self) -> None:
         _positive(self.seconds, "Delay seconds")
+
+
+@dataclass(frozen=True)
+class LateAnswer(Fault):
+    """Run the request, then wait `seconds` before answering: the call ran, its answer comes late.
+
+    Unlike `Delay`, which waits before the handler runs, the ledger counts the run at once, so an
+    answer later than the client waits is a timeout of a call that did run.
+    """
+
+    seconds: float = 1.0
+
+    def __post_init__(self) -> None:
+        _positive(self.seconds, "LateAnswer seconds")
 
 
 # -- HTTP -------------------------------------------------------------------------------------------
@@ -287,15 +319,23 @@ class Crash(_StdioFault):
 
 
 @dataclass(frozen=True)
-class LoseSession(Fault):
-    """Forget the request's session: this request and every later one on it get 404."""
+class _SessionFault(Fault):
+    eras: ClassVar[tuple[str, ...]] = (HANDSHAKE,)
 
 
 @dataclass(frozen=True)
-class Restart(Fault):
+class LoseSession(_SessionFault):
+    """Forget the request's session: this request and every later one on it get 404.
+
+    Handshake era only: a stateless (2026-07-28) request has no session to lose.
+    """
+
+
+@dataclass(frozen=True)
+class Restart(_SessionFault):
     """Forget every session, as a restarted server does; unknown sessions then get this status.
 
-    404 is the spec's answer; 400 is what python-sdk servers up to 1.25 answered.
+    404 is the spec's answer; 400 is what python-sdk servers up to 1.25 answered. Handshake era only.
     """
 
     unknown_session_status: int = 404
@@ -306,8 +346,8 @@ class Restart(Fault):
 
 
 @dataclass(frozen=True)
-class ExpireSession(Fault):
-    """Let the request's session serve `after_requests` more requests, then forget it (404)."""
+class ExpireSession(_SessionFault):
+    """Let the request's session serve `after_requests` more requests, then forget it (404); handshake era only."""
 
     after_requests: int = 1
 
@@ -349,7 +389,11 @@ class StuckCursor(_ListingFault):
 
 @dataclass(frozen=True)
 class EmptyCursor(_ListingFault):
-    """Page `page` answers `nextCursor: ""` although more pages exist."""
+    """Page `page` answers `nextCursor: ""` although more pages exist.
+
+    In the handshake era "" sent back is an invalid cursor (-32602). In the stateless era "" is a legal
+    cursor (2026-07-28: a client MUST NOT take it for the end), so the server serves the next page for it.
+    """
 
     page: int = 1
 
@@ -446,6 +490,100 @@ class ListChanged(_ListingFault):
         _page(self.page)
 
 
+# -- eras -------------------------------------------------------------------------------------------
+
+
+def _status(value: Any, what: str) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or not 100 <= value <= 599:
+        raise ValueError(f"{what} must be an HTTP status between 100 and 599, not {value!r}")
+
+
+def _versions(value: Any, what: str) -> tuple[str, ...]:
+    if isinstance(value, str) or not all(isinstance(version, str) for version in value):
+        raise ValueError(f"{what} must be a list of protocol version strings, not {value!r}")
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class DiscoverError(Fault):
+    """Answer `server/discover` with this HTTP status and JSON-RPC error (no body when `code` is None).
+
+    The default is what a handshake-era server answers the probe (400, -32600 "Missing session ID"):
+    a client in auto mode falls back to `initialize`. Works in both eras.
+    """
+
+    status: int = 400
+    code: int | None = -32600
+    message: str = "Bad Request: Missing session ID"
+    data: Any = None
+    default_method: ClassVar[str] = "server/discover"
+
+    def __post_init__(self) -> None:
+        _status(self.status, "DiscoverError status")
+        if self.code is not None and (not isinstance(self.code, int) or isinstance(self.code, bool)):
+            raise ValueError(f"DiscoverError code must be an int or None (no body), not {self.code!r}")
+
+
+@dataclass(frozen=True)
+class _StatelessFault(Fault):
+    eras: ClassVar[tuple[str, ...]] = (STATELESS,)
+
+
+@dataclass(frozen=True)
+class HeaderMismatch(_StatelessFault):
+    """Refuse a stateless request with 400 and -32020 (HeaderMismatch), naming `header`; nothing runs."""
+
+    header: str = "Mcp-Method"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.header, str) or not self.header:
+            raise ValueError(f"HeaderMismatch header must be a header name, not {self.header!r}")
+
+
+@dataclass(frozen=True)
+class UnsupportedVersion(_StatelessFault):
+    """Refuse a stateless request with 400 and -32022, offering `supported` (None: the server's versions)."""
+
+    supported: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.supported is not None:
+            object.__setattr__(self, "supported", _versions(self.supported, "UnsupportedVersion supported"))
+
+
+@dataclass(frozen=True)
+class MissingCapability(_StatelessFault):
+    """Refuse a stateless request with 400 and -32021: it needs client capabilities it did not declare."""
+
+    capabilities: tuple[str, ...] = ("elicitation",)
+    default_method: ClassVar[str] = "tools/call"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.capabilities, str) or not self.capabilities:
+            raise ValueError(
+                f"MissingCapability capabilities must be a non-empty list of names, not {self.capabilities!r}"
+            )
+        object.__setattr__(self, "capabilities", tuple(self.capabilities))
+
+
+@dataclass(frozen=True)
+class EraDowngrade(_StatelessFault):
+    """Answer `server/discover`, then refuse stateless requests as a handshake-era server does (400, -32600).
+
+    A half-upgraded deployment: the probe reaches a new node, the requests an old one. Hits every stateless
+    request but `server/discover` until its rule is spent (every time by default); handshake requests are
+    served, so a client that falls back to `initialize` recovers.
+    """
+
+    default_times: ClassVar[int | None] = None
+    default_era: ClassVar[str | None] = STATELESS
+    skipped_methods: ClassVar[frozenset[str]] = frozenset({"server/discover"})
+
+
+class MisplacedFault(Exception):
+    """A fault hit a request of an era it means nothing in (a `LoseSession` on a stateless request)."""
+
+
 # -- rules ------------------------------------------------------------------------------------------
 
 
@@ -463,21 +601,31 @@ class Rule:
     session_id: str | None = None
     nth: int = 1
     times: int | None = 1
+    era: str | None = None
+    """The era of the requests it hits: 'handshake', 'stateless', or None for either."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.fault, Fault):
             raise ValueError(f"a rule needs a fault from mcp_testkit.faults, not {self.fault!r}")
+        if self.era is not None and self.era not in ERAS:
+            raise ValueError(f"era must be 'handshake', 'stateless' or None (either), not {self.era!r}")
+        if self.era is not None and self.era not in self.fault.eras:
+            raise ValueError(misplaced(self.fault, self.era))
         if not isinstance(self.nth, int) or self.nth < 1:
             raise ValueError(f"nth must be an int >= 1, not {self.nth!r}")
         if self.times is not None and (not isinstance(self.times, int) or self.times < 1):
             raise ValueError(f"times must be an int >= 1 or None (every time), not {self.times!r}")
 
-    def matches(self, method: str | None, tool: str | None, page: int | None, session_id: str | None) -> bool:
+    def matches(
+        self, method: str | None, tool: str | None, page: int | None, session_id: str | None, era: str = HANDSHAKE
+    ) -> bool:
         return (
             (self.method == _ANY or self.method == method)
             and (self.tool is None or self.tool == tool)
             and (self.page is None or self.page == page)
             and (self.session_id is None or self.session_id == session_id)
+            and (self.era is None or self.era == era)
+            and method not in self.fault.skipped_methods
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -489,6 +637,7 @@ class Rule:
             "session_id": self.session_id,
             "nth": self.nth,
             "times": self.times,
+            "era": self.era,
         }
 
     @classmethod
@@ -528,7 +677,9 @@ class FaultPlan:
     def __bool__(self) -> bool:
         return bool(self._armed)
 
-    def take(self, method: str | None, tool: str | None, page: int | None, session_id: str | None) -> Fault | None:
+    def take(
+        self, method: str | None, tool: str | None, page: int | None, session_id: str | None, era: str = HANDSHAKE
+    ) -> Fault | None:
         """The fault for this request, if a rule hits it; counts the request against the rules it matches.
 
         Every matching rule counts the request, so `nth` means the nth matching request since the rule
@@ -538,7 +689,7 @@ class FaultPlan:
         chosen: Fault | None = None
         with self._lock:
             for armed in self._armed:
-                if armed.spent or not armed.rule.matches(method, tool, page, session_id):
+                if armed.spent or not armed.rule.matches(method, tool, page, session_id, era):
                     continue
                 armed.seen += 1
                 if chosen is None and armed.seen >= armed.rule.nth:
@@ -555,6 +706,10 @@ class FaultPlan:
         return [armed.rule for armed in self._armed if armed.fired == 0]
 
 
+_DEFAULT: Any = object()
+"""Marks an argument of `inject` left to the fault's default."""
+
+
 def rule_for(
     fault: Fault,
     *,
@@ -564,12 +719,14 @@ def rule_for(
     session_id: str | None,
     nth: int,
     times: int | object | None,
+    era: str | object | None = _DEFAULT,
 ) -> Rule:
-    """A rule with the fault's own defaults filled in (method, times, and page for listing faults)."""
+    """A rule with the fault's own defaults filled in (method, times, era, and page for listing faults)."""
     if not isinstance(fault, Fault):
         raise ValueError(f"inject() needs a fault from mcp_testkit.faults, not {fault!r}")
     chosen_method = fault.default_method if method is _DEFAULT else (_ANY if method is None else method)
     chosen_times = fault.default_times if times is _DEFAULT else times
+    chosen_era = fault.default_era if era is _DEFAULT else era
     if page is None and fault.listing:
         page = getattr(fault, "page", None)
     if tool is not None and chosen_method not in ("tools/call", _ANY):
@@ -582,11 +739,18 @@ def rule_for(
         session_id=session_id,
         nth=nth,
         times=chosen_times,  # type: ignore[arg-type]
+        era=chosen_era,  # type: ignore[arg-type]
     )
 
 
-_DEFAULT: Any = object()
-"""Marks an argument of `inject` left to the fault's default."""
+def misplaced(fault: Fault, era: str) -> str:
+    """Why `fault` means nothing for a request of `era`, and what to do instead."""
+    home = fault.eras[0]
+    if era == STATELESS:
+        what = "a stateless (2026-07-28) request, which has no session"
+    else:
+        what = "a handshake-era request, which carries no 2026-07-28 metadata to refuse"
+    return f"{fault!r} has no meaning for {what}: inject it with era={home!r}, or drive the client in the {home} era"
 
 
 def describe(rules: Sequence[Rule]) -> str:

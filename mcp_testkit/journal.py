@@ -2,22 +2,60 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_testkit._eras import CAPABILITIES_KEY, CLIENT_INFO_KEY, STATELESS
+
 __all__ = ["Headers", "Journal", "Record"]
 
-_ALWAYS_REDACTED = frozenset({"authorization", "proxy-authorization", "cookie"})
 _MISSING = object()
+_SECRET_NAMES = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key", "x-auth-token"}
+)
+_SECRET_PARTS = ("auth", "token", "key", "secret", "cookie", "session")
+_NEVER_SECRET = frozenset({"mcp-session-id"})
+REDACTED = "***"
+
+
+@functools.lru_cache(maxsize=1024)
+def _secret_by_name(name: str) -> bool:
+    if name in _NEVER_SECRET:
+        return False
+    return name in _SECRET_NAMES or any(part in name for part in _SECRET_PARTS)
+
+
+def is_secret_header(name: str, required: Collection[str] = ()) -> bool:
+    """The one redaction policy: known credential names, headers the server requires, and any name with
+    auth, token, key, secret, cookie or session in it (but Mcp-Session-Id, which tests need to see)."""
+    lowered = name.lower()
+    return lowered in required or _secret_by_name(lowered)
+
+
+def redacted(headers: Mapping[str, str], required: Collection[str] = ()) -> dict[str, str]:
+    """A copy of `headers` with the value of every secret header replaced by '***'."""
+    return {name: REDACTED if is_secret_header(name, required) else value for name, value in headers.items()}
 
 
 class Headers(dict[str, str]):
-    """Request headers with case-insensitive lookup; names are kept lower-case."""
+    """Request headers with case-insensitive lookup; names are kept lower-case.
 
-    def __init__(self, raw: Iterable[tuple[bytes, bytes]] | Mapping[str, str] = ()) -> None:
+    Its repr hides credentials (see `is_secret_header`; `required` adds the names a server
+    requires), so a failing assertion never prints one; the values themselves are intact.
+    """
+
+    __slots__ = ("required",)
+
+    def __init__(
+        self, raw: Iterable[tuple[bytes, bytes]] | Mapping[str, str] = (), required: frozenset[str] = frozenset()
+    ) -> None:
+        self.required = required
         if isinstance(raw, Mapping):
             super().__init__((k.lower(), v) for k, v in raw.items())
             return
@@ -39,11 +77,14 @@ class Headers(dict[str, str]):
     def get(self, name: str, default: Any = None) -> Any:
         return dict.get(self, name.lower(), default)
 
+    def __repr__(self) -> str:
+        return repr(redacted(self, self.required))
+
 
 _UNDECODED: Any = object()
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False, slots=True, repr=False)
 class Record:
     """One HTTP request as the server saw it, what it answered, and the fault applied to it.
 
@@ -67,17 +108,31 @@ class Record:
     executed: bool | None = None
     """For `tools/call`: whether the tool's handler ran (the ledger's view); None for other requests."""
     error: str | None = None
-    """Why the transport refused the request, when it did (e.g. 'missing Mcp-Session-Id')."""
+    """Why the request was refused or ignored, when it was (e.g. 'missing Mcp-Session-Id')."""
+    era: str | None = None
+    """'handshake' or 'stateless' (2026-07-28); None when the transport refused it before telling."""
     _message: Any = field(default=_UNDECODED, repr=False)
     _response: Any = field(default=None, repr=False)
     _response_raw: bytes | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(
+            f"{name}={getattr(self, name)!r}"
+            for name in (
+                "seq", "http_method", "path", "rpc_method", "rpc_id", "tool", "session_id", "era", "status", "error"
+            )
+        )
+        headers = redacted(self.headers, getattr(self.headers, "required", ()))
+        return f"Record({fields}, fault={self.fault!r}, headers={headers!r}, body={len(self.body)} bytes)"
 
     @property
     def message(self) -> Any:
         """The decoded JSON-RPC message (a list for a batch); None when the body is not JSON."""
         if self._message is _UNDECODED:
+            from mcp_testkit._json import loads
+
             try:
-                self._message = json.loads(self.body) if self.body else None
+                self._message = loads(self.body) if self.body else None
             except ValueError:
                 self._message = None
         return self._message
@@ -92,6 +147,28 @@ class Record:
         message = self.message
         params = message.get("params") if isinstance(message, dict) else None
         return params if isinstance(params, dict) else None
+
+    @property
+    def meta(self) -> dict[str, Any] | None:
+        """The message's `params._meta`: in the stateless era its version, client info and capabilities."""
+        meta = (self.params or {}).get("_meta")
+        return meta if isinstance(meta, dict) else None
+
+    @property
+    def client_info(self) -> dict[str, Any] | None:
+        """Who sent it, as the client says: `_meta`'s clientInfo (stateless), or `initialize`'s."""
+        info = (self.meta or {}).get(CLIENT_INFO_KEY)
+        if info is None and self.rpc_method == "initialize":
+            info = (self.params or {}).get("clientInfo")
+        return info if isinstance(info, dict) else None
+
+    @property
+    def client_capabilities(self) -> dict[str, Any] | None:
+        """The client's capabilities: `_meta`'s (stateless, sent with every request), or `initialize`'s."""
+        capabilities = (self.meta or {}).get(CAPABILITIES_KEY)
+        if capabilities is None and self.rpc_method == "initialize":
+            capabilities = (self.params or {}).get("capabilities")
+        return capabilities if isinstance(capabilities, dict) else None
 
     @property
     def arguments(self) -> dict[str, Any] | None:
@@ -117,23 +194,35 @@ class Record:
         self._response = value
         self._response_raw = None
 
+    def _status_line(self) -> str:
+        """The status, marked `isError` for a tool's error result, `error CODE` for a JSON-RPC error."""
+        answer = self.response if self.error is None else None  # a refusal says why in the summary
+        if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
+            return f"{self.status} error {answer['error'].get('code')}"
+        if isinstance(answer, dict) and isinstance(answer.get("result"), dict) and answer["result"].get("isError"):
+            return f"{self.status} isError"
+        return str(self.status)
+
     def summary(self) -> str:
-        """One line: seq, session, JSON-RPC method, tool, status, fault."""
+        """One line: seq, session, JSON-RPC method, tool, status (and `isError` or `error CODE`), fault."""
         what = self.rpc_method or ("batch" if isinstance(self.message, list) else self.http_method)
         if self.tool:
             what += f" {self.tool}"
-        session = (self.session_id or "-")[:8]
-        line = f"#{self.seq} {self.http_method} session={session} {what} -> {self.status}"
+        where = "stateless" if self.era == STATELESS else f"session={(self.session_id or '-')[:8]}"
+        line = f"#{self.seq} {self.http_method} {where} {what} -> {self._status_line()}"
         if self.error:
             line += f" ({self.error})"
         if self.fault is not None:
             line += f" fault={self.fault!r}"
         return line
 
-    def to_json(self, redacted: frozenset[str] | None = None) -> dict[str, Any]:
-        """The record as plain JSON data; header values named in `redacted` become '***'."""
-        hidden = _ALWAYS_REDACTED | (redacted or frozenset())
-        headers = {name: ("***" if name.lower() in hidden else value) for name, value in self.headers.items()}
+    def to_json(self, required: Collection[str] = (), *, redact: bool = True) -> dict[str, Any]:
+        """The record as plain JSON data; secret header values become '***' (see `is_secret_header`),
+        and so do those named in `required`, unless `redact` is False."""
+        if redact:
+            headers = redacted(self.headers, {*required, *getattr(self.headers, "required", ())})
+        else:
+            headers = dict(self.headers.items())
         fault = self.fault
         if fault is not None and hasattr(fault, "to_json"):
             fault = fault.to_json()
@@ -157,6 +246,7 @@ class Record:
             "tool": self.tool,
             "arguments": self.arguments,
             "session_id": self.session_id,
+            "era": self.era,
             "protocol_version": self.protocol_version,
             "status": self.status,
             "response": self.response,
@@ -167,10 +257,21 @@ class Record:
 
 
 class Journal:
-    """Every request the server received, in arrival order, with respx-like queries and assertions."""
+    """Every request the server received, in arrival order, with respx-like queries and assertions.
 
-    def __init__(self, redacted_headers: Callable[[], frozenset[str]] | None = None) -> None:
-        self._records: list[Record] = []
+    With a `limit`, only the newest `limit` records are kept (a long `serve` run or a soak test
+    must not grow without bound); `dropped` counts the others, and `repr` and `format` say so.
+    """
+
+    def __init__(
+        self, redacted_headers: Callable[[], frozenset[str]] | None = None, *, limit: int | None = None
+    ) -> None:
+        if limit is not None and (not isinstance(limit, int) or limit < 1):
+            raise ValueError(f"journal_limit must be a positive int or None (keep everything), not {limit!r}")
+        self.limit = limit
+        """At most this many records are kept, the oldest dropped first; None keeps every one."""
+        self._records: deque[Record] = deque(maxlen=limit)
+        self._seq = itertools.count(1)
         self._redacted = redacted_headers or frozenset
         self._changed = threading.Condition()
         self._waiting = 0
@@ -198,13 +299,22 @@ class Journal:
         return unsubscribe
 
     def _next_seq(self) -> int:
-        return len(self._records) + 1
+        return next(self._seq)
 
     def clear(self) -> None:
-        """Forget every record."""
-        self._records = []
+        """Forget every record (and the count of dropped ones); numbering starts again at 1."""
+        self._records = deque(maxlen=self.limit)
+        self._seq = itertools.count(1)
 
     # -- reading ---------------------------------------------------------------------------------
+
+    @property
+    def dropped(self) -> int:
+        """How many of the oldest records `limit` dropped."""
+        try:
+            return self._records[0].seq - 1
+        except IndexError:
+            return 0
 
     def __len__(self) -> int:
         return len(self._records)
@@ -212,11 +322,15 @@ class Journal:
     def __iter__(self) -> Iterator[Record]:
         return iter(list(self._records))
 
-    def __getitem__(self, index: int) -> Record:
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return list(self._records)[index]
         return self._records[index]
 
     def __repr__(self) -> str:
-        return f"<Journal {len(self._records)} records>"
+        dropped = self.dropped
+        more = f", {dropped} dropped (journal_limit={self.limit})" if dropped else ""
+        return f"<Journal {len(self._records)} records{more}>"
 
     @property
     def records(self) -> list[Record]:
@@ -248,8 +362,9 @@ class Journal:
         session_id: str | object | None = _MISSING,
         http_method: str | None = None,
         status: int | None = None,
+        era: str | None = None,
     ) -> list[Record]:
-        """Records matching every filter given: JSON-RPC method, tool, session id, HTTP method, status."""
+        """Records matching every filter given: JSON-RPC method, tool, session id, HTTP method, status, era."""
         found = []
         for record in list(self._records):
             if method is not None and record.rpc_method != method:
@@ -261,6 +376,8 @@ class Journal:
             if http_method is not None and record.http_method != http_method.upper():
                 continue
             if status is not None and record.status != status:
+                continue
+            if era is not None and record.era != era:
                 continue
             found.append(record)
         return found
@@ -299,10 +416,10 @@ class Journal:
         all_calls = self.calls()
         if all_calls:
             lines.append("calls the server received:")
-            lines.extend(f"  #{c.seq} {c.tool}({json.dumps(c.arguments)}) -> {c.status}" for c in all_calls)
+            lines.extend(f"  #{c.seq} {c.tool}({json.dumps(c.arguments)}) -> {c._status_line()}" for c in all_calls)
         else:
             lines.append("the server received no tools/call at all")
-            methods = sorted({r.rpc_method or r.http_method for r in self._records})
+            methods = sorted({str(r.rpc_method or r.http_method) for r in list(self._records)})
             if methods:
                 lines.append(f"requests it did receive: {', '.join(methods)}")
         raise AssertionError("\n".join(lines))
@@ -317,14 +434,9 @@ class Journal:
     # -- export ----------------------------------------------------------------------------------
 
     def to_jsonl(self, *, redact: bool = True) -> str:
-        """One JSON line per record; with `redact`, credentials and required headers read '***'."""
-        hidden = self._redacted() if redact else frozenset()
-        if not redact:
-            return "".join(
-                json.dumps(r.to_json(frozenset()) | {"headers": dict(r.headers.items())}) + "\n"
-                for r in list(self._records)
-            )
-        return "".join(json.dumps(r.to_json(hidden)) + "\n" for r in list(self._records))
+        """One JSON line per record; credentials and required headers read '***' unless `redact=False`."""
+        hidden = self._redacted()
+        return "".join(json.dumps(r.to_json(hidden, redact=redact), default=repr) + "\n" for r in list(self._records))
 
     def format(self, *, limit: int = 50) -> str:
         """The journal as one line per request, at most `limit` lines plus a count of the rest."""
@@ -332,6 +444,8 @@ class Journal:
         if not records:
             return "(no requests)"
         lines = [r.summary() for r in records[:limit]]
+        if records[0].seq > 1:
+            lines.insert(0, f"... {records[0].seq - 1} older requests dropped (journal_limit={self.limit})")
         if len(records) > limit:
             lines.append(f"... and {len(records) - limit} more requests")
         return "\n".join(lines)

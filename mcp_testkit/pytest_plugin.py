@@ -12,6 +12,7 @@ that need them, so a pytest run that uses none of them does not pay for them.
 
 from __future__ import annotations
 
+import sys
 import threading
 import types
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
@@ -38,7 +39,6 @@ _LoopScope = Literal["function", "class", "module", "package", "session"]
 _LOOP_SCOPES: tuple[_LoopScope, ...] = ("function", "class", "module", "package", "session")
 _IN_PROCESS_BASE_URL = "http://127.0.0.1"
 _HTTP_TIMEOUT_S = 30.0
-_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 _ASYNCIO_FIXTURES = "mcp_testkit.pytest_plugin.asyncio_fixtures"
 
 _MARKER = (
@@ -121,6 +121,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # -- configure ---------------------------------------------------------------------------------------
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-asyncio reads its ini keys
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", _MARKER)
     transport = config.getoption("mcp_transport", None) or config.getini("mcp_transport")
@@ -136,9 +137,28 @@ def pytest_configure(config: pytest.Config) -> None:
     if record not in _RECORD_MODES:
         raise pytest.UsageError(f"mcp_record must be one of {', '.join(_RECORD_MODES)}, not {record!r}")
     has_asyncio = config.pluginmanager.has_plugin("asyncio")
+    if has_asyncio:
+        _keep_asyncio_fixture_loop_scope(config)
     config.stash[_OPTIONS] = _Options(transport, journal, int(limit), has_asyncio, record)
     if has_asyncio and not config.pluginmanager.has_plugin(_ASYNCIO_FIXTURES):
         config.pluginmanager.register(_asyncio_fixtures(), _ASYNCIO_FIXTURES)
+
+
+def _keep_asyncio_fixture_loop_scope(config: pytest.Config) -> None:
+    """Spare a plain run pytest-asyncio's deprecation warning, which `-W error` turns into a crash.
+
+    pytest-asyncio warns on every run in which `asyncio_default_fixture_loop_scope` is unset, also in a
+    project whose only async tests are the ones our fixtures serve. When the user has not set it, set
+    the value pytest-asyncio itself names for keeping its present behaviour ("fixture-scope"), so that
+    nothing changes but the warning. A pytest-asyncio without that value is left alone.
+    """
+    import pytest_asyncio.plugin
+
+    keep = getattr(pytest_asyncio.plugin, "_MATCH_FIXTURE_SCOPE", None)
+    cache = getattr(config, "_inicache", None)
+    key = "asyncio_default_fixture_loop_scope"
+    if isinstance(keep, str) and isinstance(cache, dict) and not config.getini(key):
+        cache[key] = keep
 
 
 # -- hooks -------------------------------------------------------------------------------------------
@@ -351,6 +371,17 @@ class McpEnv:
 # -- servers -----------------------------------------------------------------------------------------
 
 
+def _forget_cached_listings() -> None:
+    """Empty the reference bridge's tool-list cache, if the bridge is in use at all.
+
+    A reused server keeps its URL while each test scripts new tools behind it: a bridge pool
+    would otherwise be served the previous test's listing from the process-level cache.
+    """
+    cache = sys.modules.get("mcp_testkit.bridge._cache")
+    if cache is not None:
+        cache.ToolCache.clear()
+
+
 class _ServerPool:
     """Servers by constructor settings: the first test asking for some settings starts one, later ones reset it."""
 
@@ -370,6 +401,7 @@ class _ServerPool:
             server = self._servers[key] = self._start(settings)
         else:
             server.reset()
+            _forget_cached_listings()
         return server, False
 
     def _start(self, settings: dict[str, Any]) -> TestMcpServer:
@@ -536,9 +568,11 @@ def _journal_text(served: _Served, used: _Used, limit: int) -> str:
 def _secrets_of(served: _Served, used: _Used) -> set[str]:
     """Values never to print: credentials the test configured and credential headers the server received."""
     values = set(used.secrets)
-    names = _CREDENTIAL_HEADERS | used.secret_headers | {name.lower() for name in served.headers}
+    from mcp_testkit.journal import is_secret_header
+
+    names = used.secret_headers | {name.lower() for name in served.headers} | served.server._state.hidden
     for record in served.server.journal:
-        values.update(value for name, value in record.headers.items() if name.lower() in names)
+        values.update(value for name, value in record.headers.items() if is_secret_header(name, names))
     found: set[str] = set()
     for value in values:
         found.add(value)

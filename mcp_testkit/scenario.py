@@ -40,7 +40,7 @@ __all__ = [
     "validate",
 ]
 
-_OPTIONS = ("name", "preset", "page_size", "response_mode", "get_stream")
+_OPTIONS = ("name", "preset", "page_size", "response_mode", "get_stream", "eras")
 """Top-level keys of a JSON scenario that are `TestMcpServer` keyword arguments."""
 
 
@@ -153,6 +153,10 @@ def add_rules(server: TestMcpServer, data: Any, *, stdio: bool | None = None) ->
             problem = transport_problem(rule.fault, stdio=stdio)
             if problem is not None:
                 raise ScenarioError(f"{_join(at, 'fault')}: {problem}")
+        try:
+            server._check_era(rule)
+        except ValueError as exc:
+            raise ScenarioError(f"{at or '(rule)'}: {exc}") from None
         parsed.append(rule)
     return [server._state.plan.add(rule) for rule in parsed]
 
@@ -260,6 +264,7 @@ def _rule(data: Mapping[str, Any], where: str) -> faults.Rule:
             session_id=data.get("session_id"),
             nth=data.get("nth", 1),
             times=data.get("times", _DEFAULT),
+            era=data.get("era", _DEFAULT),
         )
         if "page" in data:
             rule = dataclasses.replace(rule, page=data["page"])

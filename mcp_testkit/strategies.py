@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import string
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -338,3 +339,7 @@ def _register_types() -> None:
 
     st.register_type_strategy(mcp_types.Tool, tools())
     st.register_type_strategy(mcp_types.CallToolResult, call_results())
+
+
+if "mcp_types" in sys.modules:  # imported first: the hook left the registering to this module (see _hypothesis_hook)
+    _register_types()

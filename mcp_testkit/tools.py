@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 import json
 import re
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
@@ -72,7 +72,9 @@ class ToolContext:
     progress_token: Any
     _notify: Callable[[dict[str, Any]], Awaitable[None]] = field(repr=False)
     log_level: str | None = None
-    """The level the client asked for with `logging/setLevel`, if it did."""
+    """The level the client asked for (`logging/setLevel`, or a 2026-07-28 request's `_meta`), if it did."""
+    logs: bool = True
+    """Whether log messages may be sent: a 2026-07-28 request that names no level gets none."""
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send `notifications/progress` for this call, if the client asked for progress."""
@@ -86,7 +88,9 @@ class ToolContext:
         await self._notify({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        """Send `notifications/message` at `level`, unless the client asked for a higher level."""
+        """Send `notifications/message` at `level`, unless the client asked for a higher level (or for none)."""
+        if not self.logs:
+            return
         if self.log_level is not None and _LEVELS.index(level) < _LEVELS.index(self.log_level):
             return
         params: dict[str, Any] = {"level": level, "data": data}
@@ -150,16 +154,18 @@ def result_of(answer: Any) -> dict[str, Any]:
     )
 
 
+_TAKES_CONTEXT: weakref.WeakKeyDictionary[Callable[..., Any], bool] = weakref.WeakKeyDictionary()
+"""Whether a handler takes a context, by handler; weak, so that it keeps no handler (nor its server) alive."""
+
+
 def _takes_context(handler: Callable[..., Any]) -> bool:
     try:
-        return _takes_context_cached(handler)
-    except TypeError:  # an unhashable callable
+        return _TAKES_CONTEXT[handler]
+    except KeyError:
+        takes = _TAKES_CONTEXT[handler] = _inspect_takes_context(handler)
+        return takes
+    except TypeError:  # not weakly referenceable, or unhashable: inspected every time
         return _inspect_takes_context(handler)
-
-
-@functools.lru_cache(maxsize=512)
-def _takes_context_cached(handler: Callable[..., Any]) -> bool:
-    return _inspect_takes_context(handler)
 
 
 def _inspect_takes_context(handler: Callable[..., Any]) -> bool:
@@ -265,25 +271,17 @@ class ScriptedTool:
         """A message describing why `arguments` break the input schema, or None when they fit."""
         if self.validator is None:
             return None
-        error = next(iter(self.validator.iter_errors(arguments)), None)
-        if error is None:
-            return None
-        where = "/".join(str(part) for part in error.absolute_path)
-        return f"invalid arguments for tool {self.name!r}{' at ' + where if where else ''}: {error.message}"
+        from mcp_testkit._validation import argument_problem
+
+        return argument_problem(self.name, self.validator, arguments)
 
 
 def _validator_for(name: str, schema: Mapping[str, Any]) -> Validator | None:
     if set(schema) <= {"type"} or (set(schema) <= {"type", "properties"} and not schema.get("properties")):
         return None
-    from jsonschema import validators
-    from jsonschema.exceptions import SchemaError
+    from mcp_testkit._validation import build_validator
 
-    cls = validators.validator_for(schema)
-    try:
-        cls.check_schema(dict(schema))
-    except SchemaError as exc:
-        raise ValueError(f"tool {name!r}: input_schema is not a valid JSON Schema: {exc.message}") from None
-    return cls(dict(schema))
+    return build_validator(name, schema)
 
 
 def start_answer(tool: ScriptedTool, arguments: dict[str, Any], context: ToolContext) -> Any:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+from node_trees import ConformanceSuite, conformance_suite
 
 # The plugin's own tests run pytest on generated files in this process (pytester). pytester drops the
 # modules an inner run imported first, so a later import makes second copies whose exception classes
@@ -13,7 +16,7 @@ import mcp  # noqa: F401  # isort: skip
 import uvicorn  # noqa: F401  # isort: skip
 
 import mcp_testkit.bridge  # isort: skip
-import mcp_testkit.server  # noqa: F401  # isort: skip
+import mcp_testkit.server  # isort: skip
 
 pytest_plugins = ["pytester"]
 
@@ -21,3 +24,21 @@ pytest_plugins = ["pytester"]
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def conformance() -> ConformanceSuite:
+    """The official MCP conformance suite, installed from tests/conformance's lock on first use."""
+    return conformance_suite()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_tool_cache() -> Iterator[None]:
+    """Every test starts and ends with an empty bridge tool cache at its defaults.
+
+    Servers listen on port 0, and a port a finished test freed can come back to a later one: its
+    URL would then find the earlier server's listing in the process-level cache.
+    """
+    mcp_testkit.bridge.ToolCache.reset()
+    yield
+    mcp_testkit.bridge.ToolCache.reset()

@@ -2,29 +2,37 @@
 
 from __future__ import annotations
 
+from mcp_testkit.bridge._approval import ApprovalRequired
+from mcp_testkit.bridge._cache import ToolCache, ToolCacheKey
 from mcp_testkit.bridge._catalogue import BridgeTool
-from mcp_testkit.bridge._config import BearerToken, Headers, Kind, ServerConfig
+from mcp_testkit.bridge._config import BearerToken, Era, Headers, Kind, ServerConfig
 from mcp_testkit.bridge._errors import (
     MCPAuthError,
     MCPBridgeError,
     MCPCallOutcomeUnknown,
     MCPConnectionError,
+    MCPResultWithheld,
     MCPToolError,
 )
 from mcp_testkit.bridge._pool import ToolDescription, ToolPool, describe_tools
 from mcp_testkit.bridge._render import render_result
 
 __all__ = [
+    "ApprovalRequired",
     "BearerToken",
     "BridgeTool",
+    "Era",
     "Headers",
     "Kind",
     "MCPAuthError",
     "MCPBridgeError",
     "MCPCallOutcomeUnknown",
     "MCPConnectionError",
+    "MCPResultWithheld",
     "MCPToolError",
     "ServerConfig",
+    "ToolCache",
+    "ToolCacheKey",
     "ToolDescription",
     "ToolPool",
     "describe_tools",

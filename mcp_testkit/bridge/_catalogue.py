@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
+from mcp_testkit._eras import HANDSHAKE, HEADER_MISMATCH, MISSING_CAPABILITY
 from mcp_testkit.bridge._errors import MCPAuthError, MCPConnectionError
-from mcp_testkit.bridge._session import AuthRefused, RpcError, WireError
+from mcp_testkit.bridge._session import AuthRefused, EraRefused, RpcError, WireError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -16,11 +17,11 @@ if TYPE_CHECKING:
     import mcp_types
 
     from mcp_testkit.bridge._config import Kind, ServerConfig
-    from mcp_testkit.bridge._session import McpSession
+    from mcp_testkit.bridge._session import McpSession, StatelessSession
 
 __all__ = ["BridgeTool", "read_catalogue", "select_tools"]
 
-Source = Literal["hint", "override", "default"]
+Source = Literal["hint", "override", "default", "pool"]
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,13 @@ def _short(cursor: str) -> str:
     return repr(cursor if len(cursor) <= 40 else cursor[:40] + "…")
 
 
-async def read_catalogue(session: McpSession, config: ServerConfig) -> list[mcp_types.Tool]:
-    """Follow ``nextCursor`` to the end within ``connect_timeout_s``, or fail whole naming the pages read."""
+async def read_catalogue(session: McpSession | StatelessSession, config: ServerConfig) -> list[mcp_types.Tool]:
+    """Follow ``nextCursor`` to the end within ``connect_timeout_s``, or fail whole naming the pages read.
+
+    An empty ``nextCursor`` ends nothing in the stateless era (2026-07-28 makes "" a cursor like any
+    other); in the handshake era it fails the listing, as no page can follow it. ``EraRefused`` passes
+    through, for the caller to fall back to the handshake.
+    """
     tools: list[mcp_types.Tool] = []
     seen: set[str] = set()
     sent: set[str] = set()
@@ -103,9 +109,13 @@ async def read_catalogue(session: McpSession, config: ServerConfig) -> list[mcp_
                     raise MCPAuthError(
                         config.name, f"refused the credentials (HTTP {exc.status})", status=exc.status
                     ) from None
+                except EraRefused:
+                    raise
                 except WireError as exc:
                     raise failed(f"failed on page {pages + 1}: the server {exc.reason}") from None
                 except RpcError as exc:
+                    if exc.code in (HEADER_MISMATCH, MISSING_CAPABILITY):
+                        raise failed(f"got {exc.code} for page {pages + 1} ({exc.message})") from None
                     raise failed(f"got JSON-RPC error {exc.code} for page {pages + 1}") from None
                 pages += 1
                 for tool in page.tools:
@@ -118,7 +128,7 @@ async def read_catalogue(session: McpSession, config: ServerConfig) -> list[mcp_
                 cursor = page.next_cursor
                 if cursor is None:
                     return tools
-                if not cursor:
+                if not cursor and session.era == HANDSHAKE:
                     raise failed("got an empty nextCursor")
                 if cursor in sent:
                     raise failed(f"repeated cursor {_short(cursor)}")

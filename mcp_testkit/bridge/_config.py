@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from mcp_testkit.bridge._approval import ApprovalRule, normalize_approval
 from mcp_testkit.bridge._errors import MCPAuthError
 
-__all__ = ["BearerToken", "Headers", "Kind", "ServerConfig", "read_credentials"]
+__all__ = ["BearerToken", "Era", "Headers", "Kind", "ServerConfig", "read_credentials"]
 
 Kind = Literal["read", "write"]
+Era = Literal["auto", "handshake", "stateless"]
 
 
 @dataclass(frozen=True)
@@ -58,10 +60,17 @@ class ServerConfig:
     allow: Collection[str] | None = None
     deny: Collection[str] | None = None
     overrides: Mapping[str, Kind] = field(default_factory=dict)
+    require_approval: ApprovalRule = "never"
+    defer: bool = False
+    era: Era = "auto"
+    """'auto' probes with server/discover and speaks 2026-07-28 when offered, else the handshake;
+    'handshake' or 'stateless' speak that era only."""
 
     def __post_init__(self) -> None:
         if not self.name:
             raise ValueError("ServerConfig.name must not be empty")
+        if self.era not in ("auto", "handshake", "stateless"):
+            raise ValueError(f"server {self.name!r}: era must be 'auto', 'handshake' or 'stateless', not {self.era!r}")
         for option in ("timeout_s", "connect_timeout_s"):
             if getattr(self, option) <= 0:
                 raise ValueError(f"server {self.name!r}: {option} must be positive")
@@ -80,6 +89,9 @@ class ServerConfig:
                 raise TypeError(f"server {self.name!r}: {option} takes a collection of tool names")
             if names is not None:
                 object.__setattr__(self, option, frozenset(names))
+        object.__setattr__(self, "require_approval", normalize_approval(self.name, self.require_approval))
+        if not isinstance(self.defer, bool):
+            raise TypeError(f"server {self.name!r}: defer must be True or False, not {self.defer!r}")
 
     def __hash__(self) -> int:
         return hash((self.name, self.url))
@@ -92,8 +104,15 @@ class ServerConfig:
             f"timeout_s={self.timeout_s!r}, retry={self.retry!r}, "
             f"connect_timeout_s={self.connect_timeout_s!r}, connect_retries={self.connect_retries!r}, "
             f"connect_backoff_s={self.connect_backoff_s!r}, max_tool_pages={self.max_tool_pages!r}, "
-            f"allow={allow!r}, deny={deny!r}, overrides={dict(sorted(self.overrides.items()))!r})"
+            f"allow={allow!r}, deny={deny!r}, overrides={dict(sorted(self.overrides.items()))!r}, "
+            f"require_approval={_approval_repr(self.require_approval)}, defer={self.defer!r}, era={self.era!r})"
         )
+
+
+def _approval_repr(rule: ApprovalRule) -> str:
+    if isinstance(rule, Mapping):
+        return repr({key: sorted(names) for key, names in rule.items()})
+    return repr(rule)
 
 
 def _header_safe(value: str) -> bool:

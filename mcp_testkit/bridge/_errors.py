@@ -7,6 +7,7 @@ __all__ = [
     "MCPBridgeError",
     "MCPCallOutcomeUnknown",
     "MCPConnectionError",
+    "MCPResultWithheld",
     "MCPToolError",
 ]
 
@@ -37,6 +38,16 @@ class MCPToolError(MCPBridgeError):
     def __init__(self, server: str, message: str, *, code: int | None = None) -> None:
         super().__init__(server, message)
         self.code = code
+
+
+class MCPResultWithheld(MCPToolError):
+    """The tool ran and answered, but a result guardrail refused its result, which the caller is never given."""
+
+    def __init__(self, server: str, tool: str, guardrail: str, reason: str) -> None:
+        super().__init__(server, f"the result of {tool!r} was withheld by {guardrail}: {reason}")
+        self.tool = tool
+        self.guardrail = guardrail
+        self.reason = reason
 
 
 class MCPCallOutcomeUnknown(MCPBridgeError):

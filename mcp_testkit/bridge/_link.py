@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from mcp_testkit._eras import HANDSHAKE, HEADER_MISMATCH, MISSING_CAPABILITY, STATELESS, UNSUPPORTED_VERSION
 from mcp_testkit.bridge._catalogue import read_catalogue
 from mcp_testkit.bridge._config import read_credentials
 from mcp_testkit.bridge._errors import (
@@ -17,12 +18,15 @@ from mcp_testkit.bridge._errors import (
 )
 from mcp_testkit.bridge._render import render_result
 from mcp_testkit.bridge._session import (
+    MODERN_CODES,
     AuthRefused,
     ConnectionLost,
+    EraRefused,
     HttpFailure,
     McpSession,
     RpcError,
     SessionGone,
+    StatelessSession,
     WireError,
 )
 
@@ -41,6 +45,9 @@ logger = logging.getLogger("mcp_testkit.bridge")
 
 # A DELETE at shutdown is a courtesy to the server; it must never hold the pool open for long.
 CLOSE_TIMEOUT_S = 5.0
+_HEADER_NAMES = ("MCP-Protocol-Version", "Mcp-Method", "Mcp-Name")
+
+Session = McpSession | StatelessSession
 
 
 def backoff_delays(config: ServerConfig) -> list[float]:
@@ -55,6 +62,25 @@ def _transient(error: Exception) -> bool:
     return isinstance(error, (ConnectionLost, SessionGone, TimeoutError))
 
 
+def _modern_refusal(server: str, error: RpcError, what: str) -> MCPConnectionError:
+    """-32020 (a bug of this bridge's headers), -32021 or an unresolved -32022, as a connection error naming it."""
+    if error.code == HEADER_MISMATCH:
+        named = [name for name in _HEADER_NAMES if name.lower() in error.message.lower()]
+        headers = " and ".join(named) if named else "the mirrored headers (" + ", ".join(_HEADER_NAMES) + ")"
+        return MCPConnectionError(
+            server,
+            f"{what} was refused with HeaderMismatch (-32020): {headers} did not match the body as the server "
+            "read it; this is a bug of the bridge, not of the call",
+        )
+    if error.code == MISSING_CAPABILITY:
+        needed = error.data.get("requiredCapabilities") if isinstance(error.data, dict) else None
+        names = ", ".join(sorted(needed)) if isinstance(needed, dict) and needed else "unnamed ones"
+        return MCPConnectionError(server, f"{what} needs client capabilities the bridge does not have: {names}")
+    return MCPConnectionError(
+        server, f"{what} was refused with -32022 after renegotiating the protocol version once: {error.message}"
+    )
+
+
 class ServerLink:
     """The pool's hold on one server: its live session, the lock that serializes calls, the rules."""
 
@@ -64,20 +90,48 @@ class ServerLink:
         self.config = config
         self._client = client
         self._environ = environ
-        self._session: McpSession | None = None
+        self._session: Session | None = None
         # A session whose credentials were refused: ended and replaced before the next call is sent.
-        self._refused: McpSession | None = None
+        self._refused: Session | None = None
         self._lock = anyio.Lock()
+        self._era: str | None = None if config.era == "auto" else config.era
+        """The era this server is spoken in: settled by the first probe in auto mode, kept until it fails."""
 
     @property
     def session_id(self) -> str | None:
-        """The id of the live session, if any."""
-        return self._session.session_id if self._session is not None else None
+        """The id of the live session, if any (never in the stateless era)."""
+        session = self._session
+        return session.session_id if isinstance(session, McpSession) else None
+
+    @property
+    def era(self) -> str | None:
+        """'handshake' or 'stateless' once connected; None before the first probe settled it."""
+        return self._era
 
     async def start(self) -> list[mcp_types.Tool]:
-        """Open the session (retrying the handshake) and read the whole tool listing (never retried)."""
+        """Connect (retrying), then read the whole tool listing (never retried).
+
+        In auto mode a stateless listing refused as a handshake-era server refuses one (a half-upgraded
+        deployment) falls back to the handshake and reads the listing there, once.
+        """
         session = await self._open()
-        return await read_catalogue(session, self.config)
+        try:
+            return await read_catalogue(session, self.config)
+        except EraRefused as exc:
+            if self.config.era != "auto":
+                raise MCPConnectionError(self.config.name, f"tool listing failed: the server {exc.reason}") from None
+            logger.warning("server %r: %s; falling back to the handshake era", self.config.name, exc.reason)
+            self._era, self._session = HANDSHAKE, None
+            return await read_catalogue(await self._open(), self.config)
+
+    async def relist(self) -> list[mcp_types.Tool]:
+        """End any session, then open a new one and read the whole listing, between calls (under the lock).
+
+        What a paused call resumes on: the tools the server offers now, not at start-up.
+        """
+        async with self._lock:
+            await self.aclose()
+            return await self.start()
 
     async def call(self, tool: BridgeTool, arguments: Mapping[str, Any]) -> str:
         """Send one call under the server's lock and return the text a model reads."""
@@ -91,24 +145,29 @@ class ServerLink:
         for session in sessions:
             await _end(session)
 
-    async def _open(self) -> McpSession:
+    async def _open(self) -> Session:
         name = self.config.name
         credentials = read_credentials(self.config, self._environ)
         if self._refused is not None:
             stale, self._refused = self._refused, None
-            await _end(stale, credentials)
+            await _end(stale, credentials=credentials)
         delays = backoff_delays(self.config)
         attempts = self.config.connect_retries + 1
         for attempt in range(1, attempts + 1):
-            session = McpSession(self._client, self.config.url, credentials)
+            opened: list[Session] = []
             try:
                 with anyio.fail_after(self.config.connect_timeout_s):
-                    await session.initialize()
+                    session = await self._connect(credentials, opened)
             except AuthRefused as exc:
-                await _end(session)
+                await _end(*opened)
                 raise MCPAuthError(name, f"refused the credentials (HTTP {exc.status})", status=exc.status) from None
-            except (WireError, RpcError, TimeoutError) as exc:
-                await _end(session)
+            except RpcError as exc:
+                await _end(*opened)
+                if exc.code not in MODERN_CODES:
+                    raise MCPConnectionError(name, f"handshake failed: the server {_reason(exc, 0)}") from None
+                raise _modern_refusal(name, exc, "connecting") from None
+            except (WireError, TimeoutError) as exc:
+                await _end(*opened)
                 reason = _reason(exc, self.config.connect_timeout_s)
                 if not _transient(exc):
                     raise MCPConnectionError(name, f"handshake failed: the server {reason}") from None
@@ -123,18 +182,52 @@ class ServerLink:
                 )
                 await anyio.sleep(delay)
             except BaseException:
-                await _end(session)
+                await _end(*opened)
                 raise
             else:
                 self._session = session
-                logger.debug("server %r: session open", name)
+                logger.debug("server %r: connected in the %s era", name, self._era)
                 return session
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _connect(self, credentials: Mapping[str, str], opened: list[Session]) -> Session:
+        """Probe and speak the stateless era, or open a handshake session, as the era and the server decide.
+
+        In auto mode a probe answered as no modern server answers it falls back to the handshake (the
+        spec's rule), and a handshake refused with a modern error (a server of the stateless era only)
+        goes back to the stateless era.
+        """
+        auto = self.config.era == "auto"
+        if self._era != HANDSHAKE:
+            stateless = StatelessSession(self._client, self.config.url, credentials)
+            opened.append(stateless)
+            try:
+                await stateless.discover()
+            except EraRefused as exc:
+                if not auto or self._era == STATELESS:
+                    raise MCPConnectionError(
+                        self.config.name, f"the server does not speak the stateless era: it {exc.reason}"
+                    ) from None
+                logger.info("server %r: %s; falling back to the handshake era", self.config.name, exc.reason)
+            else:
+                self._era = STATELESS
+                return stateless
+        session = McpSession(self._client, self.config.url, credentials)
+        opened.append(session)
+        try:
+            await session.initialize()
+        except RpcError as exc:
+            if not (auto and self._era == HANDSHAKE and exc.code in MODERN_CODES):
+                raise
+            self._era = None  # the handshake was refused by a modern server: probe it again
+            return await self._connect(credentials, opened)
+        self._era = HANDSHAKE
+        return session
 
     async def _call(self, tool: BridgeTool, arguments: Mapping[str, Any]) -> str:
         name = self.config.name
         budget = self.config.retry if tool.resendable else 0
-        resent_after_404 = False
+        resent_after_404 = renegotiated = False
         attempts = 0
         while True:
             session = self._session
@@ -155,10 +248,22 @@ class ServerLink:
                     logger.info("server %r: session lost (404), resending %r", name, tool.bare_name)
                     continue
                 reason, sent = exc.reason, exc.status != 404
+            except EraRefused as exc:
+                # The stateless era no longer holds: speak the handshake from the next connect on.
+                self._session = None
+                if self.config.era == "auto":
+                    self._era = HANDSHAKE
+                if not exc.sent and not renegotiated:
+                    renegotiated = True  # refused before it ran (-32022): sent once more in the other era
+                    logger.info("server %r: %s; reconnecting, then resending %r", name, exc.reason, tool.bare_name)
+                    continue
+                reason, sent = exc.reason, exc.sent
             except (WireError, TimeoutError) as exc:
                 reason = _reason(exc, self.config.timeout_s)
                 sent = exc.sent if isinstance(exc, WireError) else True
             except RpcError as exc:
+                if exc.code in (HEADER_MISMATCH, UNSUPPORTED_VERSION):
+                    raise _modern_refusal(name, exc, f"call to {tool.name!r}") from None
                 raise MCPToolError(
                     name,
                     f"tool {tool.bare_name!r} failed: JSON-RPC error {exc.code}: {exc.message}",
@@ -190,6 +295,7 @@ def _reason(error: Exception, timeout_s: float) -> str:
     return error.reason
 
 
-async def _end(session: McpSession, credentials: Mapping[str, str] | None = None) -> None:
-    with anyio.move_on_after(CLOSE_TIMEOUT_S, shield=True):
-        await session.close(credentials)
+async def _end(*sessions: Session, credentials: Mapping[str, str] | None = None) -> None:
+    for session in sessions:
+        with anyio.move_on_after(CLOSE_TIMEOUT_S, shield=True):
+            await session.close(credentials)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 import ssl
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -10,8 +11,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx2
 
+from mcp_testkit.bridge._approval import PendingApprovals, named_in_approval, needs_approval
+from mcp_testkit.bridge._cache import ToolCache, cache_key
 from mcp_testkit.bridge._catalogue import BridgeTool, select_tools
-from mcp_testkit.bridge._errors import MCPBridgeError, MCPConnectionError
+from mcp_testkit.bridge._config import read_credentials
+from mcp_testkit.bridge._deferred import CALL_TOOL, SEARCH_TOOL, DeferredTools
+from mcp_testkit.bridge._errors import MCPBridgeError, MCPConnectionError, MCPToolError
+from mcp_testkit.bridge._guardrails import ResultGuardrail, check_guardrails, screen_result
 from mcp_testkit.bridge._link import ServerLink
 
 if TYPE_CHECKING:
@@ -21,9 +27,12 @@ if TYPE_CHECKING:
     import mcp_types
     from typing_extensions import Self
 
+    from mcp_testkit.bridge._cache import ToolCacheKey
     from mcp_testkit.bridge._config import Kind, ServerConfig
 
 __all__ = ["ToolDescription", "ToolPool", "describe_tools"]
+
+logger = logging.getLogger("mcp_testkit.bridge")
 
 
 @functools.lru_cache(maxsize=1)
@@ -54,18 +63,30 @@ class ToolPool:
         *,
         transport: httpx2.AsyncBaseTransport | None = None,
         environ: Mapping[str, str] | None = None,
+        cache: bool = True,
+        result_guardrails: Mapping[str, ResultGuardrail] | None = None,
     ) -> None:
-        """`environ` replaces `os.environ` as the place credentials are read from (at every connect)."""
+        """`environ` replaces `os.environ` as the place credentials are read from (at every connect).
+
+        `cache=False` lists every server at entry instead of using the process-level `ToolCache`;
+        `result_guardrails` check every result a server's tool gives before the caller is given it.
+        """
         self._configs = list(configs)
         self._environ = environ
         names = [config.name for config in self._configs]
         repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:
             raise ValueError(f"server names must be unique, repeated: {', '.join(map(repr, repeated))}")
+        if not isinstance(cache, bool):
+            raise TypeError(f"cache takes True (the process-level ToolCache) or False, not {cache!r}")
+        self._cache = cache
+        self._guardrails = check_guardrails(result_guardrails)
         self._transport = transport
         self._client: httpx2.AsyncClient | None = None
         self._links: dict[str, ServerLink] = {}
         self._tools: dict[str, BridgeTool] = {}
+        self._deferred = DeferredTools(())
+        self._approvals = PendingApprovals()
 
     async def __aenter__(self) -> Self:
         if self._client is not None:
@@ -77,7 +98,7 @@ class ToolPool:
         self._links = {config.name: ServerLink(config, self._client, self._environ) for config in self._configs}
         try:
             listed = await self._start_all()
-            self._tools = self._name_tools(listed)
+            self._load(listed)
         except BaseException:
             await self._shutdown()
             raise
@@ -92,26 +113,103 @@ class ToolPool:
         await self._shutdown()
 
     def tools(self, server: str | None = None) -> list[BridgeTool]:
-        """Every loaded tool, or one server's, in configuration and listing order."""
-        return [tool for tool in self._tools.values() if server is None or tool.server == server]
+        """The tools offered: every loaded tool but a deferred server's, in configuration and listing order.
+
+        With any deferred server, the shared pair ``search_mcp_tools`` and ``call_mcp_tool`` come last
+        (they belong to no server, so ``tools(server)`` leaves them out).
+        """
+        offered = [tool for tool in self._tools.values() if server is None or tool.server == server]
+        return offered + self._deferred.pool_tools() if server is None else offered
+
+    def deferred_tools(self, server: str | None = None) -> list[BridgeTool]:
+        """The tools of deferred servers, kept out of ``tools()`` and reached through ``call_mcp_tool``."""
+        return self._deferred.tools(server)
 
     def tool(self, name: str) -> BridgeTool:
-        """The tool named ``server.tool``; ``KeyError`` if the pool has none by that name."""
-        try:
-            return self._tools[name]
-        except KeyError:
-            raise KeyError(f"no tool named {name!r} in the pool") from None
+        """The offered tool named ``name``; ``KeyError`` if the pool offers none by that name."""
+        found = self._tools.get(name)
+        if found is not None:
+            return found
+        for pool_tool in self._deferred.pool_tools():
+            if pool_tool.name == name:
+                return pool_tool
+        if any(tool.name == name for tool in self._deferred.tools()):
+            raise KeyError(f"tool {name!r} is deferred: find it with {SEARCH_TOOL}, call it with {CALL_TOOL}")
+        raise KeyError(f"no tool named {name!r} in the pool")
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> str:
-        """Call ``server.tool`` and return the text a model reads; raises an ``MCPBridgeError`` on failure."""
-        if self._client is None:
-            raise RuntimeError("ToolPool is not open; use 'async with pool:'")
+        """Call an offered tool and return the text a model reads; raises an ``MCPBridgeError`` on failure.
+
+        A call its server's ``require_approval`` gates raises ``ApprovalRequired`` and sends nothing.
+        """
+        self._require_open()
         tool = self.tool(name)
-        return await self._links[tool.server].call(tool, arguments or {})
+        arguments = dict(arguments or {})
+        if tool.name == SEARCH_TOOL:
+            return self._deferred.search(arguments)
+        if tool.name == CALL_TOOL:
+            tool, arguments = self._deferred.resolve(arguments)
+        config = self._links[tool.server].config
+        if needs_approval(config.require_approval, tool.bare_name, arguments):
+            raise self._approvals.pause(tool, arguments)
+        return await self._run(tool, arguments)
+
+    async def approve(self, token: str) -> str:
+        """Run the paused call (once: the token is spent) and return what ``call`` would have.
+
+        The call goes only to a tool its server still lists (from the cache while it is fresh, else
+        from a new listing); for one it no longer lists, ``MCPToolError`` and nothing is sent.
+        """
+        self._require_open()
+        tool, arguments = self._approvals.take(token)
+        link = self._links[tool.server]
+        listed = await self._listing(link, refresh=True)
+        if all(offered.name != tool.bare_name for offered in listed):
+            raise MCPToolError(tool.server, f"{tool.name} is no longer offered by its MCP server")
+        return await self._run(tool, arguments)
+
+    async def decline(self, token: str) -> None:
+        """Drop the paused call without sending anything; the token is spent."""
+        self._approvals.take(token)
 
     def session_id(self, server: str) -> str | None:
-        """The id of the server's live session, or None between a lost session and the reconnect."""
+        """The id of the server's live session; None before the first call after a cache hit, after a loss,
+        or in the stateless era (which has no sessions)."""
         return self._links[server].session_id
+
+    def era(self, server: str) -> str | None:
+        """The era the server is spoken in: 'handshake' or 'stateless' (2026-07-28)."""
+        return self._links[server].era
+
+    def _require_open(self) -> None:
+        if self._client is None:
+            raise RuntimeError("ToolPool is not open; use 'async with pool:'")
+
+    async def _run(self, tool: BridgeTool, arguments: Mapping[str, Any]) -> str:
+        text = await self._links[tool.server].call(tool, arguments)
+        return await screen_result(self._guardrails, tool, text)
+
+    def _cache_key(self, config: ServerConfig) -> ToolCacheKey | None:
+        if not self._cache:
+            return None
+        return cache_key(config, read_credentials(config, self._environ), self._transport)
+
+    async def _listing(self, link: ServerLink, *, refresh: bool) -> list[mcp_types.Tool]:
+        """The server's listing: from the cache when fresh (no connection), else read and kept there.
+
+        On ``refresh`` the link reads it on a new session; else it is the start-up walk.
+        """
+        key = self._cache_key(link.config)
+        if key is not None:
+            cached = ToolCache.get(key)
+            if cached is not None:
+                logger.debug("server %r: tool listing taken from the cache", link.config.name)
+                return cached
+        listed = await (link.relist() if refresh else link.start())
+        # Kept only under the credentials it was read with: the environment may have changed meanwhile.
+        if key is not None and self._cache_key(link.config) == key:
+            ToolCache.put(key, listed)
+        return listed
 
     async def _start_all(self) -> dict[str, list[mcp_types.Tool]]:
         listed: dict[str, list[mcp_types.Tool]] = {}
@@ -119,7 +217,7 @@ class ToolPool:
 
         async def start(link: ServerLink) -> None:
             try:
-                listed[link.config.name] = await link.start()
+                listed[link.config.name] = await self._listing(link, refresh=False)
             except MCPBridgeError as exc:
                 failures.append(exc)
                 group.cancel_scope.cancel()
@@ -130,6 +228,21 @@ class ToolPool:
         if failures:
             raise failures[0]
         return listed
+
+    def _load(self, listed: dict[str, list[mcp_types.Tool]]) -> None:
+        """Name and check every listed tool, then split the offered tools from the deferred ones."""
+        for config in self._configs:
+            missing = named_in_approval(config.require_approval) - {tool.name for tool in listed[config.name]}
+            if missing:
+                raise MCPConnectionError(
+                    config.name,
+                    f"require_approval names {', '.join(map(repr, sorted(missing)))}, which the server does not "
+                    "list; correct the name or drop it from the list",
+                )
+        named = self._name_tools(listed)
+        deferred = {config.name for config in self._configs if config.defer}
+        self._tools = {name: tool for name, tool in named.items() if tool.server not in deferred}
+        self._deferred = DeferredTools(tool for tool in named.values() if tool.server in deferred)
 
     def _name_tools(self, listed: dict[str, list[mcp_types.Tool]]) -> dict[str, BridgeTool]:
         tools: dict[str, BridgeTool] = {}
@@ -148,6 +261,7 @@ class ToolPool:
     async def _shutdown(self) -> None:
         links, client = list(self._links.values()), self._client
         self._links, self._tools, self._client = {}, {}, None
+        self._deferred = DeferredTools(())
         with anyio.CancelScope(shield=True):
             async with anyio.create_task_group() as group:
                 for link in links:
@@ -171,6 +285,10 @@ class ToolDescription:
 
 
 def _why(tool: BridgeTool) -> str:
+    if tool.classified_by == "pool":
+        if tool.name == SEARCH_TOOL:
+            return "pool tool: searches the deferred tools, sends nothing"
+        return "pool tool: each call follows the rules of the deferred tool it names"
     if tool.classified_by == "override":
         return f"overrides say {tool.kind!r}"
     idempotent = ", idempotentHint: true" if tool.idempotent else ""

@@ -1,18 +1,35 @@
-"""One Streamable-HTTP session with an MCP server: the wire, and what went wrong on it."""
+"""The wire to one MCP server over Streamable HTTP, in either era, and what went wrong on it.
+
+`McpSession` speaks the handshake era (`initialize`, a session id, DELETE at the end);
+`StatelessSession` the stateless era of 2026-07-28 (`server/discover`, then requests that each
+carry their version in `_meta` and the headers mirroring the body). Both read answers alike.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
 from contextlib import aclosing, contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import anyio
+import anyio.lowlevel
 import httpx2
 import mcp_types
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import BaseModel, ValidationError
 
+from mcp_testkit._eras import (
+    HANDSHAKE,
+    HEADER_MISMATCH,
+    MISSING_CAPABILITY,
+    STATELESS,
+    STATELESS_VERSION,
+    STATELESS_VERSIONS,
+    UNSUPPORTED_VERSION,
+    stateless_headers,
+    stateless_params,
+)
 from mcp_testkit.bridge._sse import SseDecoder, SseEvent
 
 if TYPE_CHECKING:
@@ -20,13 +37,16 @@ if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
 __all__ = [
+    "MODERN_CODES",
     "AuthRefused",
     "BadReply",
     "ConnectionLost",
+    "EraRefused",
     "HttpFailure",
     "McpSession",
     "RpcError",
     "SessionGone",
+    "StatelessSession",
     "WireError",
 ]
 
@@ -81,53 +101,43 @@ class SessionGone(WireError):
         self.status = status
 
 
+class EraRefused(WireError):
+    """A stateless request refused as a server of the handshake era refuses one: the era assumption failed.
+
+    A 400, 404 or 405 without a JSON-RPC error answering the request (a half-upgraded deployment, a
+    server rolled back), or a -32022 offering only handshake-era versions.
+    """
+
+
 class RpcError(Exception):
     """The server answered the request with a JSON-RPC error."""
 
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(f"JSON-RPC error {code}: {message}")
         self.code = code
         self.message = message
+        self.data = data
+
+
+MODERN_CODES = frozenset({HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION})
+"""JSON-RPC errors only a server of the stateless era sends: a probe answered with one is a modern server's."""
 
 
 def _dump(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
-class McpSession:
-    """A handshake-era session: initialize, list, call and DELETE over one ``httpx2.AsyncClient``."""
+class _Exchange:
+    """Posts JSON-RPC requests over one ``httpx2.AsyncClient`` and reads their answers, JSON or SSE."""
+
+    era: ClassVar[str]
 
     def __init__(self, client: httpx2.AsyncClient, url: str, credentials: Mapping[str, str]) -> None:
         self._client = client
         self._url = url
         self._credentials = dict(credentials)
         self._next_id = 1
-        self.session_id: str | None = None
-        self.protocol_version: str | None = None
         self.list_changed = False
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"Accept": "application/json, text/event-stream", **self._credentials}
-        if self.session_id is not None:
-            headers[SESSION_HEADER] = self.session_id
-        if self.protocol_version is not None:
-            headers[VERSION_HEADER] = self.protocol_version
-        return headers
-
-    async def initialize(self) -> mcp_types.InitializeResult:
-        """Run the handshake: ``initialize``, then ``notifications/initialized``."""
-        params = mcp_types.InitializeRequestParams(
-            protocol_version=LATEST_HANDSHAKE_VERSION,
-            capabilities=mcp_types.ClientCapabilities(),
-            client_info=CLIENT_INFO,
-        )
-        raw = await self._request("initialize", _dump(params))
-        result = _validate(mcp_types.InitializeResult, raw)
-        if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            raise BadReply(f"answered unsupported protocol version {result.protocol_version!r}", sent=True)
-        self.protocol_version = result.protocol_version
-        await self._notify("notifications/initialized")
-        return result
 
     async def list_tools(self, cursor: str | None) -> mcp_types.ListToolsResult:
         """Read one page of ``tools/list``."""
@@ -140,39 +150,33 @@ class McpSession:
         return _validate(mcp_types.CallToolResult, raw)
 
     async def close(self, credentials: Mapping[str, str] | None = None) -> None:
-        """End the session with DELETE (with ``credentials`` if given); a refusal is not an error here."""
-        if self.session_id is None:
-            return
-        if credentials is not None:
-            self._credentials = dict(credentials)
-        try:
-            await self._client.delete(self._url, headers=self._headers())
-        except httpx2.HTTPError:
-            pass
-        finally:
-            self.session_id = None
+        """End what the era opened at the server, if anything."""
 
-    async def _notify(self, method: str) -> None:
-        body = _dump(mcp_types.JSONRPCNotification(jsonrpc="2.0", method=method))
-        with _transport_errors():
-            async with self._post(body) as response:
-                _check_status(response, has_session=self.session_id is not None)
+    def _headers(self, method: str, params: dict[str, Any]) -> dict[str, str]:
+        return {"Accept": "application/json, text/event-stream", **self._credentials}
+
+    async def _refused(self, response: httpx2.Response, request_id: int | None) -> None:
+        """Raise the ``WireError`` (or ``RpcError``) a non-success status stands for."""
+        raise NotImplementedError
 
     async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         request_id = self._next_id
         self._next_id += 1
         body = _dump(mcp_types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, params=params))
         with _transport_errors():
-            async with self._post(body) as response:
-                _check_status(response, has_session=self.session_id is not None)
+            async with self._post(body, self._headers(method, params)) as response:
+                if not 200 <= response.status_code < 300:
+                    await self._refused(response, request_id)
                 if response.status_code == 202:
                     raise BadReply("answered 202 Accepted to a request", sent=True)
-                if method == "initialize":
-                    self.session_id = response.headers.get(SESSION_HEADER)
+                self._opened(method, response)
                 return await self._read_answer(response, request_id)
 
-    def _post(self, body: dict[str, Any]) -> AbstractAsyncContextManager[httpx2.Response]:
-        return self._client.stream("POST", self._url, json=body, headers=self._headers())
+    def _opened(self, method: str, response: httpx2.Response) -> None:
+        """Keep what the era takes from a successful answer's headers."""
+
+    def _post(self, body: dict[str, Any], headers: dict[str, str]) -> AbstractAsyncContextManager[httpx2.Response]:
+        return self._client.stream("POST", self._url, json=body, headers=headers)
 
     async def _read_answer(self, response: httpx2.Response, request_id: int) -> dict[str, Any]:
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
@@ -246,6 +250,168 @@ class McpSession:
             error = _validate(mcp_types.JSONRPCError, item).error
             raise RpcError(error.code, error.message)
         return _validate(mcp_types.JSONRPCResponse, item).result
+
+
+class McpSession(_Exchange):
+    """A handshake-era session: initialize, list, call and DELETE, with its session id on every request."""
+
+    era = HANDSHAKE
+
+    def __init__(self, client: httpx2.AsyncClient, url: str, credentials: Mapping[str, str]) -> None:
+        super().__init__(client, url, credentials)
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+
+    def _headers(self, method: str | None = None, params: dict[str, Any] | None = None) -> dict[str, str]:
+        headers = super()._headers(method or "", params or {})
+        if self.session_id is not None:
+            headers[SESSION_HEADER] = self.session_id
+        if self.protocol_version is not None:
+            headers[VERSION_HEADER] = self.protocol_version
+        return headers
+
+    async def initialize(self) -> mcp_types.InitializeResult:
+        """Run the handshake: ``initialize``, then ``notifications/initialized``."""
+        params = mcp_types.InitializeRequestParams(
+            protocol_version=LATEST_HANDSHAKE_VERSION,
+            capabilities=mcp_types.ClientCapabilities(),
+            client_info=CLIENT_INFO,
+        )
+        # Shielded up to the caller's deadline: a cancel that lands after the server opened the session
+        # but before its id was read would leave a session nobody can end.
+        with anyio.CancelScope(shield=True, deadline=anyio.current_effective_deadline()) as scope:
+            raw = await self._request("initialize", _dump(params))
+        if scope.cancelled_caught:
+            await anyio.lowlevel.checkpoint()  # the caller's own deadline has passed: its timeout fires here
+            raise TimeoutError
+        result = _validate(mcp_types.InitializeResult, raw)
+        if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            raise BadReply(f"answered unsupported protocol version {result.protocol_version!r}", sent=True)
+        self.protocol_version = result.protocol_version
+        await self._notify("notifications/initialized")
+        return result
+
+    async def close(self, credentials: Mapping[str, str] | None = None) -> None:
+        """End the session with DELETE (with ``credentials`` if given); a refusal is not an error here."""
+        if self.session_id is None:
+            return
+        if credentials is not None:
+            self._credentials = dict(credentials)
+        try:
+            await self._client.delete(self._url, headers=self._headers())
+        except httpx2.HTTPError:
+            pass
+        finally:
+            self.session_id = None
+
+    async def _notify(self, method: str) -> None:
+        body = _dump(mcp_types.JSONRPCNotification(jsonrpc="2.0", method=method))
+        with _transport_errors():
+            async with self._post(body, self._headers()) as response:
+                if not 200 <= response.status_code < 300:
+                    await self._refused(response, None)
+
+    async def _refused(self, response: httpx2.Response, request_id: int | None) -> None:
+        error = await _rpc_error(response) if response.status_code == 400 else None
+        if error is not None and error.code in MODERN_CODES:
+            raise error  # a server of the stateless era refusing the handshake, naming what it speaks
+        _check_status(response, has_session=self.session_id is not None)
+
+    def _opened(self, method: str, response: httpx2.Response) -> None:
+        if method == "initialize":
+            self.session_id = response.headers.get(SESSION_HEADER)
+
+
+class StatelessSession(_Exchange):
+    """The stateless era: ``server/discover``, then each request with its version in ``_meta`` and mirrored headers.
+
+    A -32022 that offers this version is renegotiated once by sending the request again with a new
+    id; one that offers only handshake-era versions raises ``EraRefused``.
+    """
+
+    era = STATELESS
+
+    def __init__(self, client: httpx2.AsyncClient, url: str, credentials: Mapping[str, str]) -> None:
+        super().__init__(client, url, credentials)
+        self.protocol_version = STATELESS_VERSION
+
+    async def discover(self) -> mcp_types.DiscoverResult:
+        """Probe with ``server/discover``; ``EraRefused`` when the answer is no modern server's."""
+        try:
+            raw = await self._request("server/discover", {})
+        except RpcError as exc:
+            if exc.code in MODERN_CODES:
+                raise
+            raise EraRefused(f"answered server/discover with JSON-RPC error {exc.code}", sent=True) from None
+        except (BadReply, HttpFailure) as exc:
+            if isinstance(exc, HttpFailure) and (exc.status >= 500 or exc.status in (408, 429)):
+                raise
+            raise EraRefused(f"{exc.reason} to server/discover", sent=True) from None
+        result = _validate(mcp_types.DiscoverResult, raw)
+        if self.protocol_version not in result.supported_versions:
+            offered = ", ".join(result.supported_versions) or "none"
+            raise EraRefused(f"offers no stateless version this bridge speaks (it offers {offered})", sent=True)
+        return result
+
+    def _headers(self, method: str, params: dict[str, Any]) -> dict[str, str]:
+        return {**super()._headers(method, params), **stateless_headers(method, params, self.protocol_version)}
+
+    async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        for attempt in (1, 2):
+            full = stateless_params(
+                params,
+                version=self.protocol_version,
+                client_info=_dump(CLIENT_INFO),
+                capabilities={},
+            )
+            try:
+                return await super()._request(method, full)
+            except RpcError as exc:
+                if exc.code != UNSUPPORTED_VERSION:
+                    raise
+                offered = _supported(exc.data)
+                mutual = [version for version in STATELESS_VERSIONS if version in offered]
+                if mutual and attempt == 1:
+                    self.protocol_version = mutual[-1]  # renegotiated: sent again, once, with a new id
+                    continue
+                if not mutual and any(version in HANDSHAKE_PROTOCOL_VERSIONS for version in offered):
+                    raise EraRefused(
+                        f"refused {method} with -32022, offering only {', '.join(offered)}", sent=False
+                    ) from None
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _refused(self, response: httpx2.Response, request_id: int | None) -> None:
+        """A JSON-RPC error answering the request is its answer; anything else at 400, 404, 405 an era refusal."""
+        status = response.status_code
+        if status in (401, 403):
+            raise AuthRefused(status)
+        error = await _rpc_error(response, request_id)
+        if error is not None:
+            raise error
+        if status in (400, 404, 405):
+            reason = f"answered HTTP {status} as a server of the handshake era does"
+            raise EraRefused(reason, sent=status != 405)
+        raise HttpFailure(status)
+
+
+async def _rpc_error(response: httpx2.Response, request_id: int | None = None) -> RpcError | None:
+    """The JSON-RPC error a refusal carries, if it answers the request or has a modern code."""
+    if response.headers.get("content-type", "").partition(";")[0].strip().lower() != "application/json":
+        return None
+    try:
+        error = mcp_types.JSONRPCError.model_validate(json.loads(await response.aread()))
+    except (ValueError, ValidationError):
+        return None
+    if (request_id is not None and error.id == request_id) or error.error.code in MODERN_CODES:
+        return RpcError(error.error.code, error.error.message, error.error.data)
+    return None
+
+
+def _supported(data: Any) -> list[str]:
+    """The `supported` list of a -32022 error's data, or an empty list."""
+    offered = data.get("supported") if isinstance(data, dict) else None
+    return [version for version in offered if isinstance(version, str)] if isinstance(offered, list) else []
 
 
 def _check_status(response: httpx2.Response, *, has_session: bool) -> None:

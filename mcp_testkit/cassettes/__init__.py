@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mcp_testkit.cassettes._format import (
         FORMAT,
+        MATCH_MODES,
         VERSION,
         Cassette,
         CassetteError,
@@ -26,14 +27,7 @@ if TYPE_CHECKING:
         cassette_schema,
     )
     from mcp_testkit.cassettes._record import Recording, record
-    from mcp_testkit.cassettes._replay import (
-        MATCH_MODES,
-        CassetteServer,
-        Matcher,
-        ReplayScript,
-        UnmatchedCall,
-        replay,
-    )
+    from mcp_testkit.cassettes._replay import CassetteServer, Matcher, ReplayScript, UnmatchedCall, replay
     from mcp_testkit.cassettes._upstream import UpstreamError
     from mcp_testkit.cassettes._verify import Change, VerifyReport, verify
 
@@ -73,7 +67,7 @@ _HOMES = {
     "cassette_schema": "_format",
     "Recording": "_record",
     "record": "_record",
-    "MATCH_MODES": "_replay",
+    "MATCH_MODES": "_format",
     "CassetteServer": "_replay",
     "Matcher": "_replay",
     "ReplayScript": "_replay",

@@ -9,7 +9,7 @@ import sys
 import threading
 from typing import Any
 
-__all__ = ["add_parsers", "run_record", "run_verify"]
+__all__ = ["add_parsers", "add_serve_options", "run_record", "run_verify"]
 
 
 def _upstream_options(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +25,21 @@ def _upstream_options(parser: argparse.ArgumentParser) -> None:
         metavar="'NAME: VALUE'",
         help="a header sent to the upstream on every request (repeatable); a value env:VAR is read from "
         "the environment. Its value never reaches the cassette.",
+    )
+
+
+def add_serve_options(serve: argparse.ArgumentParser) -> None:
+    """`serve --cassette FILE [--match MODE]`: serve a replay instead of a scripted server."""
+    from mcp_testkit.cassettes._format import MATCH_MODES
+
+    replay = serve.add_argument_group("replay", "serve a server recorded by mcp-testkit record")
+    replay.add_argument("--cassette", metavar="FILE.json", help="replay a server recorded by mcp-testkit record")
+    replay.add_argument(
+        "--match",
+        choices=MATCH_MODES,
+        default=None,
+        help="how a call finds its recorded answer: exact tool and arguments (default), in_order (the recorded "
+        "calls one after another), by_tool (the tool's recorded answers in turn, whatever the arguments)",
     )
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 __all__ = [
     "FORMAT",
+    "MATCH_MODES",
     "STATELESS_VERSIONS",
     "VERSION",
     "Cassette",
@@ -41,6 +42,8 @@ VERSION = 1
 SCHEMA_URL = "https://github.com/mcp-testkit/mcp-testkit/cassette.schema.json"
 STATELESS_VERSIONS = ("2026-07-28",)
 """Protocol versions of the stateless era (no initialize, `_meta` per request); the rest are handshake era."""
+MATCH_MODES = ("exact", "in_order", "by_tool")
+"""How a replay finds the recorded answer of a call (a user matcher aside); see `TestMcpServer.from_cassette`."""
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 

@@ -23,7 +23,7 @@ import anyio.to_thread
 from mcp_testkit.cassettes._format import Cassette, Exchange, Tape, era_of, split_messages, version_of
 from mcp_testkit.cassettes._redact import Redactor, kept_headers, save
 from mcp_testkit.cassettes._upstream import StdioUpstream, describe_upstream
-from mcp_testkit.server._app import Receive, Scope, Send, _lifespan, _read_body
+from mcp_testkit.server._app import Receive, Scope, Send, _lifespan, read_body
 
 __all__ = ["Recording", "RecordingProxy", "StdioGateway", "record"]
 
@@ -33,6 +33,8 @@ _NOT_FORWARDED = frozenset(
 )
 _NOT_RETURNED = frozenset({"content-length", "connection", "keep-alive", "transfer-encoding", "content-encoding"})
 _JSON = b"application/json"
+MAX_BODY = 64 * 1024 * 1024
+"""The largest request body the proxy passes on: a live server may take more than the fake's 4 MiB."""
 
 
 def _json_body(message: Any) -> bytes:
@@ -64,9 +66,11 @@ def _headers(scope: Scope) -> list[tuple[str, str]]:
 
 
 class _Endpoint:
-    """An ASGI app serving one endpoint path: lifespan answered, other paths refused with 404."""
+    """An ASGI app serving one endpoint path: lifespan answered, other paths refused with 404, and a POST
+    body over `max_body` bytes refused with 413 (nothing is sent upstream, nothing recorded)."""
 
     path: str
+    max_body: int = MAX_BODY
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -78,6 +82,18 @@ class _Endpoint:
             await _answer(send, 404, _refusal(f"the recording proxy serves only {self.path}, not {scope['path']}"))
             return
         await self._handle(scope, receive, send)
+
+    async def _body(self, receive: Receive, send: Send) -> bytes | None:
+        """The request body; None, with a 413 sent, when it is too big."""
+        body, read = await read_body(receive, self.max_body)
+        if read is None:
+            return body
+        await _answer(
+            send,
+            413,
+            _refusal(f"the recording proxy passes bodies up to {self.max_body:,} bytes; this one has {read:,} or more"),
+        )
+        return None
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         raise NotImplementedError
@@ -93,8 +109,9 @@ class RecordingProxy(_Endpoint):
         self.headers = {name.lower(): value for name, value in (headers or {}).items()}
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body = await _read_body(receive) if scope["method"] == "POST" else b""
-        await self._forward(scope, body, receive, send)
+        body = await self._body(receive, send) if scope["method"] == "POST" else b""
+        if body is not None:
+            await self._forward(scope, body, receive, send)
 
     async def _forward(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
         import httpx2
@@ -247,7 +264,10 @@ class StdioGateway(_Endpoint):
             await anyio.to_thread.run_sync(link.close)
             await _answer(send, 200, None)
             return
-        message = _decode(await _read_body(receive))
+        body = await self._body(receive, send)
+        if body is None:
+            return
+        message = _decode(body)
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             await _answer(send, 400, _refusal("Invalid Request: the body is not a JSON-RPC 2.0 message"))
             return
@@ -379,7 +399,8 @@ class Recording:
         """Serve the proxy from a background thread; returns once it accepts connections."""
         from mcp_testkit.server._runner import Runner
 
-        runner = Runner(self._app, self._host, self._port)
+        # The socket timeouts of a TestMcpServer's defaults: a client slower than that is not recording.
+        runner = Runner(self._app, self._host, self._port, header_timeout=60.0, body_timeout=60.0, idle_timeout=75.0)
         runner.start_thread("recording-proxy")
         self._runner = runner
 

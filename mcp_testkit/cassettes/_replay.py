@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit.cassettes._format import (
+    MATCH_MODES,
     META_SERVER_INFO,
     Cassette,
     CassetteError,
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MATCH_MODES", "CassetteServer", "Matcher", "ReplayScript", "UnmatchedCall", "replay"]
 
-MATCH_MODES = ("exact", "in_order", "by_tool")
 Matcher = Callable[[str, Mapping[str, Any], Sequence[RecordedCall]], "RecordedCall | None"]
 """A user matcher: `(tool, arguments, recorded calls of that tool) -> the call to replay, or None`."""
 

@@ -7,8 +7,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
+from mcp_testkit._eras import ERAS
 from mcp_testkit.faults import _DEFAULT
-from mcp_testkit.server._app import McpApp
+from mcp_testkit.journal import Journal
+from mcp_testkit.server._app import McpApp, ServerCrash
+from mcp_testkit.server._sessions import SessionTable
 from mcp_testkit.server._state import RequiredHeader, ServerState
 from mcp_testkit.tools import ScriptedTool
 
@@ -19,14 +22,26 @@ if TYPE_CHECKING:
     import mcp_types
 
     from mcp_testkit.cassettes import Cassette, CassetteServer, Matcher
-    from mcp_testkit.journal import Journal, Record
+    from mcp_testkit.journal import Record
     from mcp_testkit.server._runner import Runner
-    from mcp_testkit.server._sessions import Session, SessionTable
+    from mcp_testkit.server._sessions import Session
 
 __all__ = ["TestMcpServer"]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _RESPONSE_MODES = ("json", "sse")
+MAX_BODY = 4 * 1024 * 1024
+"""The default `max_body`: 4 MiB, as the SDK's server allows."""
+
+
+def _check_eras(eras: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(eras, str):
+        raise ValueError(f"eras takes a list of era names, such as ('handshake', 'stateless'), not the string {eras!r}")
+    chosen = tuple(dict.fromkeys(eras))
+    unknown = [era for era in chosen if era not in ERAS]
+    if unknown or not chosen:
+        raise ValueError(f"eras must name one or both of 'handshake' and 'stateless', not {tuple(eras)!r}")
+    return tuple(era for era in ERAS if era in chosen)
 
 
 class TestMcpServer:
@@ -34,7 +49,8 @@ class TestMcpServer:
 
     It records every request in `journal` and counts every handler run in a ledger
     (`executions`). Serve it with `with server:` (a uvicorn thread on 127.0.0.1), `async with
-    server:` (a task of the running asyncio loop), or use `asgi_app` in-process.
+    server:` (a task of the running asyncio loop), or use `asgi_app` in-process. Its scripting
+    methods may be called from any thread, and from a handler, while traffic flows.
     """
 
     __test__ = False  # not a pytest test class, whatever its name says
@@ -53,7 +69,27 @@ class TestMcpServer:
         allowed_hosts: Sequence[str] = (),
         preset: str | None = None,
         version: str = "0.1.0",
+        max_body: int = MAX_BODY,
+        journal_limit: int | None = None,
+        session_limit: int | None = None,
+        session_idle_timeout: float | None = None,
+        header_timeout: float = 60.0,
+        body_timeout: float = 60.0,
+        idle_timeout: float = 75.0,
+        eras: Sequence[str] = ERAS,
+        cache_ttl_ms: int = 0,
+        cache_scope: str = "public",
     ) -> None:
+        """`eras`: the protocol eras served, 'handshake' (`initialize`, sessions) and 'stateless' (2026-07-28).
+
+        `cache_ttl_ms` and `cache_scope` are the cache hints of the stateless era's `server/discover`
+        and `tools/list` results.
+        """
+        eras = _check_eras(eras)
+        if not isinstance(cache_ttl_ms, int) or isinstance(cache_ttl_ms, bool) or cache_ttl_ms < 0:
+            raise ValueError(f"cache_ttl_ms must be an int >= 0 (milliseconds), not {cache_ttl_ms!r}")
+        if cache_scope not in ("public", "private"):
+            raise ValueError(f"cache_scope must be 'public' or 'private', not {cache_scope!r}")
         if page_size is not None and (not isinstance(page_size, int) or page_size < 1):
             raise ValueError(f"page_size must be a positive int or None (one page), not {page_size!r}")
         if not callable(response_mode) and response_mode not in _RESPONSE_MODES:
@@ -65,9 +101,27 @@ class TestMcpServer:
 
             if preset not in PRESETS:
                 raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(sorted(PRESETS))}")
+        if not isinstance(max_body, int) or max_body < 1:
+            raise ValueError(f"max_body must be a positive number of bytes, not {max_body!r}")
+        for label, seconds in (
+            ("header_timeout", header_timeout),
+            ("body_timeout", body_timeout),
+            ("idle_timeout", idle_timeout),
+        ):
+            if not isinstance(seconds, (int, float)) or seconds <= 0:
+                raise ValueError(f"{label} must be a positive number of seconds, not {seconds!r}")
         self.name = name
         self.host = host
         self._port = port
+        self.header_timeout = float(header_timeout)
+        """Seconds a connection may take to send a request's headers (from its first byte, or from opening)."""
+        self.body_timeout = float(body_timeout)
+        """Seconds a request may take to send its whole body; then 408."""
+        self.idle_timeout = float(idle_timeout)
+        """Seconds a kept-alive connection may wait for its next request; then it is closed."""
+        self._limits = (journal_limit, session_limit, session_idle_timeout)
+        Journal(limit=journal_limit)  # checks the value now, not at the first reset
+        SessionTable(limit=session_limit, idle_timeout=session_idle_timeout)
         self._settings: dict[str, Any] = {
             "name": name,
             "version": version,
@@ -76,7 +130,12 @@ class TestMcpServer:
             "response_mode": response_mode,
             "get_stream": get_stream,
             "allow_delete": allow_delete,
-            "allowed_hosts": frozenset((*_LOOPBACK_NAMES, host, *allowed_hosts)),
+            "allowed_hosts": frozenset(name.lower() for name in (*_LOOPBACK_NAMES, host, *allowed_hosts)),
+            "max_body": max_body,
+            "body_timeout": float(body_timeout),
+            "eras": eras,
+            "cache_ttl_ms": cache_ttl_ms,
+            "cache_scope": cache_scope,
         }
         self._preset = preset
         self._runner: Runner | None = None
@@ -86,7 +145,12 @@ class TestMcpServer:
         """The ASGI app, for in-process use: `httpx2.AsyncClient(transport=httpx2.ASGITransport(app=...))`."""
 
     def _fresh_state(self) -> ServerState:
-        state = ServerState(**self._settings)
+        journal_limit, session_limit, session_idle_timeout = self._limits
+        state = ServerState(
+            **self._settings,
+            journal=Journal(limit=journal_limit),
+            sessions=SessionTable(limit=session_limit, idle_timeout=session_idle_timeout),
+        )
         state.journal._redacted = state.redacted_headers
         self._state = state
         if self._preset is not None:
@@ -109,7 +173,10 @@ class TestMcpServer:
 
     def __repr__(self) -> str:
         where = self.url if self._runner is not None else "not started"
-        return f"<TestMcpServer {self.name!r} {where} tools={len(self._state.tools)}>"
+        journal = self._state.journal
+        dropped = journal.dropped
+        records = f" journal={len(journal)} ({dropped} dropped, journal_limit={journal.limit})" if dropped else ""
+        return f"<TestMcpServer {self.name!r} {where} tools={len(self._state.tools)}{records}>"
 
     # -- scripting ---------------------------------------------------------------------------------
 
@@ -197,7 +264,9 @@ class TestMcpServer:
         if status not in (401, 403):
             raise ValueError(f"require_header: status must be 401 or 403, not {status}")
         with self._lock:
-            self._state.required[name.lower()] = RequiredHeader(name, value, status)
+            state = self._state
+            state.required[name.lower()] = RequiredHeader(name, value, status)
+            state.hidden = frozenset(state.required)
 
     def rotate_header(self, name: str, value: str) -> None:
         """Accept only `value` for the required header `name` from now on; the old value is refused."""
@@ -221,14 +290,29 @@ class TestMcpServer:
         session_id: str | None = None,
         nth: int = 1,
         times: int | None = _DEFAULT,
+        era: str | None = _DEFAULT,
     ) -> faults.Rule:
         """Add a rule: `fault` hits the `nth` matching request from now on, `times` times (None: always).
 
         `method` defaults to the fault's own (tools/call for answer faults, tools/list for listing
         faults, any request otherwise; None also means any); a listing fault matches its own page.
+        `era` limits it to requests of one era ('handshake' or 'stateless'; None: either); a fault
+        that means nothing in an era (a `LoseSession` without sessions) is refused for it here, and
+        answered with an error that says so if it hits such a request anyway.
         """
-        rule = faults.rule_for(fault, method=method, tool=tool, page=page, session_id=session_id, nth=nth, times=times)
+        rule = faults.rule_for(
+            fault, method=method, tool=tool, page=page, session_id=session_id, nth=nth, times=times, era=era
+        )
+        self._check_era(rule)
         return self._state.plan.add(rule)
+
+    def _check_era(self, rule: faults.Rule) -> None:
+        """ValueError when the rule's era, or every era its fault means something in, is not one the server speaks."""
+        served = self._state.eras
+        if rule.era is not None and rule.era not in served:
+            raise ValueError(f"inject: era={rule.era!r}, but server {self.name!r} speaks only {', '.join(served)}")
+        if not set(rule.fault.eras) & set(served):
+            raise ValueError(f"inject: {faults.misplaced(rule.fault, served[0])}")
 
     def fail_next_call(self, tool: str, fault: faults.Fault) -> faults.Rule:
         """The next call of `tool` meets `fault`."""
@@ -277,8 +361,13 @@ class TestMcpServer:
         With `unused_faults`, also fail when a scripted fault never fired: such a test proved nothing.
         """
         errors = self._state.errors
+        misplaced = [error for error in errors if isinstance(error, faults.MisplacedFault)]
+        if misplaced:
+            raise AssertionError(f"server {self.name!r}: {misplaced[0]}")
         if errors:
             first = errors[0]
+            if isinstance(first, ServerCrash):
+                raise AssertionError(f"server {self.name!r}: {first}") from first.__cause__
             raise AssertionError(
                 f"a tool handler of server {self.name!r} raised {type(first).__name__}: {first} "
                 f"({len(errors)} handler error{'s' * (len(errors) != 1)} in all)"
@@ -290,8 +379,13 @@ class TestMcpServer:
                 raise AssertionError(f"server {self.name!r}: {len(unfired)} scripted fault(s) never fired:\n{listed}")
 
     @property
+    def eras(self) -> tuple[str, ...]:
+        """The protocol eras the server speaks: 'handshake', 'stateless' or both."""
+        return self._state.eras
+
+    @property
     def errors(self) -> list[BaseException]:
-        """Exceptions raised by tool handlers (other than `ToolError`), oldest first."""
+        """Exceptions of tool handlers (but `ToolError`), crashes of the server and misplaced faults, oldest first."""
         return list(self._state.errors)
 
     @property
@@ -357,7 +451,14 @@ class TestMcpServer:
             raise RuntimeError(f"server {self.name!r} is already started at {self.url}")
         from mcp_testkit.server._runner import Runner
 
-        return Runner(self.asgi_app, self.host, self._port)
+        return Runner(
+            self.asgi_app,
+            self.host,
+            self._port,
+            header_timeout=self.header_timeout,
+            body_timeout=self.body_timeout,
+            idle_timeout=self.idle_timeout,
+        )
 
     def start(self) -> None:
         """Serve from a background thread; returns once the server accepts connections."""

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from mcp_testkit.scenario import ScenarioError, add_rules, add_tool, check_transport, from_json
-from mcp_testkit.server._app import Receive, Scope, Send, _read_body
+from mcp_testkit.server._app import Receive, Scope, Send, read_body
+from mcp_testkit.server._runner import BODY_TIMED_OUT
 
 if TYPE_CHECKING:
     from mcp_testkit.server import TestMcpServer
@@ -111,10 +112,10 @@ class AdminApp:
         if scope["type"] != "http" or not (path == PREFIX or path.startswith(PREFIX + "/")):
             await self._app(scope, receive, send)
             return
-        body = await _read_body(receive) if scope["method"] in ("POST", "PUT", "PATCH") else b""
         try:
-            self._authorize(scope)
+            self._authorize(scope)  # before the body is read: no token, no memory spent on it
             handler = self._route(scope["method"], path[len(PREFIX) :].strip("/"))
+            body = await self._body(scope, receive) if scope["method"] in ("POST", "PUT", "PATCH") else b""
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
             status, payload = handler(_Request(scope["method"], query, body))
             headers: list[tuple[bytes, bytes]] = []
@@ -132,6 +133,20 @@ class AdminApp:
         ]
         await send({"type": "http.response.start", "status": status, "headers": raw})
         await send({"type": "http.response.body", "body": data})
+
+    async def _body(self, scope: Scope, receive: Receive) -> bytes:
+        """The request body, bounded by the server's max_body and body_timeout, as the MCP endpoint's."""
+        state = self.server._state
+        close = [(b"connection", b"close")]
+        for name, value in scope.get("headers", []):
+            if name == b"content-length" and value.isdigit() and int(value) > state.max_body:
+                raise AdminError(413, "payload_too_large", f"the body exceeds max_body ({state.max_body} bytes)", close)
+        body, size = await read_body(receive, state.max_body)
+        if scope.get(BODY_TIMED_OUT):
+            raise AdminError(408, "request_timeout", f"the body did not arrive within {state.body_timeout} s", close)
+        if size is not None:
+            raise AdminError(413, "payload_too_large", f"the body exceeds max_body ({state.max_body} bytes)", close)
+        return body
 
     def _authorize(self, scope: Scope) -> None:
         values = [v for k, v in scope.get("headers", []) if k.lower() == b"authorization"]
@@ -168,6 +183,7 @@ class AdminApp:
             "tools": list(server.tools),
             "sessions": {"alive": sum(s.alive for s in sessions), "total": len(sessions)},
             "requests": len(server.journal),
+            "dropped": server.journal.dropped,
             "pending_faults": len(server.pending_faults()),
         }
 

@@ -1,7 +1,11 @@
 """The transport: one Streamable HTTP endpoint (POST, GET, DELETE), answered as JSON or SSE.
 
-It owns everything HTTP: headers, statuses, sessions ids, framing. It records each request in
-the journal before deciding anything, asks the fault plan, and hands JSON-RPC to the dispatcher.
+It owns everything HTTP: headers, statuses, sessions ids, framing. It checks path, Host,
+Origin and required headers before it reads a body (only up to `max_body`; the server's
+protocol bounds the time with `body_timeout`), records the request in the journal before it
+answers anything, asks the fault plan, and hands JSON-RPC to the dispatcher. A last-resort
+guard answers any crash of its own with a JSON-RPC -32603 (500), journaled, so that the journal
+always holds the status sent.
 Written as a bare ASGI callable because it sits on every request of every test.
 """
 
@@ -11,19 +15,23 @@ import functools
 import hmac
 import json
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+import traceback
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
 
 from mcp_testkit import faults
+from mcp_testkit._eras import HANDSHAKE, HANDSHAKE_VERSIONS, STATELESS
+from mcp_testkit._json import JsonError, loads
 from mcp_testkit.journal import Headers, Record
+from mcp_testkit.server import _stateless
 from mcp_testkit.server._paging import page_number
 from mcp_testkit.server._protocol import (
     CANCELLED,
     DEFAULT_VERSION,
-    HANDSHAKE_VERSIONS,
+    INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
@@ -32,19 +40,21 @@ from mcp_testkit.server._protocol import (
     error_response,
     handle_notification,
 )
+from mcp_testkit.server._runner import BODY_TIMED_OUT
 
 if TYPE_CHECKING:
     from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
 
-__all__ = ["McpApp"]
+__all__ = ["JOURNAL_PREFIX", "McpApp", "ServerCrash", "read_body"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+SESSION_NOT_FOUND = "Session not found: it has ended; re-initialize (send initialize without Mcp-Session-Id)"
+"""The 404 message: it starts as the SDK's own does, then says what a client should do."""
 _JSON = b"application/json"
 _SSE = b"text/event-stream"
 
@@ -78,16 +88,38 @@ def _accepts_both(accept: str) -> bool:
     return _accepts(accept, "application/json") and _accepts(accept, "text/event-stream")
 
 
+JOURNAL_PREFIX = 1024
+"""How many bytes of a body refused for its size the journal keeps."""
+
+
+class ServerCrash(Exception):
+    """mcp-testkit itself failed on a request (a bug of ours): answered -32603/500, kept for `server.check()`."""
+
+
 class _Response:
     """Sends one HTTP answer and writes what was sent into the record."""
 
-    __slots__ = ("message", "parse_error", "record", "send", "session_header", "streaming")
+    __slots__ = (
+        "dropped",
+        "event_ids",
+        "message",
+        "parse_error",
+        "record",
+        "send",
+        "session_header",
+        "started",
+        "streaming",
+    )
 
     def __init__(self, send: Send, record: Record) -> None:
         self.send = send
         self.record = record
         self.session_header: list[tuple[bytes, bytes]] = []
         self.streaming = False
+        self.started = False
+        self.dropped = False
+        self.event_ids = True
+        """Whether SSE events carry an `id:` (the stateless era has no resumable streams, so none)."""
         self.message: Any = None
         """The decoded body; kept here rather than in the record, which keeps only the bytes."""
         self.parse_error: str | None = None
@@ -113,12 +145,14 @@ class _Response:
             raw.append((b"content-type", content_type))
         if headers:
             raw.extend(headers)
+        self.started = True
         await self.send({"type": "http.response.start", "status": status, "headers": raw})
         await self.send({"type": "http.response.body", "body": body})
 
     async def drop(self) -> None:
         """Close the connection without (finishing) an answer, as a crashed server or proxy does."""
         self.record.error = "connection dropped by a fault"
+        self.dropped = True
         transport = getattr(getattr(self.send, "__self__", None), "transport", None)
         if transport is None:
             # In-process (ASGI) there is no socket to close: fail the client's request the way httpx2 would.
@@ -141,9 +175,18 @@ class _Response:
         if self.streaming:
             return
         self.streaming = True
+        self.started = True
         self.record.status = 200
         raw = [(b"content-type", _SSE), (b"cache-control", b"no-cache"), *self.session_header]
+        if not self.event_ids:
+            raw.append((b"x-accel-buffering", b"no"))  # 2026-07-28: so that no proxy holds the events back
         await self.send({"type": "http.response.start", "status": 200, "headers": raw})
+
+    def frame(self, state: ServerState, data: bytes) -> bytes:
+        """One SSE `message` event carrying `data`, with an id where the era has them."""
+        if self.event_ids:
+            return b"event: message\nid: %d\ndata: %s\n\n" % (state.event_ids(), data)
+        return b"event: message\ndata: %s\n\n" % data
 
     async def event(self, state: ServerState, message: Any, *, answer: bool = False) -> None:
         """Send one SSE event; `answer` marks the response to the request, which the record keeps."""
@@ -151,8 +194,7 @@ class _Response:
         if answer:
             self.record.response = None
             self.record._response_raw = data
-        frame = b"event: message\nid: %d\ndata: %s\n\n" % (state.event_ids(), data)
-        await self.send({"type": "http.response.body", "body": frame, "more_body": True})
+        await self.send({"type": "http.response.body", "body": self.frame(state, data), "more_body": True})
 
     async def end_sse(self) -> None:
         await self.start_sse()
@@ -161,6 +203,9 @@ class _Response:
 
 class McpApp:
     """The ASGI app of a `TestMcpServer`; reads the server's current state on every request."""
+
+    get_stream_hint = "TestMcpServer(get_stream=True)"
+    """What the 405 to a GET names as the way to open a GET stream (`mcp-testkit serve` names its option)."""
 
     def __init__(self, state: Callable[[], ServerState]) -> None:
         self._state = state
@@ -172,53 +217,50 @@ class McpApp:
         if scope["type"] != "http":
             return
         state = self._state()
-        body = await _read_body(receive) if scope["method"] == "POST" else b""
         journal = state.journal
         record = Record(
-            seq=journal._next_seq(),
+            seq=0,  # numbered when journaled: after the body is read, so that seq follows the fault plan's order
             at=time.time(),
             http_method=scope["method"],
             path=scope["path"],
-            headers=Headers(scope["headers"]),
-            body=body,
+            headers=Headers(scope["headers"], state.hidden),
+            body=b"",
         )
         record.session_id = record.headers.get("mcp-session-id")
         out = _Response(send, record)
-        if body:
-            # Decoded before any check, so that even a refused request shows what it asked for.
-            try:
-                out.message = json.loads(body)
-            except ValueError as exc:
-                out.parse_error = str(exc)
-            else:
-                if isinstance(out.message, dict):
-                    _describe(record, out.message)
-        journal._append(record)
         try:
             await self._handle(state, scope, receive, out)
+        except Exception as exc:
+            if out.dropped:
+                raise  # in-process, a dropped connection is this exception, on purpose
+            _admit(journal, record)
+            await _crashed(state, out, exc)
         finally:
+            _admit(journal, record)
             journal._finish(record)
 
     async def _handle(self, state: ServerState, scope: Scope, receive: Receive, out: _Response) -> None:
+        """Check what needs no body, read the body (bounded), journal the request, then answer it."""
         record = out.record
-        headers = record.headers
-        if scope["path"] != state.path:
-            await out.error(404, INVALID_REQUEST, f"no MCP endpoint at {scope['path']}: the endpoint is {state.path}")
-            return
-        host = headers.get("host")
-        if host is not None and _hostname(host) not in state.allowed_hosts:
-            await out.error(421, INVALID_REQUEST, f"Host {host!r} is not a loopback name (DNS rebinding protection)")
-            return
-        origin = headers.get("origin")
-        if origin is not None and _hostname(origin.partition("://")[2].split("/", 1)[0]) not in state.allowed_hosts:
-            await out.error(403, INVALID_REQUEST, f"Origin {origin!r} is not allowed (DNS rebinding protection)")
-            return
-        for required in state.required.values():
-            value = headers.get(required.name)
-            if value is None or not hmac.compare_digest(value.encode(), required.value.encode()):
-                await _refuse_credentials(out, required.name, required.status, scope, value is None)
-                return
         method = scope["method"]
+        refusal = _refusal(state, scope, record.headers)
+        if refusal is None and method == "POST":
+            refusal = await _read(state, scope, receive, out)
+        elif refusal is not None and refusal[0] == 401 and method == "POST":
+            # A wrong credential is a scripted test condition, not an attack: read the (bounded) body
+            # anyway, so the journal shows which call was refused; a size or time problem wins.
+            refusal = await _read(state, scope, receive, out) or refusal
+        _admit(state.journal, record)
+        if refusal is not None:
+            status, code, message, extra = refusal
+            if status == 401:
+                required, missing = extra
+                await _refuse_credentials(out, required.name, required.status, scope, missing)
+            else:
+                await out.error(status, code, message, extra)
+                if status == 413 and record.body:
+                    record.error = f"{message}; the journal keeps its first {len(record.body)} bytes (cut)"
+            return
         if method == "POST":
             await self._post(state, out)
         elif method == "GET":
@@ -242,7 +284,7 @@ class McpApp:
             session.outbox.put(None)
             session = None
         if session is None:
-            await out.error(state.sessions.unknown_status, INVALID_REQUEST, "Session not found")
+            await out.error(state.sessions.unknown_status, INVALID_REQUEST, SESSION_NOT_FOUND)
             return None
         out.session_header = [(b"mcp-session-id", session_id.encode())]
         return session
@@ -263,19 +305,18 @@ class McpApp:
             return
         if out.parse_error is not None or not record.body:
             reason = out.parse_error or "the body is empty"
-            await out.error(400, PARSE_ERROR, f"Parse error: the body is not JSON ({reason})")
+            await out.error(400, PARSE_ERROR, f"Parse error: {reason}")
             return
         message = out.message
         version = headers.get("mcp-protocol-version")
         kind = None if isinstance(message, list) else _kind(message)
-        if kind is not None:
-            if record.rpc_method == "server/discover" and kind == "request":
-                # The stateless 2026-07-28 probe: refusing it sends SDK clients back to initialize.
-                record.protocol_version = version
-                await out.json(
-                    200, error_response(record.rpc_id, METHOD_NOT_FOUND, "Method not found: server/discover")
-                )
-                return
+        if _stateless.serves_stateless(state, headers, message):
+            await self._post_stateless(state, message, kind, out)
+            return
+        record.era = HANDSHAKE
+        if record.rpc_method == "server/discover" and kind == "request":
+            await self._discover_refused(state, out)
+            return
         if version is not None and version not in HANDSHAKE_VERSIONS:
             await out.error(
                 400,
@@ -309,10 +350,13 @@ class McpApp:
                 if record.rpc_method == "tools/call" and kind == "request":
                     # The ledger's answer for a faulted call: False unless the handler runs (dispatch says True).
                     record.executed = False
+                if HANDSHAKE not in fault.eras:
+                    await self._misplaced(state, fault, out)
+                    return
                 if await self._before_dispatch(state, fault, session, out):
                     return
         if kind != "request":
-            handle_notification(message, session)
+            record.error = handle_notification(message, session)
             if isinstance(fault, faults.Drop):
                 await out.drop()
             else:
@@ -368,6 +412,9 @@ class McpApp:
         fault = state.plan.take("initialize", None, None, None) if state.plan else None
         if fault is not None:
             record.fault = fault
+            if HANDSHAKE not in fault.eras:
+                await self._misplaced(state, fault, out)
+                return
             if await self._before_dispatch(state, fault, None, out):
                 return
 
@@ -386,6 +433,90 @@ class McpApp:
                 state.sessions.end(session.id)
 
         await self._answer(state, message, None, out, fault, open_session)
+
+    async def _discover_refused(self, state: ServerState, out: _Response) -> None:
+        """A server of the handshake era only refuses the 2026-07-28 probe, sending clients to initialize."""
+        record = out.record
+        record.protocol_version = record.headers.get("mcp-protocol-version")
+        fault = state.plan.take("server/discover", None, None, None) if state.plan else None
+        if fault is not None:
+            record.fault = fault
+            refused = _stateless.fault_refusal(state, fault, record.protocol_version)
+            if isinstance(fault, faults.DiscoverError) and refused is not None:
+                await self._refuse(out, refused)
+                return
+            if HANDSHAKE not in fault.eras:
+                await self._misplaced(state, fault, out)
+                return
+            if await self._before_dispatch(state, fault, None, out):
+                return
+        reason = "Method not found: server/discover (this server speaks the handshake era only: send initialize)"
+        await out.json(200, error_response(record.rpc_id, METHOD_NOT_FOUND, reason))
+
+    async def _post_stateless(self, state: ServerState, message: Any, kind: str | None, out: _Response) -> None:
+        """A 2026-07-28 request: checked, faulted, dispatched, answered; no session is read, made or echoed."""
+        record = out.record
+        record.era = STATELESS
+        record.session_id = None  # an older client's Mcp-Session-Id is ignored, as the spec says
+        out.event_ids = False
+        params = message.get("params") if kind is not None else None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if not isinstance(meta, dict):
+            meta = {}
+        version = meta.get(_stateless.VERSION_KEY)
+        record.protocol_version = version if isinstance(version, str) else record.headers.get("mcp-protocol-version")
+        refused = _stateless.refusal(state, record.headers, message, kind)
+        if refused is not None:
+            await self._refuse(out, refused)
+            return
+        if kind == "notification":
+            # The era defines no client notifications over HTTP (closing a stream cancels): accepted, dropped.
+            await out.json(202, None)
+            return
+        fault = None
+        if state.plan:
+            cursor = params.get("cursor") if isinstance(params, dict) else None
+            page = None
+            if record.rpc_method == "tools/list":
+                empty = state.empty_cursor
+                page = empty.page if cursor == "" and empty is not None else page_number(cursor)
+            fault = state.plan.take(record.rpc_method, record.tool, page, None, STATELESS)
+            if fault is not None:
+                record.fault = fault
+                if record.rpc_method == "tools/call":
+                    record.executed = False
+                if STATELESS not in fault.eras:
+                    await self._misplaced(state, fault, out)
+                    return
+                refused = _stateless.fault_refusal(state, fault, record.protocol_version)
+                if refused is not None:
+                    await self._refuse(out, refused)
+                    return
+                if await self._before_dispatch(state, fault, None, out):
+                    return
+        call = _stateless.call_for(state, record, meta, fault)
+        method = record.rpc_method or ""
+        await self._answer(
+            state, message, None, out, fault, lambda response: _stateless.decorate(state, method, response), call
+        )
+
+    async def _refuse(self, out: _Response, refused: _stateless.Refusal) -> None:
+        """Answer a refusal: its status and JSON-RPC error (a bare status when it has no code)."""
+        record = out.record
+        record.error = refused.message
+        if refused.code is None:
+            await out.raw(refused.status, b"", None)
+            return
+        request_id = record.rpc_id if refused.request_id else None
+        await out.json(refused.status, error_response(request_id, refused.code, refused.message, refused.data))
+
+    async def _misplaced(self, state: ServerState, fault: faults.Fault, out: _Response) -> None:
+        """A fault hit a request of an era it means nothing in: say so loudly, to the client and in `check()`."""
+        record = out.record
+        reason = faults.misplaced(fault, record.era or HANDSHAKE)
+        state.errors.append(faults.MisplacedFault(reason))
+        record.error = reason
+        await out.json(500, error_response(record.rpc_id, INTERNAL_ERROR, f"mcp-testkit: {reason}"))
 
     async def _before_dispatch(
         self, state: ServerState, fault: faults.Fault, session: Session | None, out: _Response
@@ -408,7 +539,7 @@ class McpApp:
         elif isinstance(fault, faults.LoseSession) and session is not None:
             state.sessions.end(session.id)
             session.outbox.put(None)
-            await out.error(state.sessions.unknown_status, INVALID_REQUEST, "Session not found")
+            await out.error(state.sessions.unknown_status, INVALID_REQUEST, SESSION_NOT_FOUND)
             return True
         elif isinstance(fault, faults.Restart):
             for lost in state.sessions.alive:
@@ -416,7 +547,7 @@ class McpApp:
             state.sessions.end_all()
             state.sessions.unknown_status = fault.unknown_session_status
             if session is not None:
-                await out.error(fault.unknown_session_status, INVALID_REQUEST, "Session not found")
+                await out.error(fault.unknown_session_status, INVALID_REQUEST, SESSION_NOT_FOUND)
                 return True
         elif isinstance(fault, faults.ExpireSession) and session is not None:
             session.expires_after = session.requests + fault.after_requests
@@ -430,10 +561,12 @@ class McpApp:
         out: _Response,
         fault: faults.Fault | None,
         on_response: Callable[[Any], None] | None = None,
+        call: Call | None = None,
     ) -> None:
         """Run a request and frame its answer (JSON or SSE), applying what a fault does afterwards."""
         record = out.record
-        call = Call(state, record, session, record.protocol_version or DEFAULT_VERSION, fault=fault)
+        if call is None:
+            call = Call(state, record, session, record.protocol_version or DEFAULT_VERSION, fault=fault)
         if isinstance(fault, (faults.EndStream, faults.MalformedSse)):
             sse = True
         elif isinstance(fault, (faults.ListChanged, faults.CatalogueChange)) and (
@@ -456,8 +589,16 @@ class McpApp:
         elif session is not None:
             call.notify = session.outbox.put_async
         response = await dispatch(message, call)
+        if isinstance(fault, faults.LateAnswer):
+            await anyio.sleep(fault.seconds)
         if on_response is not None:
             on_response(response)
+        status = 200
+        if call.era == STATELESS:
+            status = _stateless.error_status(response)
+            shapes_stream = isinstance(fault, (faults.EndStream, faults.MalformedSse, faults.TruncateBody))
+            if status != 200 and sse and not shapes_stream and not out.streaming:
+                sse = False  # an error before any event: JSON with its status, so a 404 or 400 reaches the client
         if response is CANCELLED:
             # Nothing may be sent for a cancelled request; an SSE stream that ends empty says just that.
             await out.end_sse()
@@ -469,19 +610,19 @@ class McpApp:
             body = _dumps(response)
             await out.raw(200, body[: len(body) // 2], _JSON)
         elif isinstance(fault, faults.WrongContentType):
-            await out.json(200, response, content_type=fault.content_type.encode("latin-1"))
+            await out.json(status, response, content_type=fault.content_type.encode("latin-1"))
         else:
-            await out.json(200, response)
+            await out.json(status, response)
 
     async def _stream_answer(
         self, state: ServerState, response: Any, fault: faults.Fault | None, out: _Response
     ) -> None:
         await out.start_sse()
         if isinstance(fault, faults.MalformedSse):
-            frame = b"event: message\nid: %d\ndata: {this is not json\n\n" % state.event_ids()
+            frame = out.frame(state, b"{this is not json")
             await out.send({"type": "http.response.body", "body": frame, "more_body": True})
         elif isinstance(fault, faults.TruncateBody):
-            frame = b"event: message\nid: %d\ndata: %s" % (state.event_ids(), _dumps(response))
+            frame = out.frame(state, _dumps(response))[:-2]
             await out.send({"type": "http.response.body", "body": frame[: len(frame) // 2], "more_body": True})
         elif not isinstance(fault, faults.EndStream):
             await out.event(state, response, answer=True)
@@ -501,7 +642,26 @@ class McpApp:
             if message is not None:
                 await out.event(state, message)
 
+    async def _stateless_refuses(self, state: ServerState, out: _Response) -> bool:
+        """GET and DELETE of an older client to a server in the stateless era: 405 (no stream, no session)."""
+        record = out.record
+        if not _stateless.serves_stateless(state, record.headers, None):
+            record.era = HANDSHAKE
+            return False
+        record.era = STATELESS
+        record.session_id = None
+        await out.error(
+            405,
+            INVALID_REQUEST,
+            f"HTTP {record.http_method} has no meaning in the stateless era (2026-07-28): "
+            "it has no stream and no session; POST each request",
+            [(b"allow", b"POST")],
+        )
+        return True
+
     async def _get(self, state: ServerState, receive: Receive, out: _Response) -> None:
+        if await self._stateless_refuses(state, out):
+            return
         if not _accepts(out.record.headers.get("accept", ""), "text/event-stream"):
             await out.error(406, INVALID_REQUEST, "Not Acceptable: a GET stream needs Accept: text/event-stream")
             return
@@ -509,7 +669,7 @@ class McpApp:
             await out.error(
                 405,
                 INVALID_REQUEST,
-                "this server offers no GET stream (TestMcpServer(get_stream=True) opens one)",
+                f"this server offers no GET stream ({self.get_stream_hint} opens one)",
                 [(b"allow", b"POST, DELETE" if state.allow_delete else b"POST")],
             )
             return
@@ -544,6 +704,8 @@ class McpApp:
             outbox.streaming = False
 
     async def _delete(self, state: ServerState, out: _Response) -> None:
+        if await self._stateless_refuses(state, out):
+            return
         if not state.allow_delete:
             await out.error(
                 405,
@@ -562,7 +724,8 @@ class McpApp:
 
 def _describe(record: Record, message: dict[str, Any]) -> None:
     """Copy the JSON-RPC method, id and tool of a message into its record (the rest is decoded on demand)."""
-    record.rpc_method = message.get("method")
+    method = message.get("method")
+    record.rpc_method = method if isinstance(method, str) else None
     record.rpc_id = message.get("id")
     if record.rpc_method == "tools/call":
         params = message.get("params")
@@ -605,18 +768,119 @@ async def _refuse_credentials(out: _Response, name: str, status: int, scope: Sco
     )
 
 
-async def _read_body(receive: Receive) -> bytes:
+Refusal = tuple[int, int, str, Any]
+"""(HTTP status, JSON-RPC code, message, extra): extra is response headers, or for 401 (required header, missing)."""
+
+
+def _admit(journal: Any, record: Record) -> None:
+    """Number the record and put it in the journal, once."""
+    if not record.seq:
+        record.seq = journal._next_seq()
+        journal._append(record)
+
+
+def _refusal(state: ServerState, scope: Scope, headers: Mapping[str, str]) -> Refusal | None:
+    """Why the request is refused before its body is read (path, Host, Origin, required headers), or None."""
+    if scope["path"] != state.path:
+        return 404, INVALID_REQUEST, f"no MCP endpoint at {scope['path']}: the endpoint is {state.path}", None
+    hosts = [value for name, value in scope["headers"] if name == b"host"]
+    if len(hosts) > 1 or (not hosts and scope.get("http_version", "1.1") != "1.0"):
+        problem = "more than one Host header" if hosts else "no Host header"
+        return 400, INVALID_REQUEST, f"Bad Request: {problem} (RFC 9112 wants exactly one)", None
+    allowed = state.allowed_hosts
+    host = headers.get("host")
+    if host is not None and "*" not in allowed and _hostname(host).lower() not in allowed:
+        return 421, INVALID_REQUEST, f"Host {host!r} is not a loopback name (DNS rebinding protection)", None
+    origin = headers.get("origin")
+    if (
+        origin is not None
+        and "*" not in allowed
+        and _hostname(origin.partition("://")[2].split("/", 1)[0]).lower() not in allowed
+    ):
+        return 403, INVALID_REQUEST, f"Origin {origin!r} is not allowed (DNS rebinding protection)", None
+    for required in tuple(state.required.values()):  # a snapshot: scripting may add one from another thread
+        value = headers.get(required.name)
+        if value is None or not hmac.compare_digest(value.encode(), required.value.encode()):
+            return 401, INVALID_REQUEST, "", (required, value is None)
+    return None
+
+
+async def read_body(receive: Receive, limit: int) -> tuple[bytes, int | None]:
+    """The request body, read until it ends or passes `limit` bytes: (body, None), or (its first bytes, bytes read)."""
     message = await receive()
     body: bytes = message.get("body", b"")
     if not message.get("more_body", False):
-        return body
+        return (body, None) if len(body) <= limit else (body[:JOURNAL_PREFIX], len(body))
     chunks = [body]
-    while message.get("more_body", False):
+    size = len(body)
+    while message.get("more_body", False) and size <= limit:
         message = await receive()
         if message["type"] == "http.disconnect":
             break
-        chunks.append(message.get("body", b""))
-    return b"".join(chunks)
+        chunk = message.get("body", b"")
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > limit:
+        return b"".join(chunks)[:JOURNAL_PREFIX], size
+    return b"".join(chunks), None
+
+
+async def _read(state: ServerState, scope: Scope, receive: Receive, out: _Response) -> Refusal | None:
+    """Read and decode a POST body into the record; the refusal (413, 408) when it is too big or too slow."""
+    record = out.record
+    limit = state.max_body
+    close = [(b"connection", b"close")]  # the rest of the body is never read: this connection is done
+    declared = _declared_length_of(record)
+    if declared is not None and declared > limit:
+        message = f"Payload Too Large: the body (Content-Length {declared}) exceeds max_body ({limit} bytes); not read"
+        return 413, INVALID_REQUEST, message, close
+    body, size = await read_body(receive, limit)
+    if scope.get(BODY_TIMED_OUT):  # set by the server's protocol when the body took longer than body_timeout
+        message = f"Request Timeout: the body did not arrive within {state.body_timeout} s (body_timeout)"
+        return 408, INVALID_REQUEST, message, close
+    record.body = body
+    if size is not None:
+        message = f"Payload Too Large: the body exceeds max_body ({limit} bytes); not read past {size} bytes"
+        return 413, INVALID_REQUEST, message, close
+    if body:
+        # Decoded before the other checks, so that even a refused request shows what it asked for.
+        try:
+            out.message = loads(body)
+        except JsonError as exc:
+            out.parse_error = str(exc)
+        else:
+            if isinstance(out.message, dict):
+                _describe(record, out.message)
+    return None
+
+
+def _declared_length_of(record: Record) -> int | None:
+    value = record.headers.get("content-length")
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+async def _crashed(state: ServerState, out: _Response, exc: Exception) -> None:
+    """The last resort: a crash of ours is a journaled -32603/500 (if nothing was sent yet) and fails `check()`."""
+    record = out.record
+    detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    crash = ServerCrash(f"mcp-testkit failed on request #{record.seq} ({record.summary()}): {detail}")
+    crash.__cause__ = exc
+    state.errors.append(crash)
+    message = f"Internal error: mcp-testkit failed on this request ({detail}); please report it"
+    if not out.started:
+        await out.error(500, INTERNAL_ERROR, message)
+        return
+    record.error = message
+    if out.streaming:
+        try:
+            await out.send({"type": "http.response.body", "body": b""})
+        except Exception:  # the connection is gone too
+            pass
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_testkit import faults
+from mcp_testkit._eras import HANDSHAKE, HANDSHAKE_VERSIONS, STATELESS
 from mcp_testkit.server._paging import Cursor, decode_cursor, encode_cursor, page_of
 from mcp_testkit.tools import JsonRpcError, ToolContext, ToolError, result_of, start_answer, text_result
 
@@ -25,17 +26,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CANCELLED",
+    "HANDSHAKE_METHODS",
     "HANDSHAKE_VERSIONS",
     "LATEST_VERSION",
     "Call",
+    "Handler",
+    "call_tool",
     "dispatch",
     "error_response",
     "handle_notification",
+    "list_tools",
     "negotiate",
+    "result_response",
 ]
 
-HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
-"""Protocol versions this server speaks, oldest first."""
 LATEST_VERSION = HANDSHAKE_VERSIONS[-1]
 DEFAULT_VERSION = "2025-03-26"
 """The version assumed when a request carries no MCP-Protocol-Version header (the spec's rule)."""
@@ -58,6 +62,7 @@ CANCELLED: Any = _Cancelled()
 """Returned instead of a response when the client cancelled the request: nothing is sent."""
 
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
+Handler = Callable[[Any, dict[str, Any], "Call"], Awaitable[Any]]
 
 
 async def _discard(message: dict[str, Any]) -> None:
@@ -76,6 +81,11 @@ class Call:
     """Sends a server notification related to this request (on its SSE stream, if it has one)."""
     fault: faults.Fault | None = None
     """The fault a rule applies to this request, if any."""
+    era: str = HANDSHAKE
+    methods: dict[str, Handler] | None = None
+    """The methods of the request's era (None: the handshake era's)."""
+    log_level: str | None = None
+    """A stateless request's `io.modelcontextprotocol/logLevel`: without one, a tool's log messages are not sent."""
 
 
 def negotiate(requested: Any) -> str:
@@ -90,14 +100,15 @@ def error_response(request_id: Any, code: int, message: str, data: Any = None) -
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
-def _result(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
+def result_response(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
+
 async def dispatch(message: dict[str, Any], call: Call) -> Any:
-    """Answer one JSON-RPC request."""
+    """Answer one JSON-RPC request with a method of its era."""
     method = message["method"]
-    handler = _METHODS.get(method)
+    handler = (HANDSHAKE_METHODS if call.methods is None else call.methods).get(method)
     request_id = message["id"]
     if handler is None:
         return error_response(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -112,7 +123,7 @@ async def dispatch(message: dict[str, Any], call: Call) -> Any:
     if isinstance(fault, faults.ErrorResult):
         if method == "tools/call":
             call.record.executed = False
-        return _result(request_id, text_result(fault.text, is_error=True))
+        return result_response(request_id, text_result(fault.text, is_error=True))
     return await handler(request_id, params, call)
 
 
@@ -125,11 +136,11 @@ async def _initialize(request_id: Any, params: dict[str, Any], call: Call) -> di
         "capabilities": {"tools": {"listChanged": True}, "logging": {}},
         "serverInfo": {"name": state.name, "version": state.version},
     }
-    return _result(request_id, {"protocolVersion": negotiate(requested), **answer})
+    return result_response(request_id, {"protocolVersion": negotiate(requested), **answer})
 
 
 async def _ping(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
-    return _result(request_id, {})
+    return result_response(request_id, {})
 
 
 async def _set_level(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
@@ -140,16 +151,18 @@ async def _set_level(request_id: Any, params: dict[str, Any], call: Call) -> dic
         )
     if call.session is not None:
         call.session.log_level = level
-    return _result(request_id, {})
+    return result_response(request_id, {})
 
 
-async def _list_tools(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
+async def list_tools(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
     state = call.state
     fault = call.fault
     sent = params.get("cursor")
     here = Cursor(1, 0)
+    stateless = call.era == STATELESS
     if sent is not None:
-        decoded = decode_cursor(sent)
+        # In the stateless era "" is a legal cursor: the one an EmptyCursor page handed out.
+        decoded = state.empty_cursor if sent == "" and stateless else decode_cursor(sent)
         if decoded is None or decoded.offset > len(state.definitions()):
             return error_response(request_id, INVALID_PARAMS, f"Invalid cursor: {sent!r}")
         here = decoded
@@ -164,7 +177,7 @@ async def _list_tools(request_id: Any, params: dict[str, Any], call: Call) -> di
         state.change_catalogue(fault.add, fault.remove, quiet=call.session)
         await call.notify({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
     if isinstance(fault, faults.MalformedPage):
-        return _result(request_id, {"tools": "this page is deliberately malformed"})
+        return result_response(request_id, {"tools": "this page is deliberately malformed"})
     definitions = state.definitions()
     tools, next_offset = page_of(definitions, min(here.offset, len(definitions)), state.page_size)
     following = None if next_offset is None else Cursor(here.page + 1, next_offset)
@@ -185,9 +198,11 @@ async def _list_tools(request_id: Any, params: dict[str, Any], call: Call) -> di
     result: dict[str, Any] = {"tools": tools}
     if isinstance(fault, faults.EmptyCursor):
         result["nextCursor"] = ""
+        if stateless:
+            state.empty_cursor = following or Cursor(here.page + 1, len(definitions))
     elif following is not None:
         result["nextCursor"] = encode_cursor(following)
-    return _result(request_id, result)
+    return result_response(request_id, result)
 
 
 def _duplicate(state: ServerState, name: str | None) -> dict[str, Any] | None:
@@ -198,7 +213,7 @@ def _duplicate(state: ServerState, name: str | None) -> dict[str, Any] | None:
     return definitions[0] if definitions else None
 
 
-async def _call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
+async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
     state = call.state
     name = params.get("name")
     arguments = params.get("arguments")
@@ -216,7 +231,7 @@ async def _call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any
         call.record.executed = False
         # 2025-11-25 made input validation errors tool errors, so a model can read and correct them.
         if call.protocol_version >= "2025-11-25":
-            return _result(request_id, text_result(problem, is_error=True))
+            return result_response(request_id, text_result(problem, is_error=True))
         return error_response(request_id, INVALID_PARAMS, problem)
     meta = params.get("_meta")
     token = meta.get("progressToken") if isinstance(meta, dict) else None
@@ -226,7 +241,8 @@ async def _call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any
         request_id=request_id,
         progress_token=token,
         _notify=call.notify,
-        log_level=session.log_level if session is not None else None,
+        log_level=session.log_level if session is not None else call.log_level,
+        logs=call.era == HANDSHAKE or call.log_level is not None,
     )
     state.executions[name] += 1
     call.record.executed = True
@@ -253,28 +269,35 @@ async def _call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any
         state.errors.append(exc)
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         result = text_result(f"tool {name!r} raised {detail}", is_error=True)
-    return _result(request_id, result)
+    return result_response(request_id, result)
 
 
-_METHODS: dict[str, Callable[[Any, dict[str, Any], Call], Awaitable[Any]]] = {
+HANDSHAKE_METHODS: dict[str, Handler] = {
     "initialize": _initialize,
     "ping": _ping,
-    "tools/list": _list_tools,
-    "tools/call": _call_tool,
+    "tools/list": list_tools,
+    "tools/call": call_tool,
     "logging/setLevel": _set_level,
 }
 
 
-def handle_notification(message: dict[str, Any], session: Session | None) -> None:
-    """Act on a client notification: `initialized` marks the session, `cancelled` stops a call."""
+def handle_notification(message: dict[str, Any], session: Session | None) -> str | None:
+    """Act on a client notification: `initialized` marks the session, `cancelled` stops a call.
+
+    Returns why it was ignored, for the journal, when it was invalid (the spec lets a receiver
+    ignore an invalid cancellation); None otherwise.
+    """
     method = message.get("method")
     if session is None:
-        return
+        return None
     if method == "notifications/initialized":
         session.initialized = True
     elif method == "notifications/cancelled":
         params = message.get("params")
-        if isinstance(params, dict):
-            scope = session.inflight.get(params.get("requestId"))
-            if scope is not None:
-                scope.cancel()
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        if not isinstance(request_id, (str, int)) or isinstance(request_id, bool):
+            return "ignored: notifications/cancelled needs params.requestId, a string or an integer"
+        scope = session.inflight.get(request_id)
+        if scope is not None:
+            scope.cancel()
+    return None

@@ -9,9 +9,11 @@ import threading
 from collections.abc import Generator
 from typing import Any
 
-__all__ = ["Runner", "bind"]
+__all__ = ["BODY_TIMED_OUT", "Runner", "bind"]
 
 _START_TIMEOUT_S = 10.0
+BODY_TIMED_OUT = "mcp_testkit.body_timed_out"
+"""Set in a request's ASGI scope when its body did not arrive within body_timeout (the app answers 408)."""
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -29,21 +31,81 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _config(app: Any) -> Any:
+def _protocol(header_timeout: float, body_timeout: float) -> type[Any]:
+    """uvicorn's HTTP protocol (httptools, else h11), plus bounds on the time a request's headers and body take.
+
+    uvicorn closes a kept-alive connection that idles between requests, but not one that never
+    finishes sending headers (or never sends anything), nor a body that trickles in: slowloris
+    clients would keep their sockets, and the server's descriptors, forever. The body's bound is
+    kept here rather than in the app, where a cancel scope per request would cost every request:
+    when it passes, the body ends early and the scope is marked, and the app answers 408.
+    """
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base
+    except ImportError:
+        from uvicorn.protocols.http.h11_impl import H11Protocol as base  # type: ignore[assignment]
+
+    class Protocol(base):
+        _header_deadline: asyncio.TimerHandle | None = None
+        _body_deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            cycle = self.cycle
+            if self._header_deadline is None and (cycle is None or cycle.response_complete):
+                self._arm()  # the first bytes of a next request on a kept-alive connection
+            super().data_received(data)
+            if self.cycle is not cycle:  # its headers are complete: the request is under way
+                self._disarm()
+                if self.cycle.more_body and self._body_deadline is None:
+                    self._body_deadline = self.loop.call_later(body_timeout, self._body_too_slow, self.cycle)
+            if self._body_deadline is not None and not self.cycle.more_body:
+                self._body_deadline.cancel()
+                self._body_deadline = None
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            if self._body_deadline is not None:
+                self._body_deadline.cancel()
+                self._body_deadline = None
+            super().connection_lost(exc)
+
+        def _body_too_slow(self, cycle: Any) -> None:
+            self._body_deadline = None
+            if cycle.more_body and not cycle.response_complete:
+                cycle.scope[BODY_TIMED_OUT] = True
+                cycle.more_body = False  # what came so far is all the app gets; it answers 408
+                cycle.message_event.set()
+
+        def _arm(self) -> None:
+            self._header_deadline = self.loop.call_later(header_timeout, self._headers_too_slow)
+
+        def _disarm(self) -> None:
+            if self._header_deadline is not None:
+                self._header_deadline.cancel()
+                self._header_deadline = None
+
+        def _headers_too_slow(self) -> None:
+            self._header_deadline = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+    return Protocol
+
+
+def _config(app: Any, header_timeout: float, body_timeout: float, idle_timeout: float) -> Any:
     import uvicorn
 
-    try:
-        import httptools  # noqa: F401
-
-        http = "httptools"
-    except ImportError:
-        http = "h11"
     return uvicorn.Config(
         app,
         lifespan="off",
         log_level="warning",
         access_log=False,
-        http=http,
+        http=_protocol(header_timeout, body_timeout),
+        timeout_keep_alive=idle_timeout,  # type: ignore[arg-type]
         timeout_graceful_shutdown=2,
         date_header=False,
         server_header=False,
@@ -104,10 +166,12 @@ def _server_class() -> Any:
 class Runner:
     """One uvicorn server for an app, on a socket bound before it starts."""
 
-    def __init__(self, app: Any, host: str, port: int) -> None:
+    def __init__(
+        self, app: Any, host: str, port: int, *, header_timeout: float, body_timeout: float, idle_timeout: float
+    ) -> None:
+        self._server = _server_class()(_config(app, header_timeout, body_timeout, idle_timeout))
         self.socket = bind(host, port)
         self.port: int = self.socket.getsockname()[1]
-        self._server = _server_class()(_config(app))
         self._thread: threading.Thread | None = None
         self._task: asyncio.Task[None] | None = None
         self._error: BaseException | None = None

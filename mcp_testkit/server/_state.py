@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import itertools
+import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mcp_testkit._eras import ERAS
 from mcp_testkit.faults import FaultPlan
 from mcp_testkit.journal import Journal
 from mcp_testkit.server._sessions import Session, SessionTable
 
 if TYPE_CHECKING:
+    from mcp_testkit.server._paging import Cursor
     from mcp_testkit.tools import ScriptedTool
 
 __all__ = ["RequiredHeader", "ServerState"]
@@ -43,28 +46,45 @@ class ServerState:
     get_stream: bool
     allow_delete: bool
     allowed_hosts: frozenset[str]
+    max_body: int = 4 * 1024 * 1024
+    body_timeout: float = 60.0
+    eras: tuple[str, ...] = ERAS
+    """The protocol eras the server speaks."""
+    cache_ttl_ms: int = 0
+    cache_scope: str = "public"
     tools: dict[str, ScriptedTool] = field(default_factory=dict)
     required: dict[str, RequiredHeader] = field(default_factory=dict)
+    hidden: frozenset[str] = frozenset()
+    """The names of the required headers (lower-case), which every repr and export of a record hides."""
     sessions: SessionTable = field(default_factory=SessionTable)
     journal: Journal = field(default_factory=Journal)
     executions: Counter[str] = field(default_factory=Counter)
     errors: list[BaseException] = field(default_factory=list)
     event_ids: Callable[[], int] = field(default_factory=lambda: itertools.count(1).__next__)
     plan: FaultPlan = field(default_factory=FaultPlan)
+    empty_cursor: Cursor | None = None
+    """Where the "" cursor an `EmptyCursor` page handed out in the stateless era leads."""
     initialize_result: dict[str, Any] | None = None
     """What `initialize` answers besides protocolVersion (capabilities, serverInfo...): a replay's recorded
     answer; None for the scripted server's own."""
     _definitions: list[dict[str, Any]] | None = None
+    _catalogue_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def definitions(self) -> list[dict[str, Any]]:
         """The catalogue in wire form, in the order tools were added."""
-        if self._definitions is None:
-            self._definitions = [tool.definition for tool in self.tools.values()]
-        return self._definitions
+        definitions = self._definitions
+        if definitions is None:
+            # Under the lock, so that a change made meanwhile from another thread cannot be cached over.
+            with self._catalogue_lock:
+                if self._definitions is None:
+                    self._definitions = [tool.definition for tool in list(self.tools.values())]
+                definitions = self._definitions
+        return definitions
 
     def catalogue_changed(self, quiet: Session | None = None) -> None:
         """Forget the cached catalogue and tell every open session (but `quiet`) its tool list changed."""
-        self._definitions = None
+        with self._catalogue_lock:
+            self._definitions = None
         message = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
         for session in self.sessions.alive:
             if session is not quiet:
@@ -81,4 +101,5 @@ class ServerState:
         self.catalogue_changed(quiet)
 
     def redacted_headers(self) -> frozenset[str]:
+        """The names of the required headers, which exports redact whatever their name."""
         return frozenset(self.required)

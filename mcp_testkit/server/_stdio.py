@@ -1,7 +1,9 @@
 """The same dispatcher over stdin/stdout: newline-delimited JSON-RPC, as local `command:` servers speak.
 
 One message per line in, one per line out; stdout carries protocol messages alone (logs go to
-stderr). `initialize` opens the one session. Each message gets one journal record. The faults
+stderr). `initialize` opens the one session. Each message gets one journal record. Lines are
+read in linear time and bounded by the server's `max_body`: a longer line is answered -32600
+("line too long") and skipped. No input stops the server; a crash of its own is answered -32603. The faults
 that mean something here: `ErrorResult`, `ProtocolError`, `Delay`, the listing faults,
 `TruncateBody` (half a line), `MalformedLine`, `Exit` and `Crash`.
 """
@@ -14,6 +16,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -22,12 +25,14 @@ import anyio.from_thread
 import anyio.lowlevel
 
 from mcp_testkit import faults
+from mcp_testkit._json import JsonError, loads
 from mcp_testkit.journal import Headers, Record
-from mcp_testkit.server._app import _describe, _kind
+from mcp_testkit.server._app import JOURNAL_PREFIX, ServerCrash, _describe, _kind
 from mcp_testkit.server._paging import page_number
 from mcp_testkit.server._protocol import (
     CANCELLED,
     DEFAULT_VERSION,
+    INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
@@ -49,6 +54,7 @@ _ANSWER_FAULTS = (
     faults.ErrorResult,
     faults.ProtocolError,
     faults.Delay,
+    faults.LateAnswer,
     faults.TruncateBody,
     faults.MalformedLine,
     faults.Exit,
@@ -61,25 +67,43 @@ def supports(fault: faults.Fault) -> bool:
     return fault.listing or isinstance(fault, _ANSWER_FAULTS)
 
 
-def _lines(stdin: BinaryIO) -> Iterator[bytes]:
-    """The lines of `stdin`, read from its file descriptor where it has one.
+def _lines(stdin: BinaryIO, limit: int) -> Iterator[tuple[bytes, int]]:
+    """The lines of `stdin` as (line, length): the whole line, or only its first bytes when longer than `limit`.
 
-    Reading the descriptor, not the buffered file, leaves no lock held by a thread blocked on
-    input; Python aborts at exit when a daemon thread holds the lock of sys.stdin's buffer.
+    Linear in the input: each chunk is searched once, and a line's pieces are joined once. It
+    reads the file descriptor, not the buffered file, where there is one: that leaves no lock
+    held by a thread blocked on input (Python aborts at exit when a daemon thread holds the lock
+    of sys.stdin's buffer).
     """
     try:
         fd = stdin.fileno()
     except (AttributeError, OSError, ValueError):
-        yield from iter(stdin.readline, b"")
-        return
-    pending = b""
-    while chunk := os.read(fd, 65536):
-        pending += chunk
-        *lines, pending = pending.split(b"\n")
-        for line in lines:
-            yield line + b"\n"
-    if pending:
-        yield pending
+        fd = None
+    pieces: list[bytes] = []
+    length = kept = 0
+    while chunk := (os.read(fd, 65536) if fd is not None else stdin.readline(65536)):
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end == -1 else chunk[start:end]
+            length += len(piece)
+            # Past the limit only the journal's prefix is kept, so a line costs at most `limit` bytes.
+            keep = piece if length <= limit else piece[: max(JOURNAL_PREFIX - kept, 0)]
+            if keep:
+                pieces.append(keep)
+                kept += len(keep)
+            if end == -1:
+                break
+            yield _joined(pieces, length, limit)
+            pieces, length, kept = [], 0, 0
+            start = end + 1
+    if length:
+        yield _joined(pieces, length, limit)
+
+
+def _joined(pieces: list[bytes], length: int, limit: int) -> tuple[bytes, int]:
+    line = b"".join(pieces)
+    return (line if length <= limit else line[:JOURNAL_PREFIX]), length
 
 
 def _line(message: Any) -> bytes:
@@ -98,13 +122,14 @@ class StdioServer:
 
     async def serve(self, stdin: BinaryIO) -> int:
         """Read and answer messages until `stdin` ends (in-flight calls are then cancelled); the exit status."""
-        send, receive = anyio.create_memory_object_stream[bytes](64)
+        send, receive = anyio.create_memory_object_stream[tuple[bytes, int]](64)
         token = anyio.lowlevel.current_token()
+        limit = self.server._state.max_body
 
         def pump() -> None:
             try:
-                for raw in _lines(stdin):
-                    anyio.from_thread.run(send.send, raw, token=token)
+                for line in _lines(stdin, limit):
+                    anyio.from_thread.run(send.send, line, token=token)
             except Exception:  # the loop is gone (we are exiting) or stdin broke: either way, input ended
                 pass
             finally:
@@ -119,9 +144,9 @@ class StdioServer:
             self._group = group
             group.start_soon(self._until_signal)
             async with receive:
-                async for raw in receive:
-                    if raw.strip():
-                        self._receive(raw)
+                async for raw, length in receive:
+                    if raw.strip() or length > limit:
+                        self._receive_guarded(raw, length)
             group.cancel_scope.cancel()
         return self.exit_code
 
@@ -145,7 +170,8 @@ class StdioServer:
 
     # -- one message --------------------------------------------------------------------------------------------
 
-    def _receive(self, raw: bytes) -> None:
+    def _receive_guarded(self, raw: bytes, length: int) -> None:
+        """Take one line; a crash of ours is answered -32603 and journaled, and the server reads on."""
         state = self.server._state
         journal = state.journal
         record = Record(
@@ -154,16 +180,39 @@ class StdioServer:
             http_method="STDIO",
             path="stdio",
             headers=Headers({}),
-            body=raw.rstrip(b"\r\n"),
+            body=raw.rstrip(b"\r"),
         )
         session = self._session
         record.session_id = session.id if session is not None else None
         record.protocol_version = session.protocol_version if session is not None else None
         journal._append(record)
         try:
-            message = json.loads(raw)
-        except ValueError as exc:
-            self._refuse(record, None, PARSE_ERROR, f"Parse error: the line is not JSON ({exc})")
+            self._receive(record, length)
+        except Exception as exc:
+            self._crashed(record, exc, None)
+
+    def _crashed(self, record: Record, exc: Exception, request_id: Any) -> None:
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        crash = ServerCrash(f"mcp-testkit failed on message #{record.seq} ({record.summary()}): {detail}")
+        crash.__cause__ = exc
+        self.server._state.errors.append(crash)
+        text = f"Internal error: mcp-testkit failed on this message ({detail})"
+        self._refuse(record, request_id, INTERNAL_ERROR, text)
+
+    def _receive(self, record: Record, length: int) -> None:
+        state = self.server._state
+        journal = state.journal
+        session = self._session
+        limit = state.max_body
+        if length > limit:
+            text = f"Invalid Request: line too long ({length} bytes, over max_body {limit}); skipped"
+            note = f"{text}; the journal keeps its first {len(record.body)} bytes (cut)"
+            self._refuse(record, None, INVALID_REQUEST, text, note)
+            return
+        try:
+            message = loads(record.body, "line")
+        except JsonError as exc:
+            self._refuse(record, None, PARSE_ERROR, f"Parse error: {exc}")
             return
         record.message = message
         kind = _kind(message)
@@ -185,7 +234,7 @@ class StdioServer:
             if isinstance(fault, (faults.Exit, faults.Crash)):
                 self._die(fault, record)
                 return
-            handle_notification(message, session)
+            record.error = handle_notification(message, session)
             journal._finish(record)
             return
         if session is not None:
@@ -193,8 +242,9 @@ class StdioServer:
         assert self._group is not None
         self._group.start_soon(self._request, message, record, fault)
 
-    def _refuse(self, record: Record, request_id: Any, code: int, text: str) -> None:
-        record.error = text
+    def _refuse(self, record: Record, request_id: Any, code: int, text: str, note: str | None = None) -> None:
+        """Answer with a JSON-RPC error; the journal gets `note` as the record's error, else `text`."""
+        record.error = note or text
         record.response = error_response(request_id, code, text)
         self._write(record.response)
         self.server._state.journal._finish(record)
@@ -209,7 +259,14 @@ class StdioServer:
                 return
             if isinstance(fault, faults.Delay):
                 await anyio.sleep(fault.seconds)
-            response = await self._answer(message, record, fault)
+            try:
+                response = await self._answer(message, record, fault)
+            except Exception as exc:  # a crash of ours: answered, journaled, and check() reports it
+                finished = True
+                self._crashed(record, exc, record.rpc_id)
+                return
+            if isinstance(fault, faults.LateAnswer):
+                await anyio.sleep(fault.seconds)
             if response is CANCELLED:
                 record.error = "cancelled by the client: nothing sent"
                 return

@@ -39,6 +39,19 @@ def config_for(server: TestMcpServer, name: str = "t", **options: Any) -> Server
     return ServerConfig(name=name, url=server.url, **options)
 
 
+ERAS = ("handshake", "stateless")
+CONNECT = {"handshake": "initialize", "stateless": "server/discover"}
+"""The request that opens a connection in each era."""
+OPENING = {"handshake": ["initialize", "notifications/initialized"], "stateless": ["server/discover"]}
+"""The requests of a connection before its first tools/list, in each era."""
+
+
+@pytest.fixture(params=ERAS)
+def era(request: pytest.FixtureRequest) -> str:
+    """The protocol era the bridge speaks to a server that offers both (its config names it)."""
+    return str(request.param)
+
+
 class _TrackedStream(httpx2.AsyncByteStream):
     """A response body that reports when it is closed, ending its exchange."""
 

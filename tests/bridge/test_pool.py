@@ -10,7 +10,7 @@ import mcp_testkit.bridge
 from mcp_testkit import TestMcpServer
 from mcp_testkit.bridge import BearerToken, Headers, MCPAuthError, ServerConfig, ToolPool
 
-from .conftest import LIMIT_S, config_for, script_tools
+from .conftest import CONNECT, LIMIT_S, config_for, script_tools
 
 
 def test_all_is_sorted_and_complete() -> None:
@@ -28,6 +28,7 @@ def test_all_is_sorted_and_complete() -> None:
         ({"retry": -1}, "retry must not be negative"),
         ({"max_tool_pages": 0}, "max_tool_pages must be at least 1"),
         ({"overrides": {"x": "readonly"}}, "overrides must be 'read' or 'write'"),
+        ({"era": "modern"}, "era must be 'auto', 'handshake' or 'stateless'"),
     ],
 )
 def test_config_refuses_bad_options(options: dict[str, object], message: str) -> None:
@@ -75,32 +76,33 @@ async def test_in_process_transport_is_used_and_left_open() -> None:
 
 
 @pytest.mark.anyio
-async def test_pool_can_be_opened_again_after_exit() -> None:
-    """A pool that exited can be entered again, with a fresh session."""
+async def test_pool_can_be_opened_again_after_exit(era: str) -> None:
+    """A pool that exited can be entered again: a fresh session, or a fresh probe in the stateless era."""
     server = script_tools(TestMcpServer())
     with anyio.fail_after(LIMIT_S):
         async with server:
-            pool = ToolPool([config_for(server)])
+            pool = ToolPool([config_for(server, era=era)])
             async with pool:
                 first = pool.session_id("t")
             async with pool:
-                assert pool.session_id("t") != first
+                assert pool.session_id("t") != first or era == "stateless"
                 assert await pool.call("t.create") == "created"
+    assert len(server.journal.requests(CONNECT[era])) == 2
 
 
 @pytest.mark.anyio
-async def test_environ_mapping_replaces_os_environ() -> None:
+async def test_environ_mapping_replaces_os_environ(era: str) -> None:
     """With environ=, credentials are read from that mapping, again at every connect."""
     server = script_tools(TestMcpServer())
     server.require_header("Authorization", "Bearer one")
     environ = {"POOL_TOKEN": "one"}
     with anyio.fail_after(LIMIT_S):
         async with server:
-            config = config_for(server, auth=BearerToken(env="POOL_TOKEN"))
+            config = config_for(server, auth=BearerToken(env="POOL_TOKEN"), era=era)
             async with ToolPool([config], environ=environ) as pool:
                 server.rotate_header("Authorization", "Bearer two")
                 environ["POOL_TOKEN"] = "two"
                 with pytest.raises(MCPAuthError):
                     await pool.call("t.search")
                 assert await pool.call("t.search") == "found"
-    assert server.journal.requests("initialize")[-1].headers["authorization"] == "Bearer two"
+    assert server.journal.requests(CONNECT[era])[-1].headers["authorization"] == "Bearer two"

@@ -1,20 +1,40 @@
-"""Mutation check: three deliberately broken variants of the reference bridge, each caught by the contract.
+"""Mutation check: one small misbehaving variant of the reference bridge per property, each caught by the contract.
 
-A property suite that cannot fail proves nothing. Each mutant breaks one documented rule; the suite
-must catch it with a shrunk counterexample of a few steps that names the fault that exposed it.
+A property suite that cannot fail proves nothing. Each mutant breaks one documented rule the way real
+bridges do; at the default 100 examples the contract must fail exactly that property, with a short
+counterexample that names what exposed it. The unbroken bridge, with one session or one per call,
+holds every property under the same checks.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import re
 from typing import Any
 
 import pytest
 
-from mcp_testkit.adapters import ReferenceBridgeAdapter
-from mcp_testkit.bridge import _catalogue, _link
-from mcp_testkit.bridge._session import RpcError, WireError
-from mcp_testkit.contract import run_contract
+from mcp_testkit.adapters import PerCallReferenceAdapter, ReferenceBridgeAdapter
+from mcp_testkit.bridge import MCPConnectionError, MCPToolError, _catalogue, _link, _session
+from mcp_testkit.bridge._session import McpSession, RpcError, SessionGone, WireError
+from mcp_testkit.contract import PROPERTIES, run_contract
+
+
+def _requests_in(counterexample: str) -> int:
+    return len(re.findall(r"^\s+#\d+ ", counterexample, re.M))
+
+
+def _check(property_id: str) -> str:
+    """The counterexample of `property_id` at the default 100 examples; the property must fail, not error."""
+    (result,) = run_contract(ReferenceBridgeAdapter, properties=[property_id])
+    assert result.status == "failed", result.counterexample
+    assert result.counterexample is not None
+    assert result.counterexample.startswith(f"{property_id} counterexample (")
+    return result.counterexample
+
+
+# -- P1 ------------------------------------------------------------------------------------------------
 
 
 async def _partial_listing(session: Any, config: Any) -> list[Any]:
@@ -33,52 +53,180 @@ async def _partial_listing(session: Any, config: Any) -> list[Any]:
     return tools
 
 
-class _NeverRaised(Exception):
-    """Stands in for the bridge's auth refusal, so a 401 falls through to the resend rules."""
-
-
-def _requests_in(counterexample: str) -> int:
-    return len(re.findall(r"^\s+#\d+ ", counterexample, re.M))
-
-
-def _check(property_id: str) -> tuple[bool, str]:
-    (result,) = run_contract(ReferenceBridgeAdapter, max_examples=300, properties=[property_id])
-    return result.passed, result.counterexample or ""
-
-
 def test_mutant_loading_a_partial_listing_fails_p1(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A bridge that keeps the pages it read when the listing breaks is caught by P1 in a few steps."""
+    """A bridge that keeps the pages it read when the listing breaks is caught by P1 in a few requests."""
     monkeypatch.setattr(_link, "read_catalogue", _partial_listing)
-    passed, counterexample = _check("P1")
-    assert not passed
+    counterexample = _check("P1")
     assert "loaded a wrong tool set" in counterexample
-    assert re.search(
-        r"PageError|MalformedPage|InvalidCursor|EmptyCursor|RepeatCursor|StuckCursor|Duplicate", counterexample
-    )
-    assert _requests_in(counterexample) <= 8, counterexample
+    assert re.search(r"PageError|MalformedPage|InvalidCursor|EmptyCursor|RepeatCursor|StuckCursor", counterexample)
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
+def test_mutant_reading_one_page_past_its_limit_fails_p1(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge whose page check is off by one reads 101 pages with a limit of 100; P1 fails it."""
+    read = _catalogue.read_catalogue
+
+    async def one_page_more(session: Any, config: Any) -> list[Any]:
+        return await read(session, dataclasses.replace(config, max_tool_pages=config.max_tool_pages + 1))
+
+    monkeypatch.setattr(_link, "read_catalogue", one_page_more)
+    counterexample = _check("P1")
+    assert "the bridge read 101 pages, beyond its limit of 100" in counterexample
+    assert "EndlessPages()" in counterexample
+
+
+# -- P2 ------------------------------------------------------------------------------------------------
 
 
 def test_mutant_resending_a_write_after_a_drop_fails_p2(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A bridge that treats every tool as safe to resend runs a write twice; P2 catches it in a few steps."""
+    """A bridge that takes every tool as safe to resend runs a write twice after Drop(after_execution=True)."""
     monkeypatch.setattr(_catalogue.BridgeTool, "resendable", property(lambda self: True))
-    passed, counterexample = _check("P2")
-    assert not passed
+    counterexample = _check("P2")
     assert "a write ran 2 times for one call" in counterexample
-    assert "after_execution=True" in counterexample or "TruncateBody" in counterexample or "EndStream" in counterexample
+    assert "Drop(after_execution=True)" in counterexample
     assert _requests_in(counterexample) <= 10, counterexample
 
 
-def test_mutant_retrying_a_401_fails_p4(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A bridge that resends a call the server refused with 401 is caught by P4 in a few steps."""
-    monkeypatch.setattr(_link, "AuthRefused", _NeverRaised)
-    passed, counterexample = _check("P4")
-    assert not passed
-    assert "status=401" in counterexample
-    assert "did not surface as an auth error" in counterexample
+# -- P3 ------------------------------------------------------------------------------------------------
+
+
+def test_mutant_retrying_a_read_without_bound_fails_p3(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that resends a read for as long as it fails runs it more than 1 + retry times; P3 fails it."""
+    init = _link.ServerLink.__init__
+
+    def unbounded(self: Any, config: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, dataclasses.replace(config, retry=10**6), *args, **kwargs)
+
+    monkeypatch.setattr(_link.ServerLink, "__init__", unbounded)
+    counterexample = _check("P3")
+    assert "call ran 4 times, more than 1 + retry" in counterexample
+    assert "Drop(after_execution=True)" in counterexample
     assert _requests_in(counterexample) <= 10, counterexample
 
 
-def test_unbroken_reference_bridge_passes_the_same_checks() -> None:
-    """The same three properties hold for the reference bridge as shipped: the mutants' failures are theirs."""
-    results = run_contract(ReferenceBridgeAdapter, max_examples=300, properties=["P1", "P2", "P4"])
-    assert [(r.property_id, r.passed) for r in results] == [("P1", True), ("P2", True), ("P4", True)]
+# -- P4 ------------------------------------------------------------------------------------------------
+
+
+def test_mutant_resending_after_a_401_fails_p4(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that takes a 401 for a lost session really sends the work again with the refused credential."""
+    check_status = _session._check_status
+
+    def refusal_as_lost_session(response: Any, *, has_session: bool) -> None:
+        if response.status_code in (401, 403) and has_session:
+            raise SessionGone(404)
+        check_status(response, has_session=has_session)
+
+    monkeypatch.setattr(_session, "_check_status", refusal_as_lost_session)
+    counterexample = _check("P4")
+    assert re.search(
+        r"after HTTP 40[13] the bridge re-attempted the work \d+ times with the refused credential", counterexample
+    )
+    assert re.search(r"#\d+ (initialize|tools/call)", counterexample)
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
+def test_mutant_keeping_a_stale_token_fails_p4(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that reads its credentials once, when built, reconnects after a rotation with the old token."""
+    open_session = _link.ServerLink._open
+
+    async def first_credentials_only(self: Any) -> Any:
+        if not hasattr(self, "first_environ"):
+            self.first_environ = dict(self._environ or {})
+        environ, self._environ = self._environ, self.first_environ
+        try:
+            return await open_session(self)
+        finally:
+            self._environ = environ
+
+    monkeypatch.setattr(_link.ServerLink, "_open", first_credentials_only)
+    counterexample = _check("P4")
+    assert "after the rotation the bridge sent stale credentials" in counterexample
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
+# -- P5 ------------------------------------------------------------------------------------------------
+
+
+def test_mutant_reinitializing_with_the_stale_session_id_fails_p5(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that re-initializes carrying the lost session's id is caught by P5."""
+    last: dict[str, str | None] = {"id": None}
+
+    class StickySession(McpSession):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.session_id = last["id"]  # the new session starts with the old one's id
+
+        async def initialize(self) -> Any:
+            result = await super().initialize()
+            last["id"] = self.session_id
+            return result
+
+    monkeypatch.setattr(_link, "McpSession", StickySession)
+    counterexample = _check("P5")
+    assert re.search(r"the new initialize \(#\d+\) carried the stale session id", counterexample)
+    assert "LoseSession()" in counterexample or "how='restart'" in counterexample or "lose_session" in counterexample
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
+# -- P6 ------------------------------------------------------------------------------------------------
+
+
+def test_mutant_reporting_a_read_timeout_as_a_tool_error_fails_p6(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that reports a read that timed out as the tool's own error is caught by P6."""
+    call = _link.ServerLink._call
+
+    async def timeout_as_tool_error(self: Any, tool: Any, arguments: Any) -> str:
+        try:
+            return await call(self, tool, arguments)
+        except MCPConnectionError as error:
+            if tool.kind == "read" and "did not answer within" in str(error):
+                raise MCPToolError(self.config.name, f"tool {tool.bare_name!r} failed: timeout") from None
+            raise
+
+    monkeypatch.setattr(_link.ServerLink, "_call", timeout_as_tool_error)
+    counterexample = _check("P6")
+    assert "LateAnswer(seconds=1.5) at a read call surfaced as tool_error, not connection_error or outcome_unknown" in (
+        counterexample
+    )
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
+# -- P7 ------------------------------------------------------------------------------------------------
+
+
+def test_mutant_rendering_an_error_two_ways_fails_p7(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge whose error text carries a per-call number renders one error result two ways; P7 fails it."""
+    render = _link.render_result
+    numbers = itertools.count(1)
+
+    def numbered(result: Any) -> str:
+        text = render(result)
+        return f"{text} (error #{next(numbers)})" if result.is_error else text
+
+    monkeypatch.setattr(_link, "render_result", numbered)
+    counterexample = _check("P7")
+    assert "the same result rendered two different ways" in counterexample
+    assert "is_error=True" in counterexample
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
+# -- the unbroken bridge ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "factory",
+    [ReferenceBridgeAdapter, PerCallReferenceAdapter],
+    ids=["persistent-session", "session-per-call"],
+)
+def test_unbroken_reference_bridge_holds_every_property(factory: Any) -> None:
+    """Under the same checks the reference bridge as shipped holds every property: the mutants' failures are theirs."""
+    results = run_contract(factory)
+    assert [(r.property_id, r.status) for r in results] == [(pid, "passed") for pid in PROPERTIES], [
+        r.counterexample for r in results if not r.passed
+    ]
+
+
+def test_every_property_has_a_mutant() -> None:
+    """This file keeps a mutant for each property of the contract."""
+    caught = {name.split("_fails_")[1].upper() for name in globals() if name.startswith("test_mutant_")}
+    assert caught == set(PROPERTIES)

@@ -1,41 +1,24 @@
-"""The code examples of docs/contract.md and docs/strategies.md, each page's blocks run in order, as written."""
+"""docs/contract.md beyond running as printed (tests/examples/test_docs.py): the table of what P6 expects,
+as the page prints it, is the one the contract applies."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-import pytest
+from mcp_testkit.contract import BridgeFacts, expected_kinds
+from mcp_testkit.contract._properties import _call_faults, fault_label
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-PAGES = ("contract.md", "strategies.md")
-BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
-def _blocks(page: str) -> list[str]:
-    return BLOCK.findall((DOCS / page).read_text())
-
-
-def test_every_page_has_examples() -> None:
-    """Each page keeps runnable examples, so the extraction below cannot silently find none."""
-    assert all(len(_blocks(page)) >= 3 for page in PAGES)
-
-
-@pytest.mark.parametrize("page", PAGES)
-def test_docs_examples_run(page: str) -> None:
-    """The page's examples run in order in one namespace (later blocks use earlier ones) and their assertions hold."""
-    namespace: dict[str, object] = {"__name__": f"docs_{page.removesuffix('.md')}"}
-    for number, block in enumerate(_blocks(page), 1):
-        exec(compile(block, f"{DOCS / page}#{number}", "exec"), namespace)
-
-
-def test_contract_page_adapter_is_a_bridge_adapter() -> None:
-    """The adapter written out in docs/contract.md satisfies the BridgeAdapter protocol on its own."""
-    from mcp_testkit.adapters import BridgeAdapter
-
-    namespace: dict[str, object] = {"__name__": "docs_contract_adapter"}
-    [block] = [block for block in _blocks("contract.md") if "class MyBridgeAdapter" in block]
-    exec(compile(block, str(DOCS / "contract.md"), "exec"), namespace)
-    adapter = namespace["MyBridgeAdapter"]()  # type: ignore[operator]
-    assert isinstance(adapter, BridgeAdapter)
-    assert (adapter.name, adapter.page_limit, adapter.retry) == ("my-bridge", 100, 2)
+def test_the_p6_table_is_the_one_the_contract_applies() -> None:
+    """Each row of the P6 table in docs/contract.md gives the kinds expected_kinds gives, for each call fault class."""
+    text = (DOCS / "contract.md").read_text()
+    rows = dict(re.findall(r"^\| `([^`]+)` \| ([a-z_ ]+ \| [a-z_ ]+) \|$", text, re.M))
+    faults_ = _call_faults(BridgeFacts(2, 100, 0.5, "persistent"), auth=True)
+    assert sorted(rows) == sorted(fault_label(f) for f in faults_)
+    for fault in faults_:
+        read, write = (set(cell.strip().split(" or ")) for cell in rows[fault_label(fault)].split("|"))
+        assert read == set(expected_kinds("call", "read", fault)) == set(expected_kinds("call", "idempotent", fault))
+        assert write == set(expected_kinds("call", "write", fault))

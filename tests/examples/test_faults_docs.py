@@ -1,5 +1,5 @@
-"""The examples of docs/faults.md: each code block runs as written, each fault row's one-liner adds its rule,
-and the SDK table names every fault, so that the page never lies."""
+"""docs/faults.md beyond its code blocks (those run in tests/examples/test_docs.py): each fault row's one-liner
+adds its rule, and the SDK table names every fault, so that the page never lies."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from mcp_testkit import TestMcpServer, faults
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "faults.md"
 TEXT = PAGE.read_text()
-BLOCKS = re.compile(r"^```python\n(.*?)^```", re.S | re.M).findall(TEXT)
 ROW = re.compile(r"^\| `(\w+)\([^|]*\)` \| `(server\.[^`]+)` \|", re.M)
 ROWS = ROW.findall(TEXT)
 STDIO_ONLY = {faults.MalformedLine, faults.Exit, faults.Crash}
@@ -22,12 +21,6 @@ HTTP_FAULTS = {
     if isinstance(cls := getattr(faults, name), type) and issubclass(cls, faults.Fault)
     if cls is not faults.Fault and cls not in STDIO_ONLY
 }
-
-
-@pytest.mark.parametrize("code", BLOCKS, ids=[f"block-{n}" for n in range(1, len(BLOCKS) + 1)])
-def test_docs_example_runs(code: str) -> None:
-    """The code block runs as written (its own server and event loop) and its assertions hold."""
-    exec(compile(code, str(PAGE), "exec"), {"__name__": "docs_faults"})
 
 
 @pytest.mark.parametrize(("name", "code"), ROWS, ids=[f"{name}:{code[7:30]}" for name, code in ROWS])
@@ -54,6 +47,5 @@ def test_the_sdk_table_names_every_http_fault() -> None:
 
 
 def test_the_page_has_examples_to_run() -> None:
-    """The extraction finds the page's code blocks and fault rows, so the tests above cannot silently find none."""
-    assert len(BLOCKS) >= 4
+    """The extraction finds the page's fault rows, so the tests above cannot silently find none."""
     assert len(ROWS) >= len(HTTP_FAULTS)

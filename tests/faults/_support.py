@@ -11,6 +11,8 @@ import anyio.lowlevel
 import httpx2
 from mcp import Client
 
+from mcp_testkit._eras import stateless_headers, stateless_params
+
 if TYPE_CHECKING:
     from mcp_testkit import TestMcpServer
 
@@ -91,6 +93,21 @@ class Wire:
         answer = messages(response)[-1]
         assert "result" in answer, answer
         return answer["result"]
+
+
+class Modern:
+    """A 2026-07-28 client spoken by hand: each request carries `_meta` and the headers mirroring it, no session."""
+
+    def __init__(self, client: httpx2.AsyncClient, path: str = "/mcp") -> None:
+        self.client = client
+        self.path = path
+
+    async def post(self, method: str, params: dict[str, Any] | None = None, request_id: int = 1) -> httpx2.Response:
+        """POST one stateless request and return the whole response."""
+        full = stateless_params(params, client_info={"name": "modern", "version": "1"})
+        headers = {"accept": ACCEPT, **stateless_headers(method, full)}
+        with anyio.fail_after(LIMIT_S):
+            return await self.client.post(self.path, json=rpc(method, full, request_id), headers=headers)
 
 
 def socket_client(server: TestMcpServer) -> httpx2.AsyncClient:

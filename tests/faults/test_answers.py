@@ -1,6 +1,8 @@
-"""Answer faults: ErrorResult, ProtocolError and Delay, on the wire and with the official SDK client."""
+"""Answer faults: ErrorResult, ProtocolError, Delay and LateAnswer, on the wire and with the official SDK client."""
 
 from __future__ import annotations
+
+import threading
 
 import anyio
 import anyio.to_thread
@@ -84,11 +86,12 @@ async def test_protocol_error_without_data_sends_no_data_field(serve: Serve) -> 
     assert response.json() == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "Internal error"}}
 
 
+@pytest.mark.parametrize("fault", [faults.Delay(0.05), faults.LateAnswer(0.05)], ids=["delay", "late-answer"])
 @pytest.mark.parametrize("framing", FRAMINGS)
-async def test_delay_then_answers_normally(serve: Serve, framing: str) -> None:
-    """Delay waits, then the request runs and is answered as usual; the record carries the fault."""
+async def test_delay_and_late_answer_then_answer_normally(serve: Serve, framing: str, fault: faults.Fault) -> None:
+    """Delay (before the request runs) and LateAnswer (after it ran) wait, then answer; the record has the fault."""
     server = tools(serve(response_mode=framing), "create", "other")
-    server.fail_next_call("create", faults.Delay(0.05))
+    server.fail_next_call("create", fault)
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire = Wire(client)
@@ -98,7 +101,31 @@ async def test_delay_then_answers_normally(serve: Serve, framing: str) -> None:
         framing, {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "create ran"}]}}
     )
     record = server.calls("create")[0]
-    assert (record.fault, record.executed, record.status) == (faults.Delay(0.05), True, 200)
+    assert (record.fault, record.executed, record.status) == (fault, True, 200)
+    assert server.executions("create") == 1
+
+
+async def test_late_answer_has_run_the_call_while_the_client_still_waits(serve: Serve) -> None:
+    """Under LateAnswer the handler runs before the answer is sent: a client that gives up saw a call run."""
+    ran = threading.Event()
+    server = serve()
+    server.tool("create", returns=lambda arguments: ran.set() or "create ran")
+    server.fail_next_call("create", faults.LateAnswer(LIMIT_S * 10))
+    answered = anyio.Event()
+    with anyio.fail_after(LIMIT_S):
+        async with socket_client(server) as client:
+            wire = Wire(client)
+            await wire.initialize()
+
+            async def send() -> None:
+                await wire.post(call("create"))
+                answered.set()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(send)
+                assert await anyio.to_thread.run_sync(ran.wait, LIMIT_S)
+                group.cancel_scope.cancel()
+    assert not answered.is_set()
     assert server.executions("create") == 1
 
 
@@ -161,4 +188,17 @@ async def test_sdk_client_times_out_on_a_long_delay_and_the_call_still_runs(serv
         server.calls("create")[0].rpc_id
     )
     assert server.calls("create")[0].fault == faults.Delay(SDK_WAIT_S * 3)
+    assert server.executions("create") == 1
+
+
+async def test_sdk_client_times_out_on_a_late_answer_of_a_call_that_ran(serve: Serve) -> None:
+    """A LateAnswer past read_timeout_seconds: the SDK raises MCPError -32001; the handler had already run."""
+    server = tools(serve(), "create", "other")
+    server.fail_next_call("create", faults.LateAnswer(SDK_WAIT_S * 3))
+    with anyio.fail_after(LIMIT_S):
+        async with sdk_client(server, wait_s=SDK_WAIT_S) as client:
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("create", {})
+    assert caught.value.code == -32001
+    assert server.calls("create")[0].fault == faults.LateAnswer(SDK_WAIT_S * 3)
     assert server.executions("create") == 1

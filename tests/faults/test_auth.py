@@ -61,7 +61,7 @@ async def test_sdk_client_gets_mcp_error_after_rotation_and_keeps_sending_the_ol
                 server.rotate_header("Authorization", "Bearer new")
                 with pytest.raises(MCPError) as caught:
                     await client.call_tool("create", {})
-    assert (caught.value.code, caught.value.message) == (-32603, "Server returned an error response")
+    assert caught.value.code == -32603  # the SDK's one generic error for any bare HTTP failure
     assert [r.status for r in server.calls("create")] == [200, 401]
     assert server.calls("create")[1].headers["authorization"] == "Bearer old"
     assert server.executions("create") == 1

@@ -235,6 +235,9 @@ async def test_check_unused_faults_passes_once_every_fault_fired(serve: Serve) -
         (faults.PageError(3), "tools/list", 3, 1),
         (faults.RepeatCursor(2), "tools/list", 2, 1),
         (faults.EndlessPages(), "tools/list", None, None),
+        (faults.DiscoverError(), "server/discover", None, 1),
+        (faults.MissingCapability(), "tools/call", None, 1),
+        (faults.HeaderMismatch(), "*", None, 1),
     ],
 )
 def test_inject_fills_in_the_faults_own_defaults(
@@ -243,6 +246,15 @@ def test_inject_fills_in_the_faults_own_defaults(
     """inject() takes the fault's method (tools/call, tools/list or any), its page, nth=1 and its times."""
     rule = TestMcpServer().inject(fault)
     assert rule == faults.Rule(fault, method=method, page=page, nth=1, times=times)
+
+
+def test_era_downgrade_hits_every_stateless_request_by_default() -> None:
+    """EraDowngrade's rule hits stateless requests only (never server/discover), every time, unless told."""
+    rule = TestMcpServer().inject(faults.EraDowngrade())
+    assert rule == faults.Rule(faults.EraDowngrade(), method="*", nth=1, times=None, era="stateless")
+    assert not rule.matches("server/discover", None, None, None, "stateless")
+    assert rule.matches("tools/list", None, 1, None, "stateless")
+    assert not rule.matches("tools/list", None, 1, None, "handshake")
 
 
 def test_fail_next_call_is_a_one_shot_rule_on_one_tool() -> None:
@@ -274,6 +286,7 @@ def test_inject_refuses_bad_arguments_naming_them(arguments: dict[str, Any], mes
     [
         (lambda: faults.HttpStatus(700), "between 100 and 599"),
         (lambda: faults.Delay(-1), "Delay seconds must be a number >= 0"),
+        (lambda: faults.LateAnswer(-1), "LateAnswer seconds must be a number >= 0"),
         (lambda: faults.SlowPage(2, seconds="slow"), "SlowPage seconds must be a number >= 0"),
         (lambda: faults.RepeatCursor(1), "RepeatCursor page must be >= 2"),
         (lambda: faults.PageError(0), "page must be an int >= 1"),
@@ -283,7 +296,19 @@ def test_inject_refuses_bad_arguments_naming_them(arguments: dict[str, Any], mes
         (lambda: faults.ProtocolError(code="x"), "code must be an int"),
         (lambda: faults.HttpStatus(500, {"$bytes": "not base64!"}), "must hold base64 text"),
     ],
-    ids=["status", "delay", "slow-page", "repeat-page-1", "page-0", "restart", "expire", "add-str", "code", "bytes"],
+    ids=[
+        "status",
+        "delay",
+        "late",
+        "slow-page",
+        "repeat-page-1",
+        "page-0",
+        "restart",
+        "expire",
+        "add-str",
+        "code",
+        "bytes",
+    ],
 )
 def test_faults_refuse_bad_values_naming_them(make: Any, message: str) -> None:
     """Each fault checks its fields when made and says which one is wrong and what it must be."""
@@ -297,6 +322,7 @@ EXAMPLES: list[faults.Fault] = [
     faults.ErrorResult("disk full"),
     faults.ProtocolError(-32000, "busy", {"retry_after": [1, 2]}),
     faults.Delay(0.25),
+    faults.LateAnswer(0.5),
     faults.HttpStatus(429, "slow down", {"Retry-After": "7"}),
     faults.HttpStatus(503, {"error": "busy"}),
     faults.HttpStatus(502, b"\xff\x00<html>"),
@@ -323,6 +349,11 @@ EXAMPLES: list[faults.Fault] = [
     faults.MalformedLine(),
     faults.Exit(code=3, after_execution=True),
     faults.Crash(after_execution=True),
+    faults.DiscoverError(404, None),
+    faults.HeaderMismatch("Mcp-Name"),
+    faults.UnsupportedVersion(["2025-11-25"]),
+    faults.MissingCapability(["elicitation", "sampling"]),
+    faults.EraDowngrade(),
 ]
 FAULT_CLASSES = {
     cls for name in faults.__all__ if isinstance(cls := getattr(faults, name), type) and issubclass(cls, faults.Fault)
@@ -347,8 +378,10 @@ def test_every_fault_survives_json(fault: faults.Fault) -> None:
 
 
 def test_a_rule_survives_json() -> None:
-    """Rule.from_json(rule.to_json()) == rule, with its fault, method, tool, page, session, nth and times."""
-    rule = faults.Rule(faults.PageError(2), method="tools/list", page=2, session_id="abc", nth=2, times=None)
+    """Rule.from_json(rule.to_json()) == rule, with its fault, method, tool, page, session, nth, times and era."""
+    rule = faults.Rule(
+        faults.PageError(2), method="tools/list", page=2, session_id="abc", nth=2, times=None, era="stateless"
+    )
     assert faults.Rule.from_json(json.loads(json.dumps(rule.to_json()))) == rule
 
 

@@ -12,7 +12,8 @@ from ._support import FRAMINGS, LIMIT_S, Serve, Wire, call, json_bytes, rpc, sdk
 
 pytestmark = pytest.mark.anyio
 
-NOT_FOUND = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Session not found"}}
+GONE = "Session not found: it has ended; re-initialize (send initialize without Mcp-Session-Id)"
+NOT_FOUND = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": GONE}}
 PING = rpc("ping", request_id=9)
 
 
@@ -146,7 +147,7 @@ async def test_restart_shortcut_forgets_every_session(serve: Serve, status: int)
     ids=["lose", "restart-404", "restart-400", "expire"],
 )
 async def test_sdk_client_does_not_start_a_new_session(serve: Serve, framing: str, fault: faults.Fault) -> None:
-    """After a lost session the SDK raises MCPError -32600 'Session not found' on every call; it never reconnects."""
+    """After a lost session the SDK raises MCPError -32600 'Session not found…' on every call; it never reconnects."""
     server = tools(serve(response_mode=framing), "create")
     server.fail_next_call("create", fault)
     outcomes: list[object] = []
@@ -158,7 +159,7 @@ async def test_sdk_client_does_not_start_a_new_session(serve: Serve, framing: st
                 except MCPError as error:
                     outcomes.append((error.code, error.message))
     expired = isinstance(fault, faults.ExpireSession)
-    refused = (-32600, "Session not found")
+    refused = (-32600, GONE)
     # ExpireSession(1): the call and the tools/list the SDK sends after a tool's first call are served.
     assert outcomes == ([False, refused] if expired else [refused, refused])
     assert len(server.journal.requests("initialize")) == 1
@@ -175,7 +176,7 @@ async def test_sdk_client_call_fails_when_the_session_expires_right_after_it(ser
         async with sdk_client(server) as client:
             with pytest.raises(MCPError) as caught:
                 await client.call_tool("create", {})
-    assert (caught.value.code, caught.value.message) == (-32600, "Session not found")
+    assert (caught.value.code, caught.value.message) == (-32600, GONE)
     assert [(r.rpc_method, r.status) for r in server.journal.requests(http_method="POST")][-2:] == [
         ("tools/call", 200),
         ("tools/list", 404),

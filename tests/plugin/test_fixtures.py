@@ -219,3 +219,26 @@ def test_mcp_client_sends_the_headers_the_marker_requires(pytester: pytest.Pytes
         """
     )
     pytester.runpytest().assert_outcomes(passed=2)
+
+
+def test_mcp_server_reset_empties_the_bridge_tool_cache(pytester: pytest.Pytester) -> None:
+    """A reference-bridge pool over the reused mcp_server lists each test's tools, not a cached earlier listing."""
+    pytester.makepyfile(
+        """
+        import anyio
+        import pytest
+        from mcp_testkit.bridge import ServerConfig, ToolPool
+
+        @pytest.mark.parametrize("tool", ["first", "second"])
+        def test_pool_sees_this_tests_tools(mcp_server, tool):
+            mcp_server.tool(tool, returns=tool)
+
+            async def main():
+                async with ToolPool([ServerConfig(name="s", url=mcp_server.url)]) as pool:
+                    assert [t.bare_name for t in pool.tools()] == [tool]
+                    assert await pool.call(f"s.{tool}") == tool
+
+            anyio.run(main)
+        """
+    )
+    pytester.runpytest().assert_outcomes(passed=2)

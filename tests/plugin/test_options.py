@@ -58,3 +58,36 @@ def test_help_shows_the_option_group(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         ["*fake MCP servers (mcp-testkit)*", "*--mcp-transport=*", "*--mcp-journal=*", "*mcp_journal_limit*"]
     )
+
+
+LOOP_SCOPE = """
+import pytest
+
+
+@pytest.mark.asyncio
+async def test_on_pytest_asyncio(mcp_server, mcp_client):
+    mcp_server.tool("greet", returns="hello")
+    assert (await mcp_client.call_tool("greet", {})).content[0].text == "hello"
+
+
+def test_scope(pytestconfig):
+    assert pytestconfig.getini("asyncio_default_fixture_loop_scope") == "EXPECTED"
+"""
+
+
+def test_a_plain_run_trips_no_pytest_asyncio_warning(pytester: pytest.Pytester) -> None:
+    """With asyncio_default_fixture_loop_scope unset, a `-W error` run passes: the plugin keeps the present scope."""
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(LOOP_SCOPE.replace("EXPECTED", "fixture-scope"))
+    result = pytester.runpytest("-W", "error", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    assert "warnings" not in result.parseoutcomes()
+
+
+@pytest.mark.parametrize("how", [["-o", "asyncio_default_fixture_loop_scope=module"], []], ids=["option", "ini"])
+def test_the_users_fixture_loop_scope_is_kept(pytester: pytest.Pytester, how: list[str]) -> None:
+    """A loop scope the user set, on the command line or in the ini file, is the one pytest-asyncio gets."""
+    if not how:
+        pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = module\n")
+    pytester.makepyfile(LOOP_SCOPE.replace("EXPECTED", "module"))
+    pytester.runpytest("-W", "error", *how).assert_outcomes(passed=2)

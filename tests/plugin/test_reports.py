@@ -50,7 +50,7 @@ def test_failing_test_report_has_the_journal_without_credentials(pytester: pytes
             "*- mcp journal -*",
             "server 'test' http://127.0.0.1:*/mcp: 4 requests",
             "#1 POST session=* initialize -> 200",
-            "#2 POST session=* tools/call leaky -> 200",
+            "#2 POST session=* tools/call leaky -> 200 isError",
             "#3 DELETE session=* DELETE -> 200",
             "#4 POST session=- initialize -> 401 (wrong Authorization header)",
             "tool handlers raised 1 exception:",
@@ -158,5 +158,40 @@ def test_factory_servers_get_sections_and_checks(pytester: pytest.Pytester) -> N
             "#1 GET session=- GET -> *",
             "*- mcp journal: jira -*",
             "*tools/call boom -> 200*",
+        ]
+    )
+
+
+STATELESS_FAILING = """
+import anyio
+import pytest
+from mcp import Client
+
+
+@pytest.mark.anyio
+async def test_fails(mcp_server):
+    mcp_server.tool("create", returns="created")
+    async with Client(mcp_server.url, mode="auto") as client:
+        await client.call_tool("create", {"title": "a"})
+    mcp_server.journal.assert_called("create", times=2)
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+"""
+
+
+def test_a_stateless_clients_failure_report_shows_its_requests(pytester: pytest.Pytester) -> None:
+    """A test whose client spoke 2026-07-28 gets the same report: each request on a line, marked stateless."""
+    pytester.makepyfile(STATELESS_FAILING)
+    result = pytester.runpytest("-p", "anyio")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*expected tool 'create' to be called 2 times, it was called 1 times*",
+            "*- mcp journal -*",
+            "#1 POST stateless server/discover -> 200",
+            "#2 POST stateless tools/call create -> 200",
         ]
     )

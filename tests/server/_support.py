@@ -12,6 +12,8 @@ import anyio.to_thread
 import httpx2
 from mcp.client.streamable_http import streamable_http_client
 
+from mcp_testkit._eras import STATELESS_VERSION, stateless_headers, stateless_params
+
 if TYPE_CHECKING:
     from mcp.client._transport import Transport
 
@@ -126,6 +128,46 @@ class Wire:
     async def ping_ok(self) -> None:
         """The server still answers a ping on this session."""
         assert await self.request("ping", request_id=99) == {"jsonrpc": "2.0", "id": 99, "result": {}}
+
+
+CLIENT_INFO = {"name": "wire", "version": "1"}
+
+
+def modern(
+    method: str, params: dict[str, Any] | None = None, request_id: int | str = 1, version: str = STATELESS_VERSION
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """A 2026-07-28 request and the headers that mirror it: `_meta` with version, info and capabilities."""
+    full = stateless_params(params, version=version, client_info=CLIENT_INFO)
+    return rpc(method, full, request_id), {k.lower(): v for k, v in stateless_headers(method, full, version).items()}
+
+
+class Stateless:
+    """A 2026-07-28 client spoken by hand: every request carries its `_meta` and mirroring headers, no session."""
+
+    def __init__(self, wire: Wire) -> None:
+        self.wire = wire
+
+    async def post(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        request_id: int | str = 1,
+        *,
+        headers: dict[str, Any] | None = None,
+        version: str = STATELESS_VERSION,
+    ) -> httpx2.Response:
+        """POST one stateless request; `headers` override the mirrored ones (None drops one)."""
+        message, mirrored = modern(method, params, request_id, version)
+        return await self.wire.post(message, headers={"accept": ACCEPT, **mirrored, **(headers or {})})
+
+    async def result(self, method: str, params: dict[str, Any] | None = None, request_id: int | str = 1) -> Any:
+        """POST a stateless request that must succeed and return its `result`."""
+        response = await self.post(method, params, request_id)
+        assert response.status_code == 200, response.text
+        answer = messages(response)[-1]
+        assert answer.get("id") == request_id, answer
+        assert "result" in answer, answer
+        return answer["result"]
 
 
 def asgi_client(server: TestMcpServer) -> httpx2.AsyncClient:

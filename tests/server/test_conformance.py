@@ -1,23 +1,16 @@
-"""The official MCP conformance suite's server scenarios against `TestMcpServer(preset="conformance")`."""
+"""The official MCP conformance suite's server scenarios against `TestMcpServer(preset="conformance")`.
+
+The suite is the npm package pinned in tests/conformance (installed by `npm ci` on first use)."""
 
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from node_trees import NPM_CI_TIMEOUT_S, SCENARIO_TIMEOUT_S, ConformanceSuite
 
 from mcp_testkit import TestMcpServer
-
-REPO = Path(__file__).resolve().parents[2]
-CONFORMANCE = REPO / ".." / "shared" / "tools" / "conformance"
-# The first run installs @modelcontextprotocol/conformance into ~/.cache with npm.
-FIRST_RUN_S = 900
-TALLY = re.compile(r"Passed: (\d+)/(\d+), (\d+) failed, (\d+) warnings")
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 SCENARIOS = [
     "server-initialize",
@@ -40,29 +33,17 @@ SCENARIOS = [
 @pytest.fixture(scope="module")
 def conformance_server() -> Iterator[TestMcpServer]:
     """One conformance-preset server on loopback for every scenario; its handler errors fail the module."""
-    if shutil.which("node") is None:
-        pytest.skip("the conformance suite needs Node.js (`node` is not on PATH)")
     with TestMcpServer("conformance", preset="conformance") as server:
         yield server
     server.check()
 
 
-@pytest.mark.timeout(FIRST_RUN_S)
+@pytest.mark.timeout(NPM_CI_TIMEOUT_S + SCENARIO_TIMEOUT_S)
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_conformance_scenario_passes(conformance_server: TestMcpServer, scenario: str, tmp_path: Path) -> None:
+def test_conformance_scenario_passes(
+    conformance: ConformanceSuite, conformance_server: TestMcpServer, scenario: str, tmp_path: Path
+) -> None:
     """The scenario's checks all pass, none fail."""
-    run = subprocess.run(
-        ["bash", str(CONFORMANCE), "server", "--url", conformance_server.url, "--scenario", scenario],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=FIRST_RUN_S,
-        check=False,
-    )
-    output = ANSI.sub("", run.stdout + run.stderr)
-    tally = TALLY.search(output)
-    assert tally is not None, f"no result line from the conformance suite (exit {run.returncode}):\n{output}"
-    passed, total, failed = (int(n) for n in tally.groups()[:3])
-    assert (failed, passed) == (0, total), output
-    assert total > 0, output
-    assert run.returncode == 0, output
+    run = conformance.run(conformance_server.url, scenario, cwd=tmp_path)
+    assert run.tally is not None, f"no result line from the conformance suite (exit {run.returncode}):\n{run.output}"
+    assert run.all_passed, run.output

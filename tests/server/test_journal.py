@@ -196,6 +196,27 @@ async def test_format_prints_one_line_per_request(via: str) -> None:
     assert server.journal.format(limit=1).splitlines()[1] == "... and 2 more requests"
 
 
+@pytest.mark.parametrize("response_mode", ["json", "sse"])
+async def test_summary_marks_an_error_result_and_a_json_rpc_error(via: str, response_mode: str) -> None:
+    """Summary and near-miss lines mark a tool's error result `-> 200 isError`, an RPC error `-> 200 error -32602`."""
+    server = TestMcpServer("j", response_mode=response_mode)
+    server.tool("create", returns="created")
+    server.tool("broken", returns=ToolError("down"))
+    async with serving(server, via) as wire:
+        await wire.initialize()
+        await wire.call("broken")
+        refused = await wire.request("tools/call", {"name": "no_such_tool", "arguments": {}}, request_id=7)
+        await wire.call("create")
+    assert refused["error"]["code"] == -32602
+    summaries = [record.summary() for record in server.journal.requests("tools/call")]
+    assert [line.split(" -> ")[1] for line in summaries] == ["200 isError", "200 error -32602", "200"]
+    assert summaries[0].endswith("tools/call broken -> 200 isError")
+    with pytest.raises(AssertionError) as near_miss:
+        server.journal.assert_called("create", arguments={"title": "t"})
+    assert "  #3 broken({}) -> 200 isError\n" in str(near_miss.value)
+    assert "no_such_tool({}) -> 200 error -32602\n" in str(near_miss.value)
+
+
 def test_an_empty_journal() -> None:
     """An empty journal has no last record, no calls, and waiting on it times out."""
     journal = TestMcpServer().journal

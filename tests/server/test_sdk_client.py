@@ -43,8 +43,8 @@ async def test_legacy_mode_initializes_lists_and_calls(via: str) -> None:
 
 
 async def test_auto_mode_falls_back_to_initialize(via: str) -> None:
-    """Client(mode="auto") probes server/discover, gets -32601, and falls back to an initialize handshake."""
-    server = _catalogue()
+    """Client(mode="auto") against eras=("handshake",): the probe gets -32601, then an initialize handshake."""
+    server = _catalogue(eras=("handshake",))
     async with serving(server, via):
         with anyio.fail_after(LIMIT_S):
             async with Client(sdk_transport(server, via), mode="auto") as client:
@@ -52,12 +52,70 @@ async def test_auto_mode_falls_back_to_initialize(via: str) -> None:
                 result = await client.call_tool("t1", {})
         assert result.content[0].text == "t1 ran"  # type: ignore[union-attr]
         probe, handshake = server.journal[0], server.journal[1]
+        opening = [r.rpc_method for r in server.journal][:3]
+        assert opening == ["server/discover", "initialize", "notifications/initialized"]
         assert probe.rpc_method == "server/discover"
         assert probe.response["error"]["code"] == -32601
         assert probe.session_id is None
         assert handshake.rpc_method == "initialize"
         assert handshake.status == 200
         assert len(server.sessions) == 1
+
+
+@pytest.mark.parametrize("response_mode", ["json", "sse"])
+async def test_auto_mode_lands_on_2026_07_28_lists_every_page_and_calls(via: str, response_mode: str) -> None:
+    """Client(mode="auto") against the default server speaks 2026-07-28: no initialize, every page, tool calls."""
+    server = _catalogue(page_size=2, response_mode=response_mode)
+    async with serving(server, via):
+        with anyio.fail_after(LIMIT_S):
+            async with Client(sdk_transport(server, via), mode="auto") as client:
+                version = client.protocol_version
+                pages = [await client.list_tools()]
+                while pages[-1].next_cursor is not None:
+                    pages.append(await client.list_tools(cursor=pages[-1].next_cursor))
+                results = [await client.call_tool(name, {"n": i}) for i, name in enumerate(["t1", "t5"])]
+    assert version == "2026-07-28"
+    assert [[t.name for t in page.tools] for page in pages] == [["t1", "t2"], ["t3", "t4"], ["t5"]]
+    assert [r.content[0].text for r in results] == ["t1 ran", "t5 ran"]  # type: ignore[union-attr]
+    journal = server.journal
+    assert journal[0].rpc_method == "server/discover"
+    assert journal.requests("initialize") == []
+    assert {record.era for record in journal} == {"stateless"}
+    assert {record.protocol_version for record in journal} == {"2026-07-28"}
+    assert len(server.sessions) == 0
+    journal.assert_called("t5", times=1, arguments={"n": 1})
+    call = journal.calls("t5")[0]
+    assert (call.headers["mcp-method"], call.headers["mcp-name"]) == ("tools/call", "t5")
+    assert call.client_info is not None
+    assert call.client_info["name"]
+    assert server.executions() == 2
+
+
+async def test_auto_mode_against_a_discover_error_falls_back(via: str) -> None:
+    """A DiscoverError on the probe of a two-era server sends Client(mode="auto") to the handshake."""
+    from mcp_testkit import faults
+
+    server = _catalogue()
+    server.inject(faults.DiscoverError())
+    async with serving(server, via):
+        with anyio.fail_after(LIMIT_S):
+            async with Client(sdk_transport(server, via), mode="auto") as client:
+                assert client.protocol_version == LATEST
+                await client.call_tool("t1", {})
+    assert [r.rpc_method for r in server.journal][:2] == ["server/discover", "initialize"]
+    assert (server.journal[0].status, server.journal[0].fault) == (400, faults.DiscoverError())
+    assert server.calls("t1")[0].era == "handshake"
+
+
+async def test_legacy_mode_against_a_stateless_only_server_is_told_the_versions(via: str) -> None:
+    """Client(mode="legacy") against eras=("stateless",): initialize is refused with -32022 naming 2026-07-28."""
+    server = _catalogue(eras=("stateless",))
+    refused = pytest.RaisesExc(MCPError, check=lambda error: error.code == -32022 and "2026-07-28" in str(error))
+    async with serving(server, via):
+        with anyio.fail_after(LIMIT_S), pytest.RaisesGroup(refused, flatten_subgroups=True):
+            async with Client(sdk_transport(server, via), mode="legacy"):
+                pass
+    assert (server.journal[0].rpc_method, server.journal[0].status) == ("initialize", 400)
 
 
 async def test_the_sdk_client_ends_its_session_with_delete(via: str) -> None:

@@ -13,7 +13,14 @@ from ._support import LATEST, messages, note, rpc, serving
 
 pytestmark = pytest.mark.anyio
 
-SESSION_NOT_FOUND = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Session not found"}}
+SESSION_NOT_FOUND = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {
+        "code": -32600,
+        "message": "Session not found: it has ended; re-initialize (send initialize without Mcp-Session-Id)",
+    },
+}
 
 
 def _server(**options: Any) -> TestMcpServer:
@@ -26,7 +33,8 @@ def _refusal(response: Any, status: int, code: int) -> None:
     assert response.status_code == status, response.text
     body = response.json()
     assert body["jsonrpc"] == "2.0"
-    assert body["id"] is None
+    # The transport refuses with id null; a 2026-07-28 refusal (-32020..-32022) answers the request's id.
+    assert body["id"] == (1 if code <= -32020 and code >= -32099 else None)
     assert body["error"]["code"] == code
 
 
@@ -101,7 +109,7 @@ REFUSALS: dict[str, tuple[dict[str, Any], int, int]] = {
     "bad Host": ({"message": rpc("ping"), "headers": {"host": "evil.example:80"}}, 421, -32600),
     "bad Origin": ({"message": rpc("ping"), "headers": {"origin": "http://evil.example"}}, 403, -32600),
     "null Origin": ({"message": rpc("ping"), "headers": {"origin": "null"}}, 403, -32600),
-    "unsupported version": ({"message": rpc("ping"), "headers": {"mcp-protocol-version": "1999-01-01"}}, 400, -32600),
+    "unsupported version": ({"message": rpc("ping"), "headers": {"mcp-protocol-version": "1999-01-01"}}, 400, -32022),
 }
 
 
@@ -124,7 +132,7 @@ async def test_bad_requests_are_refused_recorded_and_survived(via: str, case: st
 
 
 async def test_unknown_session_body_matches_the_sdk(via: str) -> None:
-    """An unknown session id gets 404 with the SDK's exact 'Session not found' body."""
+    """An unknown session id gets 404 with the SDK's body, its message extended by what to do: re-initialize."""
     async with serving(_server(), via) as wire:
         wire.session_id = "0" * 32
         response = await wire.post(rpc("ping"))
@@ -177,6 +185,7 @@ async def test_get_without_a_stream_is_405(via: str) -> None:
         response = await wire.send("GET", headers=wire.headers(accept="text/event-stream"))
         _refusal(response, 405, -32600)
         assert response.headers["allow"] == "POST, DELETE"
+        assert "(TestMcpServer(get_stream=True) opens one)" in response.json()["error"]["message"]
         assert server.journal.last.http_method == "GET"
         await wire.ping_ok()
 
@@ -271,8 +280,8 @@ async def test_unknown_method_is_32601(via: str) -> None:
 
 
 async def test_server_discover_is_32601_and_opens_no_session(via: str) -> None:
-    """server/discover (the 2026-07-28 probe) gets -32601 with its id, so clients fall back to initialize."""
-    server = _server()
+    """On a handshake-only server, server/discover (the 2026-07-28 probe) gets -32601 with its id."""
+    server = _server(eras=("handshake",))
     async with serving(server, via) as wire:
         response = await wire.post(rpc("server/discover", {}, request_id="d1"))
         assert response.status_code == 200

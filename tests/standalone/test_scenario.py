@@ -56,21 +56,21 @@ def test_json_scenario_builds_the_server_it_describes() -> None:
     ("data", "message"),
     [
         ({"tools": [{"name": "a", "returns": "x", "answers": ["y"]}]}, "tools/0: "),
-        ({"tools": [{"name": "a", "answers": []}]}, "tools/0/answers: [] should be non-empty"),
+        ({"tools": [{"name": "a", "answers": []}]}, "tools/0/answers: "),
         (
             {"tools": [{"name": "a", "inputSchema": {"type": "array"}}]},
-            "tools/0/inputSchema/type: 'object' was expected",
+            "tools/0/inputSchema/type: ",
         ),
         (
             {"required_headers": [{"name": "X", "value": "v", "status": 500}]},
-            "required_headers/0/status: 500 is not one of",
+            "required_headers/0/status: ",
         ),
         (
             {"faults": [{"fault": {"type": "Delay", "seconds": -1}}]},
-            "faults/0/fault/seconds: -1 is less than the minimum",
+            "faults/0/fault/seconds: ",
         ),
-        ({"faults": [{"fault": {"type": "Delay"}, "times": 0}]}, "faults/0/times: 0 is less than the minimum of 1"),
-        ({"response_mode": "xml"}, "response_mode: 'xml' is not one of ['json', 'sse']"),
+        ({"faults": [{"fault": {"type": "Delay"}, "times": 0}]}, "faults/0/times: "),
+        ({"response_mode": "xml"}, "response_mode: "),
     ],
 )
 def test_errors_name_the_bad_field(data: dict[str, object], message: str) -> None:
@@ -93,3 +93,12 @@ def test_python_scenario_errors_name_the_line(tmp_path: Path) -> None:
     scenario = load_scenario(path)
     with pytest.raises(ScenarioError, match=r"broken.py: line 2: ValueError: require_header: status must be 401"):
         scenario.apply(TestMcpServer())
+
+
+def test_a_rule_for_an_era_the_server_does_not_speak_is_refused() -> None:
+    """add_rules refuses, before adding any, a fault for an era the server does not speak, naming the rule."""
+    server = TestMcpServer(eras=("stateless",))
+    rules = [{"fault": {"type": "Drop"}}, {"fault": {"type": "LoseSession"}}]
+    with pytest.raises(ScenarioError, match=r"^1: inject: LoseSession\(\) has no meaning for a stateless"):
+        add_rules(server, rules)
+    assert server.pending_faults() == []

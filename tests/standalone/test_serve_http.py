@@ -156,12 +156,12 @@ def test_allow_remote_serves_and_says_what_it_exposes(serve: Callable[..., Serve
         (
             '{"tools": [{"name": "t", "annotations": {"readOnlyHint": "yes"}}]}',
             ".json",
-            "tools/0/annotations/readOnlyHint: 'yes' is not of type 'boolean'",
+            "tools/0/annotations/readOnlyHint: ",  # the path is ours; the rest is jsonschema's wording
         ),
         (
             '{"faults": [{"fault": {"type": "Drop", "after": true}}]}',
             ".json",
-            "faults/0/fault: Additional properties are not allowed ('after' was unexpected)",
+            "faults/0/fault: ",
         ),
         ('{"tools": [', ".json", "not valid JSON"),
         ("def setup(server):\n    pass\n", ".py", "defines no function scenario(server)"),
@@ -188,3 +188,46 @@ def test_a_stdio_only_fault_is_refused_over_http(tmp_path: Path) -> None:
     result = run_refused("--scenario", str(scenario))
     assert result.returncode == 2
     assert "Exit means something only over stdio" in result.stderr
+
+
+def test_get_without_a_get_stream_names_the_serve_option(serve: Callable[..., Served]) -> None:
+    """Under `serve`, the 405 to a GET names `--get-stream`, the option that opens one, not the Python argument."""
+    served = serve("--preset", "demo")
+    refused = httpx2.get(served.url, headers={"Accept": "text/event-stream"}, timeout=LIMIT_S)
+    assert refused.status_code == 405
+    message = refused.json()["error"]["message"]
+    assert message == "this server offers no GET stream (mcp-testkit serve --get-stream opens one)"
+@pytest.mark.parametrize(
+    ("arguments", "version"),
+    [((), "2026-07-28"), (("--era", "handshake"), "2025-11-25"), (("--era", "stateless"), "2026-07-28")],
+    ids=["both", "handshake", "stateless"],
+)
+async def test_era_option_chooses_what_an_auto_client_lands_on(
+    serve: Callable[..., Served], arguments: tuple[str, ...], version: str
+) -> None:
+    """`serve` speaks both eras by default; `--era` limits it, and the SDK client in auto mode follows."""
+    served = serve("--preset", "demo", *arguments)
+    with anyio.fail_after(LIMIT_S):
+        async with Client(served.url, mode="auto") as client:
+            assert client.protocol_version == version
+            assert (await client.call_tool("search_tickets", {"q": "x"})).is_error is False
+
+
+async def test_json_scenario_names_its_eras(serve: Callable[..., Served], tmp_path: Path) -> None:
+    """A JSON scenario's `eras` reaches the server: a legacy client is refused by a stateless-only one."""
+    scenario = tmp_path / "modern.json"
+    scenario.write_text(
+        json.dumps({"name": "modern", "eras": ["stateless"], "tools": [{"name": "one", "returns": "1"}]})
+    )
+    served = serve("--scenario", str(scenario))
+    refused = pytest.RaisesExc(MCPError, check=lambda error: error.code == -32022)
+    with anyio.fail_after(LIMIT_S), pytest.RaisesGroup(refused, flatten_subgroups=True):
+        async with Client(served.url, mode="legacy"):
+            pass
+
+
+def test_the_stateless_era_over_stdio_is_refused() -> None:
+    """`serve --stdio --era stateless` stops at once, saying the stdio server speaks the handshake era only."""
+    refused = run_refused("--stdio", "--era", "stateless")
+    assert refused.returncode == 2
+    assert "--era stateless needs HTTP" in refused.stderr

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from node_trees import NPM_CI_TIMEOUT_S, TS_CLIENT, installed, node
 
 from ._support import LIMIT_S, Served
 
-CLIENT_DIR = Path(__file__).parent / "ts_client"
 SCENARIO = {
     "name": "ts",
     "page_size": 2,
@@ -22,27 +21,31 @@ SCENARIO = {
     "faults": [{"fault": {"type": "LoseSession"}, "method": "tools/call", "nth": 2}],
 }
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("node") is None, reason="node is not installed: the TypeScript client needs it"
-)
+# The first test may wait for the `npm ci` of tests/standalone/ts_client.
+pytestmark = pytest.mark.timeout(NPM_CI_TIMEOUT_S + LIMIT_S)
+
+
+@pytest.fixture(scope="module")
+def ts_client() -> tuple[str, Path]:
+    """`node`, and the client's folder with its locked TypeScript SDK installed (skips without Node.js)."""
+    return node("the TypeScript SDK client"), installed(TS_CLIENT)
 
 
 @pytest.fixture
-def ts_run(serve: Callable[..., Served], tmp_path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def ts_run(
+    ts_client: tuple[str, Path], serve: Callable[..., Served], tmp_path: Path
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Runs client.mjs against the scenario; what it printed, and the journal as the admin API shows it."""
-    if not (CLIENT_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
-        pytest.fail(f"the TypeScript SDK is not installed: run `npm ci --prefix {CLIENT_DIR}` (.ci/run does)")
+    node_path, client_dir = ts_client
     scenario = tmp_path / "ts.json"
     scenario.write_text(json.dumps(SCENARIO))
     served = serve("--scenario", str(scenario), "--admin")
-    node = shutil.which("node")
-    assert node is not None
     ran = subprocess.run(
-        [node, str(CLIENT_DIR / "client.mjs"), served.url, "X-Api-Key", "ts-secret", "t1"],
+        [node_path, str(client_dir / "client.mjs"), served.url, "X-Api-Key", "ts-secret", "t1"],
         capture_output=True,
         text=True,
         timeout=LIMIT_S,
-        cwd=CLIENT_DIR,
+        cwd=client_dir,
     )
     assert ran.returncode == 0, ran.stderr
     seen: dict[str, Any] = json.loads(ran.stdout.splitlines()[-1])

@@ -1,0 +1,27 @@
+"""Adapters: the smallest interface a bridge needs to be tested, and adapters for real bridges.
+
+A `BridgeAdapter` connects to one MCP server URL with some headers, lists tool names, calls a
+tool and reports an `Outcome`, and closes. The contract suite (`mcp_testkit.contract`) drives any
+adapter through `TestMcpServer`. An adapter class is its own factory: the suite calls
+`Adapter(transport=...)`, with an `httpx2` transport for in-process runs or None for a real socket.
+Mapping the bridge's exceptions to outcomes is the adapter's job: an exception that escapes an
+adapter method is reported as an error of the adapter, never as the bridge breaking a property.
+"""
+
+from __future__ import annotations
+
+from mcp_testkit.adapters._outcome import AdapterFactory, BridgeAdapter, Outcome, OutcomeKind, SessionMode
+from mcp_testkit.adapters._reference import PerCallReferenceAdapter, ReferenceBridgeAdapter
+from mcp_testkit.adapters._sdk import SdkClientAdapter, SdkErrorClassifier
+
+__all__ = [
+    "AdapterFactory",
+    "BridgeAdapter",
+    "Outcome",
+    "OutcomeKind",
+    "PerCallReferenceAdapter",
+    "ReferenceBridgeAdapter",
+    "SdkClientAdapter",
+    "SdkErrorClassifier",
+    "SessionMode",
+]

@@ -1,0 +1,99 @@
+"""The adapter interface: `Outcome`, what one connect or call came to, and the `BridgeAdapter` protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = ["AdapterFactory", "BridgeAdapter", "Outcome", "OutcomeKind", "SessionMode"]
+
+OutcomeKind = Literal["ok", "tool_error", "auth_error", "outcome_unknown", "connection_error"]
+SessionMode = Literal["persistent", "per_call"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one connect or call came to, as the bridge reported it.
+
+    `text` is what the bridge renders for the model: the result of an `ok` call, or the error text
+    of a failed one (by default `str(error)`). Two outcomes are equal when kind and text are.
+    """
+
+    kind: OutcomeKind
+    text: str | None = None
+    error: BaseException | None = field(default=None, compare=False)
+
+    @classmethod
+    def ok(cls, text: str = "") -> Outcome:
+        return cls("ok", text)
+
+    @classmethod
+    def tool_error(cls, error: BaseException, text: str | None = None) -> Outcome:
+        """The tool said no: an `isError` result or a JSON-RPC error; `text` is the error as rendered."""
+        return cls("tool_error", str(error) if text is None else text, error)
+
+    @classmethod
+    def auth_error(cls, error: BaseException, text: str | None = None) -> Outcome:
+        return cls("auth_error", str(error) if text is None else text, error)
+
+    @classmethod
+    def outcome_unknown(cls, error: BaseException, text: str | None = None) -> Outcome:
+        return cls("outcome_unknown", str(error) if text is None else text, error)
+
+    @classmethod
+    def connection_error(cls, error: BaseException, text: str | None = None) -> Outcome:
+        return cls("connection_error", str(error) if text is None else text, error)
+
+    def __str__(self) -> str:
+        if self.kind == "ok":
+            return f"ok({self.text!r})"
+        if self.error is None:
+            return f"{self.kind}({self.text!r})"
+        return f"{self.kind}({type(self.error).__name__}: {self.error})"
+
+
+@runtime_checkable
+class BridgeAdapter(Protocol):
+    """One bridge connected to one server, as the contract suite drives it.
+
+    Two attributes are optional and read with a default: `sessions` ("persistent", the default, or
+    "per_call" for a bridge that opens a session for every operation) and `timeout_s` (how long the
+    bridge waits for a call's answer; None, the default, runs no late-answer cases).
+    """
+
+    name: ClassVar[str]
+    """A short name for reports, e.g. 'reference'."""
+    page_limit: int | None
+    """The most `tools/list` pages the bridge reads before giving up; None: no limit."""
+    retry: int
+    """How many times the bridge may resend a read after a transient failure."""
+
+    async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
+        """Connect and load the tool listing; an `Outcome` says whether that worked."""
+        ...
+
+    async def list_tools(self) -> list[str]:
+        """The bare names of the tools loaded at connect, as many times as the bridge holds them."""
+        ...
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        """Call a tool by its bare name."""
+        ...
+
+    def set_headers(self, headers: Mapping[str, str]) -> None:
+        """New credentials, to be used from the bridge's next connect or request on (a rotation)."""
+        ...
+
+    async def close(self) -> None:
+        """Disconnect; nothing may stay open."""
+        ...
+
+
+class AdapterFactory(Protocol):
+    """Makes an adapter; `transport` routes its HTTP in-process when given."""
+
+    def __call__(self, *, transport: httpx2.AsyncBaseTransport | None = None) -> BridgeAdapter: ...

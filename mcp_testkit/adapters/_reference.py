@@ -1,0 +1,160 @@
+"""The reference bridge (`mcp_testkit.bridge.ToolPool`) behind the adapter interface, with one session
+kept open, or with a session opened for every operation as many frameworks do."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from mcp_testkit.adapters._outcome import Outcome, SessionMode
+
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = ["PerCallReferenceAdapter", "ReferenceBridgeAdapter"]
+
+
+class ReferenceBridgeAdapter:
+    """The reference bridge: one `ToolPool` (one session) from connect to close."""
+
+    name: ClassVar[str] = "reference"
+    server_name: ClassVar[str] = "srv"
+    sessions: SessionMode = "persistent"
+
+    def __init__(
+        self,
+        *,
+        transport: httpx2.AsyncBaseTransport | None = None,
+        retry: int = 2,
+        timeout_s: float = 0.5,
+        connect_timeout_s: float = 5.0,
+        max_tool_pages: int = 100,
+    ) -> None:
+        self._transport = transport
+        self.retry = retry
+        self.page_limit: int | None = max_tool_pages
+        self.timeout_s: float | None = timeout_s
+        self._connect_timeout_s = connect_timeout_s
+        self._environ: dict[str, str] = {}
+        self._variables: dict[str, str] = {}
+        self._pool: Any = None
+        self._url = ""
+
+    def _config(self, url: str) -> Any:
+        from mcp_testkit.bridge import Headers, ServerConfig
+
+        return ServerConfig(
+            name=self.server_name,
+            url=url,
+            auth=Headers(env=self._variables) if self._variables else None,
+            timeout_s=self.timeout_s or 30.0,
+            retry=self.retry,
+            connect_timeout_s=self._connect_timeout_s,
+            connect_retries=0,
+            max_tool_pages=self.page_limit or 100,
+        )
+
+    async def _open(self) -> Any:
+        """An open `ToolPool` on the URL given to connect, or the `Outcome` of its failure."""
+        from mcp_testkit.bridge import ToolPool
+
+        # Uncached: every contract example scripts a new catalogue behind the same URL, and its listing is
+        # what P1 checks; a cached one would be the previous example's.
+        pool = ToolPool([self._config(self._url)], transport=self._transport, environ=self._environ, cache=False)
+        try:
+            await pool.__aenter__()
+        except Exception as exc:
+            return _reference_outcome(exc)
+        return pool
+
+    async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
+        self._url = url
+        self._variables = {name: f"MCP_TESTKIT_HEADER_{index}" for index, name in enumerate(headers)}
+        self.set_headers(headers)
+        pool = await self._open()
+        if isinstance(pool, Outcome):
+            return pool
+        self._pool = pool
+        return Outcome.ok()
+
+    async def list_tools(self) -> list[str]:
+        return [tool.bare_name for tool in self._pool.tools()] if self._pool is not None else []
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        if self._pool is None:
+            return Outcome.connection_error(RuntimeError("not connected"))
+        return await _call(self._pool, f"{self.server_name}.{tool}", arguments)
+
+    def set_headers(self, headers: Mapping[str, str]) -> None:
+        for name, value in headers.items():
+            variable = self._variables.setdefault(name, f"MCP_TESTKIT_HEADER_{len(self._variables)}")
+            self._environ[variable] = value
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.__aexit__(None, None, None)
+
+
+class PerCallReferenceAdapter(ReferenceBridgeAdapter):
+    """The reference bridge used the way many frameworks use a client: a new session for every operation.
+
+    `connect` opens a pool (handshake and listing) and closes it; each `call` opens a pool, calls, and
+    closes it. No session lives between operations, so the contract adapts its session cases to it.
+    """
+
+    name: ClassVar[str] = "reference-per-call"
+    sessions: SessionMode = "per_call"
+
+    def __init__(self, *, transport: httpx2.AsyncBaseTransport | None = None, **options: Any) -> None:
+        super().__init__(transport=transport, **options)
+        self._tools: list[str] = []
+        self._connected = False
+
+    async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
+        outcome = await super().connect(url, headers)
+        if outcome.kind == "ok":
+            self._tools = await super().list_tools()
+            self._connected = True
+            await super().close()
+        return outcome
+
+    async def list_tools(self) -> list[str]:
+        return list(self._tools)
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        if not self._connected:
+            return Outcome.connection_error(RuntimeError("not connected"))
+        pool = await self._open()
+        if isinstance(pool, Outcome):
+            return pool
+        try:
+            return await _call(pool, f"{self.server_name}.{tool}", arguments)
+        finally:
+            await pool.__aexit__(None, None, None)
+
+    async def close(self) -> None:
+        self._connected = False
+        await super().close()
+
+
+async def _call(pool: Any, name: str, arguments: Mapping[str, Any]) -> Outcome:
+    try:
+        text = await pool.call(name, dict(arguments))
+    except Exception as exc:
+        return _reference_outcome(exc)
+    return Outcome.ok(text)
+
+
+def _reference_outcome(error: Exception) -> Outcome:
+    from mcp_testkit import bridge
+
+    if isinstance(error, bridge.MCPToolError):
+        return Outcome.tool_error(error)
+    if isinstance(error, bridge.MCPAuthError):
+        return Outcome.auth_error(error)
+    if isinstance(error, bridge.MCPCallOutcomeUnknown):
+        return Outcome.outcome_unknown(error)
+    if isinstance(error, bridge.MCPBridgeError):
+        return Outcome.connection_error(error)
+    raise error

@@ -1,0 +1,255 @@
+"""The official `mcp` SDK client as a bridge, and `SdkErrorClassifier`, which sorts what that client
+raises into outcome kinds from what crossed the wire rather than from error messages."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, ClassVar, Literal
+
+import httpx2
+
+from mcp_testkit.adapters._outcome import Outcome, SessionMode
+
+__all__ = ["SdkClientAdapter", "SdkErrorClassifier"]
+
+
+class SdkErrorClassifier:
+    """Classifies the `mcp` SDK's errors by what the server really sent, not by message strings.
+
+    The SDK turns HTTP failures into `MCPError`s whose codes a server may also send (a 500 becomes
+    -32603, like a server's own internal error), so the code alone cannot tell "the tool said no"
+    from "the call may have run". Route the client's HTTP through `classifier.transport(...)`, call
+    `begin()` before each operation, and `outcome(error, at=...)` sorts what it raised:
+
+    - a 401 or 403 answer during the operation: `auth_error`;
+    - a 404 answer (the server no longer knew the session, so ran nothing): `connection_error`;
+    - an `MCPError` whose code the server sent as a JSON-RPC error in a 2xx answer: `tool_error`;
+    - anything else (a timeout, a dropped or truncated answer, a 5xx): at a call the request was
+      sent, so `outcome_unknown`; at connect, `connection_error`.
+    """
+
+    def __init__(self) -> None:
+        self._statuses: list[int] = []
+        self._codes: set[int] = set()
+
+    def transport(self, inner: httpx2.AsyncBaseTransport | None = None) -> httpx2.AsyncBaseTransport:
+        """A transport that forwards to `inner` (a fresh `httpx2.AsyncHTTPTransport` if None) and watches."""
+        return _Watching(self, inner if inner is not None else httpx2.AsyncHTTPTransport())
+
+    def begin(self) -> None:
+        """Forget what was seen: call it before each connect or call."""
+        self._statuses.clear()
+        self._codes.clear()
+
+    def outcome(self, error: BaseException, *, at: Literal["connect", "call"]) -> Outcome:
+        """The outcome `error`, raised by the SDK during the operation since `begin()`, stands for."""
+        from mcp.shared.exceptions import MCPError
+
+        if any(status in (401, 403) for status in self._statuses):
+            return Outcome.auth_error(error)
+        if 404 in self._statuses:
+            return Outcome.connection_error(error)
+        if at == "call" and isinstance(error, MCPError) and error.code in self._codes:
+            return Outcome.tool_error(error, text=f"{error.code}: {error.message}")
+        return Outcome.outcome_unknown(error) if at == "call" else Outcome.connection_error(error)
+
+    def _saw(self, status: int) -> None:
+        if status >= 400:
+            self._statuses.append(status)
+
+    def _saw_message(self, data: bytes) -> None:
+        try:
+            message = json.loads(data)
+        except ValueError:
+            return
+        for item in message if isinstance(message, list) else [message]:
+            error = item.get("error") if isinstance(item, dict) else None
+            if isinstance(error, dict) and isinstance(error.get("code"), int):
+                self._codes.add(error["code"])
+
+
+class _Watching(httpx2.AsyncBaseTransport):
+    """Forwards every request and notes, for POSTs, the status and any JSON-RPC error in a 2xx body."""
+
+    def __init__(self, classifier: SdkErrorClassifier, inner: httpx2.AsyncBaseTransport) -> None:
+        self._classifier = classifier
+        self._inner = inner
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self._inner.handle_async_request(request)
+        if request.method != "POST":
+            return response
+        self._classifier._saw(response.status_code)
+        if not 200 <= response.status_code < 300:
+            return response  # an error status is the transport refusing; a JSON-RPC error in it is not the tool's
+        sse = response.headers.get("content-type", "").startswith("text/event-stream")
+        return httpx2.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=_Body(response.stream, self._classifier, sse),
+            extensions=response.extensions,
+            request=request,
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _Body(httpx2.AsyncByteStream):
+    """A response body passed through unchanged, its JSON-RPC errors noted before the SDK reads them."""
+
+    def __init__(self, stream: Any, classifier: SdkErrorClassifier, sse: bool) -> None:
+        self._stream = stream
+        self._classifier = classifier
+        self._sse = sse
+        self._buffer = b""
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._stream:
+            self._buffer += chunk
+            if self._sse:
+                *lines, self._buffer = self._buffer.split(b"\n")
+                for line in lines:
+                    if line.startswith(b"data:"):
+                        self._classifier._saw_message(line[5:].strip())
+            else:
+                self._classifier._saw_message(self._buffer)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+class SdkClientAdapter:
+    """The official `mcp` SDK `Client` (legacy mode) as a bridge: it pages the listing and calls tools.
+
+    It is the bridge many frameworks start from, and its verdicts are reported as they are. Its errors
+    are sorted by `SdkErrorClassifier`. The client lives in a task of its own, so that when its
+    transport fails and cancels that task, the failure reaches the caller as an outcome rather than
+    as a cancellation: a call in flight then may have run (`outcome_unknown`).
+    """
+
+    name: ClassVar[str] = "sdk-client"
+    sessions: SessionMode = "persistent"
+
+    def __init__(self, *, transport: httpx2.AsyncBaseTransport | None = None, timeout_s: float | None = 1.0) -> None:
+        self._transport = transport
+        self.timeout_s = timeout_s
+        """How long the client waits for an answer; None: 30 s, and the contract runs no late-answer cases."""
+        self._wait_s = timeout_s if timeout_s is not None else 30.0
+        self.page_limit: int | None = None
+        self.retry = 0
+        self._classifier = SdkErrorClassifier()
+        self._group: Any = None
+        self._requests: Any = None
+        self._http: Any = None
+        self._tools: list[str] = []
+
+    async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
+        import anyio
+
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        self._requests, requests = anyio.create_memory_object_stream[Any](0)
+        started = anyio.Event()
+        box: dict[str, Outcome] = {}
+        self._group.start_soon(self._serve, url, dict(headers), requests, started, box)
+        await started.wait()
+        return box.get("outcome") or Outcome.connection_error(RuntimeError("the SDK client task ended"))
+
+    async def _serve(
+        self, url: str, headers: dict[str, str], requests: Any, started: Any, box: dict[str, Outcome]
+    ) -> None:
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+
+        classifier = self._classifier
+        try:
+            async with requests, contextlib.AsyncExitStack() as stack:
+                self._http = await stack.enter_async_context(
+                    httpx2.AsyncClient(
+                        headers=headers, transport=classifier.transport(self._transport), timeout=self._wait_s
+                    )
+                )
+                transport = streamable_http_client(url, http_client=self._http)
+                client = Client(transport, mode="legacy", read_timeout_seconds=self._wait_s)
+                classifier.begin()
+                try:
+                    await stack.enter_async_context(client)
+                    self._tools = await _list_all(client)
+                except Exception as exc:
+                    box["outcome"] = classifier.outcome(exc, at="connect")
+                    return
+                box["outcome"] = Outcome.ok()
+                started.set()
+                async with requests:
+                    async for tool, arguments, reply in requests:
+                        async with reply:
+                            await reply.send(await _call(client, classifier, tool, arguments))
+        except Exception as exc:
+            box.setdefault("outcome", Outcome.connection_error(exc))
+        finally:
+            started.set()
+
+    async def list_tools(self) -> list[str]:
+        return list(self._tools)
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        import anyio
+
+        if self._requests is None:
+            return Outcome.connection_error(RuntimeError("not connected"))
+        reply, answer = anyio.create_memory_object_stream[Outcome](1)
+        try:
+            await self._requests.send((tool, dict(arguments), reply))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            reply.close()
+            answer.close()
+            return Outcome.connection_error(RuntimeError(f"the SDK client task had ended ({type(exc).__name__})"))
+        try:
+            async with answer:
+                return await answer.receive()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
+            # The client's task died with this call in flight: it was sent, so it may have run.
+            return Outcome.outcome_unknown(
+                RuntimeError(f"the SDK client task ended during the call ({type(exc).__name__})")
+            )
+
+    def set_headers(self, headers: Mapping[str, str]) -> None:
+        if self._http is not None:
+            self._http.headers.update(dict(headers))
+
+    async def close(self) -> None:
+        group, self._group = self._group, None
+        requests, self._requests = self._requests, None
+        if requests is not None:
+            await requests.aclose()
+        if group is not None:
+            with contextlib.suppress(Exception):
+                await group.__aexit__(None, None, None)
+
+
+async def _list_all(client: Any) -> list[str]:
+    """Every page, as the SDK offers them: it has no page limit, so neither has this walk."""
+    names: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = await client.list_tools(cursor=cursor)
+        names.extend(tool.name for tool in page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return names
+
+
+async def _call(client: Any, classifier: SdkErrorClassifier, tool: str, arguments: dict[str, Any]) -> Outcome:
+    classifier.begin()
+    try:
+        result = await client.call_tool(tool, arguments)
+    except Exception as exc:
+        return classifier.outcome(exc, at="call")
+    text = json.dumps(result.model_dump(by_alias=True, exclude_none=True, mode="json"), sort_keys=True)
+    if result.is_error:
+        return Outcome.tool_error(RuntimeError("the tool answered isError"), text=text)
+    return Outcome.ok(text)

@@ -1,0 +1,419 @@
+"""Where examples run: a `TestMcpServer`, an event loop, a guarded adapter, a time limit per example,
+and the trace (inputs, faults fired, requests, captured logs) that every verdict carries."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import traceback
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.lowlevel
+import httpx2
+
+from mcp_testkit.adapters import BridgeAdapter, Outcome, SessionMode
+
+if TYPE_CHECKING:
+    from mcp_testkit.adapters import AdapterFactory
+    from mcp_testkit.server import TestMcpServer
+
+__all__ = ["BridgeFacts", "ContractError", "ContractHarness", "ContractViolation"]
+
+DEFAULT_EXAMPLE_TIMEOUT_S = 10.0
+_TRACE_HEAD = 40
+_TRACE_TAIL = 20
+_LOG_LINES = 30
+_FAULTS_SHOWN = 10
+
+
+class ContractViolation(AssertionError):
+    """The bridge broke a property; the message is the readable trace of the example."""
+
+
+class ContractError(Exception):
+    """The harness or the adapter itself raised: no verdict about the bridge; the message has the traceback."""
+
+
+@dataclass(frozen=True)
+class BridgeFacts:
+    """What the adapter declares about its bridge, read once per property: the cases are built from it."""
+
+    retry: int
+    page_limit: int | None
+    timeout_s: float | None
+    sessions: SessionMode
+
+    @classmethod
+    def of(cls, adapter: Any) -> BridgeFacts:
+        sessions = getattr(adapter, "sessions", "persistent")
+        if sessions not in ("persistent", "per_call"):
+            raise ContractError(
+                f"adapter {_name(adapter)}: sessions must be 'persistent' or 'per_call', not {sessions!r}"
+            )
+        retry = getattr(adapter, "retry", None)
+        if not isinstance(retry, int) or retry < 0:
+            raise ContractError(f"adapter {_name(adapter)}: retry must be an int >= 0, not {retry!r}")
+        page_limit = getattr(adapter, "page_limit", None)
+        if page_limit is not None and (not isinstance(page_limit, int) or page_limit < 1):
+            raise ContractError(f"adapter {_name(adapter)}: page_limit must be an int >= 1 or None, not {page_limit!r}")
+        timeout_s = getattr(adapter, "timeout_s", None)
+        if timeout_s is not None and (not isinstance(timeout_s, (int, float)) or timeout_s <= 0):
+            raise ContractError(
+                f"adapter {_name(adapter)}: timeout_s must be a positive number or None, not {timeout_s!r}"
+            )
+        return cls(retry, page_limit, timeout_s, "per_call" if sessions == "per_call" else "persistent")
+
+
+def _name(adapter: Any) -> str:
+    return repr(getattr(adapter, "name", type(adapter).__name__))
+
+
+class _LogCapture(logging.Handler):
+    """Takes every log record of a run (the bridge's, its libraries', ours) off the user's handlers."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self.records: collections.deque[logging.LogRecord] = collections.deque(maxlen=200)
+        self._saved: list[tuple[logging.Logger, list[logging.Handler], bool]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def __enter__(self) -> _LogCapture:
+        loggers = [logging.getLogger()] + [
+            logger for logger in logging.Logger.manager.loggerDict.values() if isinstance(logger, logging.Logger)
+        ]
+        for logger in loggers:
+            if logger.handlers or not logger.propagate:
+                self._saved.append((logger, list(logger.handlers), logger.propagate))
+                logger.handlers = []
+                logger.propagate = True
+        logging.getLogger().handlers = [self]
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        logging.getLogger().handlers = []
+        for logger, handlers, propagate in self._saved:
+            logger.handlers = handlers
+            logger.propagate = propagate
+        self._saved = []
+
+    def lines(self) -> list[str]:
+        shown = list(self.records)[-_LOG_LINES:]
+        lines = []
+        for record in shown:
+            try:
+                message = record.getMessage()
+            except Exception as exc:  # a bridge's bad log call must not hide the verdict
+                message = f"(unformattable log record: {exc})"
+            lines.append(f"{record.levelname} {record.name}: {message}".splitlines()[0][:200])
+        return lines
+
+
+class ContractHarness:
+    """A `TestMcpServer` and an event loop, shared by every example of a contract run.
+
+    `transport="asgi"` runs the bridge in-process (fast); `"socket"` serves over 127.0.0.1. Each
+    example gets a reset server and a fresh adapter, and must end within `example_timeout` seconds:
+    an example that does not is reported as a hang, with the step it hung in and its trace. `server`
+    is a server of yours to run on (a replay of a recorded one, say); by default a fresh empty one.
+    """
+
+    def __init__(
+        self,
+        factory: AdapterFactory,
+        *,
+        transport: str = "asgi",
+        example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S,
+        server: TestMcpServer | None = None,
+    ) -> None:
+        if transport not in ("asgi", "socket"):
+            raise ValueError(f"transport must be 'asgi' or 'socket', not {transport!r}")
+        if not isinstance(example_timeout, (int, float)) or example_timeout <= 0:
+            raise ValueError(f"example_timeout must be a positive number of seconds, not {example_timeout!r}")
+        self.factory = factory
+        self.transport = transport
+        self.example_timeout = float(example_timeout)
+        self._given = server
+        self.step = "start"
+        self.steps: list[tuple[str, float]] = []
+        """The adapter steps of the running example and when each began: what a hang report names."""
+        self._stack = contextlib.ExitStack()
+        self._logs = _LogCapture()
+        self.server: TestMcpServer
+        self._loop: _Loop
+        self._asgi: Any = None
+
+    # -- the server (one place, so that a protocol era can be threaded through later) ----------------
+
+    def _server(self) -> TestMcpServer:
+        from mcp_testkit.server import TestMcpServer
+
+        if self._given is not None:
+            return self._given
+        # The handshake era only, until the contract runs its properties in both eras: every property
+        # here was written against sessions (P5 has no meaning without them).
+        return TestMcpServer(name="contract", eras=("handshake",))
+
+    def __enter__(self) -> ContractHarness:
+        self._stack.enter_context(self._logs)
+        self.server = self._server()
+        if self.transport == "socket" and not self.server.started:
+            self._stack.enter_context(self.server)
+        else:
+            self._asgi = _Checkpointed(self.server.asgi_app)
+        self._loop = self._stack.enter_context(_Loop())
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stack.close()
+
+    @contextlib.contextmanager
+    def fresh_loop(self) -> Iterator[None]:
+        """A new event loop for what runs inside: a bridge that breaks its loop spoils one property only."""
+        with _Loop() as loop:
+            previous, self._loop = self._loop, loop
+            try:
+                yield
+            finally:
+                self._loop = previous
+
+    @property
+    def url(self) -> str:
+        return self.server.url if self.transport == "socket" else "http://127.0.0.1/mcp"
+
+    def adapter(self) -> BridgeAdapter:
+        """A fresh adapter from the factory, routed in-process when the harness is."""
+        try:
+            adapter = self.factory(transport=self._asgi)
+        except Exception as exc:
+            raise ContractError(f"the adapter factory raised {type(exc).__name__}: {exc}\n{_tb(exc)}") from exc
+        return adapter
+
+    def facts(self) -> BridgeFacts:
+        """What the adapter declares (retry, page_limit, timeout_s, sessions), from an adapter never connected."""
+        return BridgeFacts.of(self.adapter())
+
+    # -- running one example -------------------------------------------------------------------------
+
+    def run(self, example: Callable[[ContractHarness, BridgeAdapter], Awaitable[None]]) -> None:
+        """Run one example on a freshly reset server with a fresh adapter; always closes the adapter.
+
+        Raises `ContractViolation` when the bridge broke the property or hung, `ContractError` when
+        the harness or an adapter method raised.
+        """
+        import anyio
+
+        self.server.reset()
+        self._logs.records.clear()
+        self.step = "start"
+        timeout = self.example_timeout
+
+        async def body() -> None:
+            adapter: Any = _Guarded(self.adapter(), self)
+            started = anyio.current_time()
+            self.steps = [("start", started)]
+            raised: BaseException | None = None
+            # The adapter is closed inside the very scope it was opened in, with no scope of ours around
+            # the close: bridges hold task groups, which must exit in the cancel scope they were entered in.
+            with anyio.CancelScope(deadline=started + timeout) as scope:
+                try:
+                    await example(self, adapter)
+                except (ContractViolation, ContractError) as exc:
+                    raised = exc
+                except Exception as exc:
+                    raised = ContractError(
+                        f"the contract harness raised {type(exc).__name__} in {self.step}: {exc}\n{_tb(exc)}"
+                    )
+                finally:
+                    try:
+                        await adapter.close()
+                    except ContractError as exc:
+                        raised = raised or exc
+            if scope.cancel_called:
+                # The deadline passed: a hang, even when the bridge ignored the cancellation and went on.
+                deadline = started + timeout
+                hung_in = [step for step, at in self.steps if at <= deadline][-1]
+                overran = anyio.current_time() - deadline
+                facts = {"after the deadline": f"it went on for {overran:.1f} s more"} if overran > 1 else {}
+                raise self.fail(f"hung in {hung_in} after {timeout:g} s", **facts)
+            if raised is not None:
+                raise raised
+
+        self._loop.call(body)
+
+    async def connect(self, adapter: BridgeAdapter, headers: Mapping[str, str] | None = None) -> None:
+        """Connect `adapter` to the server, which is healthy at this point: anything but ok is a violation."""
+        outcome = await adapter.connect(self.url, dict(headers or {}))
+        if outcome.kind != "ok":
+            raise self.fail("the bridge could not connect to a healthy server", outcome=outcome)
+
+    def fired(self) -> list[Any]:
+        """The faults that fired in this example, in order."""
+        return [record.fault for record in self.server.journal if record.fault is not None]
+
+    def fail(self, what: str, **facts: Any) -> ContractViolation:
+        """A violation whose message is `what`, the facts of the example, the journal and the captured logs."""
+        lines = [what]
+        lines += [f"  {name}: {value}" for name, value in facts.items()]
+        fired = [f"#{r.seq} {r.fault!r}" for r in self.server.journal if r.fault is not None]
+        if len(fired) > _FAULTS_SHOWN:
+            fired = [*fired[:_FAULTS_SHOWN], f"... {len(fired) - _FAULTS_SHOWN} more"]
+        lines.append(f"  faults fired: {', '.join(fired) if fired else 'none'}")
+        lines.append("  requests the bridge sent:")
+        lines += [f"    {line}" for line in _requests(self.server)]
+        logs = self._logs.lines()
+        if logs:
+            lines.append(f"  log records during the example (last {len(logs)}):")
+            lines += [f"    {line}" for line in logs]
+        return ContractViolation("\n".join(lines))
+
+
+def _requests(server: TestMcpServer) -> list[str]:
+    records = server.journal.records
+    if not records:
+        return ["(none)"]
+    if len(records) <= _TRACE_HEAD + _TRACE_TAIL:
+        return [r.summary() for r in records]
+    skipped = len(records) - _TRACE_HEAD - _TRACE_TAIL
+    return [
+        *(r.summary() for r in records[:_TRACE_HEAD]),
+        f"... {skipped} more requests ...",
+        *(r.summary() for r in records[-_TRACE_TAIL:]),
+    ]
+
+
+def _tb(error: BaseException) -> str:
+    return "".join(traceback.format_exception(type(error), error, error.__traceback__)).rstrip()
+
+
+class _Checkpointed(httpx2.AsyncBaseTransport):
+    """The in-process transport, with a checkpoint per request.
+
+    An in-process request may complete without ever suspending, so a bridge that retries without end
+    would never hand the event loop the moment to enforce the example's deadline; a checkpoint per
+    request lets the deadline, and so the hang report, through.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self._inner = httpx2.ASGITransport(app=app)
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        await anyio.lowlevel.checkpoint()
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _Guarded:
+    """The adapter as the properties see it: it tracks the step in progress for hang reports, and turns
+    an exception escaping an adapter method, or a value that is not an `Outcome`, into a `ContractError`."""
+
+    def __init__(self, adapter: BridgeAdapter, harness: ContractHarness) -> None:
+        self._adapter = adapter
+        self._harness = harness
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._adapter, name)
+
+    async def _step(self, step: str, work: Callable[[], Awaitable[Any]]) -> Any:
+        import anyio
+
+        self._harness.step = step
+        self._harness.steps.append((step, anyio.current_time()))
+        try:
+            result = await work()
+        except Exception as exc:
+            raise ContractError(
+                f"the adapter's {step} raised {type(exc).__name__}: {exc} (an adapter maps its bridge's "
+                f"exceptions to outcomes; one that escapes is an error of the adapter)\n{_tb(exc)}"
+            ) from exc
+        self._harness.step = f"after {step}"
+        return result
+
+    def _outcome(self, step: str, value: Any) -> Outcome:
+        if not isinstance(value, Outcome):
+            raise ContractError(f"the adapter's {step} returned {value!r}, not an Outcome")
+        return value
+
+    async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
+        return self._outcome("connect", await self._step("connect", lambda: self._adapter.connect(url, headers)))
+
+    async def list_tools(self) -> list[str]:
+        names = await self._step("list_tools", self._adapter.list_tools)
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ContractError(f"the adapter's list_tools returned {names!r}, not a list of tool names")
+        return names
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        step = f"call({tool!r})"
+        return self._outcome(step, await self._step(step, lambda: self._adapter.call(tool, arguments)))
+
+    def set_headers(self, headers: Mapping[str, str]) -> None:
+        try:
+            self._adapter.set_headers(headers)
+        except Exception as exc:
+            raise ContractError(f"the adapter's set_headers raised {type(exc).__name__}: {exc}\n{_tb(exc)}") from exc
+
+    async def close(self) -> None:
+        await self._step("close", self._adapter.close)
+
+
+class _Loop:
+    """Where examples run: an event loop of our own in this thread (no hand-off per example), or, when
+    this thread already runs one (an async test called us), a loop in a helper thread."""
+
+    def __enter__(self) -> _Loop:
+        import asyncio
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop: Any = asyncio.new_event_loop()
+            self._portal: Any = None
+        else:
+            from anyio.from_thread import start_blocking_portal
+
+            self._loop = None
+            self._portal_cm = start_blocking_portal()
+            self._portal = self._portal_cm.__enter__()
+        return self
+
+    def call(self, function: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        if self._loop is not None:
+            return self._loop.run_until_complete(function(*args))
+        return self._portal.call(function, *args)
+
+    def spawn(self, function: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        if self._loop is not None:
+            return self._loop.create_task(function(*args))
+        return self._portal.start_task_soon(function, *args)
+
+    def join(self, handle: Any, timeout: float) -> Any:
+        if self._loop is not None:
+            import asyncio
+
+            return self._loop.run_until_complete(asyncio.wait_for(handle, timeout))
+        return handle.result(timeout)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._loop is None:
+            self._portal_cm.__exit__(None, None, None)
+            return
+        import asyncio
+
+        loop, self._loop = self._loop, None
+        try:
+            pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()

@@ -1,0 +1,163 @@
+"""`resilience_machine`: a Hypothesis state machine that interleaves calls, faults, lost sessions,
+restarts and credential rotations against one connected bridge, checking the ledger after every step."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from hypothesis import strategies as st
+
+from mcp_testkit import faults
+from mcp_testkit import strategies as mst
+from mcp_testkit.contract._harness import DEFAULT_EXAMPLE_TIMEOUT_S, ContractHarness
+
+if TYPE_CHECKING:
+    from mcp_testkit.adapters import AdapterFactory, BridgeAdapter, Outcome
+
+__all__ = ["resilience_machine"]
+
+
+class _Driver:
+    """One adapter kept in one task across many steps, as a stateful test needs (bridges hold task groups)."""
+
+    def __init__(self, harness: ContractHarness) -> None:
+        import anyio
+
+        self._harness = harness
+        self._send, receive = anyio.create_memory_object_stream[Any](0)
+        self._done = harness._loop.spawn(self._drive, receive)
+
+    async def _drive(self, receive: Any) -> None:
+        adapter = self._harness.adapter()
+        try:
+            async with receive:
+                async for step, reply in receive:
+                    result: tuple[Any, Exception | None]
+                    try:
+                        result = (await step(adapter), None)
+                    except Exception as error:
+                        result = (None, error)
+                    async with reply:
+                        await reply.send(result)
+        finally:
+            await adapter.close()
+
+    def step(self, step: Callable[[BridgeAdapter], Awaitable[Any]]) -> Any:
+        import anyio
+
+        async def go() -> Any:
+            reply, answer = anyio.create_memory_object_stream[Any](1)
+            with anyio.fail_after(self._harness.example_timeout):
+                await self._send.send((step, reply))
+                async with answer:
+                    result, error = await answer.receive()
+            if error is not None:
+                raise error
+            return result
+
+        return self._harness._loop.call(go)
+
+    def close(self) -> None:
+        self._harness._loop.call(self._send.aclose)
+        self._harness._loop.join(self._done, self._harness.example_timeout)
+
+
+def resilience_machine(
+    factory: AdapterFactory, *, transport: str = "asgi", example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S
+) -> type:
+    """A Hypothesis `RuleBasedStateMachine` that interleaves calls, faults, lost sessions, restarts and
+    credential rotations against one connected bridge, checking the ledger after every step.
+
+    Use it as `TestMyBridgeMachine = resilience_machine(MyAdapter).TestCase`.
+    """
+    from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+    class ResilienceMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.harness = ContractHarness(factory, transport=transport, example_timeout=example_timeout).__enter__()
+            self.server = self.harness.server
+            self.server.reset()
+            self.token = 1
+            self.server.require_header("Authorization", self._bearer())
+            self.server.tool("read", description="a read", read_only=True, returns="r")
+            self.server.tool("write", description="a write", returns="w")
+            self.sent = {"read": 0, "write": 0}
+            self.driver: _Driver | None = None
+            self.retry = 0
+
+        def _bearer(self) -> str:
+            return f"Bearer machine-{self.token}"
+
+        @initialize()
+        def connect(self) -> None:
+            self.driver = _Driver(self.harness)
+            url = self.harness.url
+            outcome = self.driver.step(lambda adapter: adapter.connect(url, {"Authorization": self._bearer()}))
+            assert outcome.kind == "ok", f"the bridge could not connect to a healthy server: {outcome}"
+            self.retry = self.driver.step(_retry_of)
+
+        def _call(self, tool: str) -> Outcome:
+            assert self.driver is not None
+            before = self.server.executions(tool)
+            outcome: Outcome = self.driver.step(lambda adapter: adapter.call(tool, {}))
+            self.sent[tool] += 1
+            ran = self.server.executions(tool) - before
+            limit = 1 if tool == "write" else 1 + self.retry
+            assert ran <= limit, f"one call of {tool!r} ran {ran} times ({outcome})\n{self.server.journal.format()}"
+            if outcome.kind == "ok":
+                assert ran >= 1, f"{tool!r} reported ok but never ran\n{self.server.journal.format()}"
+            return outcome
+
+        @rule()
+        def call_read(self) -> None:
+            self._call("read")
+
+        @rule()
+        def call_write(self) -> None:
+            self._call("write")
+
+        @rule(fault=mst.call_faults(auth=False), tool=st.sampled_from(["read", "write"]))
+        def inject_fault(self, fault: faults.Fault, tool: str) -> None:
+            self.server.inject(fault, method="tools/call", tool=tool)
+
+        @precondition(lambda self: bool(self.server.sessions.alive))
+        @rule()
+        def lose_session(self) -> None:
+            self.server.lose_session()
+
+        @rule(status=st.sampled_from([404, 400]))
+        def restart(self, status: int) -> None:
+            self.server.restart(unknown_session_status=status)
+
+        @rule()
+        def rotate_credentials(self) -> None:
+            assert self.driver is not None
+            self.token += 1
+            self.server.rotate_header("Authorization", self._bearer())
+            bearer = self._bearer()
+
+            async def rotate(adapter: BridgeAdapter) -> None:
+                adapter.set_headers({"Authorization": bearer})
+
+            self.driver.step(rotate)
+
+        @invariant()
+        def ledger_within_what_was_sent(self) -> None:
+            assert self.server.executions("write") <= self.sent["write"]
+            assert self.server.executions("read") <= self.sent["read"] * (1 + self.retry)
+
+        def teardown(self) -> None:
+            try:
+                if self.driver is not None:
+                    self.driver.close()
+            finally:
+                self.harness.__exit__(None, None, None)
+
+    ResilienceMachine.__name__ = f"ResilienceMachine_{getattr(factory, 'name', 'bridge')}"
+    return ResilienceMachine
+
+
+async def _retry_of(adapter: BridgeAdapter) -> int:
+    return adapter.retry

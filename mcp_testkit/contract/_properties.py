@@ -1,0 +1,642 @@
+"""The properties P1-P7: for each, the inputs it draws, the cases it declares (every fault class and
+call kind it covers, run before any random draw), and the check of one example."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hypothesis import strategies as st
+
+from mcp_testkit import faults
+from mcp_testkit import strategies as mst
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
+
+    from mcp_testkit.adapters import BridgeAdapter, OutcomeKind
+    from mcp_testkit.contract._harness import BridgeFacts, ContractHarness
+
+__all__ = ["CALL_KINDS", "PROPERTIES", "Property", "expected_kinds", "fault_label", "late_answer"]
+
+CALL_KINDS = ("read", "idempotent", "write")
+"""How a tool is called: a read (`readOnlyHint`), an idempotent write (`idempotentHint`), a write (no hints)."""
+
+_TOKEN_ONE = "Bearer contract-one"
+_TOKEN_TWO = "Bearer contract-two"
+
+Inputs = dict[str, Any]
+Check = Callable[["ContractHarness", "BridgeAdapter", "BridgeFacts", Inputs], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Property:
+    """A resilience property: its id and title, what it covers, its inputs and how to check one example.
+
+    `cases(facts)` are the declared examples, run first and in order (simplest first); `strategies(facts)`
+    the keyword strategies of the random draws after them; `labels(inputs)` the fault classes and call
+    kinds an example exercises, counted in the report's coverage line.
+    """
+
+    property_id: str
+    title: str
+    name: str
+    covers: str
+    strategies: Callable[[BridgeFacts], dict[str, SearchStrategy[Any]]]
+    cases: Callable[[BridgeFacts], list[Inputs]]
+    labels: Callable[[Inputs], list[str]]
+    check: Check
+
+
+# -- faults, by class ------------------------------------------------------------------------------
+
+
+def late_answer(timeout_s: float) -> faults.LateAnswer:
+    """The answer of a call that ran, sent well after a client waiting `timeout_s` has given up."""
+    return faults.LateAnswer(round(timeout_s * 2 + 0.5, 3))
+
+
+def fault_label(fault: faults.Fault) -> str:
+    """The fault's class as the coverage line counts it: `Drop()`, `Drop(after_execution=True)`, `HttpStatus(503)`."""
+    if isinstance(fault, faults.Drop):
+        return "Drop(after_execution=True)" if fault.after_execution else "Drop()"
+    if isinstance(fault, faults.HttpStatus):
+        return f"HttpStatus({fault.status})"
+    if isinstance(fault, faults.Restart):
+        return f"Restart({fault.unknown_session_status})"
+    return type(fault).__name__
+
+
+def _call_faults(facts: BridgeFacts, *, auth: bool) -> list[faults.Fault]:
+    """One fault of every class a `tools/call` can meet, simplest first."""
+    chosen: list[faults.Fault] = [
+        faults.ErrorResult("scripted tool error"),
+        faults.ProtocolError(-32603, "scripted failure"),
+        faults.Delay(0.001),
+        faults.Drop(),
+        faults.Drop(after_execution=True),
+        faults.TruncateBody(),
+        faults.EndStream(),
+        faults.MalformedSse(),
+        faults.Accepted(),
+        faults.WrongContentType("text/html"),
+        faults.LoseSession(),
+        faults.Restart(),
+        faults.Restart(unknown_session_status=400),
+        faults.HttpStatus(400),
+        faults.HttpStatus(404),
+        faults.HttpStatus(429),
+        faults.HttpStatus(500),
+        faults.HttpStatus(503),
+    ]
+    if auth:
+        chosen += [faults.HttpStatus(401), faults.HttpStatus(403)]
+    if facts.timeout_s is not None:
+        chosen.append(late_answer(facts.timeout_s))
+    return chosen
+
+
+def _transient_faults(facts: BridgeFacts) -> list[faults.Fault]:
+    """What a resilient bridge resends a read after: lost connections, lost sessions, and timeouts."""
+    chosen: list[faults.Fault] = [
+        faults.Drop(),
+        faults.Drop(after_execution=True),
+        faults.EndStream(),
+        faults.LoseSession(),
+        faults.Restart(),
+        faults.Restart(unknown_session_status=400),
+    ]
+    if facts.timeout_s is not None:
+        chosen.append(late_answer(facts.timeout_s))
+    return chosen
+
+
+def _tool(server: Any, name: str, kind: str, returns: Any = "ok") -> None:
+    """A tool of call kind `kind` (read, idempotent or write) named `name`."""
+    server.tool(
+        name,
+        description=f"a {kind}",
+        read_only=True if kind == "read" else None,
+        idempotent=True if kind == "idempotent" else None,
+        returns=returns,
+    )
+
+
+def _inject(server: Any, rules: Iterable[faults.Rule]) -> None:
+    for rule in rules:
+        server.inject(rule.fault, method=rule.method, tool=rule.tool, nth=rule.nth, times=rule.times)
+
+
+# -- P1 --------------------------------------------------------------------------------------------
+
+_LISTING_CASES: list[faults.Fault] = [
+    faults.DuplicateTool(1),
+    faults.DuplicateTool(2),
+    faults.RepeatCursor(2),
+    faults.StuckCursor(1),
+    faults.EmptyCursor(1),
+    faults.PageError(1),
+    faults.PageError(2),
+    faults.MalformedPage(2),
+    faults.InvalidCursor(2),
+    faults.EndlessPages(),
+]
+
+
+def _p1_cases(facts: BridgeFacts) -> list[Inputs]:
+    three = ["a", "b", "c"]
+    cases: list[Inputs] = [{"names": three, "page_size": 1, "listing_faults": []}]
+    cases += [{"names": three, "page_size": 1, "listing_faults": [fault]} for fault in _LISTING_CASES]
+    if facts.page_limit is not None:
+        # Exactly as many pages as the limit: a whole listing the bridge must load.
+        cases.append({"names": [f"t{i}" for i in range(facts.page_limit)], "page_size": 1, "listing_faults": []})
+    return cases
+
+
+# Valid names that are easy to get wrong: dots, dashes, underscores, digits first, case, the longest allowed.
+_P1_NAMES = ("t0", "a.b", "x-y", "_z", "9n", "T", "t", "A.b-c_d", "get_user.v2", "n" * 128)
+
+# Every detectable listing fault on pages 1-4 but EndlessPages, which has no parameter: its declared case
+# says all it can, and drawn again it would cost a whole page limit per example.
+_P1_DRAWN: tuple[faults.Fault, ...] = (
+    *(faults.RepeatCursor(page) for page in (2, 3, 4)),
+    *(kind(page) for kind in (faults.StuckCursor, faults.EmptyCursor, faults.DuplicateTool) for page in (1, 2, 3, 4)),
+    *(kind(page) for kind in (faults.PageError, faults.MalformedPage) for page in (1, 2, 3, 4)),
+    *(faults.InvalidCursor(page) for page in (2, 3, 4)),
+)
+
+
+def _p1_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
+    # Drawn from fixed values rather than built field by field: P1 is about the walk, and its examples must be cheap.
+    return {
+        "names": st.integers(0, len(_P1_NAMES)).map(lambda count: list(_P1_NAMES[:count])),
+        "page_size": st.integers(1, 4),
+        "listing_faults": st.lists(st.sampled_from(_P1_DRAWN), max_size=2),
+    }
+
+
+def _p1_labels(inputs: Inputs) -> list[str]:
+    return [fault_label(f) for f in inputs["listing_faults"]] or ["no fault"]
+
+
+async def _p1(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, inputs: Inputs) -> None:
+    names, page_size = inputs["names"], inputs["page_size"]
+    server = h.server
+    server.page_size = page_size
+    for name in names:
+        server.tool(name, returns="ok")
+    for fault in inputs["listing_faults"]:
+        server.inject(fault)
+    outcome = await adapter.connect(h.url, {})
+    loaded = await adapter.list_tools() if outcome.kind == "ok" else []
+    pages = len(server.journal.requests("tools/list"))
+    shown = names if len(names) <= 12 else [*names[:12], f"... {len(names) - 12} more"]
+    facts_ = {"catalogue": shown, "page_size": page_size, "outcome": outcome, "loaded": len(loaded)}
+    if facts.page_limit is not None and pages > facts.page_limit:
+        raise h.fail(f"the bridge read {pages} pages, beyond its limit of {facts.page_limit}", **facts_)
+    served = list(server.tools)  # the generated names, and a recorded catalogue's on a replay
+    if outcome.kind == "ok" and sorted(loaded) != sorted(served):
+        missing = sorted(set(served) - set(loaded))
+        extra = sorted({n for n in loaded if loaded.count(n) > 1 or n not in served})
+        raise h.fail(f"the bridge loaded a wrong tool set (missing {missing}, extra {extra})", **facts_)
+    if outcome.kind != "ok" and not h.fired():
+        raise h.fail("the listing failed although no fault fired", **facts_)
+
+
+# -- P2 --------------------------------------------------------------------------------------------
+
+
+def _write_rule(fault: faults.Fault, nth: int = 1) -> faults.Rule:
+    return faults.Rule(fault, method="tools/call", tool="write", nth=nth)
+
+
+def _p2_cases(facts: BridgeFacts) -> list[Inputs]:
+    cases: list[Inputs] = [{"schedule": [_write_rule(f)], "calls": 1} for f in _call_faults(facts, auth=False)]
+    # A fault on the first of two calls: the second must neither repeat the first nor be lost in its wake.
+    cases.append({"schedule": [_write_rule(faults.Drop(after_execution=True))], "calls": 2})
+    if facts.timeout_s is not None:
+        cases.append({"schedule": [_write_rule(late_answer(facts.timeout_s))], "calls": 2})
+    return cases
+
+
+def _p2_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
+    # Late answers run as declared cases only: each one costs the adapter's whole timeout.
+    return {
+        "schedule": mst.fault_schedules(faults=mst.call_faults(auth=False), tools=["write"], max_size=3),
+        "calls": st.integers(1, 3),
+    }
+
+
+def _p2_labels(inputs: Inputs) -> list[str]:
+    return [fault_label(rule.fault) for rule in inputs["schedule"]] or ["no fault"]
+
+
+async def _p2(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, inputs: Inputs) -> None:
+    server = h.server
+    _tool(server, "write", "write", returns="written")
+    await h.connect(adapter)
+    _inject(server, inputs["schedule"])
+    for index in range(inputs["calls"]):
+        before = server.executions("write")
+        outcome = await adapter.call("write", {"n": index})
+        ran = server.executions("write") - before
+        facts_ = {"call": index + 1, "outcome": outcome, "handler runs": ran}
+        if ran > 1:
+            raise h.fail(f"a write ran {ran} times for one call", **facts_)
+        if outcome.kind == "ok" and ran != 1:
+            raise h.fail("the bridge reported success for a write that did not run", **facts_)
+
+
+# -- P3 --------------------------------------------------------------------------------------------
+
+
+def _p3_cases(facts: BridgeFacts) -> list[Inputs]:
+    within = max(facts.retry, 1)
+    cases: list[Inputs] = []
+    for kind in ("read", "idempotent"):
+        cases += [{"kind": kind, "transient": [f] * within} for f in _transient_faults(facts)]
+        # One more than the budget, each of which ran the handler: the runs must stop at 1 + retry.
+        cases.append({"kind": kind, "transient": [faults.Drop(after_execution=True)] * (facts.retry + 1)})
+    return cases
+
+
+def _p3_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
+    return {
+        "kind": st.sampled_from(["read", "idempotent"]),
+        "transient": st.lists(mst.call_faults(transient_only=True), max_size=facts.retry + 1),
+    }
+
+
+def _p3_labels(inputs: Inputs) -> list[str]:
+    return [inputs["kind"], *(fault_label(f) for f in inputs["transient"])]
+
+
+async def _p3(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, inputs: Inputs) -> None:
+    kind, transient = inputs["kind"], inputs["transient"]
+    server = h.server
+    _tool(server, "read", kind, returns="read")
+    await h.connect(adapter)
+    for fault in transient:
+        server.inject(fault, method="tools/call", tool="read")
+    outcome = await adapter.call("read", {})
+    runs = server.executions("read")
+    facts_ = {"retry budget": facts.retry, "outcome": outcome, "handler runs": runs}
+    if runs > 1 + facts.retry:
+        raise h.fail(f"a {kind} call ran {runs} times, more than 1 + retry", **facts_)
+    if len(transient) <= facts.retry and outcome.kind != "ok":
+        raise h.fail(f"a {kind} call failed after {len(transient)} transient faults, within its budget", **facts_)
+
+
+# -- P4 --------------------------------------------------------------------------------------------
+
+_AUTH_WORK = ("initialize", "tools/list", "tools/call")
+
+
+def _p4_cases(facts: BridgeFacts) -> list[Inputs]:
+    return [
+        {"status": status, "kind": kind, "via": via, "calls_before": 0}
+        for via, status, kind in itertools.product(("fault", "rotation"), (401, 403), CALL_KINDS)
+    ]
+
+
+def _p4_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
+    return {
+        "status": st.sampled_from([401, 403]),
+        "kind": st.sampled_from(CALL_KINDS),
+        "via": st.sampled_from(["fault", "rotation"]),
+        "calls_before": st.integers(0, 2),
+    }
+
+
+def _p4_labels(inputs: Inputs) -> list[str]:
+    return [inputs["kind"], f"{inputs['status']} by {inputs['via']}"]
+
+
+async def _p4(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, inputs: Inputs) -> None:
+    status, kind, via = inputs["status"], inputs["kind"], inputs["via"]
+    server = h.server
+    server.require_header("Authorization", _TOKEN_ONE, status=status)
+    _tool(server, "tool", kind)
+    await h.connect(adapter, {"Authorization": _TOKEN_ONE})
+    facts_: dict[str, Any] = {"status": status, "kind": kind, "via": via}
+    for number in range(1, inputs["calls_before"] + 1):
+        before = await adapter.call("tool", {})
+        if before.kind != "ok":
+            raise h.fail(f"call {number}, before any refusal, failed", **facts_, outcome=before)
+    mark = len(server.journal)
+    if via == "fault":
+        server.inject(faults.HttpStatus(status, headers={"WWW-Authenticate": "Bearer"}), tool="tool")
+    else:
+        server.rotate_header("Authorization", _TOKEN_TWO)
+    outcome = await adapter.call("tool", {})
+    facts_["outcome"] = outcome
+    sent = server.journal.records[mark:]
+    refused = next((r for r in sent if r.status == status), None)
+    if refused is None:
+        raise h.fail(f"the call met no HTTP {status}: the bridge sent no request for it", **facts_)
+    again = [
+        r
+        for r in sent
+        if r.seq > refused.seq and r.rpc_method in _AUTH_WORK and r.headers.get("authorization") == _TOKEN_ONE
+    ]
+    if again:
+        listed = ", ".join(f"#{r.seq} {r.rpc_method}" for r in again)
+        raise h.fail(
+            f"after HTTP {status} the bridge re-attempted the work {len(again)} times with the refused credential "
+            f"({listed})",
+            **facts_,
+        )
+    if outcome.kind != "auth_error":
+        raise h.fail(f"HTTP {status} surfaced as {outcome.kind}, not auth_error", **facts_)
+    if via == "fault":
+        server.rotate_header("Authorization", _TOKEN_TWO)
+    adapter.set_headers({"Authorization": _TOKEN_TWO})
+    mark = len(server.journal)
+    outcome = await adapter.call("tool", {})
+    stale = [r for r in server.journal.records[mark:] if r.headers.get("authorization") != _TOKEN_TWO]
+    if stale:
+        listed = ", ".join(f"#{r.seq} {r.rpc_method or r.http_method}" for r in stale)
+        raise h.fail(f"after the rotation the bridge sent stale credentials ({listed})", **facts_)
+    if outcome.kind != "ok":
+        raise h.fail("the next call with fresh credentials failed", **facts_, next_outcome=outcome)
+
+
+# -- P5 --------------------------------------------------------------------------------------------
+
+_LOSSES = ("fault", "lose_session", "restart")
+
+
+def _p5_cases(facts: BridgeFacts) -> list[Inputs]:
+    return [{"how": how, "kind": kind, "calls_before": 0} for how, kind in itertools.product(_LOSSES, CALL_KINDS)]
+
+
+def _p5_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
+    return {
+        "how": st.sampled_from(_LOSSES),
+        "kind": st.sampled_from(CALL_KINDS),
+        "calls_before": st.integers(0, 2),
+    }
+
+
+def _p5_labels(inputs: Inputs) -> list[str]:
+    return [inputs["kind"], inputs["how"]]
+
+
+async def _p5(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, inputs: Inputs) -> None:
+    how, kind = inputs["how"], inputs["kind"]
+    server = h.server
+    _tool(server, "tool", kind)
+    await h.connect(adapter)
+    facts_: dict[str, Any] = {"how": how, "kind": kind}
+    for number in range(1, inputs["calls_before"] + 1):
+        before = await adapter.call("tool", {})
+        if before.kind != "ok":
+            raise h.fail(f"call {number}, before the session was lost, failed", **facts_, outcome=before)
+    ran_before = server.executions("tool")
+    stale = {session.id for session in server.sessions}
+    if how == "fault":
+        server.inject(faults.LoseSession(), method="tools/call", tool="tool")
+    elif how == "lose_session":
+        if server.sessions.alive:
+            server.lose_session()
+        else:
+            facts_["sessions"] = "the bridge holds no session between calls: none to lose"
+    else:
+        server.restart(unknown_session_status=404)
+    mark = len(server.journal)
+    outcome = await adapter.call("tool", {})
+    sent = server.journal.records[mark:]
+    runs = server.executions("tool") - ran_before
+    facts_.update(outcome=outcome, runs=runs)
+    reused = [r for r in sent if r.rpc_method == "initialize" and r.headers.get("mcp-session-id") in stale]
+    if reused:
+        stale_id = str(reused[0].headers.get("mcp-session-id"))[:8]
+        raise h.fail(f"the new initialize (#{reused[0].seq}) carried the stale session id {stale_id}", **facts_)
+    lost = next((r for r in sent if r.status == 404), None)
+    if lost is not None and not any(r.rpc_method == "initialize" and r.seq > lost.seq for r in sent):
+        raise h.fail(f"after the 404 (#{lost.seq}) the bridge did not start a new session", **facts_)
+    if outcome.kind != "ok" or runs != 1:
+        raise h.fail("the call was not sent once more on a new session", **facts_)
+
+
+# -- P6 --------------------------------------------------------------------------------------------
+
+_NOT_RUN = (faults.LoseSession,)
+
+
+def expected_kinds(where: str, kind: str, fault: faults.Fault) -> frozenset[OutcomeKind]:
+    """The outcome kinds a careful bridge may report for `fault` met on every attempt (the table of P6).
+
+    `where` is "call" (the fault hits every `tools/call` of a tool of call kind `kind`) or the method
+    of a connect it hits ("initialize" or "tools/list").
+    """
+    status = fault.status if isinstance(fault, faults.HttpStatus) else None
+    if status in (401, 403):
+        return frozenset({"auth_error"})
+    if where != "call":
+        return frozenset({"connection_error"})
+    if isinstance(fault, (faults.ErrorResult, faults.ProtocolError)):
+        return frozenset({"tool_error"})
+    if isinstance(fault, faults.Delay):
+        return frozenset({"ok"})
+    if (
+        status == 404
+        or isinstance(fault, _NOT_RUN)
+        or (isinstance(fault, faults.Restart) and fault.unknown_session_status == 404)
+    ):
+        # The server answered 404: it no longer knew the session, so it ran nothing.
+        return frozenset({"connection_error"})
+    # The request reached the server, which may have run it: a write's outcome is unknown.
+    return frozenset({"outcome_unknown"}) if kind == "write" else frozenset({"connection_error", "outcome_unknown"})
+
+
+_CONNECT_FAULTS: list[tuple[str, faults.Fault]] = [
+    ("initialize", faults.HttpStatus(401)),
+    ("initialize", faults.HttpStatus(403)),
+    ("initialize", faults.HttpStatus(500)),
+    ("initialize", faults.HttpStatus(503)),
+    ("initialize", faults.ProtocolError(-32603, "scripted failure")),
+    ("initialize", faults.Drop()),
+    ("tools/list", faults.HttpStatus(401)),
+    *(("tools/list", fault) for fault in _LISTING_CASES),
+]
+
+
+def _p6_cases(facts: BridgeFacts) -> list[Inputs]:
+    cases: list[Inputs] = [
+        {"case": ("call", kind, fault)} for fault in _call_faults(facts, auth=True) for kind in CALL_KINDS
+    ]
+    cases += [{"case": (where, "-", fault)} for where, fault in _CONNECT_FAULTS]
+    return cases
+
+
+def _p6_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
+    calls = st.tuples(st.just("call"), st.sampled_from(CALL_KINDS), mst.call_faults())
+    connects = st.tuples(
+        st.just("tools/list"), st.just("-"), mst.listing_faults(max_page=3, detectable_only=True)
+    ) | st.tuples(
+        st.just("initialize"), st.just("-"), st.builds(faults.HttpStatus, st.sampled_from([401, 403, 429, 500, 503]))
+    )
+    return {"case": calls | connects}
+
+
+def _p6_labels(inputs: Inputs) -> list[str]:
+    where, kind, fault = inputs["case"]
+    return [kind if where == "call" else f"at {where}", fault_label(fault)]
+
+
+async def _p6(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, inputs: Inputs) -> None:
+    where, kind, fault = inputs["case"]
+    server = h.server
+    expected = expected_kinds(where, kind, fault)
+    if where == "call":
+        _tool(server, "tool", kind)
+        await h.connect(adapter)
+        server.inject(fault, method="tools/call", tool="tool", times=None)
+        outcome = await adapter.call("tool", {})
+    else:
+        server.page_size = 1
+        for name in ("a", "b", "c"):
+            server.tool(name, returns="ok")
+        server.inject(fault, method=where, times=None)
+        outcome = await adapter.connect(h.url, {})
+    if outcome.kind not in expected:
+        wanted = " or ".join(sorted(expected))
+        at = f"a {kind} call" if where == "call" else f"connect ({where})"
+        raise h.fail(f"{fault!r} at {at} surfaced as {outcome.kind}, not {wanted}", outcome=outcome)
+
+
+# -- P7 --------------------------------------------------------------------------------------------
+
+
+def _p7_cases(facts: BridgeFacts) -> list[Inputs]:
+    import mcp_types
+
+    data = "aGVsbG8="
+    blocks: list[Any] = [
+        mcp_types.TextContent(type="text", text="hello"),
+        mcp_types.ImageContent(type="image", data=data, mime_type="image/png"),
+        mcp_types.AudioContent(type="audio", data=data, mime_type="audio/wav"),
+        mcp_types.ResourceLink(type="resource_link", uri="file:///report.pdf", name="report", mime_type=None),
+        mcp_types.EmbeddedResource(
+            type="resource", resource=mcp_types.TextResourceContents(uri="memo://x", mime_type="text/plain", text="t")
+        ),
+        mcp_types.EmbeddedResource(
+            type="resource", resource=mcp_types.BlobResourceContents(uri="memo://y", mime_type=None, blob=data)
+        ),
+    ]
+    results = [mcp_types.CallToolResult(content=[], structured_content=None, is_error=False)]
+    results += [
+        mcp_types.CallToolResult(content=[block], structured_content=None, is_error=is_error)
+        for is_error in (False, True)
+        for block in blocks
+    ]
+    results += [
+        mcp_types.CallToolResult(content=[], structured_content={"b": [1, None], "a": "x"}, is_error=False),
+        mcp_types.CallToolResult(content=[blocks[0], blocks[0]], structured_content=None, is_error=True),
+    ]
+    return [{"result": result} for result in results]
+
+
+def _p7_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
+    return {"result": mst.call_results(errors=True, max_blocks=4)}
+
+
+def _p7_labels(inputs: Inputs) -> list[str]:
+    result = inputs["result"]
+    kinds = sorted({block.type for block in result.content}) or ["no blocks"]
+    return [*kinds, "isError" if result.is_error else "result"]
+
+
+async def _p7(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, inputs: Inputs) -> None:
+    result = inputs["result"]
+    server = h.server
+    server.tool("tool", description="answers the generated result", read_only=True, returns=result)
+    await h.connect(adapter)
+    first = await adapter.call("tool", {})
+    second = await adapter.call("tool", {})
+    expected = "tool_error" if result.is_error else "ok"
+    facts_ = {"first": first, "second": second}
+    if first.kind != expected or second.kind != expected:
+        raise h.fail(f"a valid result did not render as {expected}", **facts_)
+    if first.text != second.text:
+        raise h.fail(f"the same result rendered two different ways: {first.text!r} and {second.text!r}", **facts_)
+
+
+PROPERTIES: dict[str, Property] = {
+    prop.property_id: prop
+    for prop in (
+        Property(
+            "P1",
+            "Listing is all-or-nothing, within the page limit",
+            "listing_is_all_or_nothing",
+            "every detectable listing fault, a listing of exactly the page limit",
+            _p1_strategies,
+            _p1_cases,
+            _p1_labels,
+            _p1,
+        ),
+        Property(
+            "P2",
+            "A write runs at most once, exactly once when reported ok",
+            "write_runs_at_most_once",
+            "writes; every call fault class but 401/403, late answers past the adapter's timeout",
+            _p2_strategies,
+            _p2_cases,
+            _p2_labels,
+            _p2,
+        ),
+        Property(
+            "P3",
+            "A read survives up to `retry` transient faults, runs at most 1 + retry times",
+            "read_survives_transient_faults",
+            "reads and idempotent writes; lost connections and sessions, late answers",
+            _p3_strategies,
+            _p3_cases,
+            _p3_labels,
+            _p3,
+        ),
+        Property(
+            "P4",
+            "401/403 are never retried; the next call sends fresh credentials",
+            "auth_refusals_are_final",
+            "reads, idempotent writes and writes; 401 and 403 by a fault or a credential rotation",
+            _p4_strategies,
+            _p4_cases,
+            _p4_labels,
+            _p4,
+        ),
+        Property(
+            "P5",
+            "After a 404 the bridge starts a new session and sends the call once more",
+            "new_session_after_404",
+            "reads, idempotent writes and writes; a 404 on the call, a session lost or a restart between calls",
+            _p5_strategies,
+            _p5_cases,
+            _p5_labels,
+            _p5,
+        ),
+        Property(
+            "P6",
+            "Each fault surfaces as its own kind of error",
+            "each_fault_its_own_error",
+            "reads, idempotent writes and writes; every call fault class on every attempt; faults at connect",
+            _p6_strategies,
+            _p6_cases,
+            _p6_labels,
+            _p6,
+        ),
+        Property(
+            "P7",
+            "Rendering is total and deterministic for every valid result",
+            "rendering_is_total_and_deterministic",
+            "every content block kind, structured content, error results",
+            _p7_strategies,
+            _p7_cases,
+            _p7_labels,
+            _p7,
+        ),
+    )
+}

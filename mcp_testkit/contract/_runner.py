@@ -1,0 +1,386 @@
+"""Running a property: its declared cases first, then Hypothesis' draws, within a time budget; and the
+verdict, `PropertyResult`: passed, failed (with the shortest counterexample) or error (with the traceback)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from mcp_testkit import faults
+from mcp_testkit.contract._harness import (
+    DEFAULT_EXAMPLE_TIMEOUT_S,
+    ContractError,
+    ContractHarness,
+    ContractViolation,
+    _tb,
+)
+from mcp_testkit.contract._properties import PROPERTIES, Property
+
+if TYPE_CHECKING:
+    from mcp_testkit.adapters import AdapterFactory, BridgeAdapter
+    from mcp_testkit.contract._harness import BridgeFacts
+    from mcp_testkit.server import TestMcpServer
+
+__all__ = ["DEFAULT_BUDGET_S", "PropertyResult", "check_property", "resilience_suite", "run_contract"]
+
+DEFAULT_BUDGET_S = 60.0
+
+Status = Literal["passed", "failed", "error"]
+
+
+@dataclass(frozen=True)
+class PropertyResult:
+    """One property's verdict for one bridge.
+
+    `status` is "passed", "failed" (the bridge broke the property: `counterexample` is the shortest
+    trace found) or "error" (the harness or the adapter raised: `counterexample` holds what raised,
+    with its traceback; nothing is known about the bridge). `examples` counts the examples run,
+    declared cases included and shrinking excluded; `declared` how many of them were declared cases;
+    `coverage` how many examples exercised each fault class and call kind; `notes` say what limited
+    the run (a budget that ran out, fewer examples asked for than there are declared cases).
+    """
+
+    property_id: str
+    title: str
+    status: Status
+    counterexample: str | None = None
+    examples: int = 0
+    seconds: float = 0.0
+    declared: int = 0
+    coverage: Mapping[str, int] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.status not in ("passed", "failed", "error"):
+            raise ValueError(f"PropertyResult.status is 'passed', 'failed' or 'error', not {self.status!r}")
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "failed"
+
+    @property
+    def error(self) -> bool:
+        return self.status == "error"
+
+    @property
+    def mark(self) -> str:
+        """The verdict as `check` prints it: holds, FAILS or ERROR."""
+        return {"passed": "holds", "failed": "FAILS", "error": "ERROR"}[self.status]
+
+    def coverage_line(self) -> str:
+        """`20 declared + 80 drawn; Drop() 12, EndStream 9, ...`: how often each class was exercised."""
+        drawn = self.examples - self.declared
+        counts = ", ".join(f"{label} {count}" for label, count in sorted(self.coverage.items()))
+        return f"{self.declared} declared + {drawn} drawn; {counts or 'nothing'}"
+
+
+class _Stop(BaseException):
+    """Ends a Hypothesis run from inside the test: an error of the harness or adapter, or a spent budget.
+
+    A BaseException, so Hypothesis does not take it for a failure of the property and shrink it.
+    """
+
+    def __init__(self, reason: str, error: ContractError | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.error = error
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, faults.Rule):
+        where = value.method + (f" tool={value.tool}" if value.tool else "")
+        nth = f" nth={value.nth}" if value.nth != 1 else ""
+        times = "" if value.times == 1 else f" times={value.times}"
+        return f"{value.fault!r} on {where}{nth}{times}"
+    if isinstance(value, list):
+        if len(value) > 12:
+            return "[" + ", ".join(_show(v) for v in value[:12]) + f", ... {len(value) - 12} more]"
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_show(v) for v in value) + ")"
+    return repr(value)
+
+
+class _Run:
+    """One property against one adapter: the examples, what they covered, the failure that ended it."""
+
+    def __init__(self, harness: ContractHarness, prop: Property, facts: BridgeFacts, budget: float) -> None:
+        self.harness = harness
+        self.prop = prop
+        self.facts = facts
+        self.deadline = time.perf_counter() + budget
+        self.budget = budget
+        self.examples = 0
+        self.coverage: Counter[str] = Counter()
+        self.failure: str | None = None
+        self.failing = False
+
+    def header(self, inputs: Mapping[str, Any], where: str) -> str:
+        args = "".join(f"    {name}={_show(value)},\n" for name, value in inputs.items())
+        return f"{self.prop.property_id} counterexample ({where}): {self.prop.name}(\n{args})"
+
+    def example(self, inputs: dict[str, Any], where: str) -> None:
+        """Run one example; a violation propagates (with the inputs above its trace), an error stops the run."""
+        if not self.failing:
+            self.examples += 1
+            self.coverage.update(self.prop.labels(inputs))
+
+        async def check(h: ContractHarness, adapter: BridgeAdapter) -> None:
+            await self.prop.check(h, adapter, self.facts, inputs)
+
+        try:
+            self.harness.run(check)
+        except ContractViolation as violation:
+            self.failing = True
+            self.failure = f"{self.header(inputs, where)}\n{violation}"
+            raise ContractViolation(self.failure) from None
+        except ContractError as error:
+            raise _Stop("error", error) from None
+
+    def over_budget(self) -> bool:
+        return time.perf_counter() > self.deadline
+
+
+@contextlib.contextmanager
+def _context_free_draws() -> Iterator[None]:
+    """Draws that do not depend on which modules are loaded.
+
+    Hypothesis mixes constants found in the user's loaded modules into its draws, so a derandomized
+    run drew other examples under pytest than from `python -c`. The contract's verdicts must not
+    depend on what happens to be imported: while it runs, that pool of constants is empty.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - a Hypothesis without the mechanism needs no fix
+        yield
+        return
+    local = getattr(providers, "_get_local_constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    constants = getattr(providers, "Constants", None)
+    if local is None or cache is None or constants is None:  # pragma: no cover
+        yield
+        return
+    empty = constants()
+    providers._get_local_constants = lambda: empty
+    cache.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = local
+        cache.cache.clear()
+
+
+def _settings(max_examples: int, derandomize: bool) -> Any:
+    from hypothesis import HealthCheck, Phase, settings
+
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        derandomize=derandomize,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+        report_multiple_bugs=False,
+        phases=[Phase.generate, Phase.target, Phase.shrink],
+    )
+
+
+def check_property(
+    harness: ContractHarness,
+    property_id: str,
+    *,
+    max_examples: int = 100,
+    derandomize: bool = True,
+    budget: float = DEFAULT_BUDGET_S,
+) -> PropertyResult:
+    """Check one property with `harness`; never raises for a failing bridge, returns its verdict.
+
+    The property's declared cases run first and count toward `max_examples` (all of them run even
+    when it is smaller, and the result says so); Hypothesis draws the rest. `budget` bounds the
+    seconds the property may take: draws stop when it is spent, and so does shrinking, whose result
+    then says it may not be the shortest.
+    """
+    if property_id not in PROPERTIES:
+        raise ValueError(f"unknown property {property_id!r}; known: {', '.join(PROPERTIES)}")
+    if not isinstance(max_examples, int) or max_examples < 1:
+        raise ValueError(f"max_examples must be an int >= 1, not {max_examples!r}")
+    if not isinstance(budget, (int, float)) or budget <= 0:
+        raise ValueError(f"budget must be a positive number of seconds, not {budget!r}")
+    prop = PROPERTIES[property_id]
+    started = time.perf_counter()
+    notes: list[str] = []
+
+    def result(status: Status, text: str | None = None, run: _Run | None = None, declared: int = 0) -> PropertyResult:
+        return PropertyResult(
+            property_id,
+            prop.title,
+            status,
+            text,
+            run.examples if run else 0,
+            time.perf_counter() - started,
+            declared,
+            dict(run.coverage) if run else {},
+            tuple(notes),
+        )
+
+    try:
+        facts = harness.facts()
+        cases = prop.cases(facts)
+    except ContractError as error:
+        return result("error", str(error))
+    except Exception as error:
+        return result("error", f"the contract harness raised {type(error).__name__}: {error}\n{_tb(error)}")
+    run = _Run(harness, prop, facts, budget)
+    if len(cases) > max_examples:
+        notes.append(f"all {len(cases)} declared cases ran although max_examples is {max_examples}")
+    with harness.fresh_loop():
+        for number, case in enumerate(cases, 1):
+            if run.over_budget():
+                notes.append(f"the budget of {budget:g} s ran out after {number - 1} of {len(cases)} declared cases")
+                return result(
+                    "error",
+                    "not every declared case ran, so the property cannot hold; raise the budget",
+                    run,
+                    number - 1,
+                )
+            try:
+                run.example(case, f"declared case {number} of {len(cases)}")
+            except ContractViolation as violation:
+                return result("failed", str(violation), run, number)
+            except _Stop as stop:
+                return result("error", str(stop.error), run, number)
+        remaining = max_examples - len(cases)
+        if remaining > 0:
+            verdict = _draw(run, prop, facts, remaining, derandomize, notes)
+            if verdict is not None:
+                status, text = verdict
+                return result(status, text, run, len(cases))
+    return result("passed", None, run, len(cases))
+
+
+def _draw(
+    run: _Run, prop: Property, facts: BridgeFacts, examples: int, derandomize: bool, notes: list[str]
+) -> tuple[Status, str] | None:
+    """Hypothesis' draws after the declared cases; None when the property held through them."""
+    from hypothesis import given
+
+    strategies = prop.strategies(facts)
+
+    def body(**inputs: Any) -> None:
+        if run.over_budget():
+            raise _Stop("budget")
+        run.example(inputs, "drawn")
+
+    body.__name__ = body.__qualname__ = prop.name
+    test = _settings(examples, derandomize)(given(**strategies)(body))
+    try:
+        with _context_free_draws():
+            test()
+    except _Stop as stop:
+        if stop.error is not None:
+            return "error", str(stop.error)
+        if run.failure is None:
+            notes.append(f"the budget of {run.budget:g} s ran out after {run.examples} examples")
+            return None
+        notes.append(f"shrinking stopped early: the budget of {run.budget:g} s ran out")
+        return (
+            "failed",
+            f"{run.failure}\n(shrinking stopped when the budget of {run.budget:g} s ran out: "
+            "a shorter counterexample may exist)",
+        )
+    except ContractViolation as violation:
+        return "failed", str(violation)
+    except Exception as error:
+        if run.failure is not None:
+            # Hypothesis could not replay the failure (a bridge that is not deterministic): it still failed.
+            notes.append(f"the failure did not reproduce on replay ({type(error).__name__})")
+            return "failed", run.failure
+        return "error", f"the contract harness raised {type(error).__name__}: {error}\n{_tb(error)}"
+    return None
+
+
+def run_contract(
+    factory: AdapterFactory,
+    *,
+    max_examples: int = 100,
+    properties: Sequence[str] | None = None,
+    transport: str = "asgi",
+    derandomize: bool = True,
+    example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S,
+    budget: float = DEFAULT_BUDGET_S,
+    progress: Callable[[PropertyResult], None] | None = None,
+    server: TestMcpServer | None = None,
+) -> list[PropertyResult]:
+    """Check every property (or those named) against the bridge that `factory` makes.
+
+    `example_timeout` is how long one example may take before it is reported as a hang; `budget`
+    how long one property may take, shrinking included. `server` runs them on a server of yours,
+    e.g. `TestMcpServer.from_cassette(...)`: each example resets it and adds its own tools beside
+    the recorded catalogue.
+    """
+    chosen = list(properties) if properties is not None else list(PROPERTIES)
+    unknown = [p for p in chosen if p not in PROPERTIES]
+    if unknown:
+        raise ValueError(f"unknown properties {unknown}; known: {', '.join(PROPERTIES)}")
+    results = []
+    with ContractHarness(factory, transport=transport, example_timeout=example_timeout, server=server) as harness:
+        for property_id in chosen:
+            result = check_property(
+                harness, property_id, max_examples=max_examples, derandomize=derandomize, budget=budget
+            )
+            results.append(result)
+            if progress is not None:
+                progress(result)
+    return results
+
+
+def resilience_suite(
+    factory: AdapterFactory,
+    *,
+    max_examples: int = 100,
+    transport: str = "asgi",
+    expect_fail: Sequence[str] = (),
+    example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S,
+    budget: float = DEFAULT_BUDGET_S,
+) -> Callable[[str], None]:
+    """A pytest test, one case per property: `test_my_bridge = resilience_suite(MyAdapter)`.
+
+    Properties named in `expect_fail` are marked `xfail(strict=True)` for a `ContractViolation`: the
+    suite then documents which guarantees a bridge does not give, and tells you when it starts to.
+    An error of the harness or the adapter fails the test as a `ContractError`, expected or not.
+    """
+    import pytest
+
+    unknown = [p for p in expect_fail if p not in PROPERTIES]
+    if unknown:
+        raise ValueError(f"expect_fail names unknown properties {unknown}; known: {', '.join(PROPERTIES)}")
+    cases = [
+        pytest.param(
+            pid,
+            id=pid,
+            marks=[pytest.mark.xfail(reason=f"{pid} is not held", strict=True, raises=ContractViolation)],
+        )
+        if pid in expect_fail
+        else pytest.param(pid, id=pid)
+        for pid in PROPERTIES
+    ]
+
+    @pytest.mark.parametrize("property_id", cases)
+    def test_resilience(property_id: str) -> None:
+        with ContractHarness(factory, transport=transport, example_timeout=example_timeout, server=server) as harness:
+            result = check_property(harness, property_id, max_examples=max_examples, budget=budget)
+        if result.error:
+            raise ContractError(f"{property_id} ({result.title}) could not be checked:\n{result.counterexample}")
+        if result.failed:
+            raise ContractViolation(f"{property_id} ({result.title}) failed:\n{result.counterexample}")
+
+    test_resilience.__doc__ = f"The resilience contract P1-P7 holds for the bridge {getattr(factory, 'name', '')!r}."
+    return test_resilience

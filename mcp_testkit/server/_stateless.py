@@ -1,0 +1,279 @@
+"""The stateless era (protocol 2026-07-28): which requests belong to it, what each must carry, and what it is answered.
+
+There is no `initialize` and no session: every request names its protocol version and the client's
+capabilities in `params._meta`, and the headers `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`
+mirror the body. The transport (`_app.py`) frames answers and keeps the journal; the dispatcher
+(`_protocol.py`) answers `tools/list` and `tools/call` for both eras; this module holds the rest:
+the checks a request passes before it runs, `server/discover`, the era's own faults, and the fields
+every result of the era carries. Statuses and codes follow the spec, checked against the `mcp` SDK's
+own server (`ERROR_CODE_HTTP_STATUS`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mcp_testkit import faults
+from mcp_testkit._eras import (
+    CAPABILITIES_KEY,
+    HANDSHAKE,
+    HANDSHAKE_VERSIONS,
+    HEADER_MISMATCH,
+    LOG_LEVEL_KEY,
+    MISSING_CAPABILITY,
+    NAME_PARAMS,
+    SERVER_INFO_KEY,
+    STATELESS,
+    STATELESS_VERSION,
+    STATELESS_VERSIONS,
+    UNSUPPORTED_VERSION,
+    VERSION_KEY,
+    decode_header_value,
+)
+from mcp_testkit.server._protocol import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    LOG_LEVELS,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    Call,
+    Handler,
+    call_tool,
+    list_tools,
+    result_response,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from mcp_testkit.journal import Record
+    from mcp_testkit.server._state import ServerState
+
+__all__ = [
+    "METHODS",
+    "VERSION_KEY",
+    "Refusal",
+    "call_for",
+    "decorate",
+    "error_status",
+    "fault_refusal",
+    "refusal",
+    "serves_stateless",
+    "unsupported",
+    "versions",
+]
+
+ERROR_STATUS = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_CAPABILITY: 400,
+    UNSUPPORTED_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+"""The HTTP status of a stateless answer carrying a JSON-RPC error, by code (200 for the others)."""
+
+_CACHEABLE = frozenset({"server/discover", "tools/list"})
+_LEGACY_REFUSAL = "Bad Request: Missing session ID"
+"""What a handshake-era server answers a request without a session (the `mcp` SDK's words)."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A request refused before it runs: the HTTP status, and the JSON-RPC error of the body."""
+
+    status: int
+    code: int | None
+    """None: a bare status, no body."""
+    message: str
+    data: Any = None
+    request_id: bool = True
+    """Whether the error answers the request's id (False: `id` null, as a transport that never read it)."""
+
+
+def serves_stateless(state: ServerState, headers: Mapping[str, str], message: Any) -> bool:
+    """Whether a request belongs to the stateless era: a 2026-07-28 version in its header or `_meta`, or the probe.
+
+    `message` is None for a GET or DELETE, which only the header (or a server of that era only) can place.
+    """
+    if STATELESS not in state.eras:
+        return False
+    if HANDSHAKE not in state.eras:
+        return True
+    version = headers.get("mcp-protocol-version")
+    if version is not None and version not in HANDSHAKE_VERSIONS:
+        return True
+    if not isinstance(message, dict):
+        return False
+    if message.get("method") == "server/discover":
+        return True
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and VERSION_KEY in meta
+
+
+def versions(state: ServerState) -> list[str]:
+    """Every protocol version the server speaks, newest first."""
+    spoken = [*STATELESS_VERSIONS] if STATELESS in state.eras else []
+    if HANDSHAKE in state.eras:
+        spoken += HANDSHAKE_VERSIONS
+    return sorted(spoken, reverse=True)
+
+
+def unsupported(state: ServerState, requested: Any, supported: list[str] | None = None) -> Refusal:
+    """-32022 with `data.supported` and `data.requested`, as the schema gives them."""
+    offered = versions(state) if supported is None else supported
+    asked = requested if isinstance(requested, str) else ""
+    return Refusal(
+        400,
+        UNSUPPORTED_VERSION,
+        f"Unsupported protocol version {asked!r}: this server speaks {', '.join(offered) or 'none'}",
+        {"supported": offered, "requested": asked},
+    )
+
+
+def _mismatch(message: str) -> Refusal:
+    return Refusal(400, HEADER_MISMATCH, f"Header mismatch: {message}")
+
+
+def refusal(state: ServerState, headers: Mapping[str, str], message: Any, kind: str | None) -> Refusal | None:
+    """Why a stateless POST cannot run, checked in the spec's order; None when it may.
+
+    The body must be one request or notification; a request carries `MCP-Protocol-Version` and
+    `Mcp-Method` (and `Mcp-Name` for `tools/call`) matching its body (-32020), a `_meta` with the
+    version and the client's capabilities (-32602), and a version this server speaks (-32022).
+    """
+    if kind not in ("request", "notification"):
+        return Refusal(
+            400,
+            INVALID_REQUEST,
+            "Invalid Request: a 2026-07-28 POST carries one JSON-RPC request or notification (no batch, no response)",
+            request_id=False,
+        )
+    version = headers.get("mcp-protocol-version")
+    if kind == "notification":
+        return None if version in STATELESS_VERSIONS else unsupported(state, version)
+    method = message["method"]
+    params = message.get("params")
+    if method == "initialize" and HANDSHAKE not in state.eras:
+        # A legacy client has no way forward but this message: name what the server speaks.
+        requested = params.get("protocolVersion") if isinstance(params, dict) else None
+        refused = unsupported(state, requested if isinstance(requested, str) else version)
+        spoken = ", ".join(STATELESS_VERSIONS)
+        return Refusal(
+            refused.status,
+            refused.code,
+            f"Unsupported protocol version: this server speaks only {spoken}, which has no initialize; "
+            "send each request with its version in params._meta",
+            refused.data,
+        )
+    if version is None:
+        return _mismatch("the MCP-Protocol-Version header is missing; every 2026-07-28 request carries it")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if version not in STATELESS_VERSIONS and not isinstance(meta, dict):
+        return unsupported(state, version)  # a version of no era, and nothing else to go by: name ours
+    method_header = headers.get("mcp-method")
+    if method_header is None:
+        return _mismatch(f"the Mcp-Method header is missing; it must name the method, {method!r}")
+    if not isinstance(params, dict) or not isinstance(meta, dict) or not {VERSION_KEY, CAPABILITIES_KEY} <= set(meta):
+        missing = [key for key in (VERSION_KEY, CAPABILITIES_KEY) if not isinstance(meta, dict) or key not in meta]
+        return Refusal(
+            400, INVALID_PARAMS, f"Invalid params: params._meta must carry {' and '.join(map(repr, missing))}"
+        )
+    if meta[VERSION_KEY] != version:
+        return _mismatch(
+            f"MCP-Protocol-Version header {version!r} does not match the body's _meta version {meta[VERSION_KEY]!r}"
+        )
+    if method_header != method:
+        return _mismatch(f"Mcp-Method header {method_header!r} does not match the body's method {method!r}")
+    name_param = NAME_PARAMS.get(method)
+    if name_param is not None:
+        named = params.get(name_param)
+        sent = headers.get("mcp-name")
+        if sent is None:
+            return _mismatch(f"the Mcp-Name header is missing; for {method} it must carry params.{name_param}")
+        if decode_header_value(sent) != named:
+            return _mismatch(f"Mcp-Name header {sent!r} does not match the body's params.{name_param} {named!r}")
+    if version not in STATELESS_VERSIONS:
+        return unsupported(state, version)
+    return None
+
+
+def fault_refusal(state: ServerState, fault: faults.Fault, version: str | None) -> Refusal | None:
+    """The answer of a stateless era's fault (and of `DiscoverError`), or None for any other fault."""
+    if isinstance(fault, faults.DiscoverError):
+        return Refusal(fault.status, fault.code, fault.message, fault.data)
+    if isinstance(fault, faults.HeaderMismatch):
+        return _mismatch(f"{fault.header} header does not match the request body")
+    if isinstance(fault, faults.UnsupportedVersion):
+        offered = list(fault.supported) if fault.supported is not None else None
+        return unsupported(state, version, offered)
+    if isinstance(fault, faults.MissingCapability):
+        return Refusal(
+            400,
+            MISSING_CAPABILITY,
+            f"Missing required client capability: {', '.join(fault.capabilities)}",
+            {"requiredCapabilities": {name: {} for name in fault.capabilities}},
+        )
+    if isinstance(fault, faults.EraDowngrade):
+        return Refusal(400, INVALID_REQUEST, _LEGACY_REFUSAL, request_id=False)
+    return None
+
+
+async def _discover(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    state = call.state
+    result = {
+        "supportedVersions": versions(state),
+        "capabilities": {"tools": {}, "logging": {}},
+        # The schema puts the server's identity in the result's _meta (as `decorate` does); the page on
+        # server/discover shows it as a field too. Both are sent, so a client reading either finds it.
+        "serverInfo": {"name": state.name, "version": state.version},
+    }
+    return result_response(request_id, result)
+
+
+METHODS: dict[str, Handler] = {"server/discover": _discover, "tools/list": list_tools, "tools/call": call_tool}
+"""The methods of the stateless era: `ping`, `logging/setLevel` and `initialize` are not among them."""
+
+
+def call_for(state: ServerState, record: Record, meta: Mapping[str, Any], fault: faults.Fault | None) -> Call:
+    """What dispatch needs for a stateless request: no session, the era's methods, the log level of `_meta`."""
+    level = meta.get(LOG_LEVEL_KEY)
+    return Call(
+        state,
+        record,
+        None,
+        record.protocol_version or STATELESS_VERSION,
+        fault=fault,
+        era=STATELESS,
+        methods=METHODS,
+        log_level=level if isinstance(level, str) and level in LOG_LEVELS else None,
+    )
+
+
+def decorate(state: ServerState, method: str, response: Any) -> None:
+    """Give a stateless result what the era requires: `resultType`, cache fields where cacheable, serverInfo."""
+    result = response.get("result") if isinstance(response, dict) else None
+    if not isinstance(result, dict):
+        return
+    fresh = {"resultType": "complete", **result}
+    if method in _CACHEABLE:
+        # One scope on every page: the catalogue is the same for every caller.
+        fresh["ttlMs"] = state.cache_ttl_ms
+        fresh["cacheScope"] = state.cache_scope
+    meta = fresh.get("_meta")
+    server_info = {"name": state.name, "version": state.version}
+    if meta is None:
+        fresh["_meta"] = {SERVER_INFO_KEY: server_info}
+    elif isinstance(meta, dict) and SERVER_INFO_KEY not in meta:
+        fresh["_meta"] = {**meta, SERVER_INFO_KEY: server_info}
+    response["result"] = fresh
+
+
+def error_status(response: Any) -> int:
+    """The HTTP status of a stateless JSON answer: from the error code, 200 for a result."""
+    error = response.get("error") if isinstance(response, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return ERROR_STATUS.get(code, 200) if isinstance(code, int) else 200

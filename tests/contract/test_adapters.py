@@ -1,0 +1,97 @@
+"""Tests of `mcp_testkit.adapters`: `Outcome`, the per-call-session reference adapter and `SdkErrorClassifier`,
+the classifier over a real 127.0.0.1 socket with the official SDK client."""
+
+from __future__ import annotations
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from mcp_testkit import TestMcpServer, faults
+from mcp_testkit.adapters import Outcome, PerCallReferenceAdapter, SdkErrorClassifier
+from mcp_testkit.contract import run_contract
+
+
+def test_outcome_errors_carry_their_rendered_text() -> None:
+    """An error outcome carries the text the bridge rendered (str(error) unless given) and compares on it."""
+    error = RuntimeError("disk full")
+    assert Outcome.tool_error(error).text == "disk full"
+    assert Outcome.tool_error(error, text="tool said: disk full").text == "tool said: disk full"
+    assert Outcome.tool_error(error) == Outcome.tool_error(RuntimeError("disk full"))
+    assert Outcome.tool_error(error) != Outcome.tool_error(RuntimeError("disk full (#2)"))
+    assert str(Outcome.auth_error(error)) == "auth_error(RuntimeError: disk full)"
+
+
+def test_per_call_adapter_holds_no_session_between_operations() -> None:
+    """PerCallReferenceAdapter ends its session after connect and after each call: no session lives between them."""
+    server = TestMcpServer(eras=("handshake",))  # sessions are what this counts
+    server.tool("read", read_only=True, returns="r")
+
+    async def use() -> list[int]:
+        adapter = PerCallReferenceAdapter(transport=httpx2.ASGITransport(app=server.asgi_app))
+        alive = []
+        with anyio.fail_after(10):
+            try:
+                assert (await adapter.connect("http://127.0.0.1/mcp", {})).kind == "ok"
+                alive.append(len(server.sessions.alive))
+                assert await adapter.call("read", {}) == Outcome.ok("r")
+                alive.append(len(server.sessions.alive))
+            finally:
+                await adapter.close()
+        return alive
+
+    assert anyio.run(use) == [0, 0]
+    assert len(server.journal.requests("initialize")) == 2
+    assert PerCallReferenceAdapter.sessions == "per_call"
+
+
+CLASSIFIED = [
+    (faults.ProtocolError(-32603, "disk full"), "tool_error"),
+    (faults.HttpStatus(500), "outcome_unknown"),
+    (faults.HttpStatus(401), "auth_error"),
+    (faults.HttpStatus(403), "auth_error"),
+    (faults.LoseSession(), "connection_error"),
+    (faults.Restart(unknown_session_status=400), "outcome_unknown"),
+    (faults.EndStream(), "outcome_unknown"),
+]
+
+
+@pytest.mark.parametrize(("fault", "kind"), CLASSIFIED, ids=[repr(f) for f, _ in CLASSIFIED])
+def test_classifier_sorts_sdk_errors_by_the_wire_over_a_socket(fault: faults.Fault, kind: str) -> None:
+    """Over a real socket, the classifier tells the SDK's errors apart by what the server sent, not by messages."""
+    server = TestMcpServer()
+    server.tool("create", returns="created")
+    classifier = SdkErrorClassifier()
+
+    async def call() -> str:
+        with anyio.fail_after(10):
+            async with httpx2.AsyncClient(transport=classifier.transport()) as http:
+                transport = streamable_http_client(server.url, http_client=http)
+                async with Client(transport, mode="legacy", read_timeout_seconds=5) as client:
+                    server.fail_next_call("create", fault)
+                    classifier.begin()
+                    try:
+                        await client.call_tool("create", {})
+                    except MCPError as error:
+                        return classifier.outcome(error, at="call").kind
+        return "ok"
+
+    with server:
+        assert anyio.run(call) == kind
+
+
+def test_classifier_says_connection_error_at_connect() -> None:
+    """A failure at connect that is not a refusal of the credentials is a connection error, never a tool error."""
+    classifier = SdkErrorClassifier()
+    assert classifier.outcome(MCPError(-32603, "x"), at="connect").kind == "connection_error"
+
+
+def test_sdk_adapter_holds_p4_over_a_socket() -> None:
+    """The SDK client adapter's auth verdict holds over a real socket as in-process."""
+    from mcp_testkit.adapters import SdkClientAdapter
+
+    [result] = run_contract(SdkClientAdapter, properties=["P4"], max_examples=12, transport="socket")
+    assert result.status == "passed", result.counterexample

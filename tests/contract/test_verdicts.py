@@ -1,0 +1,371 @@
+"""Each wrong verdict the contract once gave, as a test: false passes, false failures, the harness's own faults
+blamed on the bridge, hangs without a trace, verdicts that depended on what was imported, and the smaller ones."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import re
+import subprocess
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_testkit.adapters import Outcome, PerCallReferenceAdapter, ReferenceBridgeAdapter, SdkClientAdapter
+from mcp_testkit.contract import ContractHarness, check_property, run_contract
+from mcp_testkit.server import TestMcpServer
+
+
+class _Wrapper:
+    """A user's adapter around the reference bridge; subclasses change one behaviour."""
+
+    name = "wrapper"
+    sessions = "persistent"
+
+    def __init__(self, *, transport: Any = None) -> None:
+        self.inner = ReferenceBridgeAdapter(transport=transport)
+        self.page_limit = self.inner.page_limit
+        self.retry = self.inner.retry
+        self.timeout_s = self.inner.timeout_s
+
+    async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
+        return await self.inner.connect(url, headers)
+
+    async def list_tools(self) -> list[str]:
+        return await self.inner.list_tools()
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        return await self.inner.call(tool, arguments)
+
+    def set_headers(self, headers: Mapping[str, str]) -> None:
+        self.inner.set_headers(headers)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+# -- 1. false pass of P2 ---------------------------------------------------------------------------------
+
+
+class _ResendingAfterDrops(_Wrapper):
+    """Like an agent framework's `max_retry_attempts=2`: a call whose answer was lost is sent again, write or not."""
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        for _ in range(2):
+            outcome = await self.inner.call(tool, arguments)
+            if outcome.kind not in ("outcome_unknown", "connection_error"):
+                return outcome
+        return await self.inner.call(tool, arguments)
+
+
+def test_a_bridge_resending_writes_after_a_drop_fails_p2_at_100_examples() -> None:
+    """A bridge that resends a write whose connection dropped after it ran fails P2 at the default 100 examples."""
+    [result] = run_contract(_ResendingAfterDrops, properties=["P2"])
+    assert result.status == "failed"
+    assert "a write ran 2 times for one call" in (result.counterexample or "")
+    assert "declared case" in (result.counterexample or "")
+
+
+def test_p2_always_covers_writes_after_drops_and_late_answers() -> None:
+    """P2 always runs a write after Drop(after_execution=True), EndStream, TruncateBody, a late answer."""
+    [result] = run_contract(ReferenceBridgeAdapter, properties=["P2"])
+    assert result.passed, result.counterexample
+    for label in ("Drop(after_execution=True)", "EndStream", "TruncateBody", "LateAnswer"):
+        assert result.coverage.get(label, 0) >= 1, label
+    assert result.examples == 100
+    assert result.declared == 21
+
+
+# -- 2. false failure of P4 ------------------------------------------------------------------------------
+
+
+def test_a_bridge_with_a_session_per_call_holds_p4() -> None:
+    """A bridge meeting the refusal on initialize (a new session per call) holds P4 in every declared case."""
+    [result] = run_contract(PerCallReferenceAdapter, properties=["P4"])
+    assert result.status == "passed", result.counterexample
+    assert result.declared == 12
+
+
+# -- 3. the harness blamed the bridge --------------------------------------------------------------------
+
+
+def test_p5_adapts_to_a_bridge_holding_no_session_between_calls() -> None:
+    """P5's lose_session case on a bridge with no session between calls is not an error of the bridge."""
+    [result] = run_contract(PerCallReferenceAdapter, properties=["P5"])
+    assert result.status == "passed", result.counterexample
+    assert result.coverage["lose_session"] >= 3
+
+
+class _FailingSetHeaders(_Wrapper):
+    def set_headers(self, headers: Mapping[str, str]) -> None:
+        raise RuntimeError("this adapter cannot rotate credentials")
+
+
+class _RaisingCall(_Wrapper):
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        raise KeyError(tool)
+
+
+class _FailingClose(_Wrapper):
+    async def close(self) -> None:
+        await self.inner.close()
+        raise OSError("close failed")
+
+
+class _NotAnOutcome(_Wrapper):
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        return "ok"  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize(
+    ("factory", "property_id", "says"),
+    [
+        (
+            _FailingSetHeaders,
+            "P4",
+            "the adapter's set_headers raised RuntimeError: this adapter cannot rotate credentials",
+        ),
+        (_RaisingCall, "P2", "the adapter's call('write') raised KeyError: 'write'"),
+        (_FailingClose, "P7", "the adapter's close raised OSError: close failed"),
+        (_NotAnOutcome, "P7", "the adapter's call('tool') returned 'ok', not an Outcome"),
+    ],
+    ids=["set-headers", "call", "close", "not-an-outcome"],
+)
+def test_an_exception_escaping_an_adapter_is_an_error_not_a_failure(factory: Any, property_id: str, says: str) -> None:
+    """An exception escaping an adapter method is reported as an error of the adapter, never as the bridge's failure."""
+    [result] = run_contract(factory, properties=[property_id])
+    assert result.status == "error"
+    assert says in (result.counterexample or "")
+    assert "Traceback" in (result.counterexample or "") or "not an Outcome" in says
+
+
+def test_an_exception_of_the_harness_is_an_error() -> None:
+    """An exception raised by the harness itself (here reading an adapter's declared facts) is an error verdict."""
+
+    class BadRetry(_Wrapper):
+        def __init__(self, *, transport: Any = None) -> None:
+            super().__init__(transport=transport)
+            self.retry = "two"  # type: ignore[assignment]
+
+    [result] = run_contract(BadRetry, properties=["P3"])
+    assert result.status == "error"
+    assert "retry must be an int >= 0, not 'two'" in (result.counterexample or "")
+
+
+# -- 4. hangs --------------------------------------------------------------------------------------------
+
+
+class _HangingOnImages(_Wrapper):
+    """A bridge that never returns from a call whose result holds an image."""
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        outcome = await self.inner.call(tool, arguments)
+        if "[image:" in (outcome.text or ""):
+            await anyio.sleep_forever()
+        return outcome
+
+
+def test_a_hang_is_a_failure_with_its_step_faults_and_requests() -> None:
+    """A hanging example is reported as "hung in <step> after N s" with the faults fired and every request."""
+    [result] = run_contract(_HangingOnImages, properties=["P7"], example_timeout=0.3)
+    assert result.status == "failed"
+    text = result.counterexample or ""
+    assert "hung in call('tool') after 0.3 s" in text
+    assert "faults fired: none" in text
+    assert "tools/call tool -> 200" in text
+
+
+class _HangingOnLongResults(_Wrapper):
+    """A bridge that hangs only on results of three blocks or more: found by draws, then shrunk."""
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        outcome = await self.inner.call(tool, arguments)
+        if (outcome.text or "").count("\n") >= 2:
+            await anyio.sleep_forever()
+        return outcome
+
+
+def test_shrinking_a_hang_stops_at_the_budget_and_says_so() -> None:
+    """Shrinking a drawn hang stops when the property's budget is spent, and the verdict says it stopped early."""
+    [result] = run_contract(_HangingOnLongResults, properties=["P7"], example_timeout=0.2, budget=1.0)
+    assert result.status == "failed"
+    assert "shrinking stopped early: the budget of 1 s ran out" in result.notes
+    assert "hung in call('tool') after 0.2 s" in (result.counterexample or "")
+    assert "a shorter counterexample may exist" in (result.counterexample or "")
+
+
+def test_a_bridge_retrying_without_end_in_process_is_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge resending a dropped read without end never waits on anything in-process; it is still a hang."""
+    from mcp_testkit.bridge import _link
+
+    init = _link.ServerLink.__init__
+
+    def unbounded(self: Any, config: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, dataclasses.replace(config, retry=10**6), *args, **kwargs)
+
+    monkeypatch.setattr(_link.ServerLink, "__init__", unbounded)
+    [result] = run_contract(ReferenceBridgeAdapter, properties=["P6"], example_timeout=1)
+    assert result.status == "failed"
+    assert "hung in call('tool') after 1 s" in (result.counterexample or "")
+    assert "Drop(after_execution=False)" in (result.counterexample or "")
+    assert re.search(
+        r"faults fired: (#\d+ Drop\(after_execution=False\), ){10}\.\.\. \d+ more", result.counterexample or ""
+    )
+
+
+def test_a_budget_spent_before_the_declared_cases_is_an_error() -> None:
+    """A property whose declared cases did not all run cannot hold: it is an error that says why."""
+    [result] = run_contract(ReferenceBridgeAdapter, properties=["P6"], budget=0.001)
+    assert result.status == "error"
+    assert result.examples < result.declared + 1
+    assert any("ran out after" in note and "declared cases" in note for note in result.notes)
+
+
+# -- 10. verdicts that depended on what was loaded ---------------------------------------------------------
+
+_VERDICTS = """
+import json
+from mcp_testkit.adapters import ReferenceBridgeAdapter
+from mcp_testkit.contract import run_contract
+results = run_contract(ReferenceBridgeAdapter, max_examples=150, properties=["P1", "P7"])
+print(json.dumps([[r.property_id, r.status, r.examples, dict(r.coverage)] for r in results]))
+"""
+
+
+def test_derandomized_verdicts_and_draws_are_the_same_from_python_c_and_pytest() -> None:
+    """The same derandomized call draws the same examples (same coverage) under pytest and from `python -c`."""
+    done = subprocess.run([sys.executable, "-c", _VERDICTS], capture_output=True, text=True, timeout=300, check=True)
+    outside = json.loads(done.stdout.strip().splitlines()[-1])
+    results = run_contract(ReferenceBridgeAdapter, max_examples=150, properties=["P1", "P7"])
+    inside = [[r.property_id, r.status, r.examples, dict(r.coverage)] for r in results]
+    assert inside == outside
+
+
+_DRAWS = """
+import hashlib, json
+from hypothesis import given, settings, strategies as st
+from mcp_testkit.contract._runner import _context_free_draws
+values = []
+
+@settings(derandomize=True, max_examples=200, database=None)
+@given(st.text(max_size=20))
+def collect(value):
+    values.append(value)
+
+with _context_free_draws():
+    collect()
+print(hashlib.md5(json.dumps(values).encode()).hexdigest())
+"""
+
+
+def test_contract_draws_do_not_depend_on_the_modules_loaded() -> None:
+    """Under the contract, derandomized draws are the same in a bare `python -c` and in pytest with many modules."""
+    done = subprocess.run([sys.executable, "-c", _DRAWS], capture_output=True, text=True, timeout=120, check=True)
+    namespace: dict[str, Any] = {"__name__": "draws_in_pytest"}
+    lines = _DRAWS.replace("print(", "digest = (")
+    exec(compile(lines, "draws", "exec"), namespace)
+    assert namespace["digest"] == done.stdout.strip()
+
+
+# -- 11. the smaller ones ----------------------------------------------------------------------------------
+
+
+class _MisrendersThreeBlocks(_Wrapper):
+    """Reports a result of three blocks or more as a tool error: a bug found only by draws."""
+
+    made = 0
+    first_failure_at: int | None = None
+
+    def __init__(self, *, transport: Any = None) -> None:
+        super().__init__(transport=transport)
+        type(self).made += 1
+        self.number = type(self).made
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        outcome = await self.inner.call(tool, arguments)
+        if outcome.kind == "ok" and (outcome.text or "").count("\n") >= 2:
+            if type(self).first_failure_at is None:
+                type(self).first_failure_at = self.number
+            return Outcome.tool_error(RuntimeError("misrendered"))
+        return outcome
+
+
+def test_example_counts_exclude_shrinking() -> None:
+    """The example count stops at the first failing example: the shrink replays after it are not counted."""
+    with ContractHarness(_MisrendersThreeBlocks) as harness:
+        result = check_property(harness, "P7")
+    assert result.status == "failed"
+    made, first = _MisrendersThreeBlocks.made, _MisrendersThreeBlocks.first_failure_at
+    assert first is not None
+    assert result.examples == first - 1  # one adapter is made to read the declared facts
+    assert made > first  # shrinking ran more examples, which are not counted
+
+
+class _Chatty(_Wrapper):
+    """A bridge that logs through a logger of its own with its own handler."""
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        logging.getLogger("chatty.bridge").warning("calling %s the chatty way", tool)
+        await self.inner.call(tool, arguments)
+        return Outcome.tool_error(RuntimeError("chatty"))
+
+
+def test_third_party_logs_are_captured_and_shown_with_a_failing_example() -> None:
+    """A bridge's own logger reaches none of its handlers during a run; its records appear under the failing example."""
+    seen: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record)
+
+    logger = logging.getLogger("chatty.bridge")
+    handler = Keep()
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        [result] = run_contract(_Chatty, properties=["P7"])
+        assert logger.handlers == [handler]
+        assert logger.propagate is False
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = True
+    assert seen == []
+    assert result.status == "failed"
+    assert "log records during the example" in (result.counterexample or "")
+    assert "WARNING chatty.bridge: calling tool the chatty way" in (result.counterexample or "")
+
+
+def test_declared_cases_all_run_when_max_examples_is_smaller() -> None:
+    """With max_examples below the number of declared cases, all of them run and the result says so."""
+    [result] = run_contract(ReferenceBridgeAdapter, properties=["P5"], max_examples=3)
+    assert result.status == "passed"
+    assert (result.examples, result.declared) == (9, 9)
+    assert result.notes == ("all 9 declared cases ran although max_examples is 3",)
+
+
+def test_sdk_client_adapter_walks_more_pages_than_100() -> None:
+    """The SDK client has no page limit, so neither has its adapter: it loads a listing of 150 pages."""
+    server = TestMcpServer(page_size=1)
+    for index in range(150):
+        server.tool(f"t{index}", returns="ok")
+    adapter = SdkClientAdapter()
+    assert adapter.page_limit is None
+
+    async def load() -> tuple[Outcome, list[str]]:
+        import httpx2
+
+        bridge = SdkClientAdapter(transport=httpx2.ASGITransport(app=server.asgi_app))
+        with anyio.fail_after(30):
+            try:
+                outcome = await bridge.connect("http://127.0.0.1/mcp", {})
+                return outcome, await bridge.list_tools()
+            finally:
+                await bridge.close()
+
+    outcome, names = anyio.run(load)
+    assert outcome.kind == "ok"
+    assert len(names) == 150
