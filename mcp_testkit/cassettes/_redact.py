@@ -1,8 +1,7 @@
 """Keeping secrets out of cassettes: credential headers by name, `--redact` patterns and known token
 shapes in bodies by stable placeholders, and a scan of the text before it is written.
 
-This module decides on its own which header names are credentials; once the journal's redaction
-policy (issue 11) is merged, `is_credential_header` should defer to it.
+Which headers carry credentials is the journal's one redaction policy, `journal.is_secret_header`.
 """
 
 from __future__ import annotations
@@ -17,19 +16,17 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from mcp_testkit.cassettes._format import Cassette, CassetteError, Exchange
+from mcp_testkit.journal import is_secret_header
 
 __all__ = [
     "KNOWN_SHAPES",
     "Redactor",
-    "is_credential_header",
     "kept_headers",
     "placeholder_count",
     "redacted",
     "save",
 ]
 
-_CREDENTIAL_NAME = re.compile(r"auth|token|secret|key|cookie|passw|credential|signature|session-id", re.I)
-_NOT_CREDENTIALS = frozenset({"www-authenticate", "mcp-session-id", "idempotency-key"})
 _PLACEHOLDER = re.compile(r"<redacted:[^<>\s]+>")
 _MIN_SECRET = 4
 """Shorter values are never treated as secrets: replacing every 'abc' in a file would say nothing."""
@@ -52,12 +49,6 @@ KNOWN_SHAPES: tuple[re.Pattern[str], ...] = tuple(
     )
 )
 """Token shapes redacted in bodies even when no `--redact` pattern names them."""
-
-
-def is_credential_header(name: str) -> bool:
-    """Whether a header carries a credential: its value never reaches a cassette, only its name."""
-    lowered = name.lower()
-    return lowered not in _NOT_CREDENTIALS and _CREDENTIAL_NAME.search(lowered) is not None
 
 
 class Redactor:
@@ -110,7 +101,7 @@ class Redactor:
 
     def header(self, name: str, value: str) -> str:
         """A header value as written: a credential's value becomes a placeholder naming the header."""
-        if not is_credential_header(name):
+        if not is_secret_header(name):
             return self.text(value)
         self.header_names.add(name.lower())
         return self.secret(value, f"<redacted:{name.lower()}>")
@@ -153,7 +144,7 @@ class Redactor:
         query = parts.query
         if query:
             pairs = [
-                (name, self.secret(value, f"<redacted:{name.lower()}>") if is_credential_header(name) else value)
+                (name, self.secret(value, f"<redacted:{name.lower()}>") if is_secret_header(name) else value)
                 for name, value in parse_qsl(query, keep_blank_values=True)
             ]
             query = urlencode(pairs, safe="<>:")
@@ -196,7 +187,7 @@ def redacted(cassette: Cassette, redactor: Redactor) -> Cassette:
     for exchange in cassette.exchanges:
         if exchange.http is not None:
             for name, value in [*exchange.http.request_headers.items(), *exchange.http.response_headers.items()]:
-                if is_credential_header(name):
+                if is_secret_header(name):
                     redactor.header(name, value)
     exchanges = [_exchange(exchange, redactor, session) for exchange in cassette.exchanges]
     upstream = dict(cassette.upstream)
@@ -277,4 +268,4 @@ _RESPONSE_KEPT = frozenset({"content-type", "mcp-session-id", "www-authenticate"
 def kept_headers(headers: Iterable[tuple[str, str]], *, response: bool = False) -> dict[str, str]:
     """The headers that matter to a cassette: MCP's own, challenges, and credentials (redacted on save)."""
     kept = _RESPONSE_KEPT if response else _REQUEST_KEPT
-    return {name.lower(): value for name, value in headers if name.lower() in kept or is_credential_header(name)}
+    return {name.lower(): value for name, value in headers if name.lower() in kept or is_secret_header(name)}

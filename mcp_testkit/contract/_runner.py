@@ -375,7 +375,7 @@ def resilience_suite(
 
     @pytest.mark.parametrize("property_id", cases)
     def test_resilience(property_id: str) -> None:
-        with ContractHarness(factory, transport=transport, example_timeout=example_timeout, server=server) as harness:
+        with ContractHarness(factory, transport=transport, example_timeout=example_timeout) as harness:
             result = check_property(harness, property_id, max_examples=max_examples, budget=budget)
         if result.error:
             raise ContractError(f"{property_id} ({result.title}) could not be checked:\n{result.counterexample}")

@@ -205,13 +205,14 @@ def test_known_token_shapes_and_patterns_get_stable_placeholders() -> None:
 
 
 def test_credential_headers_are_known_by_name() -> None:
-    """Authorization, cookies, API keys and tokens are credentials; MCP's own headers and challenges are not."""
-    from mcp_testkit.cassettes._redact import is_credential_header
-
-    for name in ("Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-Api-Key", "X-Auth-Token"):
-        assert is_credential_header(name), name
-    for name in ("Mcp-Session-Id", "MCP-Protocol-Version", "WWW-Authenticate", "Content-Type", "Accept"):
-        assert not is_credential_header(name), name
+    """Cassettes redact by the journal's one policy: credentials by name; MCP's own headers and challenges are kept."""
+    redactor = Redactor()
+    secret = ("Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-Api-Key", "X-Auth-Token", "X-Password")
+    for name in secret:
+        assert redactor.header(name, f"value-of-{name}") == f"<redacted:{name.lower()}>", name
+    kept = ("Mcp-Session-Id", "MCP-Protocol-Version", "WWW-Authenticate", "Content-Type", "Accept")
+    for name in kept:
+        assert redactor.header(name, f"value-of-{name}") == f"value-of-{name}", name
 
 
 def test_upstream_url_loses_user_info_and_key_parameters() -> None:
