@@ -44,10 +44,11 @@ _ASYNCIO_FIXTURES = "mcp_testkit.pytest_plugin.asyncio_fixtures"
 _MARKER = (
     "mcp_server(name=..., page_size=..., response_mode=..., required_headers={...}, preset=...): "
     "configure the mcp_server fixture for this test (any TestMcpServer keyword except host and port); "
-    "cassette='tapes/x.json' (with upstream=, upstream_headers=, match=, redact=) replays or records a server"
+    "cassette='tapes/x.json' (with upstream=, upstream_headers=, upstream_era=, match=, redact=) replays or "
+    "records a server"
 )
 _RECORD_MODES = ("none", "once", "new", "all")
-_CASSETTE_KEYS = ("cassette", "upstream", "upstream_headers", "match", "redact")
+_CASSETTE_KEYS = ("cassette", "upstream", "upstream_headers", "upstream_era", "match", "redact")
 
 
 @dataclass(frozen=True)

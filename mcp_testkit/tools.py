@@ -75,6 +75,8 @@ class ToolContext:
     """The level the client asked for (`logging/setLevel`, or a 2026-07-28 request's `_meta`), if it did."""
     logs: bool = True
     """Whether log messages may be sent: a 2026-07-28 request that names no level gets none."""
+    era: str = "handshake"
+    """The protocol era of the request: 'handshake', or 'stateless' (2026-07-28), whose results may differ in shape."""
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send `notifications/progress` for this call, if the client asked for progress."""

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcp_testkit._eras import HANDSHAKE, STATELESS, STATELESS_VERSIONS, VERSION_KEY
+
 __all__ = [
     "FORMAT",
     "MATCH_MODES",
-    "STATELESS_VERSIONS",
     "VERSION",
     "Cassette",
     "CassetteError",
@@ -40,12 +41,8 @@ FORMAT = "mcp-testkit cassette"
 VERSION = 1
 """The format version this mcp-testkit writes and reads; a newer file is refused, naming both."""
 SCHEMA_URL = "https://github.com/mcp-testkit/mcp-testkit/cassette.schema.json"
-STATELESS_VERSIONS = ("2026-07-28",)
-"""Protocol versions of the stateless era (no initialize, `_meta` per request); the rest are handshake era."""
 MATCH_MODES = ("exact", "in_order", "by_tool")
 """How a replay finds the recorded answer of a call (a user matcher aside); see `TestMcpServer.from_cassette`."""
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
 _EXCHANGE_KEYS = (
     "seq",
@@ -72,7 +69,7 @@ class CassetteError(ValueError):
 
 def era_of(protocol_version: str | None) -> str:
     """'stateless' for a 2026-07-28 (or later) version, 'handshake' for the rest (and for none)."""
-    return "stateless" if protocol_version in STATELESS_VERSIONS else "handshake"
+    return STATELESS if protocol_version in STATELESS_VERSIONS else HANDSHAKE
 
 
 def version_of(request: Any, header: str | None = None, response: Any = None) -> str | None:
@@ -81,8 +78,8 @@ def version_of(request: Any, header: str | None = None, response: Any = None) ->
     if isinstance(request, dict):
         params = request.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
-        if isinstance(meta, dict) and isinstance(meta.get(META_VERSION), str):
-            return str(meta[META_VERSION])
+        if isinstance(meta, dict) and isinstance(meta.get(VERSION_KEY), str):
+            return str(meta[VERSION_KEY])
         if request.get("method") == "initialize":
             result = response.get("result") if isinstance(response, dict) else None
             if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):

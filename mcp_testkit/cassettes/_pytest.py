@@ -6,7 +6,9 @@
 - `all`: record anew, the live server answering everything.
 
 The live server is the marker's `upstream=` (a URL, or a stdio command as a list), else the
-`MCP_TESTKIT_UPSTREAM` environment variable.
+`MCP_TESTKIT_UPSTREAM` environment variable. It is spoken to in the era `upstream_era=` names:
+'auto' (the default) opens a stateless (2026-07-28) session where the server offers that era, as
+the SDK client and the reference bridge do, else the handshake.
 """
 
 from __future__ import annotations
@@ -19,12 +21,12 @@ from typing import Any
 from mcp_testkit.cassettes._format import Cassette, CassetteError
 from mcp_testkit.cassettes._redact import Redactor, placeholder_count
 from mcp_testkit.cassettes._replay import CassetteServer, _Forwarding, check_match, replay
-from mcp_testkit.cassettes._upstream import UpstreamError, UpstreamSession, from_env, open_upstream
+from mcp_testkit.cassettes._upstream import UPSTREAM_ERAS, UpstreamError, UpstreamSession, from_env, open_upstream
 
 __all__ = ["MARKER_KEYS", "RECORD_MODES", "UPSTREAM_ENV", "cassette_server"]
 
 RECORD_MODES = ("none", "once", "new", "all")
-MARKER_KEYS = ("cassette", "upstream", "upstream_headers", "match", "redact")
+MARKER_KEYS = ("cassette", "upstream", "upstream_headers", "upstream_era", "match", "redact")
 UPSTREAM_ENV = "MCP_TESTKIT_UPSTREAM"
 
 
@@ -52,6 +54,9 @@ def cassette_server(
             f"cassette {path}: --mcp-record={mode} records, so it needs the live server: give the marker "
             f"upstream= (a URL, or a stdio command as a list) or set ${UPSTREAM_ENV}"
         )
+    era = options.get("upstream_era", "auto")
+    if era not in UPSTREAM_ERAS:
+        raise CassetteError(f"cassette {path}: upstream_era must be one of {', '.join(UPSTREAM_ERAS)}, not {era!r}")
     try:
         headers = {
             name: from_env(value, f"upstream_headers {name}", environ)
@@ -66,7 +71,7 @@ def cassette_server(
     for name, value in headers.items():
         redactor.header(name, value)
     link = open_upstream(upstream, headers=headers)
-    session = UpstreamSession(link)
+    session = UpstreamSession(link, era=era)
     try:
         forward = _Forwarding(session, redactor, path, base)
         if base is not None:

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mcp_testkit._eras import ERAS, HANDSHAKE, SERVER_INFO_KEY, STATELESS
 from mcp_testkit.cassettes._format import (
     MATCH_MODES,
-    META_SERVER_INFO,
     Cassette,
     CassetteError,
     Exchange,
@@ -29,6 +29,7 @@ from mcp_testkit.cassettes._format import (
     is_placeholder_text,
 )
 from mcp_testkit.server import TestMcpServer
+from mcp_testkit.server._stateless import versions
 from mcp_testkit.tools import JsonRpcError, RawResult, ScriptedTool, ToolContext
 
 if TYPE_CHECKING:
@@ -75,7 +76,11 @@ class ReplayScript:
     calls: list[RecordedCall]
     framing: dict[str, str]
     discover: dict[str, Any] | None
-    """The recorded `server/discover` result, for stateless-era clients (served once that era lands)."""
+    """The recorded `server/discover` result, the stateless era's opening answer."""
+    eras: tuple[str, ...] = ERAS
+    """The eras the replay speaks: those the server spoke while recording, and those it was never asked."""
+    cache: dict[str, Any] = field(default_factory=dict)
+    """The stateless era's cache hints as recorded (`cache_ttl_ms`, `cache_scope` of `TestMcpServer`)."""
     get_stream: bool = False
     """Whether the server offered a GET stream while recording."""
     listed: frozenset[str] = frozenset()
@@ -92,16 +97,18 @@ class ReplayScript:
         return result
 
     def discover_result(self, versions: Sequence[str]) -> dict[str, Any]:
-        """The `server/discover` answer: the recorded one, else one built from the recorded `initialize`."""
-        if self.discover is not None:
-            return dict(self.discover)
-        result: dict[str, Any] = {
-            "supportedVersions": list(versions),
-            "capabilities": self.capabilities,
-            "_meta": {META_SERVER_INFO: self.server_info},
-        }
-        if self.instructions is not None:
-            result["instructions"] = self.instructions
+        """The `server/discover` answer of a replay speaking `versions`: the recorded one, else one built from
+        the recorded `initialize`. Either way its capabilities are the replay's (tools and logging only), and it
+        offers the recorded versions the replay speaks (all of `versions` when it recorded none of them)."""
+        result: dict[str, Any] = dict(self.discover) if self.discover is not None else {}
+        recorded = result.get("supportedVersions")
+        offered = [v for v in recorded if v in versions] if isinstance(recorded, list) else []
+        result["supportedVersions"] = offered or list(versions)
+        result["capabilities"] = self.capabilities
+        if self.discover is None:
+            result["_meta"] = {SERVER_INFO_KEY: self.server_info}
+            if self.instructions is not None:
+                result["instructions"] = self.instructions
         return result
 
     @classmethod
@@ -113,7 +120,7 @@ class ReplayScript:
         server_info = _server_info(cassette, initialize, discover, notes)
         if initialize is None and discover is not None:
             notes.append(
-                "recorded in the stateless era only: the initialize answer is built from server/discover "
+                "no initialize was recorded: a handshake-era client gets an answer built from server/discover "
                 "(its capabilities, and serverInfo from _meta)"
             )
         tools, page_size, complete = _catalogue(cassette, notes)
@@ -129,6 +136,7 @@ class ReplayScript:
         _note_unserved(cassette, notes)
         capabilities = _capabilities(opened.get("capabilities"), bool(tools), notes)
         instructions = opened.get("instructions")
+        eras = _eras(cassette, notes)
         return cls(
             server_info=server_info,
             capabilities=capabilities,
@@ -138,6 +146,8 @@ class ReplayScript:
             calls=calls,
             framing=_framing(cassette),
             discover=discover,
+            eras=eras,
+            cache=_cache(cassette),
             listed=listed,
             listing_complete=complete,
             get_stream=any(
@@ -145,6 +155,50 @@ class ReplayScript:
             ),
             notes=notes,
         )
+
+
+def _eras(cassette: Cassette, notes: list[str]) -> tuple[str, ...]:
+    """The eras a replay speaks: each one the server spoke while recording, or was never asked to speak.
+
+    An era is refused when the server answered its opening with no result (a `server/discover` probe
+    refused, as by a server of the handshake era only; an `initialize` refused, as by one of the
+    stateless era only) and spoke it nowhere else: the replay refuses it too, so that a client
+    choosing its era (the SDK client, a bridge in 'auto') chooses as it did against the live server.
+    """
+    spoken = {exchange.era for exchange in cassette.exchanges if exchange.result is not None}
+    opening = {HANDSHAKE: "initialize", STATELESS: "server/discover"}
+    refused = {era for era, method in opening.items() if cassette.requests(method) and era not in spoken}
+    served = tuple(era for era in ERAS if era not in refused)
+    if not served:
+        notes.append("the server refused both initialize and server/discover while recording: both eras are served")
+        return ERAS
+    for era in sorted(refused):
+        notes.append(
+            f"the server refused {opening[era]} while recording: the replay does not speak the {era} era either"
+        )
+    unasked = [era for era in served if era not in spoken]
+    if unasked and spoken:
+        notes.append(
+            f"recorded in the {' and '.join(sorted(spoken))} era only: the replay also speaks the "
+            f"{' and '.join(unasked)} era, its answers shaped for it"
+        )
+    return served
+
+
+def _cache(cassette: Cassette) -> dict[str, Any]:
+    """The cache hints the first recorded stateless `tools/list` (or discover) gave, as `TestMcpServer` settings."""
+    for exchange in [*cassette.requests("tools/list"), *cassette.requests("server/discover")]:
+        result = exchange.result
+        if exchange.era != STATELESS or result is None:
+            continue
+        hints: dict[str, Any] = {}
+        ttl, scope = result.get("ttlMs"), result.get("cacheScope")
+        if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0:
+            hints["cache_ttl_ms"] = ttl
+        if scope in ("public", "private"):
+            hints["cache_scope"] = scope
+        return hints
+    return {}
 
 
 def _first_result(cassette: Cassette, method: str) -> dict[str, Any] | None:
@@ -158,8 +212,8 @@ def _server_info(
         return dict(initialize["serverInfo"])
     for exchange in cassette.exchanges:
         meta = (exchange.result or {}).get("_meta")
-        if isinstance(meta, dict) and isinstance(meta.get(META_SERVER_INFO), dict):
-            return dict(meta[META_SERVER_INFO])
+        if isinstance(meta, dict) and isinstance(meta.get(SERVER_INFO_KEY), dict):
+            return dict(meta[SERVER_INFO_KEY])
     name = Path(cassette.source).stem or "replay"
     notes.append(f"no serverInfo was recorded: the replay calls itself {name!r}")
     return {"name": name, "version": "0"}
@@ -391,8 +445,8 @@ def handshake_result(result: Mapping[str, Any]) -> dict[str, Any]:
     """A recorded result as a handshake-era client gets it: without the fields the stateless era adds."""
     answer = {key: value for key, value in result.items() if key not in _STATELESS_FIELDS}
     meta = answer.get("_meta")
-    if isinstance(meta, dict) and META_SERVER_INFO in meta:
-        meta = {key: value for key, value in meta.items() if key != META_SERVER_INFO}
+    if isinstance(meta, dict) and SERVER_INFO_KEY in meta:
+        meta = {key: value for key, value in meta.items() if key != SERVER_INFO_KEY}
         if meta:
             answer["_meta"] = meta
         else:
@@ -400,12 +454,19 @@ def handshake_result(result: Mapping[str, Any]) -> dict[str, Any]:
     return answer
 
 
-def answer_of(call: RecordedCall) -> RawResult:
-    """The recorded answer of a call, as the handler returns it (a JSON-RPC error is raised)."""
+def answer_of(call: RecordedCall, era: str = HANDSHAKE) -> RawResult:
+    """The recorded answer of a call as a client of `era` gets it (a JSON-RPC error is raised).
+
+    A stateless-era client gets the result as recorded (the transport adds what its era requires to a
+    result recorded in the handshake era); a handshake-era client gets it without the stateless era's
+    fields, and a JSON-RPC error for a result it has no way to read (`input_required`).
+    """
     if call.error is not None:
         error = call.error
         raise JsonRpcError(int(error.get("code", -32603)), str(error.get("message", "")), error.get("data"))
     assert call.result is not None
+    if era == STATELESS:
+        return RawResult(call.result)
     if call.result.get("resultType") not in (None, "complete"):
         raise JsonRpcError(
             -32603,
@@ -416,7 +477,14 @@ def answer_of(call: RecordedCall) -> RawResult:
 
 
 async def replay_events(call: RecordedCall, context: ToolContext) -> None:
-    """Send again what the server sent during the recorded call: progress (to this call's token) and log messages."""
+    """Send again what the server sent during the recorded call: progress (to this call's token) and log messages.
+
+    Log messages follow the request's era: a 2026-07-28 request naming no log level gets those the server
+    sent unasked in that same era while recording, and none recorded in the handshake era (the spec's rule:
+    the recording cannot tell what the server would have done).
+    """
+    if context.era == STATELESS and call.era == STATELESS and not context.logs:
+        context = dataclasses.replace(context, logs=True)
     for event in call.events:
         if not isinstance(event, dict) or "id" in event:
             continue
@@ -463,6 +531,9 @@ class CassetteServer(TestMcpServer):
             noisy = {call.tool for call in self.script.calls if any(not _is_request(e) for e in call.events)}
             settings["response_mode"] = _mode_of(self.script.framing, noisy)
         settings.setdefault("get_stream", self.script.get_stream)
+        settings.setdefault("eras", self.script.eras)
+        for key, value in self.script.cache.items():
+            settings.setdefault(key, value)
         super().__init__(**settings)
 
     @property
@@ -472,6 +543,7 @@ class CassetteServer(TestMcpServer):
     def _fresh_state(self) -> ServerState:
         state = super()._fresh_state()
         state.initialize_result = self.script.initialize_result()
+        state.discover_result = self.script.discover_result(versions(state))
         matching = self._matching = _Matching(self._index, self._match, self.cassette.source)
         for definition in self.script.tools:
             name = definition["name"]
@@ -488,7 +560,7 @@ class CassetteServer(TestMcpServer):
                     raise
                 call = await self._forwarding.call(tool, arguments, context)
             await replay_events(call, context)
-            return answer_of(call)
+            return answer_of(call, context.era)
 
         return answer
 
@@ -605,7 +677,7 @@ class _Forwarding:
 
 
 def _event_call(event: Mapping[str, Any]) -> RecordedCall:
-    return RecordedCall(seq=0, tool="", arguments={}, result=None, error=None, era="handshake", events=(event,))
+    return RecordedCall(seq=0, tool="", arguments={}, result=None, error=None, era=HANDSHAKE, events=(event,))
 
 
 def _recorded(exchange: Exchange) -> RecordedCall:

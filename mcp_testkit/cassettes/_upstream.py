@@ -21,18 +21,20 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
-from mcp_testkit.cassettes._format import (
-    META_VERSION,
+from mcp_testkit._eras import (
+    HANDSHAKE,
+    HANDSHAKE_VERSIONS,
+    STATELESS,
+    STATELESS_VERSION,
     STATELESS_VERSIONS,
-    Exchange,
-    Tape,
-    era_of,
-    split_messages,
-    version_of,
+    stateless_headers,
+    stateless_params,
 )
+from mcp_testkit.cassettes._format import Exchange, Tape, era_of, split_messages, version_of
 from mcp_testkit.cassettes._redact import kept_headers
 
 __all__ = [
+    "UPSTREAM_ERAS",
     "HttpUpstream",
     "StdioUpstream",
     "Upstream",
@@ -46,7 +48,10 @@ __all__ = [
 
 ACCEPT = "application/json, text/event-stream"
 TIMEOUT_S = 30.0
-LATEST_HANDSHAKE = "2025-11-25"
+LATEST_HANDSHAKE = HANDSHAKE_VERSIONS[-1]
+UPSTREAM_ERAS = ("auto", HANDSHAKE, STATELESS)
+"""How an `UpstreamSession` opens: 'auto' probes `server/discover` and speaks 2026-07-28 where offered, else the
+handshake; 'handshake' or 'stateless' speak that era only."""
 CLIENT_INFO = {"name": "mcp-testkit-cassettes", "version": "0.1.0"}
 OnEvent = Callable[[Any], None]
 
@@ -163,7 +168,7 @@ class HttpUpstream:
             sent["mcp-session-id"] = self.session_id
         if self.protocol_version is not None:
             sent["mcp-protocol-version"] = self.protocol_version
-        sent.update(extra or {})
+        sent.update({name.lower(): value for name, value in (extra or {}).items()})
         return sent
 
     def send(
@@ -425,25 +430,37 @@ class StdioUpstream:
 class UpstreamSession:
     """MCP on a link: open (the handshake, or `server/discover` in the stateless era), list, call.
 
-    Every method raises `UpstreamError` naming the upstream and what came back when the server does
-    not answer as MCP says.
+    `era` 'auto' (as the SDK client and the reference bridge connect) sends `server/discover` first and
+    speaks 2026-07-28 when the server offers it, else opens a handshake session; the probe is recorded
+    with the rest, so a replay knows which eras the server spoke. Every method raises `UpstreamError`
+    naming the upstream and what came back when the server does not answer as MCP says.
     """
 
     def __init__(
         self,
         link: Upstream,
         *,
-        era: str = "handshake",
+        era: str = HANDSHAKE,
         protocol_version: str | None = None,
         client_info: Mapping[str, Any] | None = None,
     ) -> None:
+        if era not in UPSTREAM_ERAS:
+            raise ValueError(f"the upstream era must be one of {', '.join(UPSTREAM_ERAS)}, not {era!r}")
         self.link = link
         self.era = era
-        self.version = protocol_version or (STATELESS_VERSIONS[-1] if era == "stateless" else LATEST_HANDSHAKE)
+        """'handshake' or 'stateless' once opened ('auto' until then)."""
+        self._version = protocol_version
         self.client_info = dict(client_info or CLIENT_INFO)
         self._ids = itertools.count(1)
         self.opened: dict[str, Any] | None = None
         """The result of `initialize` (or of `server/discover`)."""
+
+    @property
+    def version(self) -> str:
+        """The protocol version requests are sent with: the one given, else the newest of the era."""
+        if self._version is not None:
+            return self._version
+        return STATELESS_VERSION if self.era == STATELESS else LATEST_HANDSHAKE
 
     def _fail(self, what: str, exchange: Exchange) -> UpstreamError:
         if exchange.error is not None:
@@ -459,31 +476,37 @@ class UpstreamSession:
     def request(
         self, method: str, params: Mapping[str, Any] | None = None, *, on_event: OnEvent | None = None
     ) -> Exchange:
-        """Send a request with a fresh id; in the stateless era with `_meta` and the per-request headers."""
+        """Send a request with a fresh id; in the stateless era with `_meta` and the headers mirroring it."""
         body = dict(params or {})
         headers: dict[str, str] = {}
-        if self.era == "stateless":
-            meta = dict(body.get("_meta") or {})
-            meta.setdefault(META_VERSION, self.version)
-            meta.setdefault("io.modelcontextprotocol/clientInfo", self.client_info)
-            meta.setdefault("io.modelcontextprotocol/clientCapabilities", {})
-            body["_meta"] = meta
-            headers = {"mcp-protocol-version": self.version, "mcp-method": method}
-            if method == "tools/call" and isinstance(body.get("name"), str):
-                headers["mcp-name"] = body["name"]
+        if self.era == STATELESS:
+            body = stateless_params(body, version=self.version, client_info=self.client_info)
+            headers = stateless_headers(method, body, self.version)
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": next(self._ids), "method": method}
         if body:
             message["params"] = body
         return self.link.send(message, headers=headers, on_event=on_event)
 
     def open(self, initialize_params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """The handshake (`initialize`, then `notifications/initialized`) or, stateless, `server/discover`."""
-        if self.era == "stateless":
+        """The handshake (`initialize`, then `notifications/initialized`) or, stateless, `server/discover`.
+
+        In 'auto' a discover answered with a result offering a 2026-07-28 version opens the stateless
+        era; any other answer (an error, a refusal, no such version) falls back to the handshake.
+        """
+        if self.era in (STATELESS, "auto"):
+            asked, self.era = self.era, STATELESS
             exchange = self.request("server/discover")
-            if exchange.result is None:
+            result = exchange.result
+            offered = result.get("supportedVersions") if result is not None else None
+            spoken = [v for v in STATELESS_VERSIONS if isinstance(offered, list) and v in offered]
+            if result is not None and (spoken or asked == STATELESS):
+                if self._version is None and spoken:
+                    self._version = spoken[-1]
+                self.opened = result
+                return result
+            if asked == STATELESS:
                 raise self._fail("server/discover", exchange)
-            self.opened = exchange.result
-            return exchange.result
+            self.era = HANDSHAKE
         params = dict(
             initialize_params or {"protocolVersion": self.version, "capabilities": {}, "clientInfo": self.client_info}
         )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcp_testkit._eras import HANDSHAKE, SERVER_INFO_KEY, STATELESS
 from mcp_testkit.cassettes._format import Cassette, RecordedCall
 from mcp_testkit.cassettes._redact import Redactor
 from mcp_testkit.cassettes._replay import ReplayScript, handshake_result
@@ -102,12 +103,12 @@ def verify(
     described = link.describe() if not isinstance(upstream, str) else describe_upstream(upstream)
     report = VerifyReport(loaded.source, described)
     initialize = next((e for e in loaded.requests("initialize") if e.result is not None), None)
-    stateless = initialize is None and "stateless" in loaded.eras
-    version = next((e.protocol_version for e in loaded.exchanges if e.era == "stateless"), None) if stateless else None
-    session = UpstreamSession(link, era="stateless" if stateless else "handshake", protocol_version=version)
+    stateless = initialize is None and STATELESS in loaded.eras
+    version = next((e.protocol_version for e in loaded.exchanges if e.era == STATELESS), None) if stateless else None
+    session = UpstreamSession(link, era=STATELESS if stateless else HANDSHAKE, protocol_version=version)
     try:
         opened = session.open(initialize.params if initialize is not None else None)
-        live_info = opened.get("serverInfo") or (opened.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo")
+        live_info = opened.get("serverInfo") or (opened.get("_meta") or {}).get(SERVER_INFO_KEY)
         _compare_info(script.server_info, live_info if isinstance(live_info, dict) else {}, report)
         live_tools = session.list_tools()
         recorded = {tool["name"]: tool for tool in script.tools}

@@ -137,6 +137,13 @@ class ContractHarness:
             raise ValueError(f"example_timeout must be a positive number of seconds, not {example_timeout!r}")
         self.factory = factory
         self.transport = transport
+        if server is not None and tuple(server.eras) != ("handshake",):
+            raise ValueError(
+                f"server {server.name!r} speaks the {' and '.join(server.eras)} era{'s' * (len(server.eras) > 1)}: "
+                "the contract's properties are "
+                "written for the handshake era (P5 has no meaning without sessions), so give a server of that era "
+                "only, e.g. TestMcpServer.from_cassette(path, eras=('handshake',))"
+            )
         self.example_timeout = float(example_timeout)
         self._given = server
         self.step = "start"

@@ -243,6 +243,7 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
         _notify=call.notify,
         log_level=session.log_level if session is not None else call.log_level,
         logs=call.era == HANDSHAKE or call.log_level is not None,
+        era=call.era,
     )
     state.executions[name] += 1
     call.record.executed = True

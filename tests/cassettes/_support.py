@@ -71,11 +71,14 @@ def _logger(logs: list[Any]) -> Any:
     return on_log
 
 
-async def sdk_http_answers(url: str, calls: Sequence[tuple[str, dict[str, Any]]] = CALLS) -> dict[str, Any]:
-    """`sdk_answers` of the SDK `Client` (legacy mode, the handshake era) connected to `url`, with its log lines."""
+async def sdk_http_answers(
+    url: str, calls: Sequence[tuple[str, dict[str, Any]]] = CALLS, *, mode: Any = "legacy"
+) -> dict[str, Any]:
+    """`sdk_answers` of the SDK `Client` connected to `url`, with its log lines: in legacy mode (the handshake
+    era), or in `mode="auto"` (the SDK's default: `server/discover`, then 2026-07-28 where the server offers it)."""
     logs: list[Any] = []
     with anyio.fail_after(LIMIT_S):
-        async with Client(url, mode="legacy", logging_callback=_logger(logs)) as client:
+        async with Client(url, mode=mode, logging_callback=_logger(logs)) as client:
             answers = await sdk_answers(client, calls)
     return {**answers, "logs": logs}
 
@@ -93,11 +96,13 @@ async def sdk_stdio_answers(command: Sequence[str]) -> dict[str, Any]:
     return {**answers, "logs": logs}
 
 
-async def bridge_answers(url: str, calls: Sequence[tuple[str, dict[str, Any]]] = CALLS) -> dict[str, Any]:
-    """The tools the reference bridge loads and what each call renders to (or the tool error it raises)."""
+async def bridge_answers(
+    url: str, calls: Sequence[tuple[str, dict[str, Any]]] = CALLS, *, era: Any = "auto"
+) -> dict[str, Any]:
+    """The tools the reference bridge (in `era`) loads and what each call renders to (or the tool error it raises)."""
     answers: dict[str, Any] = {}
     with anyio.fail_after(LIMIT_S):
-        async with ToolPool([ServerConfig(name="up", url=url, connect_retries=0)]) as pool:
+        async with ToolPool([ServerConfig(name="up", url=url, connect_retries=0, era=era)]) as pool:
             answers["tools"] = [(tool.name, tool.kind, tool.input_schema) for tool in pool.tools()]
             for index, (name, arguments) in enumerate(calls):
                 try:

@@ -75,3 +75,27 @@ def tape(request: pytest.FixtureRequest) -> tuple[Path, dict[str, Any]]:
     """Each recording in turn: of the HTTP upstream, and of the stdio upstream."""
     recorded: tuple[Path, dict[str, Any]] = request.getfixturevalue(request.param)
     return recorded
+
+
+@pytest.fixture(scope="package")
+def live_sdk_auto(upstream_url: str) -> dict[str, Any]:
+    """What the SDK client in auto mode (the stateless era, which the upstream offers) gets from the live upstream."""
+    return anyio.run(lambda: sdk_http_answers(upstream_url, mode="auto"))
+
+
+@pytest.fixture(scope="package")
+def live_bridge_stateless(upstream_url: str) -> dict[str, Any]:
+    """What the reference bridge with era='stateless' gets from the live upstream."""
+    return anyio.run(lambda: bridge_answers(upstream_url, era="stateless"))
+
+
+@pytest.fixture(scope="package")
+def stateless_tape(upstream_url: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """A cassette of the SDK client in auto mode (so in the stateless era) walking the upstream through the proxy."""
+    out = tmp_path_factory.mktemp("tapes") / "stateless.json"
+
+    async def go() -> dict[str, Any]:
+        async with record(upstream_url, out=out, redact=REDACT) as proxy:
+            return await sdk_http_answers(proxy, mode="auto")
+
+    return out, anyio.run(go)

@@ -60,8 +60,9 @@ def dead_url() -> str:
         return f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
 
 
-def _write(pytester: pytest.Pytester, upstream: str | None, more: str = "") -> Path:
-    pytester.makepyfile(test_tape=TEST.format(upstream=f", upstream={upstream!r}" if upstream else "", more=more))
+def _write(pytester: pytest.Pytester, upstream: str | None, more: str = "", keywords: str = "") -> Path:
+    marker = (f", upstream={upstream!r}" if upstream else "") + keywords
+    pytester.makepyfile(test_tape=TEST.format(upstream=marker, more=more))
     return pytester.path / "tapes" / "up.json"
 
 
@@ -81,7 +82,9 @@ def test_once_records_a_missing_cassette_then_replays_it(
     tape = _write(pytester, upstream_url)
     pytester.runpytest("--mcp-record=once").assert_outcomes(passed=1)
     recorded = Cassette.load(tape)
-    assert [e.method for e in recorded][:2] == ["initialize", "notifications/initialized"]
+    # The upstream offers 2026-07-28: the recording session speaks it (no initialize), as auto-mode clients do.
+    assert [e.method for e in recorded][:2] == ["server/discover", "tools/list"]
+    assert recorded.eras == ["stateless"]
     assert [c.tool for c in recorded.calls()] == ["add"]
     text = tape.read_text()
     _write(pytester, dead_url)
@@ -196,3 +199,45 @@ def test_upstream_without_a_cassette_is_refused(pytester: pytest.Pytester) -> No
     result = pytester.runpytest()
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*@pytest.mark.mcp_server: upstream need cassette='path.json'*"])
+
+
+def test_upstream_era_chooses_the_recording_sessions_era(pytester: pytest.Pytester, upstream_url: str) -> None:
+    """`upstream_era="handshake"` records with initialize and a session; a name of no era is an error saying which."""
+    tape = _write(pytester, upstream_url, keywords=', upstream_era="handshake"')
+    pytester.runpytest("--mcp-record=once").assert_outcomes(passed=1)
+    recorded = Cassette.load(tape)
+    assert [e.method for e in recorded][:2] == ["initialize", "notifications/initialized"]
+    assert recorded.eras == ["handshake"]
+    tape.unlink()
+    _write(pytester, upstream_url, keywords=', upstream_era="modern"')
+    result = pytester.runpytest("--mcp-record=once")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*upstream_era must be one of auto, handshake, stateless, not 'modern'*"])
+    assert not tape.exists()
+
+
+def test_a_handshake_only_upstream_is_recorded_with_its_refused_probe(pytester: pytest.Pytester) -> None:
+    """Recording an upstream of the handshake era only keeps the refused probe, so its replay refuses it too."""
+    from mcp_testkit import TestMcpServer
+
+    live = TestMcpServer("old", eras=("handshake",))
+    live.tool("add", read_only=True, returns=lambda arguments: str(arguments["a"] + arguments["b"]))
+    with live:
+        pytester.makepyfile(
+            test_old=f"""
+import pytest
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.mcp_server(cassette="tapes/old.json", upstream={live.url!r})
+async def test_add(mcp_client, mcp_server):
+    assert (await mcp_client.call_tool("add", {{"a": 1, "b": 2}})).content[0].text == "3"
+    assert mcp_server.eras == ("handshake",)
+"""
+        )
+        pytester.runpytest("--mcp-record=once").assert_outcomes(passed=1)
+    recorded = Cassette.load(pytester.path / "tapes" / "old.json")
+    assert [e.method for e in recorded][:2] == ["server/discover", "initialize"]
+    assert recorded.exchanges[0].result is None  # refused: the live server speaks the handshake era only
+    pytester.runpytest().assert_outcomes(passed=1)  # replayed: the replay speaks that era only as well

@@ -268,7 +268,7 @@ async def test_a_stopped_recording_leaves_no_thread_port_or_process_behind(tmp_p
     """A recording stopped with a session still open ends its server process, threads and port."""
     import socket
 
-    before = {thread.ident for thread in threading.enumerate()}
+    before = set(threading.enumerate())  # threads, not idents: an ended thread's ident is reused
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
             "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}  # fmt: skip
     async with record(command=stdio_command(), out=tmp_path / "gone.json") as proxy, httpx2.AsyncClient() as http:
@@ -276,11 +276,11 @@ async def test_a_stopped_recording_leaves_no_thread_port_or_process_behind(tmp_p
             opened = await http.post(proxy, json=init, headers={"accept": "application/json, text/event-stream"})
         assert opened.status_code == 200
         assert len(_children()) == 1  # the server process of the session, left open by the client
-        ours = [t.name for t in threading.enumerate() if t.ident not in before]
+        ours = [t.name for t in threading.enumerate() if t not in before]
         assert any(name.startswith("mcp-testkit-server") for name in ours)  # the proxy
         assert any(name.startswith("mcp-testkit-stdio") for name in ours)  # the reader of the process
     # Ours are named mcp-testkit-*; anyio keeps its idle worker threads for the loop's next use.
-    assert [t.name for t in threading.enumerate() if t.ident not in before and t.name.startswith("mcp-testkit")] == []
+    assert [t.name for t in threading.enumerate() if t not in before and t.name.startswith("mcp-testkit")] == []
     port = int(proxy.rsplit(":", 1)[1].split("/")[0])
     with socket.socket() as sock:
         assert sock.connect_ex(("127.0.0.1", port)) != 0

@@ -293,7 +293,8 @@ async def test_faults_on_a_replay_lose_session_and_drop_after_execution(http_tap
     server.inject(faults.LoseSession(), method="tools/call", tool="search")
     server.inject(faults.Drop(after_execution=True), method="tools/call", tool="write_note")
     async with server:
-        config = ServerConfig(name="up", url=server.url, connect_retries=0)
+        # LoseSession is a fault of the handshake era (sessions); test_eras has the stateless era's faults.
+        config = ServerConfig(name="up", url=server.url, connect_retries=0, era="handshake")
         with anyio.fail_after(LIMIT_S):
             async with ToolPool([config]) as pool:
                 # The bridge opens a new session after the 404 and sends the read again.
@@ -343,7 +344,7 @@ async def test_run_contract_on_a_recorded_catalogue(http_tape: tuple[Path, Any])
     """The resilience contract runs on a replay: the recorded catalogue is loaded beside the properties' own tools."""
     from mcp_testkit import ReferenceBridgeAdapter, run_contract
 
-    server = _replay(http_tape[0])
+    server = _replay(http_tape[0], eras=("handshake",))
     results = await anyio.to_thread.run_sync(
         lambda: run_contract(ReferenceBridgeAdapter, server=server, max_examples=5, properties=["P1", "P2", "P5"])
     )
@@ -351,47 +352,15 @@ async def test_run_contract_on_a_recorded_catalogue(http_tape: tuple[Path, Any])
     assert set(TOOL_NAMES) <= set(server.tools)  # the recording survived every reset
 
 
-# -- other eras, other transports --------------------------------------------------------------------------------
+def test_run_contract_refuses_a_server_of_the_stateless_era(http_tape: tuple[Path, Any]) -> None:
+    """The properties are written for sessions: a replay speaking 2026-07-28 too is refused, saying what to give."""
+    from mcp_testkit import ReferenceBridgeAdapter, run_contract
+
+    with pytest.raises(ValueError, match=r"speaks the handshake and stateless eras: .*eras=\('handshake',\)"):
+        run_contract(ReferenceBridgeAdapter, server=_replay(http_tape[0]), properties=["P1"])
 
 
-async def test_a_stateless_era_recording_replays_to_handshake_clients_and_says_so(
-    upstream_url: str, tmp_path: Path, live_sdk: dict[str, Any], live_bridge: dict[str, Any]
-) -> None:
-    """Recorded from a 2026-07-28 client, a cassette replays to handshake-era clients, without that era's fields."""
-    from mcp_testkit.cassettes import record
-
-    out = tmp_path / "stateless.json"
-    async with record(upstream_url, out=out) as proxy:
-        with anyio.fail_after(LIMIT_S):
-            async with Client(proxy) as client:  # auto mode: server/discover, then _meta on every request
-                recorded = await sdk_answers(client)
-    assert Cassette.load(out).eras == ["stateless"]
-    assert recorded["0:add"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "upstream-demo"
-    server = _replay(out)
-    assert any("stateless era only" in note for note in server.notes)
-    assert server.script.discover is not None
-    assert server.script.discover_result(["2026-07-28"])["supportedVersions"] == ["2026-07-28"]  # as recorded
-    async with server:
-        with anyio.fail_after(LIMIT_S):
-            async with Client(server.url) as client:  # auto mode again: the replay refuses server/discover
-                replayed = await sdk_answers(client)
-        bridged = await bridge_answers(server.url)
-    server.check()
-    assert server.journal.requests("server/discover")[0].status == 200  # refused in JSON-RPC, then...
-    assert server.journal.requests("initialize")  # ...the client fell back to the handshake
-    live = {key: value for key, value in live_sdk.items() if key != "logs"}
-    assert as_recorded(replayed) == as_recorded(live)  # no resultType, no _meta.serverInfo: handshake answers
-    assert as_recorded(bridged) == as_recorded(live_bridge)
-
-
-def test_either_era_opening_answer_is_kept_for_the_stateless_replay(http_tape: tuple[Path, Any]) -> None:
-    """A handshake cassette has a server/discover answer (built from initialize) for a replay of the 2026-07-28 era."""
-    script = _replay(http_tape[0]).script
-    assert script.discover is None
-    discover = script.discover_result(["2026-07-28"])
-    assert discover["supportedVersions"] == ["2026-07-28"]
-    assert discover["capabilities"] == script.capabilities
-    assert discover["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "upstream-demo", "version": "1.2.3"}
+# -- other transports ---------------------------------------------------------------------------------------------
 
 
 async def test_serve_cassette_replays_over_http_and_stdio(
@@ -441,4 +410,33 @@ async def test_serve_cassette_replays_over_http_and_stdio(
     assert refused.returncode == 2
     assert refused.stderr.decode().strip() == (
         "mcp-testkit serve: --cassette replays a recorded catalogue: it takes no --preset"
+    )
+
+
+async def test_serve_cassette_takes_a_match_mode_and_speaks_the_recorded_eras(http_tape: tuple[Path, Any]) -> None:
+    """`serve --cassette --match in_order` wants the recorded sequence; an auto-mode client gets the stateless era."""
+    import sys
+
+    from standalone._support import start
+
+    path = http_tape[0]
+    first, second = CALLS[0], CALLS[1]  # add(1, 2), then add(40, 2)
+    served = await anyio.to_thread.run_sync(lambda: start(path.parent, "--cassette", str(path), "--match", "in_order"))
+    try:
+        with anyio.fail_after(LIMIT_S):
+            async with Client(served.url) as client:  # auto mode: server/discover, then 2026-07-28
+                out_of_order = await client.call_tool(*second)
+                in_order = [await client.call_tool(*first), await client.call_tool(*second)]
+    finally:
+        await anyio.to_thread.run_sync(served.stop)
+    assert out_of_order.is_error
+    assert "match=in_order" in out_of_order.content[0].text  # type: ignore[union-attr]
+    assert [answer.structured_content for answer in in_order] == [{"result": 3}, {"result": 42}]
+    assert in_order[0].meta is not None  # answered in the stateless era: _meta carries serverInfo
+    refused = await anyio.run_process(
+        [sys.executable, "-m", "mcp_testkit", "serve", "--match", "by_tool"], check=False
+    )
+    assert refused.returncode == 2
+    assert refused.stderr.decode().strip() == (
+        "mcp-testkit serve: --match chooses how a replay matches calls: it needs --cassette"
     )
