@@ -20,10 +20,12 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
+from mcp_testkit._eras import STATELESS_VERSIONS, VERSION_KEY
 from mcp_testkit.cassettes._format import Cassette, Exchange, Tape, era_of, split_messages, version_of
 from mcp_testkit.cassettes._redact import Redactor, kept_headers, save
 from mcp_testkit.cassettes._upstream import StdioUpstream, describe_upstream
 from mcp_testkit.server._app import Receive, Scope, Send, _lifespan, read_body
+from mcp_testkit.server._stateless import error_status
 
 __all__ = ["Recording", "RecordingProxy", "StdioGateway", "record"]
 
@@ -237,6 +239,10 @@ class StdioGateway(_Endpoint):
     `initialize` starts a process and opens a session on it; DELETE ends both. An answer comes as
     JSON, or as SSE when the server sent notifications or requests before it (a client's answer to
     a server request is POSTed back as usual and written to the process).
+
+    A 2026-07-28 request (no session; its version in `_meta` or the `MCP-Protocol-Version` header)
+    goes to one process shared by every such request, started at the first, one request at a time
+    so that clients' ids never collide on it; an error answer gets the status the era gives its code.
     """
 
     def __init__(self, command: Sequence[str], tape: Tape, *, path: str = "/mcp") -> None:
@@ -244,6 +250,8 @@ class StdioGateway(_Endpoint):
         self.tape = tape
         self.path = path
         self._links: dict[str, StdioUpstream] = {}
+        self._shared: StdioUpstream | None = None
+        self._shared_lock: anyio.Lock | None = None
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(_headers(scope))
@@ -274,6 +282,9 @@ class StdioGateway(_Endpoint):
         if message.get("method") == "initialize":
             await self._initialize(message, send)
             return
+        if session_id is None and _is_stateless(headers, message):
+            await self._stateless(message, send)
+            return
         link = self._links.get(session_id or "")
         if link is None:
             status = 400 if session_id is None else 404
@@ -298,8 +309,27 @@ class StdioGateway(_Endpoint):
         self._links[session_id] = link
         await _answer(send, 200, exchange.response, [(b"mcp-session-id", session_id.encode())])
 
+    async def _stateless(self, message: dict[str, Any], send: Send) -> None:
+        if self._shared_lock is None:
+            self._shared_lock = anyio.Lock()
+        async with self._shared_lock:
+            if self._shared is None:
+                self._shared = await anyio.to_thread.run_sync(lambda: StdioUpstream(self.command, tape=self.tape))
+            link = self._shared
+            if "method" not in message or "id" not in message:
+                await anyio.to_thread.run_sync(lambda: link.send(message))
+                await _answer(send, 202, None)
+                return
+            await self._request(link, message, send, [], stateless=True)
+
     async def _request(
-        self, link: StdioUpstream, message: dict[str, Any], send: Send, session: list[tuple[bytes, bytes]]
+        self,
+        link: StdioUpstream,
+        message: dict[str, Any],
+        send: Send,
+        session: list[tuple[bytes, bytes]],
+        *,
+        stateless: bool = False,
     ) -> None:
         sender, inbox = anyio.create_memory_object_stream[Any](16)
 
@@ -331,15 +361,27 @@ class StdioGateway(_Endpoint):
                     await _event(send, reply)
                     await send({"type": "http.response.body", "body": b""})
                 else:
-                    await _answer(send, 200, reply, session)
+                    await _answer(send, error_status(reply) if stateless else 200, reply, session)
                 break
         await sender.aclose()
 
     def close(self) -> None:
         """Stop every server process still running."""
         links, self._links = list(self._links.values()), {}
+        if self._shared is not None:
+            links.append(self._shared)
+            self._shared = None
         for link in links:
             link.close()
+
+
+def _is_stateless(headers: Mapping[str, str], message: Mapping[str, Any]) -> bool:
+    """Whether a request without a session is of the 2026-07-28 era: by its version header, or its `_meta`."""
+    if headers.get("mcp-protocol-version") in STATELESS_VERSIONS:
+        return True
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and meta.get(VERSION_KEY) in STATELESS_VERSIONS
 
 
 async def _event(send: Send, message: Any) -> None:

@@ -18,7 +18,8 @@ from mcp_testkit.bridge import MCPBridgeError, MCPCallOutcomeUnknown, ServerConf
 from mcp_testkit.cassettes import Cassette, CassetteServer, record
 from mcp_testkit.cassettes._format import Exchange
 
-from ._support import LIMIT_S, TOOL_NAMES, as_recorded, bridge_answers, sdk_answers, sdk_http_answers
+from ._support import LIMIT_S, REDACT, TOOL_NAMES, as_recorded, bridge_answers, sdk_answers, sdk_http_answers
+from .upstream import stdio_command
 
 pytestmark = pytest.mark.anyio
 
@@ -95,6 +96,27 @@ async def test_a_stateless_recording_replays_to_handshake_clients_without_that_e
     assert "server/discover" not in _methods(server)
     assert as_recorded(replayed) == as_recorded(live_sdk)
     assert as_recorded(bridged) == as_recorded(live_bridge)
+
+
+async def test_a_stdio_server_is_recorded_and_replayed_in_the_stateless_era(
+    tmp_path: Path, live_sdk_auto: dict[str, Any], live_bridge_stateless: dict[str, Any]
+) -> None:
+    """Through the stdio gateway, 2026-07-28 clients (the SDK in auto mode, the bridge) record and replay as live."""
+    out = tmp_path / "stdio-stateless.json"
+    async with record(command=stdio_command(), out=out, redact=REDACT) as proxy:
+        through_proxy = await sdk_http_answers(proxy, mode="auto")
+        bridged_live = await bridge_answers(proxy, era="stateless")
+    recorded = Cassette.load(out)
+    assert recorded.eras == ["stateless"]
+    assert len({exchange.session for exchange in recorded}) == 1  # one process served every stateless request
+    assert as_recorded(through_proxy) == as_recorded(live_sdk_auto)
+    assert as_recorded(bridged_live) == as_recorded(live_bridge_stateless)
+    server = _replay(out)
+    async with server:
+        replayed = await sdk_http_answers(server.url, mode="auto")
+    server.check()
+    assert "initialize" not in _methods(server)
+    assert as_recorded(replayed) == as_recorded(live_sdk_auto)
 
 
 async def test_discover_is_answered_from_the_recording(stateless_tape: tuple[Path, dict[str, Any]]) -> None:

@@ -264,6 +264,23 @@ async def test_stdio_gateway_refuses_requests_without_a_session(tmp_path: Path) 
     assert (missing.status_code, unknown.status_code, stream.status_code) == (400, 404, 405)
 
 
+async def test_stdio_gateway_answers_a_stateless_error_with_the_status_of_its_code(tmp_path: Path) -> None:
+    """A 2026-07-28 request the stdio server refuses gets the status its era gives the code (-32601: 404), recorded."""
+    from mcp_testkit._eras import stateless_headers, stateless_params
+
+    params = stateless_params({})
+    message = {"jsonrpc": "2.0", "id": 7, "method": "no/such", "params": params}
+    headers = {"accept": "application/json, text/event-stream", **stateless_headers("no/such", params)}
+    out = tmp_path / "s.json"
+    async with record(command=stdio_command(), out=out) as proxy, httpx2.AsyncClient() as http:
+        with anyio.fail_after(LIMIT_S):
+            refused = await http.post(proxy, json=message, headers=headers)
+    assert refused.status_code == 404
+    assert refused.json()["error"]["code"] == -32601
+    [exchange] = Cassette.load(out).exchanges
+    assert (exchange.era, exchange.rpc_error) == ("stateless", refused.json()["error"])
+
+
 async def test_a_stopped_recording_leaves_no_thread_port_or_process_behind(tmp_path: Path) -> None:
     """A recording stopped with a session still open ends its server process, threads and port."""
     import socket
