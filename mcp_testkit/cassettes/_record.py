@@ -24,7 +24,7 @@ from mcp_testkit._eras import STATELESS_VERSIONS, VERSION_KEY
 from mcp_testkit.cassettes._format import Cassette, Exchange, Tape, era_of, split_messages, version_of
 from mcp_testkit.cassettes._redact import Redactor, kept_headers, save
 from mcp_testkit.cassettes._upstream import StdioUpstream, describe_upstream
-from mcp_testkit.server._app import Receive, Scope, Send, _lifespan, read_body
+from mcp_testkit.server._app import Receive, Scope, Send, _lifespan, cancel_on_disconnect, read_body
 from mcp_testkit.server._stateless import error_status
 
 __all__ = ["Recording", "RecordingProxy", "StdioGateway", "record"]
@@ -190,13 +190,7 @@ class RecordingProxy(_Endpoint):
         """Pass an SSE body through as it comes, decoding its events; False when the client left first."""
         ended = False
         async with anyio.create_task_group() as group:
-
-            async def until_disconnect() -> None:
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                group.cancel_scope.cancel()
-
-            group.start_soon(until_disconnect)
+            group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
             async for chunk in response.aiter_raw():
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 messages.extend(_decode(e.data.encode()) or {"unparsed": e.data} for e in decoder.feed(chunk) if e.data)

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
 
-__all__ = ["JOURNAL_PREFIX", "McpApp", "ServerCrash", "read_body"]
+__all__ = ["JOURNAL_PREFIX", "McpApp", "ServerCrash", "cancel_on_disconnect", "read_body"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -685,13 +685,7 @@ class McpApp:
         try:
             await out.start_sse()
             async with anyio.create_task_group() as group:
-
-                async def until_disconnect() -> None:
-                    while (await receive())["type"] != "http.disconnect":
-                        pass
-                    group.cancel_scope.cancel()
-
-                group.start_soon(until_disconnect)
+                group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
                 while True:
                     await outbox.wait()
                     message = outbox.queue.popleft()
@@ -803,6 +797,13 @@ def _refusal(state: ServerState, scope: Scope, headers: Mapping[str, str]) -> Re
         if value is None or not hmac.compare_digest(value.encode(), required.value.encode()):
             return 401, INVALID_REQUEST, "", (required, value is None)
     return None
+
+
+async def cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    """Wait until the client goes away, then cancel `scope` (the task group serving it a stream)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
 
 
 async def read_body(receive: Receive, limit: int) -> tuple[bytes, int | None]:

@@ -18,7 +18,7 @@ from mcp_testkit.bridge import MCPBridgeError, MCPCallOutcomeUnknown, ServerConf
 from mcp_testkit.cassettes import Cassette, CassetteServer, record
 from mcp_testkit.cassettes._format import Exchange
 
-from ._support import LIMIT_S, REDACT, TOOL_NAMES, as_recorded, bridge_answers, sdk_answers, sdk_http_answers
+from ._support import LIMIT_S, REDACT, TOOL_NAMES, as_recorded, bridge_answers, sdk_http_answers
 from .upstream import stdio_command
 
 pytestmark = pytest.mark.anyio
@@ -309,23 +309,6 @@ async def test_faults_of_the_stateless_era_on_a_replay(stateless_tape: tuple[Pat
     assert server.executions("write_note") == 1  # it ran, the answer was dropped
     assert [type(r.fault).__name__ for r in server.journal if r.fault] == ["MissingCapability", "Drop"]
     server.check(unused_faults=True)
-
-
-async def test_a_replay_in_process_speaks_the_stateless_era_as_over_a_socket(
-    stateless_tape: tuple[Path, Any], live_sdk_auto: dict[str, Any]
-) -> None:
-    """The replay's ASGI app answers an auto-mode SDK client in-process as its socket does."""
-    from mcp.client.streamable_http import streamable_http_client
-
-    server = _replay(stateless_tape[0])
-    transport = httpx2.ASGITransport(app=server.asgi_app)
-    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
-        link = streamable_http_client("http://127.0.0.1/mcp", http_client=http)
-        with anyio.fail_after(LIMIT_S):
-            async with Client(link) as client:
-                replayed = await sdk_answers(client)
-    assert _methods(server)[0] == "server/discover"
-    assert as_recorded(replayed) == as_recorded({key: value for key, value in live_sdk_auto.items() if key != "logs"})
 
 
 def test_the_answers_differ_between_eras_only_in_that_eras_fields(

@@ -68,20 +68,33 @@ async def test_reference_bridge_gets_the_live_answers_from_a_replay(
     assert [name for name, _, _ in replayed["tools"]] == [f"up.{name}" for name in TOOL_NAMES]
 
 
-async def test_replay_in_process_answers_as_over_a_socket(
-    http_tape: tuple[Path, Any], live_sdk: dict[str, Any]
-) -> None:
-    """The replay's ASGI app, reached in-process, gives the same answers as its socket."""
+@pytest.fixture(
+    params=[
+        ("http_tape", "live_sdk", "legacy", "initialize"),
+        ("stateless_tape", "live_sdk_auto", "auto", "server/discover"),
+    ],
+    ids=["handshake", "stateless"],
+)
+def era_case(request: pytest.FixtureRequest) -> tuple[Path, dict[str, Any], str, str]:
+    """A recording of each era, the live answers of a client of that era, its SDK mode and its opening request."""
+    recorded, live, mode, opening = request.param
+    return request.getfixturevalue(recorded)[0], request.getfixturevalue(live), mode, opening
+
+
+async def test_replay_in_process_answers_as_over_a_socket(era_case: tuple[Path, dict[str, Any], Any, str]) -> None:
+    """The replay's ASGI app, reached in-process, gives the same answers as its socket, in either era."""
     from mcp.client.streamable_http import streamable_http_client
 
-    server = _replay(http_tape[0])
+    path, live_answers, mode, opening = era_case
+    server = _replay(path)
     transport = httpx2.ASGITransport(app=server.asgi_app)
     async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
         link = streamable_http_client("http://127.0.0.1/mcp", http_client=http)
         with anyio.fail_after(LIMIT_S):
-            async with Client(link, mode="legacy") as client:
+            async with Client(link, mode=mode) as client:
                 replayed = await sdk_answers(client)
-    assert as_recorded(replayed) == as_recorded({key: value for key, value in live_sdk.items() if key != "logs"})
+    assert server.journal.records[0].rpc_method == opening
+    assert as_recorded(replayed) == as_recorded({key: value for key, value in live_answers.items() if key != "logs"})
 
 
 async def test_replay_serves_recorded_server_info_and_page_size(http_tape: tuple[Path, Any]) -> None:
