@@ -23,10 +23,8 @@ from mcp_testkit.cassettes._redact import Redactor, placeholder_count
 from mcp_testkit.cassettes._replay import CassetteServer, _Forwarding, check_match, replay
 from mcp_testkit.cassettes._upstream import UPSTREAM_ERAS, UpstreamError, UpstreamSession, from_env, open_upstream
 
-__all__ = ["MARKER_KEYS", "RECORD_MODES", "UPSTREAM_ENV", "cassette_server"]
+__all__ = ["UPSTREAM_ENV", "cassette_server"]
 
-RECORD_MODES = ("none", "once", "new", "all")
-MARKER_KEYS = ("cassette", "upstream", "upstream_headers", "upstream_era", "match", "redact")
 UPSTREAM_ENV = "MCP_TESTKIT_UPSTREAM"
 
 

@@ -529,7 +529,10 @@ class CassetteServer(TestMcpServer):
             settings["page_size"] = self.script.page_size
         if "response_mode" not in settings:
             noisy = {call.tool for call in self.script.calls if any(not _is_request(e) for e in call.events)}
-            settings["response_mode"] = _mode_of(self.script.framing, noisy)
+            framing = dict(self.script.framing)
+            if forward is not None:
+                framing["tools/call"] = "sse"  # a call sent on to the live server may send notifications first
+            settings["response_mode"] = _mode_of(framing, noisy)
         settings.setdefault("get_stream", self.script.get_stream)
         settings.setdefault("eras", self.script.eras)
         for key, value in self.script.cache.items():
@@ -624,22 +627,28 @@ class _Forwarding:
         self.base = base
         self._opened = base is None
 
-    def call_sync(self, tool: str, arguments: Mapping[str, Any], relay: Callable[[Any], None]) -> RecordedCall:
+    def call_sync(
+        self, tool: str, arguments: Mapping[str, Any], relay: Callable[[Any], None], progress_token: Any = None
+    ) -> RecordedCall:
         if not self._opened:
             self.session.open()
             self._opened = True
-        exchange = self.session.call_tool(tool, arguments, on_event=relay)
+        exchange = self.session.call_tool(tool, arguments, on_event=relay, progress_token=progress_token)
         return _recorded(exchange)
 
     async def call(self, tool: str, arguments: Mapping[str, Any], context: ToolContext) -> RecordedCall:
+        """Send the call on to the live server, relaying its progress (when the client asked for progress,
+        so does the forwarded call) and log messages to the client as they come."""
         import anyio.from_thread
         import anyio.to_thread
 
         def relay(event: Any) -> None:
-            if isinstance(event, dict) and event.get("method") == "notifications/message":
-                anyio.from_thread.run(replay_events, _event_call(event), context)
+            if isinstance(event, dict) and event.get("method") in ("notifications/message", "notifications/progress"):
+                anyio.from_thread.run(replay_events, _event_call(event, self.session.era), context)
 
-        call = await anyio.to_thread.run_sync(lambda: self.call_sync(tool, arguments, relay))
+        token = context.progress_token
+        token = token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+        call = await anyio.to_thread.run_sync(lambda: self.call_sync(tool, arguments, relay, token))
         # Relayed live above; the recorded events are kept in the cassette, not sent twice.
         return dataclasses.replace(call, events=())
 
@@ -676,8 +685,9 @@ class _Forwarding:
         self.session.close()
 
 
-def _event_call(event: Mapping[str, Any]) -> RecordedCall:
-    return RecordedCall(seq=0, tool="", arguments={}, result=None, error=None, era=HANDSHAKE, events=(event,))
+def _event_call(event: Mapping[str, Any], era: str) -> RecordedCall:
+    """A live event as a recorded call of the upstream session's era, to be relayed as a replayed one is."""
+    return RecordedCall(seq=0, tool="", arguments={}, result=None, error=None, era=era, events=(event,))
 
 
 def _recorded(exchange: Exchange) -> RecordedCall:

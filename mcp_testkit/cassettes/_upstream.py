@@ -536,11 +536,21 @@ class UpstreamSession:
             seen.add(cursor)
         raise UpstreamError(f"upstream {self.link.describe()}: tools/list did not end within {max_pages} pages")
 
-    def call_tool(self, name: str, arguments: Mapping[str, Any] | None, *, on_event: OnEvent | None = None) -> Exchange:
-        """`tools/call`; the exchange holds the result or the JSON-RPC error (UpstreamError when neither came)."""
+    def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        on_event: OnEvent | None = None,
+        progress_token: str | int | None = None,
+    ) -> Exchange:
+        """`tools/call` (asking for progress with `progress_token`); the exchange holds the result or the
+        JSON-RPC error (UpstreamError when neither came)."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
+        if progress_token is not None:
+            params["_meta"] = {"progressToken": progress_token}
         exchange = self.request("tools/call", params, on_event=on_event)
         if exchange.result is None and exchange.rpc_error is None:
             raise self._fail(f"tools/call {name}", exchange)

@@ -320,3 +320,28 @@ def test_the_answers_differ_between_eras_only_in_that_eras_fields(
             assert value["_meta"] == {SERVER_INFO_KEY: {"name": "upstream-demo", "version": "1.2.3"}}, key
             assert {k: v for k, v in value.items() if k != "_meta"} == live_sdk[key], key
             assert "_meta" not in live_sdk[key]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_recording_replay_relays_the_live_calls_notifications(
+    mode: str, upstream_url: str, tmp_path: Path, live_sdk: dict[str, Any], live_sdk_auto: dict[str, Any]
+) -> None:
+    """Under a record mode, a call sent on to the live server reaches a client of either era with its progress and
+    log, on the call's stream."""
+    from mcp_testkit.cassettes._pytest import cassette_server
+
+    live = live_sdk_auto if mode == "auto" else live_sdk
+
+    out = tmp_path / "relayed.json"
+    server = await anyio.to_thread.run_sync(lambda: cassette_server(out, "all", {"upstream": upstream_url}, {}))
+    try:
+        async with server:
+            relayed = await sdk_http_answers(server.url, [("slow_count", {"to": 3})], mode=mode)
+    finally:
+        await anyio.to_thread.run_sync(server.close_upstream)
+    written = await anyio.to_thread.run_sync(server.save)
+    assert written is not None
+    assert written.eras == ["stateless"]  # the upstream offers 2026-07-28: the recording session spoke it
+    assert relayed["0:slow_count"] == live["7:slow_count"]
+    assert relayed["0:slow_count:progress"] == [1, 2, 3]
+    assert relayed["logs"] == live["logs"] == ["counted to 3"]
