@@ -82,6 +82,35 @@ async def test_verify_a_stateless_era_cassette_read_in_part(upstream_url: str, t
     assert unseen == [f"tool {name}" for name in ("fail", "account", "slow_count", "confirm", "write_note")]
 
 
+async def test_a_stateless_cassette_is_verified_in_its_era_over_http_and_stdio(
+    stateless_tape: tuple[Path, Any], upstream_url: str, changed_upstream_url: str
+) -> None:
+    """A cassette of an auto-mode SDK client verifies clean against its server, and finds the next release's breaking
+    changes over HTTP and over stdio, speaking 2026-07-28 as recorded."""
+    clean = await _verify(stateless_tape[0], upstream_url)
+    assert (clean.changes, clean.exit_status) == ([], 0)
+    for upstream in (changed_upstream_url, stdio_command(changed=True)):
+        report = await _verify(stateless_tape[0], upstream)
+        assert Change("tool write_note", "removed", breaking=True) in report.changes
+        assert Change("tool add", "input schema: new required property 'c'", breaking=True) in report.changes
+        assert report.exit_status == 1
+
+
+async def test_verify_speaks_the_cassettes_era_to_a_server_of_that_era_only(tmp_path: Path) -> None:
+    """A cassette recorded from a server of the 2026-07-28 era only is verified in that era (initialize would fail)."""
+    from ._support import bridge_answers
+
+    live = TestMcpServer("new", eras=("stateless",))
+    live.tool("status", read_only=True, returns="green")
+    out = tmp_path / "new.json"
+    async with live:
+        async with record(live.url, out=out) as proxy:
+            await bridge_answers(proxy, [("status", {})], era="stateless")
+        report = await _verify(out, live.url)
+    assert (report.changes, report.calls_compared, report.exit_status) == ([], 1, 0)
+    assert "initialize" not in [record.rpc_method for record in live.journal]
+
+
 def _cassette_of(server: TestMcpServer, calls: list[tuple[str, dict[str, Any]]], out: Path) -> None:
     async def go() -> None:
         async with server, record(server.url, out=out) as proxy:
