@@ -5,7 +5,8 @@ that the live server still matches.
   a client points at it as it would at the server, and the cassette is written when it stops,
   with credentials replaced by their names and `--redact` matches by placeholders.
 - `TestMcpServer.from_cassette(path)` (or `replay`, `mcp-testkit serve --cassette`) serves the
-  recorded info, capabilities and catalogue and answers each call with the recorded answer.
+  recorded info, capabilities and catalogue and answers each call with the recorded answer, to
+  clients of either protocol era (the handshake, and 2026-07-28's `server/discover`).
 - `verify(path, upstream)` (or `mcp-testkit verify`) reports what changed on the live server.
 """
 

@@ -165,7 +165,9 @@ class TestMcpServer:
     ) -> CassetteServer:
         """A server replaying a recorded one: its info, capabilities and catalogue (paged as recorded, or by
         `page_size=`), each `tools/call` answered by the recorded call it matches (`match`: 'exact',
-        'in_order', 'by_tool' or a callable). Other keywords are `TestMcpServer`'s. See `mcp_testkit.cassettes`.
+        'in_order', 'by_tool' or a callable), in the eras the recorded server spoke (or was never asked to),
+        each answer shaped for the era of its request. Other keywords are `TestMcpServer`'s (`eras=` among
+        them). See `mcp_testkit.cassettes`.
         """
         from mcp_testkit.cassettes import replay
 
