@@ -167,7 +167,9 @@ def _eras(cassette: Cassette, notes: list[str]) -> tuple[str, ...]:
     """
     spoken = {exchange.era for exchange in cassette.exchanges if exchange.result is not None}
     opening = {HANDSHAKE: "initialize", STATELESS: "server/discover"}
-    refused = {era for era, method in opening.items() if cassette.requests(method) and era not in spoken}
+    refused = {
+        era for era, method in opening.items() if era not in spoken and any(map(_refused, cassette.requests(method)))
+    }
     served = tuple(era for era in ERAS if era not in refused)
     if not served:
         notes.append("the server refused both initialize and server/discover while recording: both eras are served")
@@ -183,6 +185,15 @@ def _eras(cassette: Cassette, notes: list[str]) -> tuple[str, ...]:
             f"{' and '.join(unasked)} era, its answers shaped for it"
         )
     return served
+
+
+def _refused(exchange: Exchange) -> bool:
+    """Whether the server answered a request with a refusal: a JSON-RPC error, or a 4xx. A request that got no
+    answer (the upstream unreachable, a 5xx of a proxy or the server itself) says nothing about its era."""
+    if exchange.error is not None or exchange.result is not None:
+        return False
+    status = exchange.http.status if exchange.http is not None else None
+    return exchange.rpc_error is not None or (status is not None and 400 <= status < 500)
 
 
 def _cache(cassette: Cassette) -> dict[str, Any]:

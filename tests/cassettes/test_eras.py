@@ -345,3 +345,28 @@ async def test_a_recording_replay_relays_the_live_calls_notifications(
     assert relayed["0:slow_count"] == live["7:slow_count"]
     assert relayed["0:slow_count:progress"] == [1, 2, 3]
     assert relayed["logs"] == live["logs"] == ["counted to 3"]
+
+
+def test_an_unanswered_probe_says_nothing_about_the_eras() -> None:
+    """A server/discover that got no answer (a 502 of the proxy, the upstream unreachable) refuses no era."""
+    from mcp_testkit.cassettes import HttpInfo
+
+    def probe(response: Any, status: int, error: str | None = None) -> Exchange:
+        request = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": stateless_params({})}
+        http = HttpInfo("POST", status, "json")
+        return Exchange(1, 0.0, 0.0, "http", "stateless", "2026-07-28", request, response, http=http, error=error)
+
+    init = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}
+    opened = Exchange(2, 1.0, 1.0, "http", "handshake", "2025-11-25",
+                      {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}},
+                      {"jsonrpc": "2.0", "id": 2, "result": init})  # fmt: skip
+    unanswered = {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": "upstream did not answer"}}
+    refused = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}}
+    cases = [
+        (probe(unanswered, 502, error="the upstream did not answer"), ("handshake", "stateless")),
+        (probe(refused, 200), ("handshake",)),
+        (probe(None, 400), ("handshake",)),
+    ]
+    for first, eras in cases:
+        cassette = Cassette([first, opened], {"transport": "http", "url": "http://u/mcp"})
+        assert TestMcpServer.from_cassette(cassette).eras == eras, first
