@@ -76,6 +76,89 @@ def leaves(error: BaseException) -> list[BaseException]:
     return list(_leaves(error))
 
 
+class WireWatch:
+    """Sorts a bridge's errors by what crossed the wire (as mcp-testkit's `SdkErrorClassifier` does),
+    for a driver whose bridge runs on `httpx` or `httpx2`: pass the module, route the bridge's client
+    through `transport()`, give it `auth(headers)` for credentials that can rotate, `begin()` before
+    each operation and ask `kind(error, at)`."""
+
+    def __init__(self, httpx: Any) -> None:
+        self.httpx = httpx
+        self.statuses: list[int] = []
+        self.codes: set[int] = set()
+        self.methods: set[str] = set()
+
+    def begin(self) -> None:
+        self.statuses.clear()
+        self.codes.clear()
+        self.methods.clear()
+
+    def kind(self, error: BaseException, at: str) -> str:
+        """The outcome kind of `error`, raised during the operation since `begin()` ("connect" or "call")."""
+        if any(status in (401, 403) for status in self.statuses):
+            return "auth_error"
+        if at != "call" or 404 in self.statuses or "tools/call" not in self.methods:
+            return "connection_error"
+        if any(_code(leaf) in self.codes for leaf in leaves(error)):
+            return "tool_error"  # a JSON-RPC error the server sent in a 2xx answer
+        return "outcome_unknown"
+
+    def auth(self, headers: Mapping[str, str]) -> Any:
+        """An `httpx.Auth` that sets `headers` (a dict the driver keeps changing) on every request."""
+
+        class CurrentHeaders(self.httpx.Auth):  # type: ignore[name-defined,misc]
+            def auth_flow(self, request: Any) -> Any:
+                request.headers.update(headers)
+                yield request
+
+        return CurrentHeaders()
+
+    def transport(self) -> Any:
+        """A transport that notes the methods POSTed, the error statuses and the JSON-RPC error codes answered."""
+        httpx, watch = self.httpx, self
+
+        class Watching(httpx.AsyncBaseTransport):  # type: ignore[name-defined,misc]
+            def __init__(self) -> None:
+                self.inner = httpx.AsyncHTTPTransport()
+
+            async def handle_async_request(self, request: Any) -> Any:
+                if request.method == "POST":
+                    with contextlib.suppress(Exception):
+                        watch._note(json.loads(request.content), "method")
+                response = await self.inner.handle_async_request(request)
+                if request.method != "POST":
+                    return response
+                if response.status_code >= 400:
+                    watch.statuses.append(response.status_code)
+                    return response
+                body = await response.aread()
+                for line in body.splitlines() or [body]:
+                    text = line[5:] if line.startswith(b"data:") else line
+                    with contextlib.suppress(Exception):
+                        watch._note(json.loads(text), "error")
+                return httpx.Response(response.status_code, headers=response.headers, content=body, request=request)
+
+            async def aclose(self) -> None:
+                await self.inner.aclose()
+
+        return Watching()
+
+    def _note(self, message: Any, what: str) -> None:
+        for item in message if isinstance(message, list) else [message]:
+            if not isinstance(item, dict):
+                continue
+            if what == "method" and isinstance(item.get("method"), str):
+                self.methods.add(item["method"])
+            error = item.get("error")
+            if what == "error" and isinstance(error, dict) and isinstance(error.get("code"), int):
+                self.codes.add(error["code"])
+
+
+def _code(error: BaseException) -> Any:
+    inner = getattr(error, "error", None)
+    return getattr(inner, "code", getattr(error, "code", None))
+
+
 def serve(bridge: Bridge, hello: Mapping[str, Any]) -> None:
     """Speak the protocol on stdin/stdout until stdin ends; then close the bridge and return."""
     protocol_out = sys.stdout

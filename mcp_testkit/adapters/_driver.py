@@ -368,8 +368,9 @@ class DriverAdapter:
             self._drop()
             raise
         if answer["kind"] == "driver_error":
+            error = process.error(f"reported its own failure during {op}: {answer['message']}")
             self._drop()
-            raise process.error(f"reported its own failure during {op}: {answer['message']}")
+            raise error
         return answer
 
     async def _answer(self, process: _Process, request_id: int, op: str, wait: float, watchdog: float) -> dict[str, Any]:
