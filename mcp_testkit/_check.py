@@ -148,9 +148,8 @@ def _label(factory: Any, spec: str) -> str:
 
 def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     """Run the contract, print progress, the matrix and the counterexamples; the exit status."""
-    from mcp_testkit.contract import PROPERTIES, run_contract
-
     from mcp_testkit.adapters import DriverFactory
+    from mcp_testkit.contract import PROPERTIES, run_contract
 
     named = list(args.adapters) + [f"--driver {command}" for command in args.drivers]
     specs = list(args.adapters)
@@ -276,7 +275,9 @@ def _installed(spec: str) -> bool:
         return False
 
 
-def _write_json(path: str, factories: Sequence[tuple[str, Any]], verdicts: dict[str, dict[str, PropertyResult]]) -> None:
+def _write_json(
+    path: str, factories: Sequence[tuple[str, Any]], verdicts: dict[str, dict[str, PropertyResult]]
+) -> None:
     """Every verdict as JSON: per bridge, its spec and per property the status, counts and counterexample."""
     specs = {_label(factory, spec): spec for spec, factory in factories}
     report = {

@@ -19,8 +19,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import httpx  # noqa: E402
-from driver_protocol import WireWatch, outcome, serve  # noqa: E402
+import httpx
+from driver_protocol import WireWatch, outcome, serve
 
 TIMEOUT_S = 1.0
 

@@ -24,8 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import httpx  # noqa: E402
-from driver_protocol import WireWatch, outcome, serve  # noqa: E402
+import httpx
+from driver_protocol import WireWatch, outcome, serve
 
 
 def in_daemon_thread(work: Callable[[], Any]) -> asyncio.Future[Any]:
@@ -37,12 +37,22 @@ def in_daemon_thread(work: Callable[[], Any]) -> asyncio.Future[Any]:
         try:
             result = work()
         except BaseException as exc:  # handed to the awaiting side as is
-            loop.call_soon_threadsafe(lambda: future.done() or future.set_exception(exc))
+            loop.call_soon_threadsafe(_fail, future, exc)
         else:
-            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(result))
+            loop.call_soon_threadsafe(_succeed, future, result)
 
     threading.Thread(target=run, daemon=True).start()
     return future
+
+
+def _fail(future: asyncio.Future[Any], error: BaseException) -> None:
+    if not future.done():
+        future.set_exception(error)
+
+
+def _succeed(future: asyncio.Future[Any], result: Any) -> None:
+    if not future.done():
+        future.set_result(result)
 
 
 class SmolagentsDriven:

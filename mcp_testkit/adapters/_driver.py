@@ -106,11 +106,13 @@ class _Process:
         except OSError as exc:
             raise DriverError(f"driver {shlex.join(self.argv)!r} could not be started: {exc}") from None
         self.ids = itertools.count(1)
+        self._stopped = False
         self._lines: collections.deque[bytes] = collections.deque()
         self._eof = False
         self._ready = threading.Condition()
         self._stderr: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
-        assert self.popen.stdout is not None and self.popen.stderr is not None
+        assert self.popen.stdout is not None
+        assert self.popen.stderr is not None
         self._threads = [
             threading.Thread(target=self._read_stdout, args=(self.popen.stdout,), daemon=True),
             threading.Thread(target=self._read_stderr, args=(self.popen.stderr,), daemon=True),
@@ -153,9 +155,14 @@ class _Process:
             raise self.error(f"could not be sent {message.get('op')!r} ({type(exc).__name__})") from None
 
     def error(self, what: str) -> DriverError:
-        """A `DriverError` naming the driver, `what` went wrong, its exit status if it ended, and its stderr."""
-        status = self.popen.poll()
-        ended = f"; it exited with status {status}" if status is not None else ""
+        """A `DriverError` naming the driver, `what` went wrong, how it ended and its stderr.
+
+        A driver that broke the protocol is not used again: it is stopped first, so that its stderr is
+        read to the end and its exit status is known.
+        """
+        self.stop(grace=1.0)
+        status = self.popen.returncode
+        ended = "; it was stopped" if status is not None and status < 0 else f"; it exited with status {status}"
         tail = "\n".join(f"    {line}" for line in self._stderr)
         stderr = f"\n  its stderr ended with:\n{tail}" if tail else " (its stderr was empty)"
         return DriverError(f"driver {shlex.join(self.argv)!r} {what}{ended}{stderr}")
@@ -166,6 +173,9 @@ class _Process:
 
     def stop(self, grace: float = 5.0) -> None:
         """End the driver: close its stdin (a driver exits at the end of its input), then kill it after `grace`."""
+        if self._stopped:
+            return
+        self._stopped = True
         with contextlib.suppress(OSError, ValueError):
             if self.popen.stdin is not None:
                 self.popen.stdin.close()
@@ -296,7 +306,7 @@ class DriverFactory:
     def close(self) -> None:
         """Stop every driver process this factory started; it may start new ones afterwards."""
         with self._lock:
-            started, self._started = self._started, []
+            started = list(self._started)
         self._idle.clear()
         for process in started:
             process.stop()
@@ -373,7 +383,9 @@ class DriverAdapter:
             raise error
         return answer
 
-    async def _answer(self, process: _Process, request_id: int, op: str, wait: float, watchdog: float) -> dict[str, Any]:
+    async def _answer(
+        self, process: _Process, request_id: int, op: str, wait: float, watchdog: float
+    ) -> dict[str, Any]:
         import anyio
         import anyio.to_thread
 
@@ -383,7 +395,7 @@ class DriverAdapter:
             if remaining <= 0 or not await anyio.to_thread.run_sync(
                 process.wait_line, remaining, abandon_on_cancel=True
             ):
-                raise process.error(f"gave no answer to {op} within {wait:.1f} s, although its watchdog was {watchdog:.1f} s")
+                raise process.error(f"gave no answer to {op} within {wait:.1f} s (its watchdog: {watchdog:.1f} s)")
             line = process.pop_line()
             if line is None:
                 raise process.error(f"ended without answering {op}")
@@ -394,7 +406,7 @@ class DriverAdapter:
             if answer["id"] < request_id:
                 continue  # the answer to a request whose wait was cancelled
             if answer["id"] != request_id:
-                raise process.error(f"answered request {answer['id']}, but {request_id} ({op}) was the last one sent")
+                raise process.error(f"answered request {answer['id']}, but {request_id} ({op}) was the last sent")
             if answer["kind"] not in (*_ANSWERS[op], "hung", "driver_error"):
                 raise process.error(f"answered {op} with kind {answer['kind']!r}, which is no answer to {op}")
             result: dict[str, Any] = answer

@@ -142,7 +142,8 @@ class HostedBridgeAdapter:
                 return await answer.receive()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
             # The bridge's task died with this call in flight: it was sent, so it may have run.
-            return Outcome.outcome_unknown(RuntimeError(f"the {self.name} task ended during the call ({type(exc).__name__})"))
+            ended = RuntimeError(f"the {self.name} task ended during the call ({type(exc).__name__})")
+            return Outcome.outcome_unknown(ended)
 
     def set_headers(self, headers: Mapping[str, str]) -> None:
         self.headers.update(headers)

@@ -95,5 +95,6 @@ class InvokeAdapter(ServerAdapter):
         listed = self._listed.get(tool)
         if listed is None:
             return Outcome.tool_error(LookupError(f"the bridge did not list a tool named {tool!r}"))
-        output = await MCPUtil.invoke_mcp_tool(self.server, listed, RunContextWrapper(context=None), json.dumps(arguments))
+        context = RunContextWrapper(context=None)
+        output = await MCPUtil.invoke_mcp_tool(self.server, listed, context, json.dumps(arguments))
         return Outcome.ok(json.dumps(output, sort_keys=True, default=str))

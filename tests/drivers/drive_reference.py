@@ -12,9 +12,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "drivers"))
 
-from driver_protocol import outcome, serve  # noqa: E402
+from driver_protocol import outcome, serve
 
-from mcp_testkit.adapters import PerCallReferenceAdapter, ReferenceBridgeAdapter  # noqa: E402
+from mcp_testkit.adapters import PerCallReferenceAdapter, ReferenceBridgeAdapter
 
 
 class ReferenceDriven:
