@@ -67,20 +67,6 @@ def add_parser(commands: Any) -> None:
     )
     check.add_argument("adapters", nargs="*", metavar="module:factory", help="adapter factories to check")
     check.add_argument(
-        "--driver",
-        action="append",
-        dest="drivers",
-        default=[],
-        metavar="COMMAND",
-        help="a driver command for a bridge in another process (docs/driver.md); runs over the socket",
-    )
-    check.add_argument(
-        "--all-installed",
-        action="store_true",
-        help="also check every shipped adapter whose bridge is importable here (fastmcp, pydantic-ai, ...)",
-    )
-    check.add_argument("--json", metavar="FILE", help="also write every verdict, with its counterexample, to FILE")
-    check.add_argument(
         "--examples", type=_positive, default=100, metavar="N", help="Hypothesis examples per property (default 100)"
     )
     check.add_argument("--property", action="append", dest="properties", metavar="P1", help="only this property")
@@ -104,6 +90,20 @@ def add_parser(commands: Any) -> None:
         metavar="S",
         help="seconds one property may take, shrinking included (default 60)",
     )
+    check.add_argument(
+        "--driver",
+        action="append",
+        dest="drivers",
+        default=[],
+        metavar="COMMAND",
+        help="a driver command for a bridge in another process (docs/driver.md); runs over the socket",
+    )
+    check.add_argument(
+        "--all-installed",
+        action="store_true",
+        help="also check every shipped adapter whose bridge is importable here (fastmcp, pydantic-ai, ...)",
+    )
+    check.add_argument("--json", metavar="FILE", help="also write every verdict, with its counterexample, to FILE")
 
 
 def _seconds(text: str) -> float:
