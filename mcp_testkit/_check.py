@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -15,9 +17,28 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "load_factory", "run"]
 
 _DEFAULTS = ("mcp_testkit.adapters:ReferenceBridgeAdapter", "mcp_testkit.adapters:SdkClientAdapter")
-_KNOWN_FAILS = {_DEFAULTS[0]: (), _DEFAULTS[1]: ("P1", "P5", "P6")}
-"""What each shipped bridge is expected to fail: the reference bridge nothing, the SDK client its known gaps."""
+_SHIPPED = {
+    # adapter spec: the module that must import for its bridge to count as installed
+    "mcp_testkit.adapters.fastmcp:FastMcpClientAdapter": "fastmcp",
+    "mcp_testkit.adapters.pydantic_ai:PydanticAiToolsetAdapter": "pydantic_ai.mcp",
+    "mcp_testkit.adapters.openai_agents:ServerAdapter": "agents.mcp",
+    "mcp_testkit.adapters.openai_agents:InvokeAdapter": "agents.mcp",
+    "mcp_testkit.adapters.openai_agents:RetryingServerAdapter": "agents.mcp",
+    "mcp_testkit.adapters.llama_index:ToolSpecAdapter": "llama_index.tools.mcp",
+}
+"""The adapters for third-party bridges that `--all-installed` runs when their bridge imports."""
+_KNOWN_FAILS = {
+    _DEFAULTS[0]: (),
+    _DEFAULTS[1]: ("P1", "P5", "P6"),
+    "mcp_testkit.adapters.fastmcp:FastMcpClientAdapter": ("P1", "P5", "P6"),
+    "mcp_testkit.adapters.pydantic_ai:PydanticAiToolsetAdapter": ("P1", "P4", "P5", "P6"),
+    "mcp_testkit.adapters.openai_agents:ServerAdapter": ("P1", "P5", "P6"),
+    "mcp_testkit.adapters.openai_agents:InvokeAdapter": ("P1", "P2", "P5", "P6", "P7"),
+    "mcp_testkit.adapters.llama_index:ToolSpecAdapter": ("P1", "P2", "P5", "P6", "P7"),
+}
+"""What each shipped bridge is expected to fail: the reference bridge nothing, the others their known gaps."""
 _SDK_VERDICTS = 'docs/contract.md, "The SDK client\'s verdicts"'
+_MATRIX_VERDICTS = "docs/matrix.md"
 
 
 def _positive(text: str) -> int:
@@ -50,7 +71,10 @@ def add_parser(commands: Any) -> None:
     )
     check.add_argument("--property", action="append", dest="properties", metavar="P1", help="only this property")
     check.add_argument(
-        "--transport", choices=["asgi", "socket"], default="asgi", help="in-process (default) or over 127.0.0.1"
+        "--transport",
+        choices=["asgi", "socket"],
+        default=None,
+        help="in-process (the default) or over 127.0.0.1 (always, for a driver)",
     )
     check.add_argument(
         "--example-timeout",
@@ -66,6 +90,20 @@ def add_parser(commands: Any) -> None:
         metavar="S",
         help="seconds one property may take, shrinking included (default 60)",
     )
+    check.add_argument(
+        "--driver",
+        action="append",
+        dest="drivers",
+        default=[],
+        metavar="COMMAND",
+        help="a driver command for a bridge in another process (docs/driver.md); runs over the socket",
+    )
+    check.add_argument(
+        "--all-installed",
+        action="store_true",
+        help="also check every shipped adapter whose bridge is importable here (fastmcp, pydantic-ai, ...)",
+    )
+    check.add_argument("--json", metavar="FILE", help="also write every verdict, with its counterexample, to FILE")
 
 
 def _seconds(text: str) -> float:
@@ -110,15 +148,28 @@ def _label(factory: Any, spec: str) -> str:
 
 def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     """Run the contract, print progress, the matrix and the counterexamples; the exit status."""
+    from mcp_testkit.adapters import DriverFactory
     from mcp_testkit.contract import PROPERTIES, run_contract
 
-    named = list(args.adapters)
-    specs = named or list(_DEFAULTS)
+    named = list(args.adapters) + [f"--driver {command}" for command in args.drivers]
+    specs = list(args.adapters)
+    if args.all_installed:
+        specs += [spec for spec in (*_DEFAULTS, *_SHIPPED) if spec not in specs and _installed(spec)]
+    elif not named:
+        specs = list(_DEFAULTS)
+    if args.drivers and args.transport == "asgi":
+        print(
+            "mcp-testkit check: a driver runs its bridge in another process, which reaches the server over a "
+            "socket only: leave out --transport asgi",
+            file=sys.stderr,
+        )
+        return 2
     try:
-        factories = [(spec, load_factory(spec)) for spec in specs]
+        factories: list[tuple[str, Any]] = [(spec, load_factory(spec)) for spec in specs]
     except _BadSpec as exc:
         print(f"mcp-testkit check: {exc}", file=sys.stderr)
         return 2
+    factories += [(f"--driver {command}", DriverFactory(command)) for command in args.drivers]
     chosen = args.properties or list(PROPERTIES)
     unknown = [p for p in chosen if p not in PROPERTIES]
     if unknown:
@@ -127,7 +178,8 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     verdicts: dict[str, dict[str, PropertyResult]] = {}
     for spec, factory in factories:
         label = _label(factory, spec)
-        print(f"checking {label} ({spec}), {args.examples} examples per property, {args.transport}", file=out)
+        transport = "socket" if isinstance(factory, DriverFactory) else (args.transport or "asgi")
+        print(f"checking {label} ({spec}), {args.examples} examples per property, {transport}", file=out)
 
         def progress(result: PropertyResult) -> None:
             print(
@@ -144,12 +196,14 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
             factory,
             max_examples=args.examples,
             properties=chosen,
-            transport=args.transport,
+            transport=transport,
             example_timeout=args.example_timeout,
             budget=args.budget,
             progress=progress,
         )
         verdicts[label] = {result.property_id: result for result in results}
+    if args.json:
+        _write_json(args.json, factories, verdicts)
     print(file=out)
     _matrix(verdicts, chosen, out)
     _counterexamples(verdicts, out)
@@ -193,7 +247,8 @@ def _expected(
         label = _label(factory, spec)
         known = [p for p in _KNOWN_FAILS.get(spec, ()) if p in chosen]
         if known:
-            expected.append(f"{label} fails {', '.join(known)}, as documented ({_SDK_VERDICTS})")
+            where = _SDK_VERDICTS if spec in _DEFAULTS else _MATRIX_VERDICTS
+            expected.append(f"{label} fails {', '.join(known)}, as documented ({where})")
         else:
             expected.append(f"{label} holds every property checked")
         if wrong := [p for p in failures(label) if p not in known]:
@@ -207,6 +262,43 @@ def _expected(
         " Exit status 0: no bridge was named, so this run only reports;"
         " name yours (module:factory) to get exit status 1 when it fails a property."
     )
+
+
+def _installed(spec: str) -> bool:
+    """Whether the bridge of a shipped adapter imports here (the reference bridge and SDK client always do)."""
+    module = _SHIPPED.get(spec)
+    if module is None:
+        return True
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:
+        return False
+
+
+def _write_json(
+    path: str, factories: Sequence[tuple[str, Any]], verdicts: dict[str, dict[str, PropertyResult]]
+) -> None:
+    """Every verdict as JSON: per bridge, its spec and per property the status, counts and counterexample."""
+    specs = {_label(factory, spec): spec for spec, factory in factories}
+    report = {
+        label: {
+            "spec": specs[label],
+            "properties": {
+                pid: {
+                    "status": result.status,
+                    "examples": result.examples,
+                    "seconds": round(result.seconds, 2),
+                    "counterexample": result.counterexample,
+                    "notes": list(result.notes),
+                }
+                for pid, result in results.items()
+            },
+        }
+        for label, results in verdicts.items()
+    }
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(report, file, indent=2, sort_keys=True)
+        file.write("\n")
 
 
 def _matrix(verdicts: dict[str, dict[str, PropertyResult]], chosen: Sequence[str], out: TextIO) -> None:

@@ -25,6 +25,7 @@ class SdkErrorClassifier:
 
     - a 401 or 403 answer during the operation: `auth_error`;
     - a 404 answer (the server no longer knew the session, so ran nothing): `connection_error`;
+    - at a call, no `tools/call` request sent at all (the client failed before it): `connection_error`;
     - an `MCPError` whose code the server sent as a JSON-RPC error in a 2xx answer: `tool_error`;
     - anything else (a timeout, a dropped or truncated answer, a 5xx): at a call the request was
       sent, so `outcome_unknown`; at connect, `connection_error`.
@@ -33,6 +34,7 @@ class SdkErrorClassifier:
     def __init__(self) -> None:
         self._statuses: list[int] = []
         self._codes: set[int] = set()
+        self._methods: set[str] = set()
 
     def transport(self, inner: httpx2.AsyncBaseTransport | None = None) -> httpx2.AsyncBaseTransport:
         """A transport that forwards to `inner` (a fresh `httpx2.AsyncHTTPTransport` if None) and watches."""
@@ -42,6 +44,7 @@ class SdkErrorClassifier:
         """Forget what was seen: call it before each connect or call."""
         self._statuses.clear()
         self._codes.clear()
+        self._methods.clear()
 
     def outcome(self, error: BaseException, *, at: Literal["connect", "call"]) -> Outcome:
         """The outcome `error`, raised by the SDK during the operation since `begin()`, stands for."""
@@ -51,9 +54,20 @@ class SdkErrorClassifier:
             return Outcome.auth_error(error)
         if 404 in self._statuses:
             return Outcome.connection_error(error)
+        if at == "call" and "tools/call" not in self._methods:
+            return Outcome.connection_error(error)
         if at == "call" and isinstance(error, MCPError) and error.code in self._codes:
             return Outcome.tool_error(error, text=f"{error.code}: {error.message}")
         return Outcome.outcome_unknown(error) if at == "call" else Outcome.connection_error(error)
+
+    def _sent(self, body: bytes) -> None:
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return
+        for item in message if isinstance(message, list) else [message]:
+            if isinstance(item, dict) and isinstance(item.get("method"), str):
+                self._methods.add(item["method"])
 
     def _saw(self, status: int) -> None:
         if status >= 400:
@@ -78,6 +92,9 @@ class _Watching(httpx2.AsyncBaseTransport):
         self._inner = inner
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if request.method == "POST":
+            with contextlib.suppress(httpx2.RequestNotRead):
+                self._classifier._sent(request.content)
         response = await self._inner.handle_async_request(request)
         if request.method != "POST":
             return response

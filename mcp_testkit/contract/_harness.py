@@ -167,6 +167,10 @@ class ContractHarness:
         return TestMcpServer(name="contract", eras=("handshake",))
 
     def __enter__(self) -> ContractHarness:
+        close = getattr(self.factory, "close", None)
+        if not isinstance(self.factory, type) and callable(close):
+            # A factory object that owns resources across examples (a driver's processes) is closed with the run.
+            self._stack.callback(close)
         self._stack.enter_context(self._logs)
         self.server = self._server()
         if self.transport == "socket" and not self.server.started:

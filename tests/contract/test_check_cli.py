@@ -183,3 +183,13 @@ def test_budget_and_example_timeout_reach_the_run() -> None:
     done = _check(REFERENCE, "--property", "P6", "--budget", "0.001", "--example-timeout", "5")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "note: the budget of 0.001 s ran out after" in done.stdout
+
+
+def test_all_installed_runs_the_adapters_whose_bridge_imports() -> None:
+    """--all-installed checks the reference bridge, the SDK client and the shipped adapters whose bridge imports."""
+    from mcp_testkit._check import _SHIPPED, _installed
+
+    done = _check("--all-installed", "--property", "P1", "--examples", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    specs = [line.split(" (", 1)[1].split(")")[0] for line in done.stdout.splitlines() if line.startswith("checking ")]
+    assert specs == [REFERENCE, SDK, *(spec for spec in _SHIPPED if _installed(spec))]
