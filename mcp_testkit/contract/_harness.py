@@ -140,9 +140,8 @@ class ContractHarness:
         if server is not None and tuple(server.eras) != ("handshake",):
             raise ValueError(
                 f"server {server.name!r} speaks the {' and '.join(server.eras)} era{'s' * (len(server.eras) > 1)}: "
-                "the contract's properties are "
-                "written for the handshake era (P5 has no meaning without sessions), so give a server of that era "
-                "only, e.g. TestMcpServer.from_cassette(path, eras=('handshake',))"
+                "the contract's properties are written for the handshake era (P5 has no meaning without sessions), "
+                "so give a server of that era only, e.g. TestMcpServer.from_cassette(path, eras=('handshake',))"
             )
         self.example_timeout = float(example_timeout)
         self._given = server
@@ -173,10 +172,10 @@ class ContractHarness:
             self._stack.callback(close)
         self._stack.enter_context(self._logs)
         self.server = self._server()
-        if self.transport == "socket" and not self.server.started:
-            self._stack.enter_context(self.server)
-        else:
+        if self.transport == "asgi":
             self._asgi = _Checkpointed(self.server.asgi_app)
+        elif not self.server.started:  # a server given already serving is the caller's to stop
+            self._stack.enter_context(self.server)
         self._loop = self._stack.enter_context(_Loop())
         return self
 

@@ -365,6 +365,32 @@ async def test_run_contract_on_a_recorded_catalogue(http_tape: tuple[Path, Any])
     assert set(TOOL_NAMES) <= set(server.tools)  # the recording survived every reset
 
 
+async def test_run_contract_over_the_socket_of_a_replay_the_test_started(http_tape: tuple[Path, Any]) -> None:
+    """Given a replay already serving, a socket run reaches it over its socket and leaves it serving; given one not
+    started, the run starts and stops it."""
+    from mcp_testkit import ReferenceBridgeAdapter, run_contract
+
+    given: list[Any] = []
+
+    def factory(*, transport: Any = None) -> ReferenceBridgeAdapter:
+        given.append(transport)
+        return ReferenceBridgeAdapter(transport=transport)
+
+    def run(server: CassetteServer) -> list[Any]:
+        return run_contract(factory, server=server, transport="socket", max_examples=3, properties=["P2"])
+
+    started = _replay(http_tape[0], eras=("handshake",))
+    async with started:
+        results = await anyio.to_thread.run_sync(lambda: run(started))
+        assert started.started
+    idle = _replay(http_tape[0], eras=("handshake",))
+    results += await anyio.to_thread.run_sync(lambda: run(idle))
+    assert [result.passed for result in results] == [True, True], results
+    assert not idle.started
+    assert len(given) > 1
+    assert set(given) == {None}  # never the in-process transport: every example went over the socket
+
+
 def test_run_contract_refuses_a_server_of_the_stateless_era(http_tape: tuple[Path, Any]) -> None:
     """The properties are written for sessions: a replay speaking 2026-07-28 too is refused, saying what to give."""
     from mcp_testkit import ReferenceBridgeAdapter, run_contract
