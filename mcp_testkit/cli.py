@@ -282,6 +282,17 @@ def _serve(args: argparse.Namespace) -> int:
         raise _Refused(f"--path {args.path!r} is under {PREFIX}/, which the admin API owns; choose another path")
     _check_host(args)
     server, scenario = _build(args)
+    if args.stdio and "handshake" not in server.eras:
+        if args.cassette is not None:
+            raise _Refused(
+                f"--cassette {args.cassette}: the recorded server refused initialize, so the replay speaks the "
+                "2026-07-28 era only, which needs HTTP: drop --stdio, or give --era handshake to replay it in the "
+                "handshake era"
+            )
+        raise _Refused(
+            f"--scenario {args.scenario}: its eras are stateless only, which needs HTTP: over --stdio the server "
+            "speaks the handshake era only"
+        )
     journal_file = _JournalFile(args.journal) if args.journal else None
 
     def prepare(server: TestMcpServer) -> None:

@@ -135,3 +135,15 @@ def test_a_known_failure_not_found_is_called_out() -> None:
     ]
     line = _expected(factories, verdicts, ["P1"], [], named=False)
     assert "UNEXPECTED: sdk-client holds P1 here (too few --examples to find the known failure)." in line
+
+
+def test_serve_stdio_refuses_a_scenario_of_the_stateless_era_only(tmp_path: Path) -> None:
+    """A JSON scenario serving only 2026-07-28 cannot be served over stdio: one line says why, exit 2."""
+    scenario = tmp_path / "modern.json"
+    scenario.write_text('{"eras": ["stateless"], "tools": []}')
+    done = _run("serve", "--stdio", "--scenario", str(scenario))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"mcp-testkit serve: --scenario {scenario}: its eras are stateless only, which needs HTTP: over --stdio the "
+        "server speaks the handshake era only\n"
+    )

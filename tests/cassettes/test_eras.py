@@ -11,6 +11,7 @@ import anyio
 import httpx2
 import pytest
 from mcp import Client, MCPError
+from mcp.client.stdio import StdioServerParameters
 
 from mcp_testkit import TestMcpServer, faults
 from mcp_testkit._eras import SERVER_INFO_KEY, stateless_headers, stateless_params
@@ -219,6 +220,31 @@ async def _initialize(url: str) -> httpx2.Response:
     async with httpx2.AsyncClient(headers=ACCEPT) as http:
         with anyio.fail_after(LIMIT_S):
             return await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+
+
+async def test_serve_stdio_refuses_a_replay_of_the_stateless_era_only(tmp_path: Path) -> None:
+    """`serve --stdio --cassette` of a server that refused initialize is refused, saying why; --era handshake serves."""
+    import sys
+
+    live = TestMcpServer("new", eras=("stateless",))
+    live.tool("status", read_only=True, returns="green")
+    out = tmp_path / "new.json"
+    async with live, record(live.url, out=out) as proxy:
+        await _initialize(proxy)
+        await bridge_answers(proxy, [("status", {})], era="stateless")
+    command = [sys.executable, "-m", "mcp_testkit", "serve", "--stdio", "--cassette", str(out)]
+    with anyio.fail_after(LIMIT_S):
+        refused = await anyio.run_process(command, check=False)
+    assert refused.returncode == 2
+    assert refused.stderr.decode().strip() == (
+        f"mcp-testkit serve: --cassette {out}: the recorded server refused initialize, so the replay speaks the "
+        "2026-07-28 era only, which needs HTTP: drop --stdio, or give --era handshake to replay it in the handshake era"
+    )
+    parameters = StdioServerParameters(command=command[0], args=[*command[1:], "--era", "handshake"])
+    with anyio.fail_after(LIMIT_S):
+        async with Client(parameters, mode="legacy") as client:
+            answer = await client.call_tool("status", {})
+    assert answer.content[0].text == "green"  # type: ignore[union-attr]
 
 
 async def test_eras_given_to_the_replay_win_over_the_recording(stateless_tape: tuple[Path, Any]) -> None:
