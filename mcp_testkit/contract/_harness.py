@@ -73,19 +73,24 @@ class BridgeFacts:
             raise ContractError(
                 f"adapter {_name(adapter)}: timeout_s must be a positive number or None, not {timeout_s!r}"
             )
-        eras = getattr(adapter, "eras", None)
-        if eras is not None:
-            if isinstance(eras, str) or not isinstance(eras, (tuple, list)) or not set(eras) <= set(ERAS):
-                raise ContractError(
-                    f"adapter {_name(adapter)}: eras must be None or a tuple of 'handshake' and 'stateless', "
-                    f"not {eras!r}"
-                )
-            eras = tuple(eras)
+        eras = _declared_eras(adapter)
         return cls(retry, page_limit, timeout_s, "per_call" if sessions == "per_call" else "persistent", eras, era)
 
 
 def _name(adapter: Any) -> str:
     return repr(getattr(adapter, "name", type(adapter).__name__))
+
+
+def _declared_eras(adapter: Any) -> tuple[str, ...] | None:
+    """The adapter's optional `eras`: those its factory can be asked to speak with `era=`."""
+    eras = getattr(adapter, "eras", None)
+    if eras is None:
+        return None
+    if isinstance(eras, str) or not isinstance(eras, (tuple, list)) or not set(eras) <= set(ERAS):
+        raise ContractError(
+            f"adapter {_name(adapter)}: eras must be None or a tuple of 'handshake' and 'stateless', not {eras!r}"
+        )
+    return tuple(eras)
 
 
 class _LogCapture(logging.Handler):
@@ -212,16 +217,20 @@ class ContractHarness:
         """A fresh adapter from the factory, routed in-process when the harness is, and asked to speak the
         harness's era when the adapter declares it can be (its `eras`)."""
         if self._takes_era is None:
-            self._takes_era = False  # the first adapter, built without era=, says whether later ones take it
-            self._takes_era = self.era in (BridgeFacts.of(self.adapter(), self.era).eras or ())
+            # The first adapter, made without era=, says whether the factory takes it; when not, it is the one.
+            first = self._make(era=False)
+            self._takes_era = self.era in (_declared_eras(first) or ())
+            if not self._takes_era:
+                return first
+        return self._make(era=self._takes_era)
+
+    def _make(self, *, era: bool) -> BridgeAdapter:
         try:
-            if self._takes_era:
-                adapter = self.factory(transport=self._asgi, era=self.era)  # type: ignore[call-arg]
-            else:
-                adapter = self.factory(transport=self._asgi)
+            if era:
+                return self.factory(transport=self._asgi, era=self.era)  # type: ignore[call-arg]
+            return self.factory(transport=self._asgi)
         except Exception as exc:
             raise ContractError(f"the adapter factory raised {type(exc).__name__}: {exc}\n{_tb(exc)}") from exc
-        return adapter
 
     def facts(self) -> BridgeFacts:
         """What the adapter declares (retry, page_limit, timeout_s, sessions, eras), from an adapter never
