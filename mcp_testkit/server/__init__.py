@@ -181,13 +181,16 @@ class TestMcpServer:
         open_world: bool | None = None,
         returns: Any = None,
         answers: Sequence[Any] | None = None,
+        requires: Sequence[str] = (),
     ) -> ScriptedTool:
         """Add (or replace) a tool; use the result as a decorator to give it a handler.
 
         `returns` is its answer to every call; `answers` one answer per call, the last repeating.
         An answer is a str, a dict (structured content), a list of content blocks, a
         `CallToolResult`, a `ToolError`, or a callable taking the arguments (and optionally a
-        `ToolContext`) that returns one of those, sync or async.
+        `ToolContext`) that returns one of those, sync or async. `requires` names client
+        capabilities a call needs: a 2026-07-28 call whose `_meta` lacks one is refused with
+        400 and -32021 (MissingRequiredClientCapability) before the tool runs.
         """
         tool = ScriptedTool.build(
             name,
@@ -202,6 +205,7 @@ class TestMcpServer:
             open_world=open_world,
             returns=returns,
             answers=answers,
+            requires=requires,
         )
         with self._lock:
             state = self._state
