@@ -8,7 +8,7 @@ there: no session faults in the stateless era, and its own refusals (-32020, -32
 from __future__ import annotations
 
 import itertools
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -152,6 +152,14 @@ def _tool(server: Any, name: str, kind: str, returns: Any = "ok") -> None:
         idempotent=True if kind == "idempotent" else None,
         returns=returns,
     )
+
+
+async def _calls_first(h: ContractHarness, adapter: BridgeAdapter, count: int, before: str, facts_: Any) -> None:
+    """`count` calls of "tool" before the fault, each of which must be `ok`, or the example fails saying which."""
+    for number in range(1, count + 1):
+        outcome = await adapter.call("tool", {})
+        if outcome.kind != "ok":
+            raise h.fail(f"call {number}, {before}, failed", **facts_, outcome=outcome)
 
 
 def place(server: Any, fault: faults.Fault, **rule: Any) -> None:
@@ -357,10 +365,7 @@ async def _p4(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, in
     _tool(server, "tool", kind)
     await h.connect(adapter, {"Authorization": _TOKEN_ONE})
     facts_: dict[str, Any] = {"status": status, "kind": kind, "via": via}
-    for number in range(1, inputs["calls_before"] + 1):
-        before = await adapter.call("tool", {})
-        if before.kind != "ok":
-            raise h.fail(f"call {number}, before any refusal, failed", **facts_, outcome=before)
+    await _calls_first(h, adapter, inputs["calls_before"], "before any refusal", facts_)
     mark = len(server.journal)
     if via == "fault":
         server.inject(faults.HttpStatus(status, headers={"WWW-Authenticate": "Bearer"}), tool="tool")
@@ -408,12 +413,13 @@ def _p5_cases(facts: BridgeFacts) -> list[Inputs]:
     return [{"how": how, "kind": kind, "calls_before": 0} for how, kind in itertools.product(_LOSSES, CALL_KINDS)]
 
 
+def _calls_after(key: str, ways: Sequence[Any]) -> dict[str, SearchStrategy[Any]]:
+    """The draws of P5 and P5s: one way of losing the answer, a call kind, and up to two calls before it."""
+    return {key: st.sampled_from(ways), "kind": st.sampled_from(CALL_KINDS), "calls_before": st.integers(0, 2)}
+
+
 def _p5_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
-    return {
-        "how": st.sampled_from(_LOSSES),
-        "kind": st.sampled_from(CALL_KINDS),
-        "calls_before": st.integers(0, 2),
-    }
+    return _calls_after("how", _LOSSES)
 
 
 def _p5_labels(inputs: Inputs) -> list[str]:
@@ -426,10 +432,7 @@ async def _p5(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, in
     _tool(server, "tool", kind)
     await h.connect(adapter)
     facts_: dict[str, Any] = {"how": how, "kind": kind}
-    for number in range(1, inputs["calls_before"] + 1):
-        before = await adapter.call("tool", {})
-        if before.kind != "ok":
-            raise h.fail(f"call {number}, before the session was lost, failed", **facts_, outcome=before)
+    await _calls_first(h, adapter, inputs["calls_before"], "before the session was lost", facts_)
     ran_before = server.executions("tool")
     stale = {session.id for session in server.sessions}
     if how == "fault":
@@ -477,11 +480,7 @@ def _p5s_cases(facts: BridgeFacts) -> list[Inputs]:
 
 
 def _p5s_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
-    return {
-        "broken_by": st.sampled_from(_BROKEN_STREAMS),
-        "kind": st.sampled_from(CALL_KINDS),
-        "calls_before": st.integers(0, 2),
-    }
+    return _calls_after("broken_by", _BROKEN_STREAMS)
 
 
 def _p5s_labels(inputs: Inputs) -> list[str]:
@@ -495,10 +494,7 @@ async def _p5s(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, i
     _tool(server, "tool", kind)
     await h.connect(adapter)
     facts_: dict[str, Any] = {"broken by": fault, "kind": kind}
-    for number in range(1, inputs["calls_before"] + 1):
-        before = await adapter.call("tool", {})
-        if before.kind != "ok":
-            raise h.fail(f"call {number}, before the stream broke, failed", **facts_, outcome=before)
+    await _calls_first(h, adapter, inputs["calls_before"], "before the stream broke", facts_)
     ran_before = server.executions("tool")
     mark = len(server.journal)
     server.inject(fault, method="tools/call", tool="tool")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_testkit import faults
-from mcp_testkit._eras import ERAS, HANDSHAKE
+from mcp_testkit._eras import ERAS, HANDSHAKE, named_eras
 from mcp_testkit.contract._harness import (
     DEFAULT_EXAMPLE_TIMEOUT_S,
     ContractError,
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from mcp_testkit.adapters import AdapterFactory, BridgeAdapter
     from mcp_testkit.contract._harness import BridgeFacts
 
-__all__ = ["DEFAULT_BUDGET_S", "PropertyResult", "check_eras", "check_property", "resilience_suite", "run_contract"]
+__all__ = ["DEFAULT_BUDGET_S", "PropertyResult", "check_property", "resilience_suite", "run_contract"]
 
 DEFAULT_BUDGET_S = 60.0
 
@@ -332,17 +332,6 @@ def _draw(
     return None
 
 
-def check_eras(eras: Sequence[str]) -> tuple[str, ...]:
-    """`eras` as a tuple in the order given, each named once; ValueError naming what is wrong."""
-    if isinstance(eras, str):
-        raise ValueError(f"eras takes a list of era names, such as ('handshake', 'stateless'), not {eras!r}")
-    chosen = tuple(dict.fromkeys(eras))
-    unknown = [era for era in chosen if era not in ERAS]
-    if unknown or not chosen:
-        raise ValueError(f"eras must name one or both of 'handshake' and 'stateless', not {tuple(eras)!r}")
-    return chosen
-
-
 def run_contract(
     factory: AdapterFactory,
     *,
@@ -367,7 +356,7 @@ def run_contract(
     if unknown:
         raise ValueError(f"unknown properties {unknown}; known: {', '.join(PROPERTIES)}")
     results = []
-    for era in check_eras(eras):
+    for era in named_eras(eras):
         with ContractHarness(factory, transport=transport, example_timeout=example_timeout, era=era) as harness:
             for property_id in chosen:
                 result = check_property(
@@ -401,7 +390,7 @@ def resilience_suite(
     """
     import pytest
 
-    chosen = check_eras(eras)
+    chosen = named_eras(eras)
     expected = set()
     for entry in expect_fail:
         property_id, _, era = entry.partition("@")

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
-from mcp_testkit._eras import ERAS
+from mcp_testkit._eras import ERAS, named_eras
 from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.journal import Journal
 from mcp_testkit.server._app import McpApp, ServerCrash
@@ -33,12 +33,7 @@ MAX_BODY = 4 * 1024 * 1024
 
 
 def _check_eras(eras: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(eras, str):
-        raise ValueError(f"eras takes a list of era names, such as ('handshake', 'stateless'), not the string {eras!r}")
-    chosen = tuple(dict.fromkeys(eras))
-    unknown = [era for era in chosen if era not in ERAS]
-    if unknown or not chosen:
-        raise ValueError(f"eras must name one or both of 'handshake' and 'stateless', not {tuple(eras)!r}")
+    chosen = named_eras(eras)
     return tuple(era for era in ERAS if era in chosen)
 
 

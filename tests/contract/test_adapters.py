@@ -66,30 +66,6 @@ CLASSIFIED = [
 ]
 
 
-@pytest.mark.parametrize(("fault", "kind"), CLASSIFIED, ids=[repr(f) for f, _ in CLASSIFIED])
-def test_classifier_sorts_sdk_errors_by_the_wire_over_a_socket(fault: faults.Fault, kind: str) -> None:
-    """Over a real socket, the classifier tells the SDK's errors apart by what the server sent, not by messages."""
-    server = TestMcpServer()
-    server.tool("create", returns="created")
-    classifier = SdkErrorClassifier()
-
-    async def call() -> str:
-        with anyio.fail_after(10):
-            async with httpx2.AsyncClient(transport=classifier.transport()) as http:
-                transport = streamable_http_client(server.url, http_client=http)
-                async with Client(transport, mode="legacy", read_timeout_seconds=5) as client:
-                    server.fail_next_call("create", fault)
-                    classifier.begin()
-                    try:
-                        await client.call_tool("create", {})
-                    except MCPError as error:
-                        return classifier.outcome(error, at="call").kind
-        return "ok"
-
-    with server:
-        assert anyio.run(call) == kind
-
-
 def test_classifier_says_connection_error_at_connect() -> None:
     """A failure at connect that is not a refusal of the credentials is a connection error, never a tool error."""
     classifier = SdkErrorClassifier()
@@ -105,12 +81,18 @@ STATELESS_CLASSIFIED = [
     (faults.HttpStatus(404), "connection_error"),
     (faults.EndStream(), "outcome_unknown"),
 ]
+"""In the stateless era (the SDK client in auto mode), the era's refusals are connection errors and a JSON-RPC
+error answering the call with HTTP 400 is the tool's error; a bare 400 may have run."""
+
+BY_MODE = [("legacy", fault, kind) for fault, kind in CLASSIFIED] + [
+    ("auto", fault, kind) for fault, kind in STATELESS_CLASSIFIED
+]
 
 
-@pytest.mark.parametrize(("fault", "kind"), STATELESS_CLASSIFIED, ids=[repr(f) for f, _ in STATELESS_CLASSIFIED])
-def test_classifier_sorts_stateless_era_errors_over_a_socket(fault: faults.Fault, kind: str) -> None:
-    """In the stateless era (the SDK client in auto mode), the era's refusals are connection errors and a JSON-RPC
-    error answering the call with HTTP 400 is the tool's error; a bare 400 may have run."""
+@pytest.mark.parametrize(("mode", "fault", "kind"), BY_MODE, ids=[f"{m}-{f!r}" for m, f, _ in BY_MODE])
+def test_classifier_sorts_sdk_errors_by_the_wire_over_a_socket(mode: str, fault: faults.Fault, kind: str) -> None:
+    """Over a real socket, the classifier tells the SDK's errors apart by what the server sent, not by messages: in
+    legacy mode (the handshake era) and in auto mode (it lands on 2026-07-28, whose answers differ)."""
     server = TestMcpServer()
     server.tool("create", returns="created")
     classifier = SdkErrorClassifier()
@@ -119,8 +101,8 @@ def test_classifier_sorts_stateless_era_errors_over_a_socket(fault: faults.Fault
         with anyio.fail_after(10):
             async with httpx2.AsyncClient(transport=classifier.transport()) as http:
                 transport = streamable_http_client(server.url, http_client=http)
-                async with Client(transport, mode="auto", read_timeout_seconds=5) as client:
-                    assert client.protocol_version == "2026-07-28"
+                async with Client(transport, mode=mode, read_timeout_seconds=5) as client:
+                    assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
                     server.inject(fault, method="tools/call", tool="create", times=None)
                     classifier.begin()
                     try:
@@ -131,7 +113,7 @@ def test_classifier_sorts_stateless_era_errors_over_a_socket(fault: faults.Fault
 
     with server:
         assert anyio.run(call) == kind
-    assert {r.era for r in server.calls("create")} == {"stateless"}
+    assert {r.era for r in server.calls("create")} == {"stateless" if mode == "auto" else "handshake"}
 
 
 @pytest.mark.parametrize(

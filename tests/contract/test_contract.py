@@ -201,7 +201,7 @@ def test_run_contract_refuses_unknown_properties() -> None:
 
 @pytest.mark.parametrize(
     ("eras", "message"),
-    [("stateless", "not 'stateless'"), ([], r"not \(\)"), (["2026-07-28"], "one or both of 'handshake' and")],
+    [("stateless", "not the string 'stateless'"), ([], r"not \(\)"), (["2026-07-28"], "one or both of")],
     ids=["a-string", "none", "a-version"],
 )
 def test_run_contract_refuses_bad_eras(eras: Any, message: str) -> None:
