@@ -251,22 +251,24 @@ def _expected(
     def fell_back(label: str, era: str) -> bool:
         return any(verdicts[label][p, era].status == "fell_back" for p in chosen)
 
+    def shortfalls(label: str, era: str) -> list[str]:
+        if fell_back(label, era):
+            return [f"{_FELL_BACK} in the {era} era"]
+        return [f"{p} in the {era} era" for p in failures(label, era)]
+
     if named:
         if failed_named:
             which = "; ".join(
-                f"{label}: "
-                + ", ".join(
-                    f"{_FELL_BACK} in the {era} era" if fell_back(label, era) else f"{p} in the {era} era"
-                    for era in eras
-                    for p in ([""] if fell_back(label, era) else failures(label, era))
-                )
+                f"{label}: {', '.join(said for era in eras for said in shortfalls(label, era))}"
                 for label in failed_named
             )
-            return (
-                f"Exit status 1: a bridge named on the command line fails a property, or fell back to the "
-                f"handshake era where the stateless era was checked ({which}); check a bridge of the handshake "
-                "era only with --era handshake."
-            )
+            if any(fell_back(label, era) for label in failed_named for era in eras):
+                return (
+                    "Exit status 1: a bridge named on the command line fails a property, or fell back to the "
+                    f"handshake era where the stateless era was checked ({which}); check a bridge of the handshake "
+                    "era only with --era handshake."
+                )
+            return f"Exit status 1: a bridge named on the command line fails a property ({which})."
         return "Exit status 0: every bridge named on the command line holds every property checked."
     expected, surprises = [], []
     for spec, label in labels.items():
@@ -279,11 +281,11 @@ def _expected(
                 if not fell_back(label, era):
                     surprises.append(f"{label} speaks the {era} era here (update {_SDK_VERDICTS})")
                 continue
+            fails = [p for p in wanted if p in chosen]
+            said[era] = f"fails {', '.join(fails)}" if fails else "holds every property checked"
             if fell_back(label, era):
                 surprises.append(f"{label} fell back to the handshake era in the {era} era (a bug: please report it)")
                 continue
-            fails = [p for p in wanted if p in chosen]
-            said[era] = f"fails {', '.join(fails)}" if fails else "holds every property checked"
             if wrong := [p for p in failures(label, era) if p not in fails]:
                 surprises.append(
                     f"{label} fails {', '.join(wrong)} in the {era} era, which it should hold (a bug: please report it)"
