@@ -11,15 +11,22 @@ from mcp_testkit.adapters._outcome import Outcome, SessionMode
 if TYPE_CHECKING:
     import httpx2
 
+    from mcp_testkit.bridge import Era
+
 __all__ = ["PerCallReferenceAdapter", "ReferenceBridgeAdapter"]
 
 
 class ReferenceBridgeAdapter:
-    """The reference bridge: one `ToolPool` (one session) from connect to close."""
+    """The reference bridge: one `ToolPool` (one session, in the handshake era) from connect to close.
+
+    `era` is its `ServerConfig(era=...)`: "auto" (probe, then the era the server speaks), "handshake" or
+    "stateless"; the contract asks for the era it checks, as `eras` says it may.
+    """
 
     name: ClassVar[str] = "reference"
     server_name: ClassVar[str] = "srv"
     sessions: SessionMode = "persistent"
+    eras: ClassVar[tuple[str, ...]] = ("handshake", "stateless")
 
     def __init__(
         self,
@@ -29,8 +36,10 @@ class ReferenceBridgeAdapter:
         timeout_s: float = 0.5,
         connect_timeout_s: float = 5.0,
         max_tool_pages: int = 100,
+        era: Era = "auto",
     ) -> None:
         self._transport = transport
+        self.era: Era = era
         self.retry = retry
         self.page_limit: int | None = max_tool_pages
         self.timeout_s: float | None = timeout_s
@@ -52,6 +61,7 @@ class ReferenceBridgeAdapter:
             connect_timeout_s=self._connect_timeout_s,
             connect_retries=0,
             max_tool_pages=self.page_limit or 100,
+            era=self.era,
         )
 
     async def _open(self) -> Any:

@@ -1,15 +1,18 @@
-"""The resilience contract: properties P1-P7 of a client bridge, checked with Hypothesis through `TestMcpServer`.
+"""The resilience contract: properties P1-P7 and P5s of a client bridge, checked with Hypothesis through
+`TestMcpServer`, in both protocol eras (the handshake, and the stateless era of 2026-07-28).
 
 Run it three ways:
 
-- pytest: `test_my_bridge = resilience_suite(MyAdapter)` gives one test per property;
-- Python: `run_contract(MyAdapter, max_examples=200)` returns a `PropertyResult` per property;
+- pytest: `test_my_bridge = resilience_suite(MyAdapter)` gives one test per property and era;
+- Python: `run_contract(MyAdapter, max_examples=200)` returns a `PropertyResult` per property and era;
 - shell: `mcp-testkit check mypackage.adapters:MyAdapter`.
 
 Each property first runs its declared cases (every fault class and call kind it covers), then
 Hypothesis' draws. A verdict is `passed`, `failed` (the bridge broke the property: the shortest
 counterexample with the faults that fired, every request the bridge sent and the logs of the
-example) or `error` (the harness or the adapter raised: no verdict on the bridge).
+example) or `error` (the harness or the adapter raised: no verdict on the bridge); in an era where a
+property has no meaning it is `not_applicable`, and where the bridge spoke the handshake era to the
+stateless era's server, `fell_back`.
 """
 
 from __future__ import annotations
