@@ -96,6 +96,34 @@ MEANING = {
 }
 
 
+NOTES = {
+    "langchain-mcp-adapters": (
+        "Its calls hang (P2, P3, P6) when an answer arrives broken (`TruncateBody`, `MalformedSse`) or its SSE "
+        "stream ends before the answer (`EndStream`). The hang is the bridge's, not the driver's: it stays with the "
+        "driver's `WireWatch` replaced by a plain `httpx` transport. Its mcp 1.x client hands a body it cannot parse "
+        "to the session as an exception, which fails no pending request, and a stream that ends with no event to "
+        "resume from leaves the request waiting; a request then waits for the session's read timeout, and "
+        "langchain-mcp-adapters gives `ClientSession` none unless the application passes "
+        '`session_kwargs={"read_timeout_seconds": ...}` (with one, such a call fails with a timeout instead, an '
+        "outcome the application can handle)."
+    ),
+    "smolagents": (
+        "Every property fails on one bug, which masks the others: mcpadapt reads `inputSchema[\"properties\"]`, "
+        'which a tool without parameters may leave out (`{"type": "object"}`, as the spec allows and as '
+        "`TestMcpServer`'s tools declare by default), so the listing raises `KeyError: 'properties'` and the bridge "
+        "loads nothing. [The probes](matrix-probes.md) run it a second time with tools whose schema has "
+        "`properties` (the rows `smolagents (schema with properties)`), and show what the crash hides: it reads the "
+        "first page of the listing only (P1); it hands an `isError` result's text to the agent as a success (P2, "
+        "P7: a write that never ran is reported done); an HTTP error (401, 500) or a dropped connection during a "
+        "call hangs it for good (P3, P4, P6), because the error ends mcpadapt's session task and the thread of its "
+        "event loop, and the synchronous tool call waits, with no timeout, for a result from that stopped loop; "
+        "no new session follows a 404 (P5). Its session read timeout is lost too (`client_session_timeout_seconds` "
+        "defaults to the int 5 and only a float or a timedelta is used), but a float does not end the hang above."
+    ),
+}
+"""What a bridge's column cannot say by itself, by column name (without the version)."""
+
+
 def run(command: list[str], **options: object) -> subprocess.CompletedProcess[str]:
     print("+", " ".join(command), flush=True)
     return subprocess.run(command, text=True, check=False, **options)  # type: ignore[call-overload]
@@ -155,6 +183,14 @@ def check(bridge: Bridge, cache: Path, examples: int, out: Path) -> dict[str, di
     return verdicts
 
 
+def headline(counterexample: str) -> str:
+    """What went wrong, in the counterexample's words: its first line after the example's inputs."""
+    lines = counterexample.splitlines()
+    said = lines[lines.index(")") + 1] if ")" in lines[:-1] else (lines[0] if lines else "")
+    said = said.strip()
+    return said[:1].upper() + said[1:]
+
+
 def column(label: str) -> str:
     """The column without its version: what the expected-verdict file keys on."""
     name = label.split(" (")[0]
@@ -172,6 +208,8 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
         "`python scripts/matrix.py`; CI checks the bridges installable alongside the toolkit and the",
         "TypeScript driver against `.ci/matrix-expected.json`. Each adapter's module docstring (or each",
         "driver's header) says how the bridge is driven: its session model, its retries, how its errors map.",
+        "Each verdict was also checked by hand once, with a one-fault probe: [the matrix, checked by",
+        "hand](matrix-probes.md) (`python scripts/probe_matrix.py`).",
         "",
         "| property | " + " | ".join(f"`{label}`" for label in labels) + " |",
         "| --- | " + " | ".join("---" for _ in labels) + " |",
@@ -187,16 +225,20 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
         seconds = sum(p["seconds"] for p in props)
         count = sum(p["examples"] for p in props)
         lines.append(f"| `{label}` | {seconds:.1f} | {count} | {count / seconds if seconds else 0:.1f} |")
+    notes = [(label, NOTES[column(label)]) for label in labels if column(label) in NOTES]
+    if notes:
+        lines += ["", "## Notes on the bridges", ""]
+        for label, note in notes:
+            lines += [f"**`{label}`**. {note}", ""]
+        lines.pop()
     lines += ["", "## The failures, shrunk", ""]
     for label in labels:
         for pid, result in verdicts[label]["properties"].items():  # type: ignore[attr-defined]
             if result["status"] == "passed":
                 continue
-            first = (result["counterexample"] or "").split("\n")
-            headline = next((line for line in first if line and not line.startswith(("P", "    "))), first[0])
             lines += [f"### `{label}`: {pid} {mark[result['status']].strip('*').lower()}", ""]
             if result["status"] == "failed":
-                lines += [f"{headline.strip()}. For an application: {MEANING[pid]}", ""]
+                lines += [f"{headline(result['counterexample'] or '')}. For an application: {MEANING[pid]}", ""]
             else:
                 lines += ["The adapter or driver raised: no verdict on the bridge.", ""]
             lines += ["```text", *(result["counterexample"] or "").splitlines()[:40], "```", ""]
