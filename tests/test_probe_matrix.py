@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.util
-import sys
+import runpy
+import types
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @functools.cache
 def _script() -> Any:
-    spec = importlib.util.spec_from_file_location("probe_matrix", ROOT / "scripts" / "probe_matrix.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["probe_matrix"] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    """scripts/probe_matrix.py's names (run as a module named probe_matrix, not as __main__)."""
+    return types.SimpleNamespace(**runpy.run_path(str(ROOT / "scripts" / "probe_matrix.py"), run_name="probe_matrix"))
 
 
 class _UnderDeclaredRetries(ReferenceBridgeAdapter):
