@@ -2,7 +2,8 @@
 runs the contract over the socket and writes docs/matrix.md (and docs/matrix.json).
 
     python scripts/matrix.py                      # every bridge, 100 examples, writes docs/matrix.md
-    python scripts/matrix.py --only fastmcp       # one bridge (repeatable)
+    python scripts/matrix.py --only fastmcp       # one bridge (repeatable): its columns are replaced, the
+                                                  # others kept from docs/matrix.json
     python scripts/matrix.py --ci                 # what CI runs: the bridges installable alongside the
                                                   # toolkit and the TypeScript driver, 10 examples, each
                                                   # cell asserted against .ci/matrix-expected.json
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -174,6 +176,8 @@ def check(bridge: Bridge, cache: Path, examples: int, out: Path) -> dict[str, di
     )
     print(f"::: {bridge.key}: {time.perf_counter() - started:.1f} s", flush=True)
     verdicts: dict[str, dict[str, object]] = json.loads(report.read_text())
+    for value in verdicts.values():  # published: no paths of this machine
+        value["spec"] = str(value["spec"]).replace(f"{ROOT}/", "").replace(str(cache), "$CACHE")
     if bridge.dist and bridge.kind != "toolkit":
         suffix = f"@{version_of(python, bridge.dist)}"
         verdicts = {f"{label}{suffix}": value for label, value in verdicts.items()}
@@ -192,9 +196,34 @@ def headline(counterexample: str) -> str:
 
 
 def column(label: str) -> str:
-    """The column without its version: what the expected-verdict file keys on."""
-    name = label.split(" (")[0]
+    """The column without its version (`@1.2`, or ` (mcp 2.3.0)` for the toolkit's): what the expected-verdict
+    file keys on. A column's own words in parentheses stay: `sdk-client (auto)` and `sdk-client (legacy)`."""
+    name = re.sub(r" \(mcp [^)]*\)$", "", label)
     return name.rsplit("@", 1)[0] if "@" in name[1:] else name
+
+
+def owner(spec: str) -> int | None:
+    """The index in BRIDGES of the bridge whose run gave a column, from the column's spec."""
+    for index, bridge in enumerate(BRIDGES):
+        if spec in bridge.specs or (bridge.driver and bridge.driver in spec):
+            return index
+    return None
+
+
+def merged(fresh: dict[str, dict[str, object]], path: Path) -> dict[str, dict[str, object]]:
+    """The published verdicts of `path` with the bridges run now in place of theirs, in the order of BRIDGES."""
+    published: dict[str, dict[str, object]] = json.loads(path.read_text()) if path.exists() else {}
+    rerun = {owner(str(value["spec"])) for value in fresh.values()}
+    kept = {label: value for label, value in published.items() if owner(str(value["spec"])) not in rerun}
+    every = {**kept, **fresh}
+
+    def place(label: str) -> tuple[int, int]:
+        spec = str(every[label]["spec"])
+        index = owner(spec)
+        specs = BRIDGES[index].specs if index is not None else ()
+        return (len(BRIDGES) if index is None else index, specs.index(spec) if spec in specs else 0)
+
+    return {label: every[label] for label in sorted(every, key=place)}
 
 
 def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: Path) -> None:
@@ -263,7 +292,12 @@ def compare(verdicts: dict[str, dict[str, object]], expected_path: Path) -> list
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--examples", type=int, default=100)
-    parser.add_argument("--only", action="append", choices=[b.key for b in BRIDGES])
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=[b.key for b in BRIDGES],
+        help="run one bridge (repeatable); its columns replace theirs in docs/matrix.md, the others stay",
+    )
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "mcp-testkit-matrix")
     parser.add_argument("--check", type=Path, metavar="EXPECTED.json", help="assert each cell against this file")
     parser.add_argument("--ci", action="store_true", help="the CI bridges, 10 examples, --check the expected file")
@@ -278,8 +312,10 @@ def main() -> int:
     for bridge in chosen:
         verdicts.update(check(bridge, args.cache, examples, out))
     if not (args.ci or args.no_write):
-        write_markdown(verdicts, examples, ROOT / "docs" / "matrix.md")
-        (ROOT / "docs" / "matrix.json").write_text(json.dumps(verdicts, indent=2, sort_keys=True) + "\n")
+        published = ROOT / "docs" / "matrix.json"
+        written = merged(verdicts, published) if args.only else verdicts
+        write_markdown(written, examples, ROOT / "docs" / "matrix.md")
+        published.write_text(json.dumps(written, indent=2, sort_keys=True) + "\n")
     for label, result in verdicts.items():
         properties = result["properties"].items()  # type: ignore[attr-defined]
         cells = " ".join(f"{pid}={cell['status']}" for pid, cell in properties)

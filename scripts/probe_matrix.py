@@ -369,7 +369,7 @@ def probe_column(
 
 def child(args: argparse.Namespace) -> int:
     """Probe the adapters named by spec, or the driver, here; write the rows as JSON to `args.out`."""
-    from mcp_testkit._check import load_factory
+    from mcp_testkit._check import _label, load_factory
     from mcp_testkit.adapters import DriverAdapter
 
     rows: list[dict[str, Any]] = []
@@ -380,7 +380,7 @@ def child(args: argparse.Namespace) -> int:
         rows += probe_column(factory, factory.hello["bridge"] + suffix, schema)
     for spec in args.specs:
         factory = load_factory(spec)
-        rows += probe_column(factory, factory.name + suffix, schema)
+        rows += probe_column(factory, _label(factory, spec) + suffix, schema)  # as `check` names the column
     Path(args.out).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0
 

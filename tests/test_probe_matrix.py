@@ -34,18 +34,18 @@ def test_the_probes_agree_with_every_published_verdict_of_the_toolkit_columns() 
     """Each probe of the reference bridge and of the SDK client confirms its cell of docs/matrix.json."""
     probes = _script()
     verdicts = probes._verdicts(ROOT / "docs" / "matrix.json", probes._matrix_script())
-    rows = [
-        *probes.probe_column(ReferenceBridgeAdapter, "reference"),
-        *probes.probe_column(SdkClientAdapter, "sdk-client"),
-    ]
+    columns = {ReferenceBridgeAdapter.name: ReferenceBridgeAdapter, SdkClientAdapter.name: SdkClientAdapter}
+    missing = sorted(set(columns) - set(verdicts))
+    assert not missing, f"docs/matrix.json has no column {missing}: regenerate it (python scripts/matrix.py)"
+    rows = [row for name, factory in columns.items() for row in probes.probe_column(factory, name)]
     agreements = {
         (r["column"], r["property"]): probes._agreement(verdicts[r["column"]][r["property"]], r["holds"]) for r in rows
     }
     assert set(agreements.values()) == {"right"}, agreements
     assert len(agreements) == 14
     # The probes judge both ways: the reference bridge holds every one, the SDK client breaks some.
-    assert {r["holds"] for r in rows if r["column"] == "reference"} == {True}
-    assert False in {r["holds"] for r in rows if r["column"] == "sdk-client"}
+    assert {r["holds"] for r in rows if r["column"] == ReferenceBridgeAdapter.name} == {True}
+    assert False in {r["holds"] for r in rows if r["column"] == SdkClientAdapter.name}
 
 
 def test_a_probe_finds_a_verdict_that_an_adapter_made_wrong() -> None:
