@@ -176,14 +176,14 @@ def check(bridge: Bridge, cache: Path, examples: int, out: Path) -> dict[str, di
     )
     print(f"::: {bridge.key}: {time.perf_counter() - started:.1f} s", flush=True)
     verdicts: dict[str, dict[str, object]] = json.loads(report.read_text())
-    for value in verdicts.values():  # published: no paths of this machine
-        value["spec"] = str(value["spec"]).replace(f"{ROOT}/", "").replace(str(cache), "$CACHE")
     if bridge.dist and bridge.kind != "toolkit":
         suffix = f"@{version_of(python, bridge.dist)}"
         verdicts = {f"{label}{suffix}": value for label, value in verdicts.items()}
     elif bridge.kind == "toolkit":
         suffix = f" (mcp {version_of(python, 'mcp')})"
         verdicts = {f"{label}{suffix}": value for label, value in verdicts.items()}
+    for value in verdicts.values():  # published: no paths of this machine
+        value["spec"] = str(value["spec"]).replace(f"{ROOT}/", "").replace(str(cache), "$CACHE")
     return verdicts
 
 
