@@ -449,6 +449,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.child:
         return child(args)
+    if args.write and (args.only or args.ci):
+        parser.error("--write writes the whole table of docs/matrix-probes.md: run it for every bridge, without --only")
     matrix = _matrix_script()
     chosen = [b for b in matrix.BRIDGES if (b.in_ci if args.ci else (not args.only or b.key in args.only))]
     verdicts = _verdicts(matrix.EXPECTED if args.ci else args.verdicts, matrix)
