@@ -45,9 +45,12 @@ __all__ = [
     "HttpFailure",
     "McpSession",
     "RpcError",
+    "RpcSession",
     "SessionGone",
     "StatelessSession",
     "WireError",
+    "initialize_params",
+    "initialized",
 ]
 
 CLIENT_INFO = mcp_types.Implementation(name="mcp-testkit-bridge", version="0.1.0")
@@ -127,17 +130,23 @@ def _dump(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
-class _Exchange:
-    """Posts JSON-RPC requests over one ``httpx2.AsyncClient`` and reads their answers, JSON or SSE."""
+class RpcSession:
+    """JSON-RPC requests to one server and their answers, matched by id: what every wire shares.
+
+    A subclass sends a request and reads its answer (``_request``); this class builds the requests
+    the bridge sends and picks the answer out of what the server says meanwhile.
+    """
 
     era: ClassVar[str]
 
-    def __init__(self, client: httpx2.AsyncClient, url: str, credentials: Mapping[str, str]) -> None:
-        self._client = client
-        self._url = url
-        self._credentials = dict(credentials)
+    def __init__(self) -> None:
         self._next_id = 1
         self.list_changed = False
+
+    @property
+    def usable(self) -> bool:
+        """Whether requests can still be sent on this session (a stopped command server's cannot)."""
+        return True
 
     async def list_tools(self, cursor: str | None) -> mcp_types.ListToolsResult:
         """Read one page of ``tools/list``."""
@@ -150,7 +159,58 @@ class _Exchange:
         return _validate(mcp_types.CallToolResult, raw)
 
     async def close(self, credentials: Mapping[str, str] | None = None) -> None:
-        """End what the era opened at the server, if anything."""
+        """End what the session opened at the server, if anything."""
+
+    def _new_request(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """The next request id, and the request with it."""
+        request_id = self._next_id
+        self._next_id += 1
+        return request_id, _dump(mcp_types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, params=params))
+
+    async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Send one request and return the result that answers it."""
+        raise NotImplementedError
+
+    def _answer_in(self, item: object, request_id: int) -> dict[str, Any] | None:
+        """The result in ``item`` if it answers ``request_id``; notes ``list_changed``, skips the rest."""
+        if not isinstance(item, dict):
+            raise BadReply("sent a JSON-RPC message that is not an object", sent=True)
+        if item.get("method") == LIST_CHANGED:
+            self.list_changed = True
+        if "method" in item or item.get("id") != request_id:
+            return None
+        if "error" in item:
+            error = _validate(mcp_types.JSONRPCError, item).error
+            raise RpcError(error.code, error.message)
+        return _validate(mcp_types.JSONRPCResponse, item).result
+
+
+def initialize_params() -> dict[str, Any]:
+    """The ``initialize`` request's params: the newest handshake version, no capabilities, this bridge's info."""
+    params = mcp_types.InitializeRequestParams(
+        protocol_version=LATEST_HANDSHAKE_VERSION,
+        capabilities=mcp_types.ClientCapabilities(),
+        client_info=CLIENT_INFO,
+    )
+    return _dump(params)
+
+
+def initialized(raw: dict[str, Any]) -> mcp_types.InitializeResult:
+    """The ``initialize`` answer, validated; ``BadReply`` for a version the bridge does not speak."""
+    result = _validate(mcp_types.InitializeResult, raw)
+    if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        raise BadReply(f"answered unsupported protocol version {result.protocol_version!r}", sent=True)
+    return result
+
+
+class _Exchange(RpcSession):
+    """Posts JSON-RPC requests over one ``httpx2.AsyncClient`` and reads their answers, JSON or SSE."""
+
+    def __init__(self, client: httpx2.AsyncClient, url: str, credentials: Mapping[str, str]) -> None:
+        super().__init__()
+        self._client = client
+        self._url = url
+        self._credentials = dict(credentials)
 
     def _headers(self, method: str, params: dict[str, Any]) -> dict[str, str]:
         return {"Accept": "application/json, text/event-stream", **self._credentials}
@@ -160,9 +220,7 @@ class _Exchange:
         raise NotImplementedError
 
     async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        request_id = self._next_id
-        self._next_id += 1
-        body = _dump(mcp_types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, params=params))
+        request_id, body = self._new_request(method, params)
         with _transport_errors():
             async with self._post(body, self._headers(method, params)) as response:
                 if not 200 <= response.status_code < 300:
@@ -238,19 +296,6 @@ class _Exchange:
                 raise
             return None
 
-    def _answer_in(self, item: object, request_id: int) -> dict[str, Any] | None:
-        """The result in ``item`` if it answers ``request_id``; notes ``list_changed``, skips the rest."""
-        if not isinstance(item, dict):
-            raise BadReply("sent a JSON-RPC message that is not an object", sent=True)
-        if item.get("method") == LIST_CHANGED:
-            self.list_changed = True
-        if "method" in item or item.get("id") != request_id:
-            return None
-        if "error" in item:
-            error = _validate(mcp_types.JSONRPCError, item).error
-            raise RpcError(error.code, error.message)
-        return _validate(mcp_types.JSONRPCResponse, item).result
-
 
 class McpSession(_Exchange):
     """A handshake-era session: initialize, list, call and DELETE, with its session id on every request."""
@@ -272,21 +317,14 @@ class McpSession(_Exchange):
 
     async def initialize(self) -> mcp_types.InitializeResult:
         """Run the handshake: ``initialize``, then ``notifications/initialized``."""
-        params = mcp_types.InitializeRequestParams(
-            protocol_version=LATEST_HANDSHAKE_VERSION,
-            capabilities=mcp_types.ClientCapabilities(),
-            client_info=CLIENT_INFO,
-        )
         # Shielded up to the caller's deadline: a cancel that lands after the server opened the session
         # but before its id was read would leave a session nobody can end.
         with anyio.CancelScope(shield=True, deadline=anyio.current_effective_deadline()) as scope:
-            raw = await self._request("initialize", _dump(params))
+            raw = await self._request("initialize", initialize_params())
         if scope.cancelled_caught:
             await anyio.lowlevel.checkpoint()  # the caller's own deadline has passed: its timeout fires here
             raise TimeoutError
-        result = _validate(mcp_types.InitializeResult, raw)
-        if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            raise BadReply(f"answered unsupported protocol version {result.protocol_version!r}", sent=True)
+        result = initialized(raw)
         self.protocol_version = result.protocol_version
         await self._notify("notifications/initialized")
         return result
