@@ -113,6 +113,12 @@ def _parser() -> tuple[_Parser, dict[str, _Parser]]:
     serve.add_argument("--response-mode", choices=["json", "sse"], default=None, help="answer framing")
     serve.add_argument("--get-stream", action="store_true", help="offer a GET SSE stream per session")
     serve.add_argument(
+        "--resumable",
+        action="store_true",
+        help="keep the events of POST SSE streams for a GET with Last-Event-ID, and prime each stream",
+    )
+    serve.add_argument("--retry-ms", type=int, default=None, metavar="MS", help="the retry: of a priming event")
+    serve.add_argument(
         "--era",
         action="append",
         choices=["handshake", "stateless"],
@@ -240,6 +246,8 @@ def _build(args: argparse.Namespace) -> tuple[TestMcpServer, Scenario | None]:
         "page_size": args.page_size,
         "response_mode": args.response_mode,
         "get_stream": args.get_stream or None,
+        "resumable": args.resumable or None,
+        "retry_ms": args.retry_ms,
         "eras": tuple(args.era) if args.era else None,
     }
     options.update({key: value for key, value in given.items() if value is not None})

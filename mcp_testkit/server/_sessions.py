@@ -14,6 +14,8 @@ from typing import Any
 import anyio
 import sniffio
 
+from mcp_testkit.server._resume import EventLog
+
 __all__ = ["Outbox", "Session", "SessionTable"]
 
 
@@ -110,6 +112,8 @@ class Session:
     """Cancel scopes of the calls running on this session, by JSON-RPC id."""
     outbox: Outbox = field(default_factory=lambda: Outbox(), repr=False)
     """Server notifications waiting for a stream to carry them."""
+    events: EventLog = field(default_factory=lambda: EventLog(), repr=False)
+    """The events of its resumable SSE streams, for a GET with `Last-Event-ID` to replay."""
 
     def __repr__(self) -> str:
         state = "alive" if self.alive else "ended"
