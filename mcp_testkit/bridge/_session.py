@@ -8,6 +8,7 @@ carry their version in `_meta` and the headers mirroring the body). Both read an
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from contextlib import aclosing, contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -59,6 +60,12 @@ VERSION_HEADER = "MCP-Protocol-Version"
 LIST_CHANGED = "notifications/tools/list_changed"
 # How long to wait for a server to end an SSE stream once the answer has arrived.
 DRAIN_TIMEOUT_S = 1.0
+DEFAULT_RETRY_MS = 1000
+"""How long to wait before resuming a broken SSE stream whose server gave no `retry:`."""
+MAX_FRUITLESS_RESUMES = 2
+"""GETs in a row that bring no new event before a broken stream is given up."""
+
+logger = logging.getLogger("mcp_testkit.bridge")
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -138,6 +145,8 @@ class RpcSession:
     """
 
     era: ClassVar[str]
+    resumable: ClassVar[bool] = False
+    """Whether an SSE stream that breaks before the answer is resumed (the handshake era's event ids)."""
 
     def __init__(self) -> None:
         self._next_id = 1
@@ -228,7 +237,7 @@ class _Exchange(RpcSession):
                 if response.status_code == 202:
                     raise BadReply("answered 202 Accepted to a request", sent=True)
                 self._opened(method, response)
-                return await self._read_answer(response, request_id)
+                return await self._read_answer(response, request_id, method)
 
     def _opened(self, method: str, response: httpx2.Response) -> None:
         """Keep what the era takes from a successful answer's headers."""
@@ -236,7 +245,7 @@ class _Exchange(RpcSession):
     def _post(self, body: dict[str, Any], headers: dict[str, str]) -> AbstractAsyncContextManager[httpx2.Response]:
         return self._client.stream("POST", self._url, json=body, headers=headers)
 
-    async def _read_answer(self, response: httpx2.Response, request_id: int) -> dict[str, Any]:
+    async def _read_answer(self, response: httpx2.Response, request_id: int, method: str) -> dict[str, Any]:
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if content_type == "application/json":
             try:
@@ -250,12 +259,59 @@ class _Exchange(RpcSession):
                     return answer
             raise BadReply("answered without a response to the request", sent=True)
         if content_type == "text/event-stream":
-            return await self._read_events(response, request_id)
+            return await self._read_events(response, request_id, method)
         raise BadReply(f"answered with Content-Type {content_type or 'none'!r}", sent=True)
 
-    async def _read_events(self, response: httpx2.Response, request_id: int) -> dict[str, Any]:
-        """The answer in an SSE body, read on to the end of the stream for notifications sent after it."""
+    async def _read_events(self, response: httpx2.Response, request_id: int, method: str) -> dict[str, Any]:
+        """The answer in an SSE body; a stream that ends or breaks before it is resumed where the era allows."""
         decoder = SseDecoder()
+        answer = await self._answer_on_stream(response, request_id, decoder)
+        if answer is not None:
+            return answer
+        if self.resumable and decoder.last_event_id:
+            return await self._resume(request_id, method, decoder)
+        raise ConnectionLost("ended the SSE stream before the answer", sent=True)
+
+    async def _resume(self, request_id: int, method: str, decoder: SseDecoder) -> dict[str, Any]:
+        """Resume a stream broken before the answer: wait its `retry:`, then GET with `Last-Event-ID`, again
+        while each GET brings new events; ``ConnectionLost`` (sent) when it cannot be resumed."""
+        fruitless = 0
+        while True:
+            after = decoder.last_event_id
+            delay_ms = DEFAULT_RETRY_MS if decoder.retry_ms is None else decoder.retry_ms
+            logger.info(
+                "the SSE stream of %s ended after event %r without its answer; resuming it with GET and "
+                "Last-Event-ID in %d ms (%s)",
+                method,
+                after,
+                delay_ms,
+                "no retry: given" if decoder.retry_ms is None else "the server's retry:",
+            )
+            await anyio.sleep(delay_ms / 1000)
+            decoder = decoder.resumed()
+            broken = f"ended the SSE stream of {method} after event {after!r} without the answer"
+            headers = {**self._headers(method, {}), "Last-Event-ID": after}
+            answer = None
+            try:
+                async with self._client.stream("GET", self._url, headers=headers) as response:
+                    content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+                    if response.status_code != 200 or content_type != "text/event-stream":
+                        said = f"HTTP {response.status_code}" + (f" ({content_type})" if content_type else "")
+                        raise ConnectionLost(f"{broken}, and answered the GET to resume it with {said}", sent=True)
+                    answer = await self._answer_on_stream(response, request_id, decoder)
+            except httpx2.TransportError as exc:
+                logger.info("the GET resuming the SSE stream of %s failed (%s)", method, type(exc).__name__)
+            if answer is not None:
+                return answer
+            fruitless = fruitless + 1 if decoder.last_event_id == after else 0
+            if fruitless >= MAX_FRUITLESS_RESUMES:
+                raise ConnectionLost(f"{broken}, and resuming it brought no more events", sent=True)
+
+    async def _answer_on_stream(
+        self, response: httpx2.Response, request_id: int, decoder: SseDecoder
+    ) -> dict[str, Any] | None:
+        """The answer in an SSE body, read on to the end of the stream for notifications sent after it;
+        None when the stream ended, or its connection broke after an event id, before the answer."""
         answer: dict[str, Any] | None = None
         async with aclosing(response.aiter_bytes()) as chunks:
             try:
@@ -265,6 +321,9 @@ class _Exchange(RpcSession):
                         answer = found if answer is None else answer
                     if answer is not None:
                         break
+            except (httpx2.ReadError, httpx2.RemoteProtocolError):
+                if not (self.resumable and decoder.last_event_id):
+                    raise
             finally:
                 # The server ends the stream after the answer; reading to that end lets httpx2's body
                 # generators finish by themselves (trio reports ones collected half-way).
@@ -275,8 +334,6 @@ class _Exchange(RpcSession):
                                 self._answer_in_event(event, request_id, strict=False)
                     except httpx2.HTTPError:
                         pass
-        if answer is None:
-            raise ConnectionLost("ended the SSE stream before the answer", sent=True)
         return answer
 
     def _answer_in_event(self, event: SseEvent, request_id: int, *, strict: bool) -> dict[str, Any] | None:
@@ -301,6 +358,7 @@ class McpSession(_Exchange):
     """A handshake-era session: initialize, list, call and DELETE, with its session id on every request."""
 
     era = HANDSHAKE
+    resumable = True
 
     def __init__(self, client: httpx2.AsyncClient, url: str, credentials: Mapping[str, str]) -> None:
         super().__init__(client, url, credentials)
