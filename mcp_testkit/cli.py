@@ -1,5 +1,5 @@
 """The `mcp-testkit` command: `serve` runs a scripted MCP server (HTTP or stdio) until stopped;
-`check` runs the resilience contract against bridges."""
+`check` runs the resilience contract against bridges; `client` is the reference bridge as a client."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, BinaryIO, NoReturn
 
-from mcp_testkit import _check
+from mcp_testkit import _check, _client
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Journal, Record
@@ -157,6 +157,7 @@ def _parser() -> tuple[_Parser, dict[str, _Parser]]:
     limits.add_argument("--body-timeout", type=_positive(float), default=None, help="seconds for a body (60)")
     limits.add_argument("--idle-timeout", type=_positive(float), default=None, help="keep-alive seconds (75)")
     _check.add_parser(commands)
+    _client.add_parser(commands)
     return parser, commands.choices
 
 
@@ -360,4 +361,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     if args.command == "check":
         return _check.run(args)
+    if args.command == "client":
+        return _client.run(args)
     return 2  # pragma: no cover - argparse requires a command

@@ -116,12 +116,19 @@ class ConformanceSuite:
 
     def run(self, url: str, scenario: str, cwd: Path) -> SuiteRun:
         """Run one server scenario against `url`; the suite writes what it writes under `cwd`."""
+        return self._suite(scenario, cwd, "server", "--url", url, "--scenario", scenario)
+
+    def run_client(self, command: str, scenario: str, cwd: Path) -> SuiteRun:
+        """Run one client scenario: the suite starts its server and runs `command URL` (a shell command line)."""
+        return self._suite(scenario, cwd, "client", "--command", command, "--scenario", scenario)
+
+    def _suite(self, scenario: str, cwd: Path, *args: str) -> SuiteRun:
         command = [
             self.node,
             "--import",
             (self.tree / "node20-globsync.mjs").as_uri(),
             str(self.tree / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"),
-            *("server", "--url", url, "--scenario", scenario),
+            *args,
         ]
         ran = subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=SCENARIO_TIMEOUT_S)
         return SuiteRun(scenario, ran.returncode, _ANSI.sub("", ran.stdout + ran.stderr))

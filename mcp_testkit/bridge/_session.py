@@ -434,7 +434,9 @@ class StatelessSession(_Exchange):
     async def discover(self) -> mcp_types.DiscoverResult:
         """Probe with ``server/discover``; ``EraRefused`` when the answer is no modern server's."""
         try:
-            raw = await self._request("server/discover", {})
+            # A result that is no DiscoverResult (an older server answering every method with `{}`) is no modern
+            # server's answer either.
+            result = _validate(mcp_types.DiscoverResult, await self._request("server/discover", {}))
         except RpcError as exc:
             if exc.code in MODERN_CODES:
                 raise
@@ -443,7 +445,6 @@ class StatelessSession(_Exchange):
             if isinstance(exc, HttpFailure) and (exc.status >= 500 or exc.status in (408, 429)):
                 raise
             raise EraRefused(f"{exc.reason} to server/discover", sent=True) from None
-        result = _validate(mcp_types.DiscoverResult, raw)
         if self.protocol_version not in result.supported_versions:
             offered = ", ".join(result.supported_versions) or "none"
             raise EraRefused(f"offers no stateless version this bridge speaks (it offers {offered})", sent=True)
