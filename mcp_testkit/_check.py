@@ -35,9 +35,9 @@ def add_parser(commands: Any) -> None:
     """Register `check` on the CLI's subcommands."""
     check = commands.add_parser(
         "check",
-        help="run the resilience contract (P1-P7) against bridges and print which guarantees hold",
+        help="run the resilience contract (P1-P9) against bridges and print which guarantees hold",
         description=(
-            "Checks the resilience properties P1-P7 against each bridge adapter, given as module:factory "
+            "Checks the resilience properties P1-P9 against each bridge adapter, given as module:factory "
             "(default: the reference bridge and the official SDK client), and prints a property x bridge "
             "matrix with a shrunk counterexample under it for every failure. Exits 1 when a bridge named "
             "on the command line fails a property, 2 when a property could not be checked (an error of "
@@ -135,7 +135,8 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
                 f"{result.title}",
                 file=out,
             )
-            print(f"       coverage: {result.coverage_line()}", file=out)
+            if not result.not_applicable:
+                print(f"       coverage: {result.coverage_line()}", file=out)
             for note in result.notes:
                 print(f"       note: {note}", file=out)
             out.flush()
@@ -164,7 +165,7 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     failed_named = [
         _label(factory, spec)
         for spec, factory in factories
-        if spec in named and not all(r.passed for r in verdicts[_label(factory, spec)].values())
+        if spec in named and any(r.failed for r in verdicts[_label(factory, spec)].values())
     ]
     print(f"\n{_expected(factories, verdicts, chosen, failed_named, named=bool(named))}", file=out)
     return 1 if failed_named else 0
@@ -181,21 +182,28 @@ def _expected(
     """The closing line: which verdicts were expected, any that were not, and what the exit status means."""
 
     def failures(label: str) -> list[str]:
-        return [p for p in chosen if not verdicts[label][p].passed]
+        return [p for p in chosen if verdicts[label][p].failed]
+
+    def inapplicable(label: str) -> str:
+        skipped = [p for p in chosen if verdicts[label][p].not_applicable]
+        return f" ({', '.join(skipped)} not applicable: its adapter declares no such capability)" if skipped else ""
 
     if named:
         if failed_named:
             which = "; ".join(f"{label}: {', '.join(failures(label))}" for label in failed_named)
             return f"Exit status 1: a bridge named on the command line fails a property ({which})."
-        return "Exit status 0: every bridge named on the command line holds every property checked."
+        skipped = "; ".join(f"{label}{inapplicable(label)}" for label in verdicts if inapplicable(label))
+        return "Exit status 0: every bridge named on the command line holds every property checked" + (
+            f"; {skipped}." if skipped else "."
+        )
     expected, surprises = [], []
     for spec, factory in factories:
         label = _label(factory, spec)
         known = [p for p in _KNOWN_FAILS.get(spec, ()) if p in chosen]
         if known:
-            expected.append(f"{label} fails {', '.join(known)}, as documented ({_SDK_VERDICTS})")
+            expected.append(f"{label} fails {', '.join(known)}, as documented ({_SDK_VERDICTS}){inapplicable(label)}")
         else:
-            expected.append(f"{label} holds every property checked")
+            expected.append(f"{label} holds every property checked{inapplicable(label)}")
         if wrong := [p for p in failures(label) if p not in known]:
             surprises.append(f"{label} fails {', '.join(wrong)}, which it should hold (a bug: please report it)")
         if held := [p for p in known if p not in failures(label)]:
@@ -229,7 +237,7 @@ def _matrix(verdicts: dict[str, dict[str, PropertyResult]], chosen: Sequence[str
 def _counterexamples(verdicts: dict[str, dict[str, PropertyResult]], out: TextIO) -> None:
     for label, results in verdicts.items():
         for result in results.values():
-            if result.passed:
+            if result.passed or result.not_applicable:
                 continue
             if result.error:
                 print(f"\n{label}: {result.property_id} ({result.title}) could not be checked (error):", file=out)

@@ -45,6 +45,8 @@ def test_version_is_the_installed_distributions() -> None:
         (["check", "--examples", "lots"], "mcp-testkit check: ", "'lots' is not a whole number", "check"),
         (["check", "--exmaples", "5"], "mcp-testkit check: ", "--exmaples (did you mean --examples?)", "check"),
         (["check", "--transport", "pigeon"], "mcp-testkit check: ", "'pigeon'", "check"),
+        (["client"], "mcp-testkit client: ", "the following arguments are required: url", "client"),
+        (["client", "http://127.0.0.1/mcp", "--era", "old"], "mcp-testkit client: ", "'old'", "client"),
         (["chek"], "mcp-testkit: ", "'chek'", "top"),
         ([], "mcp-testkit: ", "command", "top"),
     ],
@@ -61,7 +63,12 @@ def test_a_mistake_is_one_line_on_stderr_with_its_commands_usage(
     assert line.startswith(start), line
     assert names in line
     # The usage shown is the subcommand's own: each names options only it has.
-    shown = {"serve": "--get-stream" in line, "check": "--examples N" in line, "top": "{serve,check}" in line}
+    shown = {
+        "serve": "--get-stream" in line,
+        "check": "--examples N" in line,
+        "client": "--arguments JSON" in line,
+        "top": "{serve,check,client}" in line,
+    }
     assert [name for name, present in shown.items() if present] == [usage_of], line
 
 

@@ -1,4 +1,4 @@
-"""The resilience contract: properties P1-P7 of a client bridge, checked with Hypothesis through `TestMcpServer`.
+"""The resilience contract: properties P1-P9 of a client bridge, checked with Hypothesis through `TestMcpServer`.
 
 Run it three ways:
 
@@ -9,7 +9,8 @@ Run it three ways:
 Each property first runs its declared cases (every fault class and call kind it covers), then
 Hypothesis' draws. A verdict is `passed`, `failed` (the bridge broke the property: the shortest
 counterexample with the faults that fired, every request the bridge sent and the logs of the
-example) or `error` (the harness or the adapter raised: no verdict on the bridge).
+example), `error` (the harness or the adapter raised: no verdict on the bridge) or
+`not_applicable` (P8 and P9 need an adapter that declares approvals or a tool cache).
 """
 
 from __future__ import annotations

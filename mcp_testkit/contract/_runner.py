@@ -28,7 +28,7 @@ __all__ = ["DEFAULT_BUDGET_S", "PropertyResult", "check_property", "resilience_s
 
 DEFAULT_BUDGET_S = 60.0
 
-Status = Literal["passed", "failed", "error"]
+Status = Literal["passed", "failed", "error", "not_applicable"]
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,10 @@ class PropertyResult:
     """One property's verdict for one bridge.
 
     `status` is "passed", "failed" (the bridge broke the property: `counterexample` is the shortest
-    trace found) or "error" (the harness or the adapter raised: `counterexample` holds what raised,
-    with its traceback; nothing is known about the bridge). `examples` counts the examples run,
+    trace found), "error" (the harness or the adapter raised: `counterexample` holds what raised,
+    with its traceback; nothing is known about the bridge) or "not_applicable" (the property needs a
+    capability the adapter does not declare, such as approvals: nothing ran, and it does not hold
+    either; `notes` says which). `examples` counts the examples run,
     declared cases included and shrinking excluded; `declared` how many of them were declared cases;
     `coverage` how many examples exercised each fault class and call kind; `notes` say what limited
     the run (a budget that ran out, fewer examples asked for than there are declared cases).
@@ -54,8 +56,10 @@ class PropertyResult:
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.status not in ("passed", "failed", "error"):
-            raise ValueError(f"PropertyResult.status is 'passed', 'failed' or 'error', not {self.status!r}")
+        if self.status not in ("passed", "failed", "error", "not_applicable"):
+            raise ValueError(
+                f"PropertyResult.status is 'passed', 'failed', 'error' or 'not_applicable', not {self.status!r}"
+            )
 
     @property
     def passed(self) -> bool:
@@ -70,9 +74,13 @@ class PropertyResult:
         return self.status == "error"
 
     @property
+    def not_applicable(self) -> bool:
+        return self.status == "not_applicable"
+
+    @property
     def mark(self) -> str:
-        """The verdict as `check` prints it: holds, FAILS or ERROR."""
-        return {"passed": "holds", "failed": "FAILS", "error": "ERROR"}[self.status]
+        """The verdict as `check` prints it: holds, FAILS, ERROR or n/a."""
+        return {"passed": "holds", "failed": "FAILS", "error": "ERROR", "not_applicable": "n/a"}[self.status]
 
     def coverage_line(self) -> str:
         """`20 declared + 80 drawn; Drop() 12, EndStream 9, ...`: how often each class was exercised."""
@@ -232,6 +240,12 @@ def check_property(
 
     try:
         facts = harness.facts()
+        if prop.requires is not None and prop.requires not in facts.capabilities:
+            notes.append(
+                f"{property_id} applies to bridges with the {prop.requires!r} capability, which the adapter "
+                "does not declare: not checked, and not held either"
+            )
+            return result("not_applicable")
         cases = prop.cases(facts)
     except ContractError as error:
         return result("error", str(error))
@@ -373,10 +387,13 @@ def resilience_suite(
     def test_resilience(property_id: str) -> None:
         with ContractHarness(factory, transport=transport, example_timeout=example_timeout) as harness:
             result = check_property(harness, property_id, max_examples=max_examples, budget=budget)
+        if result.not_applicable:
+            # Not a pass: the bridge lacks what the property is about, and pytest says so in its report.
+            pytest.skip(f"{property_id} does not apply: {result.notes[0]}")
         if result.error:
             raise ContractError(f"{property_id} ({result.title}) could not be checked:\n{result.counterexample}")
         if result.failed:
             raise ContractViolation(f"{property_id} ({result.title}) failed:\n{result.counterexample}")
 
-    test_resilience.__doc__ = f"The resilience contract P1-P7 holds for the bridge {getattr(factory, 'name', '')!r}."
+    test_resilience.__doc__ = f"The resilience contract P1-P9 holds for the bridge {getattr(factory, 'name', '')!r}."
     return test_resilience

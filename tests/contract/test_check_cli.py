@@ -62,7 +62,14 @@ def test_default_run_prints_the_matrix(default_run: subprocess.CompletedProcess[
         "P5": ["holds", "FAILS"],
         "P6": ["holds", "FAILS"],
         "P7": ["holds", "holds"],
+        "P8": ["holds", "n/a"],
+        "P9": ["holds", "n/a"],
     }
+    assert lines[-1].startswith(
+        "Expected: reference holds every property checked; sdk-client fails P1, P5, P6, as documented ("
+    )
+    assert "sdk-client fails P1, P5, P6, as documented" in lines[-1]
+    assert "(P8, P9 not applicable: its adapter declares no such capability)" in lines[-1]
 
 
 def test_default_run_prints_counterexamples(default_run: subprocess.CompletedProcess[str]) -> None:
@@ -122,10 +129,10 @@ def test_bad_adapter_spec_is_a_clear_error(spec: str, message: str) -> None:
 
 def test_unknown_property_is_a_clear_error() -> None:
     """--property with an unknown id exits 2 naming it and the known properties, before any checking."""
-    done = _check("--property", "P9", "--examples", "1")
+    done = _check("--property", "P10", "--examples", "1")
     assert done.returncode == 2
     assert done.stdout == ""
-    assert done.stderr.strip() == "mcp-testkit check: unknown property 'P9'; known: P1, P2, P3, P4, P5, P6, P7"
+    assert done.stderr.strip() == "mcp-testkit check: unknown property 'P10'; known: P1, P2, P3, P4, P5, P6, P7, P8, P9"
 
 
 _ADAPTERS = """
