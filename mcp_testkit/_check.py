@@ -186,7 +186,10 @@ def _expected(
 
     def inapplicable(label: str) -> str:
         skipped = [p for p in chosen if verdicts[label][p].not_applicable]
-        return f" ({', '.join(skipped)} not applicable: its adapter declares no such capability)" if skipped else ""
+        if not skipped:
+            return ""
+        verb = "does" if len(skipped) == 1 else "do"
+        return f", and {', '.join(skipped)} {verb} not apply to it (its adapter declares no capability they need)"
 
     if named:
         if failed_named:
