@@ -110,6 +110,10 @@ class EventLog:
 
 def sse_frame(event_id: int | None, data: bytes, retry_ms: int | None = None) -> bytes:
     """One SSE event: a `message` carrying `data`, or with no data a priming event (an id and an empty `data`)."""
+    if retry_ms is None and data:  # every answer and notification: the hot path, one formatting
+        if event_id is None:
+            return b"event: message\ndata: %s\n\n" % data
+        return b"event: message\nid: %d\ndata: %s\n\n" % (event_id, data)
     head = b"" if not data else b"event: message\n"
     if event_id is not None:
         head += b"id: %d\n" % event_id
