@@ -76,6 +76,17 @@ def scenario(server):
 """
 
 
+WITH_A_CHILD = (
+    TOOLS
+    + """
+    # A process the server starts, in its process group; the tool "pids" names both.
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    server.tool("pids", read_only=True, returns=json.dumps({"server": os.getpid(), "child": child.pid}))
+"""
+)
+
+
 def _once(fault: str, tool: str) -> str:
     """A scenario whose first run of the server meets ``fault`` on ``tool``; later runs (restarts) do not."""
     return (
@@ -164,12 +175,8 @@ async def test_bridge_b_mcp_format_read_timeout_stops_a_server_that_misses_it(
     """
     server = StdioServer(
         tmp_path,
-        TOOLS
+        WITH_A_CHILD
         + """
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    server.tool("pids", read_only=True, returns=json.dumps({"server": os.getpid(), "child": child.pid}))
-
     @server.tool("chatty")
     async def chatty(arguments, context):
         import anyio
@@ -319,12 +326,7 @@ async def test_bridge_b_mcp_format_pool_exit_stops_the_process_group(tmp_path: P
     """At exit the server gets EOF and exits; what it started in its group is stopped too, and nothing is a zombie."""
     server = StdioServer(
         tmp_path,
-        TOOLS
-        + """
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    server.tool("pids", read_only=True, returns=json.dumps({"server": os.getpid(), "child": child.pid}))
-""",
+        WITH_A_CHILD,
     )
     with anyio.fail_after(LIMIT_S):
         async with ToolPool([server.config()], cache=False) as pool:
