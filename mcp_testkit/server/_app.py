@@ -40,7 +40,7 @@ from mcp_testkit.server._protocol import (
     error_response,
     handle_notification,
 )
-from mcp_testkit.server._resume import StoredEvent, StreamPlan, sse_frame
+from mcp_testkit.server._resume import EventLog, StoredEvent, StreamPlan, sse_frame
 from mcp_testkit.server._runner import BODY_TIMED_OUT
 
 if TYPE_CHECKING:
@@ -754,7 +754,7 @@ class McpApp:
             return
         record = out.record
         record.protocol_version = record.headers.get("mcp-protocol-version") or session.protocol_version
-        found = session.events.find(last_event_id)
+        found = session.events.find(last_event_id) if session.events is not None else None
         if found is None:
             await out.error(
                 400,
@@ -810,6 +810,8 @@ def _stream_plan(
         return None
     plan = StreamPlan(state.event_ids, retry_ms=state.retry_ms)
     if session is not None:
+        if session.events is None:
+            session.events = EventLog()
         plan.log = session.events
         plan.stream = session.events.open(record.seq)
         # Clients before 2025-11-25 may not expect an event with empty data, as the SDK's server reasons too.
