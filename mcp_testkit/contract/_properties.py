@@ -639,6 +639,8 @@ async def _p8(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, in
         if decision.startswith("approve") and removed and tool == "write":
             if records:
                 raise h.fail("an approved call to a tool the server no longer lists reached it", **facts_)
+            if any(outcome.kind == "ok" for outcome in outcomes[number]):
+                raise h.fail("an approved call to a tool the server no longer lists reported ok, unsent", **facts_)
             continue
         if decision.startswith("approve"):
             if runs != 1:
