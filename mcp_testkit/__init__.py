@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from mcp_testkit import faults, strategies
     from mcp_testkit.adapters import (
         BridgeAdapter,
+        DriverAdapter,
         Outcome,
         PerCallReferenceAdapter,
         ReferenceBridgeAdapter,
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BridgeAdapter",
+    "DriverAdapter",
     "Headers",
     "Journal",
     "Outcome",
@@ -50,6 +52,7 @@ __version__ = "0.1.0"
 
 _HOMES = {
     "BridgeAdapter": "mcp_testkit.adapters",
+    "DriverAdapter": "mcp_testkit.adapters",
     "Outcome": "mcp_testkit.adapters",
     "PerCallReferenceAdapter": "mcp_testkit.adapters",
     "PropertyResult": "mcp_testkit.contract",

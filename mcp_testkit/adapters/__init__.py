@@ -1,5 +1,9 @@
 """Adapters: the smallest interface a bridge needs to be tested, and adapters for real bridges.
 
+Adapters for third-party bridges live in modules of their own, imported only when used (each an
+optional extra): `mcp_testkit.adapters.fastmcp`, `.pydantic_ai`, `.openai_agents`, `.llama_index`.
+A bridge in another process, virtualenv or language runs behind `DriverAdapter` (docs/driver.md).
+
 A `BridgeAdapter` connects to one MCP server URL with some headers, lists tool names, calls a
 tool and reports an `Outcome`, and closes. The contract suite (`mcp_testkit.contract`) drives any
 adapter through `TestMcpServer`. An adapter class is its own factory: the suite calls
@@ -10,6 +14,7 @@ adapter method is reported as an error of the adapter, never as the bridge break
 
 from __future__ import annotations
 
+from mcp_testkit.adapters._driver import DriverAdapter, DriverError, DriverFactory
 from mcp_testkit.adapters._outcome import (
     CAPABILITIES,
     AdapterFactory,
@@ -30,6 +35,9 @@ __all__ = [
     "ApprovalAdapter",
     "BridgeAdapter",
     "Capability",
+    "DriverAdapter",
+    "DriverError",
+    "DriverFactory",
     "Outcome",
     "OutcomeKind",
     "PerCallReferenceAdapter",

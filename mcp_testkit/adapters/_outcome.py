@@ -78,10 +78,11 @@ class Outcome:
 class BridgeAdapter(Protocol):
     """One bridge connected to one server, as the contract suite drives it.
 
-    Three attributes are optional and read with a default: `sessions` ("persistent", the default, or
+    Four attributes are optional and read with a default: `sessions` ("persistent", the default, or
     "per_call" for a bridge that opens a session for every operation), `timeout_s` (how long the
-    bridge waits for a call's answer; None, the default, runs no late-answer cases) and `capabilities`
-    (what the bridge has beyond the core, from `CAPABILITIES`: "approvals" makes it an
+    bridge waits for a call's answer; None, the default, runs no late-answer cases), `eras` (the
+    protocol eras the factory can be asked to speak with `era=`; None, the default, never asks) and
+    `capabilities` (what the bridge has beyond the core, from `CAPABILITIES`: "approvals" makes it an
     `ApprovalAdapter` and P8 applies, "tool_cache" a `ToolCacheAdapter` and P9 applies; by default
     none, and those properties are "not applicable", never "holds").
     """

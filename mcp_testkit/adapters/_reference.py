@@ -11,11 +11,16 @@ from mcp_testkit.adapters._outcome import Capability, Outcome, SessionMode
 if TYPE_CHECKING:
     import httpx2
 
+    from mcp_testkit.bridge import Era
+
 __all__ = ["PerCallReferenceAdapter", "ReferenceBridgeAdapter"]
 
 
 class ReferenceBridgeAdapter:
-    """The reference bridge: one `ToolPool` (one session) from connect to close.
+    """The reference bridge: one `ToolPool` (one session, in the handshake era) from connect to close.
+
+    `era` is its `ServerConfig(era=...)`: "auto" (probe, then the era the server speaks), "handshake" or
+    "stateless"; the contract asks for the era it checks, as `eras` says it may.
 
     It has approval gates (P8) and a tool cache (P9). The cache is off unless a property asks for it
     (`use_tool_cache`): every other example scripts a new catalogue behind the same URL.
@@ -24,6 +29,7 @@ class ReferenceBridgeAdapter:
     name: ClassVar[str] = "reference"
     server_name: ClassVar[str] = "srv"
     sessions: SessionMode = "persistent"
+    eras: ClassVar[tuple[str, ...]] = ("handshake", "stateless")
     capabilities: ClassVar[frozenset[Capability]] = frozenset({"approvals", "tool_cache"})
     cache_ttl_s: float = 300.0
 
@@ -35,8 +41,10 @@ class ReferenceBridgeAdapter:
         timeout_s: float = 0.5,
         connect_timeout_s: float = 5.0,
         max_tool_pages: int = 100,
+        era: Era = "auto",
     ) -> None:
         self._transport = transport
+        self.era: Era = era
         self.retry = retry
         self.page_limit: int | None = max_tool_pages
         self.timeout_s: float | None = timeout_s
@@ -62,6 +70,7 @@ class ReferenceBridgeAdapter:
             connect_timeout_s=self._connect_timeout_s,
             connect_retries=0,
             max_tool_pages=self.page_limit or 100,
+            era=self.era,
             require_approval={"always": self._gated} if self._gated else "never",
         )
 

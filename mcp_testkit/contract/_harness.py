@@ -7,7 +7,7 @@ import collections
 import contextlib
 import logging
 import traceback
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +15,8 @@ import anyio
 import anyio.lowlevel
 import httpx2
 
+from mcp_testkit import faults
+from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS
 from mcp_testkit.adapters import CAPABILITIES, BridgeAdapter, Outcome, SessionMode
 
 if TYPE_CHECKING:
@@ -40,19 +42,25 @@ class ContractError(Exception):
 
 @dataclass(frozen=True)
 class BridgeFacts:
-    """What the adapter declares about its bridge, read once per property: the cases are built from it."""
+    """What the adapter declares about its bridge, read once per property, and the era the run checks:
+    the cases are built from them."""
 
     retry: int
     page_limit: int | None
     timeout_s: float | None
     sessions: SessionMode
+    eras: tuple[str, ...] | None = None
+    """The eras the factory can be asked to speak (`factory(transport=..., era=...)`); None: the bridge
+    negotiates its era by itself, and the harness only observes which one it spoke."""
+    era: str = HANDSHAKE
+    """The protocol era the run checks: 'handshake' or 'stateless' (2026-07-28)."""
     capabilities: frozenset[str] = frozenset()
     """What the bridge has beyond the core ("approvals", "tool_cache"): the properties that need one apply."""
     cache_ttl_s: float | None = None
     """With "tool_cache": how long its cache keeps a listing."""
 
     @classmethod
-    def of(cls, adapter: Any) -> BridgeFacts:
+    def of(cls, adapter: Any, era: str = HANDSHAKE) -> BridgeFacts:
         sessions = getattr(adapter, "sessions", "persistent")
         if sessions not in ("persistent", "per_call"):
             raise ContractError(
@@ -83,6 +91,8 @@ class BridgeFacts:
             page_limit,
             timeout_s,
             "per_call" if sessions == "per_call" else "persistent",
+            _declared_eras(adapter),
+            era,
             capabilities,
             cache_ttl_s,
         )
@@ -98,7 +108,9 @@ _NEEDS = {
 def _capabilities(adapter: Any) -> frozenset[str]:
     """The adapter's declared capabilities, checked: known names, and the methods each one needs."""
     declared = getattr(adapter, "capabilities", ())
-    if isinstance(declared, str) or not all(isinstance(name, str) for name in declared):
+    if isinstance(declared, str) or not isinstance(declared, Collection) or not all(
+        isinstance(name, str) for name in declared
+    ):
         raise ContractError(f"adapter {_name(adapter)}: capabilities must be a collection of names, not {declared!r}")
     unknown = sorted(set(declared) - set(CAPABILITIES))
     if unknown:
@@ -114,6 +126,18 @@ def _capabilities(adapter: Any) -> frozenset[str]:
 
 def _name(adapter: Any) -> str:
     return repr(getattr(adapter, "name", type(adapter).__name__))
+
+
+def _declared_eras(adapter: Any) -> tuple[str, ...] | None:
+    """The adapter's optional `eras`: those its factory can be asked to speak with `era=`."""
+    eras = getattr(adapter, "eras", None)
+    if eras is None:
+        return None
+    if isinstance(eras, str) or not isinstance(eras, (tuple, list)) or not set(eras) <= set(ERAS):
+        raise ContractError(
+            f"adapter {_name(adapter)}: eras must be None or a tuple of 'handshake' and 'stateless', not {eras!r}"
+        )
+    return tuple(eras)
 
 
 class _LogCapture(logging.Handler):
@@ -159,22 +183,34 @@ class _LogCapture(logging.Handler):
 
 
 class ContractHarness:
-    """A `TestMcpServer` and an event loop, shared by every example of a contract run.
+    """A `TestMcpServer` and an event loop, shared by every example of a contract run in one protocol era.
 
     `transport="asgi"` runs the bridge in-process (fast); `"socket"` serves over 127.0.0.1. Each
     example gets a reset server and a fresh adapter, and must end within `example_timeout` seconds:
     an example that does not is reported as a hang, with the step it hung in and its trace.
+
+    `era="handshake"` serves the handshake era only (a server from before 2026-07-28: a bridge that
+    probes falls back); `era="stateless"` serves both eras, as the `mcp` SDK's server does, so a bridge
+    may legitimately fall back to the handshake: `spoken_era()` says whether it did.
     """
 
     def __init__(
-        self, factory: AdapterFactory, *, transport: str = "asgi", example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S
+        self,
+        factory: AdapterFactory,
+        *,
+        transport: str = "asgi",
+        example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S,
+        era: str = HANDSHAKE,
     ) -> None:
         if transport not in ("asgi", "socket"):
             raise ValueError(f"transport must be 'asgi' or 'socket', not {transport!r}")
+        if era not in ERAS:
+            raise ValueError(f"era must be 'handshake' or 'stateless' (2026-07-28), not {era!r}")
         if not isinstance(example_timeout, (int, float)) or example_timeout <= 0:
             raise ValueError(f"example_timeout must be a positive number of seconds, not {example_timeout!r}")
         self.factory = factory
         self.transport = transport
+        self.era = era
         self.example_timeout = float(example_timeout)
         self.step = "start"
         self.steps: list[tuple[str, float]] = []
@@ -184,17 +220,24 @@ class ContractHarness:
         self.server: TestMcpServer
         self._loop: _Loop
         self._asgi: Any = None
+        self._takes_era: bool | None = None
+        self._spoken: tuple[str, str | None] | None = None
 
-    # -- the server (one place, so that a protocol era can be threaded through later) ----------------
+    # -- the server ----------------------------------------------------------------------------------
 
     def _server(self) -> TestMcpServer:
         from mcp_testkit.server import TestMcpServer
 
-        # The handshake era only, until the contract runs its properties in both eras: every property
-        # here was written against sessions (P5 has no meaning without them).
-        return TestMcpServer(name="contract", eras=("handshake",))
+        # The handshake column is a server from before 2026-07-28; the stateless column one of both eras,
+        # the shape of the SDK's own server, where a bridge's fallback to the handshake is legitimate.
+        eras = (HANDSHAKE,) if self.era == HANDSHAKE else (HANDSHAKE, STATELESS)
+        return TestMcpServer(name="contract", eras=eras)
 
     def __enter__(self) -> ContractHarness:
+        close = getattr(self.factory, "close", None)
+        if not isinstance(self.factory, type) and callable(close):
+            # A factory object that owns resources across examples (a driver's processes) is closed with the run.
+            self._stack.callback(close)
         self._stack.enter_context(self._logs)
         self.server = self._server()
         if self.transport == "socket":
@@ -222,16 +265,69 @@ class ContractHarness:
         return self.server.url if self.transport == "socket" else "http://127.0.0.1/mcp"
 
     def adapter(self) -> BridgeAdapter:
-        """A fresh adapter from the factory, routed in-process when the harness is."""
+        """A fresh adapter from the factory, routed in-process when the harness is, and asked to speak the
+        harness's era when the adapter declares it can be (its `eras`)."""
+        if self._takes_era is None:
+            # The first adapter, made without era=, says whether the factory takes it; when not, it is the one.
+            first = self._make(era=False)
+            self._takes_era = self.era in (_declared_eras(first) or ())
+            if not self._takes_era:
+                return first
+        return self._make(era=self._takes_era)
+
+    def _make(self, *, era: bool) -> BridgeAdapter:
         try:
-            adapter = self.factory(transport=self._asgi)
+            if era:
+                return self.factory(transport=self._asgi, era=self.era)  # type: ignore[call-arg]
+            return self.factory(transport=self._asgi)
         except Exception as exc:
             raise ContractError(f"the adapter factory raised {type(exc).__name__}: {exc}\n{_tb(exc)}") from exc
-        return adapter
 
     def facts(self) -> BridgeFacts:
-        """What the adapter declares (retry, page_limit, timeout_s, sessions), from an adapter never connected."""
-        return BridgeFacts.of(self.adapter())
+        """What the adapter declares (retry, page_limit, timeout_s, sessions, eras), from an adapter never
+        connected, and the era this harness checks."""
+        return BridgeFacts.of(self.adapter(), self.era)
+
+    def spoken_era(self) -> tuple[str, str | None]:
+        """Which era the bridge speaks to this harness's healthy server, and its trace when that is not
+        the harness's era: ('stateless', None), or ('handshake', why) when it fell back.
+
+        Found once per harness, by connecting and calling one read: a bridge that answers the stateless
+        column in the handshake era (it fell back, or never tried 2026-07-28) gets no stateless verdict.
+        Raises `ContractError` when the adapter raises.
+        """
+        if self._spoken is None:
+            self._spoken = (self.era, None)
+            if self.era == STATELESS:
+                self._spoken = self._probe_era()
+        return self._spoken
+
+    def _probe_era(self) -> tuple[str, str | None]:
+        spoken: dict[str, str | None] = {}
+
+        async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
+            h.server.tool("read", description="a read", read_only=True, returns="ok")
+            connected = await adapter.connect(h.url, {})
+            called = await adapter.call("read", {}) if connected.kind == "ok" else None
+            work = [r for r in h.server.journal if r.rpc_method in ("tools/list", "tools/call")]
+            if work and all(r.era == HANDSHAKE for r in work):
+                spoken["handshake"] = str(
+                    h.fail(
+                        "the bridge spoke the handshake era to a server of both eras: it fell back, or never tried "
+                        "2026-07-28, so it has no verdict in the stateless era",
+                        connect=connected,
+                        call=called if called is not None else "(not called)",
+                    )
+                )
+
+        with self.fresh_loop():
+            try:
+                self.run(example)
+            except ContractViolation:
+                pass  # it hung: no conclusion about its era here; the properties report the hang
+        if "handshake" in spoken:
+            return HANDSHAKE, spoken["handshake"]
+        return self.era, None
 
     # -- running one example -------------------------------------------------------------------------
 
@@ -278,6 +374,9 @@ class ContractHarness:
                 raise self.fail(f"hung in {hung_in} after {timeout:g} s", **facts)
             if raised is not None:
                 raise raised
+            misplaced = [error for error in self.server.errors if isinstance(error, faults.MisplacedFault)]
+            if misplaced:
+                raise ContractError(f"the contract harness injected a fault of another era: {misplaced[0]}")
 
         self._loop.call(body)
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
-from mcp_testkit._eras import ERAS
+from mcp_testkit._eras import ERAS, named_eras
 from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.journal import Journal
 from mcp_testkit.server._app import McpApp, ServerCrash
@@ -33,12 +33,7 @@ MAX_BODY = 4 * 1024 * 1024
 
 
 def _check_eras(eras: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(eras, str):
-        raise ValueError(f"eras takes a list of era names, such as ('handshake', 'stateless'), not the string {eras!r}")
-    chosen = tuple(dict.fromkeys(eras))
-    unknown = [era for era in chosen if era not in ERAS]
-    if unknown or not chosen:
-        raise ValueError(f"eras must name one or both of 'handshake' and 'stateless', not {tuple(eras)!r}")
+    chosen = named_eras(eras)
     return tuple(era for era in ERAS if era in chosen)
 
 
@@ -191,13 +186,16 @@ class TestMcpServer:
         open_world: bool | None = None,
         returns: Any = None,
         answers: Sequence[Any] | None = None,
+        requires: Sequence[str] = (),
     ) -> ScriptedTool:
         """Add (or replace) a tool; use the result as a decorator to give it a handler.
 
         `returns` is its answer to every call; `answers` one answer per call, the last repeating.
         An answer is a str, a dict (structured content), a list of content blocks, a
         `CallToolResult`, a `ToolError`, or a callable taking the arguments (and optionally a
-        `ToolContext`) that returns one of those, sync or async.
+        `ToolContext`) that returns one of those, sync or async. `requires` names client
+        capabilities a call needs: a 2026-07-28 call whose `_meta` lacks one is refused with
+        400 and -32021 (MissingRequiredClientCapability) before the tool runs.
         """
         tool = ScriptedTool.build(
             name,
@@ -212,6 +210,7 @@ class TestMcpServer:
             open_world=open_world,
             returns=returns,
             answers=answers,
+            requires=requires,
         )
         with self._lock:
             state = self._state

@@ -66,17 +66,34 @@ def test_the_shipped_adapters_declare_what_their_bridges_have() -> None:
 
 
 def test_a_property_needing_a_capability_the_adapter_lacks_is_not_applicable() -> None:
-    """Without the capability, P8 and P9 run nothing and are "not_applicable" (n/a), with a note saying why."""
+    """Without the capability, P8 and P9 run nothing and are "not_applicable" (n/a) in both eras, with a note
+    saying why, which the coverage line repeats."""
     results = run_contract(_Minimal, properties=["P8", "P9"])
-    assert [(r.property_id, r.status, r.mark, r.examples) for r in results] == [
-        ("P8", "not_applicable", "n/a", 0),
-        ("P9", "not_applicable", "n/a", 0),
+    assert [(r.property_id, r.era, r.status, r.mark, r.examples) for r in results] == [
+        ("P8", "handshake", "not_applicable", "n/a", 0),
+        ("P9", "handshake", "not_applicable", "n/a", 0),
+        ("P8", "stateless", "not_applicable", "n/a", 0),
+        ("P9", "stateless", "not_applicable", "n/a", 0),
     ]
-    assert not any(r.passed or r.failed or r.error for r in results)
-    assert results[0].notes == (
-        "P8 applies to bridges with the 'approvals' capability, which the adapter does not declare: "
-        "not checked, and not held either",
+    assert not any(r.passed or r.failed or r.error or r.applies for r in results)
+    assert results[0].notes == ("it needs the 'approvals' capability, which the adapter does not declare",)
+    assert results[1].coverage_line() == (
+        "no examples: it needs the 'tool_cache' capability, which the adapter does not declare"
     )
+
+
+def test_not_applicable_has_one_meaning_for_an_era_and_a_capability() -> None:
+    """P5 in the stateless era (no meaning there) and P8 for an adapter without approvals (no capability) are the
+    same verdict, n/a, never held, each with its own reason; the era decides before the adapter is asked."""
+    results = run_contract(_Minimal, properties=["P5", "P8"], eras=["stateless"])
+    assert [(r.property_id, r.status, r.mark, r.passed, r.not_applicable) for r in results] == [
+        ("P5", "not_applicable", "n/a", False, True),
+        ("P8", "not_applicable", "n/a", False, True),
+    ]
+    assert [r.notes for r in results] == [
+        ("it has no meaning in the stateless era",),
+        ("it needs the 'approvals' capability, which the adapter does not declare",),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -91,7 +108,7 @@ def test_a_property_needing_a_capability_the_adapter_lacks_is_not_applicable() -
 def test_a_capability_the_adapter_cannot_keep_is_an_error(declared: Any, says: str) -> None:
     """Declaring a capability without its methods, or one that does not exist, is an error of the adapter."""
     factory = type("Declares", (_Minimal,), {"capabilities": declared})
-    [result] = run_contract(factory, properties=["P1"])
+    [result] = run_contract(factory, properties=["P1"], eras=["handshake"])
     assert result.status == "error"
     assert says in (result.counterexample or "")
 
@@ -102,7 +119,7 @@ def test_a_tool_cache_without_a_ttl_is_an_error() -> None:
     class NoTtl(ReferenceBridgeAdapter):
         cache_ttl_s = 0.0
 
-    [result] = run_contract(NoTtl, properties=["P9"])
+    [result] = run_contract(NoTtl, properties=["P9"], eras=["handshake"])
     assert result.status == "error"
     assert "with 'tool_cache', cache_ttl_s must be a positive number, not 0.0" in (result.counterexample or "")
 
@@ -110,5 +127,6 @@ def test_a_tool_cache_without_a_ttl_is_an_error() -> None:
 def test_resilience_suite_skips_what_does_not_apply_saying_why() -> None:
     """In pytest a property that does not apply is skipped with its reason, neither passed nor failed."""
     test = resilience_suite(SdkClientAdapter, max_examples=1)
-    with pytest.raises(pytest.skip.Exception, match="P8 does not apply: P8 applies to bridges with the 'approvals'"):
-        test("P8")
+    said = r"in the stateless era does not apply: it needs the 'approvals' capability, which the adapter does not"
+    with pytest.raises(pytest.skip.Exception, match=said):
+        test("P8", "stateless")

@@ -2,8 +2,9 @@
 
 A property suite that cannot fail proves nothing. Each mutant breaks one documented rule the way real
 bridges do; at the default 100 examples the contract must fail exactly that property, with a short
-counterexample that names what exposed it. The unbroken bridge, with one session or one per call,
-holds every property that applies to it under the same checks.
+counterexample that names what exposed it, in the era named (the handshake era, but for P5s, which is the
+stateless era's, and a mutant of the stateless era's own rules). The unbroken bridge, with one session or
+one per call, holds every property that applies to it in both eras under the same checks.
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ def _requests_in(counterexample: str) -> int:
     return len(re.findall(r"^\s+#\d+ ", counterexample, re.M))
 
 
-def _check(property_id: str) -> str:
-    """The counterexample of `property_id` at the default 100 examples; the property must fail, not error."""
-    (result,) = run_contract(ReferenceBridgeAdapter, properties=[property_id])
+def _check(property_id: str, era: str = "handshake") -> str:
+    """The counterexample of `property_id` in `era` at the default 100 examples; the property must fail, not error."""
+    (result,) = run_contract(ReferenceBridgeAdapter, properties=[property_id], eras=[era])
     assert result.status == "failed", result.counterexample
     assert result.counterexample is not None
     assert result.counterexample.startswith(f"{property_id} counterexample (")
@@ -178,6 +179,51 @@ def test_mutant_reinitializing_with_the_stale_session_id_fails_p5(monkeypatch: p
     assert _requests_in(counterexample) <= 10, counterexample
 
 
+# -- P5s -----------------------------------------------------------------------------------------------
+
+
+def test_mutant_replaying_a_lost_request_with_its_id_fails_p5s(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that re-issues a read whose stream broke as the very request it sent (same JSON-RPC id) is caught
+    by P5s: the stateless era asks for a new id."""
+    ids: dict[str, int] = {}
+    request = _session.StatelessSession._request
+
+    async def replayed(self: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "tools/call":
+            key = repr(sorted(params.items()))
+            self._next_id = ids.setdefault(key, self._next_id)  # the same call, the same id
+        return await request(self, method, params)
+
+    monkeypatch.setattr(_session.StatelessSession, "_request", replayed)
+    counterexample = _check("P5s", "stateless")
+    assert re.search(r"the (read|idempotent) call was re-issued with the same JSON-RPC id \d+", counterexample)
+    assert "stateless tools/call tool" in counterexample
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
+def test_mutant_taking_a_header_mismatch_for_a_tool_error_fails_p6_in_the_stateless_era(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bridge that reports the server's -32020 (its own headers, as the server read them) as the tool's error
+    is caught by P6 in the stateless era."""
+    call = _link.ServerLink._call
+
+    async def mismatch_as_tool_error(self: Any, tool: Any, arguments: Any) -> str:
+        try:
+            return await call(self, tool, arguments)
+        except MCPConnectionError as error:
+            if "HeaderMismatch (-32020)" in str(error):
+                raise MCPToolError(self.config.name, f"tool {tool.bare_name!r} failed: -32020") from None
+            raise
+
+    monkeypatch.setattr(_link.ServerLink, "_call", mismatch_as_tool_error)
+    counterexample = _check("P6", "stateless")
+    assert "HeaderMismatch(header='Mcp-Method') at a read call surfaced as tool_error, not connection_error" in (
+        counterexample
+    )
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
 # -- P6 ------------------------------------------------------------------------------------------------
 
 
@@ -289,18 +335,20 @@ def test_mutant_caching_past_the_ttl_fails_p9(monkeypatch: pytest.MonkeyPatch) -
     ids=["persistent-session", "session-per-call"],
 )
 def test_unbroken_reference_bridge_holds_every_property(factory: Any) -> None:
-    """Under the same checks the reference bridge as shipped holds every property that applies to it: the mutants'
-    failures are theirs. Used with a pool per call it cannot keep a paused call, so P8 does not apply there."""
+    """Under the same checks the reference bridge as shipped holds every property that applies to it, in both eras
+    (P5 and P5s in their own): the mutants' failures are theirs. Used with a pool per call it cannot keep a paused
+    call, so P8 does not apply there."""
     results = run_contract(factory)
-    inapplicable = {pid for pid in PROPERTIES if PROPERTIES[pid].requires not in (None, *factory.capabilities)}
-    assert inapplicable == ({"P8"} if factory is PerCallReferenceAdapter else set())
-    expected = [(pid, "not_applicable" if pid in inapplicable else "passed") for pid in PROPERTIES]
-    assert [(r.property_id, r.status) for r in results] == expected, [
-        r.counterexample for r in results if r.failed or r.error
-    ]
+    lacking = {pid for pid, prop in PROPERTIES.items() if prop.requires not in (None, *factory.capabilities)}
+    assert lacking == ({"P8"} if factory is PerCallReferenceAdapter else set())
+    assert [(r.property_id, r.era, r.status) for r in results] == [
+        (pid, era, "passed" if era in prop.eras and pid not in lacking else "not_applicable")
+        for era in ("handshake", "stateless")
+        for pid, prop in PROPERTIES.items()
+    ], [r.counterexample for r in results if r.failed or r.error]
 
 
 def test_every_property_has_a_mutant() -> None:
     """This file keeps a mutant for each property of the contract."""
-    caught = {name.split("_fails_")[1].upper() for name in globals() if name.startswith("test_mutant_")}
-    assert caught == set(PROPERTIES)
+    caught = {name.split("_fails_")[1].split("_in_")[0] for name in globals() if name.startswith("test_mutant_")}
+    assert caught == {pid.lower() for pid in PROPERTIES}

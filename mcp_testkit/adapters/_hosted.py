@@ -1,0 +1,158 @@
+"""`HostedBridgeAdapter`: the base of the adapters for third-party Python bridges.
+
+A bridge built on the `mcp` SDK holds task groups; when its transport fails it cancels them, and a
+call awaited from the contract's own task would see a cancellation instead of an error. So the
+bridge lives in a task of its own, calls reach it through a stream, and an error reaches the caller
+as an outcome. Its HTTP goes through `SdkErrorClassifier` (which sorts errors by what crossed the
+wire) and carries the headers of the moment, so that `set_headers` reaches a bridge that took its
+headers once, when it was built.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Generator, Mapping
+from typing import Any, ClassVar
+
+import httpx2
+
+from mcp_testkit.adapters._outcome import Outcome, SessionMode
+from mcp_testkit.adapters._sdk import SdkErrorClassifier
+
+__all__ = ["CurrentHeaders", "HostedBridgeAdapter", "render_result"]
+
+
+class CurrentHeaders(httpx2.Auth):
+    """Sets the adapter's current headers on every request: a rotation reaches a bridge built once."""
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        self.headers = headers
+
+    def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
+        for name, value in self.headers.items():
+            request.headers[name] = value
+        yield request
+
+
+def render_result(result: Any) -> str:
+    """An `mcp_types.CallToolResult` as canonical JSON (sorted keys), as the SDK adapter renders it."""
+    return json.dumps(result.model_dump(by_alias=True, exclude_none=True, mode="json"), sort_keys=True)
+
+
+class HostedBridgeAdapter:
+    """A bridge that lives in a task of its own; subclasses say how to open it and how to call a tool.
+
+    `open(stack, url)` builds the bridge, enters what it holds into `stack` and returns the MCP names
+    of the tools it loaded; `invoke(tool, arguments)` calls one tool the way the bridge's agent would
+    and returns the outcome (its errors sorted with `self.classifier`). Build the bridge's HTTP client
+    with `http_client()`. An exception from `open` is sorted by `connect_outcome`.
+    """
+
+    name: ClassVar[str] = "hosted"
+    sessions: SessionMode = "persistent"
+
+    def __init__(self, *, transport: httpx2.AsyncBaseTransport | None = None, timeout_s: float | None = 1.0) -> None:
+        self._transport = transport
+        self.timeout_s = timeout_s
+        """How long the bridge waits for an answer; None: 30 s, and the contract runs no late-answer cases."""
+        self.wait_s = timeout_s if timeout_s is not None else 30.0
+        self.page_limit: int | None = None
+        self.retry = 0
+        self.classifier = SdkErrorClassifier()
+        self.headers: dict[str, str] = {}
+        self._group: Any = None
+        self._requests: Any = None
+        self._tools: list[str] = []
+
+    def http_client(self, **options: Any) -> httpx2.AsyncClient:
+        """An `httpx2.AsyncClient` for the bridge: watched by the classifier, with the current headers."""
+        options.pop("auth", None)
+        options.pop("headers", None)
+        options.setdefault("timeout", httpx2.Timeout(self.wait_s, read=self.wait_s))
+        return httpx2.AsyncClient(
+            transport=self.classifier.transport(self._transport), auth=CurrentHeaders(self.headers), **options
+        )
+
+    async def open(self, stack: contextlib.AsyncExitStack, url: str) -> list[str]:
+        raise NotImplementedError
+
+    async def invoke(self, tool: str, arguments: dict[str, Any]) -> Outcome:
+        raise NotImplementedError
+
+    def connect_outcome(self, error: BaseException) -> Outcome:
+        """The outcome of a connect that raised `error`."""
+        return self.classifier.outcome(error, at="connect")
+
+    async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
+        import anyio
+
+        self.headers.clear()
+        self.headers.update(headers)
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        self._requests, requests = anyio.create_memory_object_stream[Any](0)
+        started = anyio.Event()
+        box: dict[str, Outcome] = {}
+        self._group.start_soon(self._serve, url, requests, started, box)
+        await started.wait()
+        return box.get("outcome") or Outcome.connection_error(RuntimeError(f"the {self.name} task ended"))
+
+    async def _serve(self, url: str, requests: Any, started: Any, box: dict[str, Outcome]) -> None:
+        try:
+            async with requests, contextlib.AsyncExitStack() as stack:
+                self.classifier.begin()
+                try:
+                    self._tools = await self.open(stack, url)
+                except Exception as exc:
+                    box["outcome"] = self.connect_outcome(exc)
+                    return
+                box["outcome"] = Outcome.ok()
+                started.set()
+                async for tool, arguments, reply in requests:
+                    async with reply:
+                        self.classifier.begin()
+                        try:
+                            outcome = await self.invoke(tool, arguments)
+                        except Exception as exc:
+                            outcome = self.classifier.outcome(exc, at="call")
+                        await reply.send(outcome)
+        except Exception as exc:
+            box.setdefault("outcome", Outcome.connection_error(exc))
+        finally:
+            started.set()
+
+    async def list_tools(self) -> list[str]:
+        return list(self._tools)
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        import anyio
+
+        if self._requests is None:
+            return Outcome.connection_error(RuntimeError("not connected"))
+        reply, answer = anyio.create_memory_object_stream[Outcome](1)
+        try:
+            await self._requests.send((tool, dict(arguments), reply))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            reply.close()
+            answer.close()
+            return Outcome.connection_error(RuntimeError(f"the {self.name} task had ended ({type(exc).__name__})"))
+        try:
+            async with answer:
+                return await answer.receive()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
+            # The bridge's task died with this call in flight: it was sent, so it may have run.
+            ended = RuntimeError(f"the {self.name} task ended during the call ({type(exc).__name__})")
+            return Outcome.outcome_unknown(ended)
+
+    def set_headers(self, headers: Mapping[str, str]) -> None:
+        self.headers.update(headers)
+
+    async def close(self) -> None:
+        group, self._group = self._group, None
+        requests, self._requests = self._requests, None
+        if requests is not None:
+            await requests.aclose()
+        if group is not None:
+            with contextlib.suppress(Exception):
+                await group.__aexit__(None, None, None)

@@ -1,0 +1,67 @@
+"""The fastmcp `Client` as a bridge (`pip install 'mcp-testkit[fastmcp]'`).
+
+Session model: persistent. One `Client` is entered at connect (in its default mode, "auto": it
+first sends `server/discover` and falls back to `initialize` on an error) and holds one session
+until close; fastmcp does not reconnect a session its transport lost, so after a dropped connection
+the client stays broken until it is entered again, and after a 404 it starts no new session.
+
+Retries: none of its own (`retry = 0`). The listing is `Client.list_tools()`, which walks every
+page up to 250 (`page_limit = 250`, then it raises) and stops at a repeated cursor with a warning
+in the log, keeping the tools read so far.
+
+Errors to outcomes: `call_tool` raises `ToolError` for an `isError` result (`tool_error`, with the
+tool's text); every other error is sorted by `SdkErrorClassifier` from what crossed the wire (401/403
+`auth_error`, 404 or no `tools/call` sent `connection_error`, a JSON-RPC error in a 2xx answer
+`tool_error`, anything else at a call `outcome_unknown`). An `ok` result renders as the canonical
+JSON of its content blocks and structured content.
+
+Tested with fastmcp 4.2.3 (mcp 2.3.0).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any, ClassVar
+
+from mcp_testkit.adapters._hosted import HostedBridgeAdapter
+from mcp_testkit.adapters._outcome import Outcome
+
+__all__ = ["FastMcpClientAdapter"]
+
+PAGE_LIMIT = 250
+"""`fastmcp.client.mixins.tools.AUTO_PAGINATION_MAX_PAGES` in the versions tested."""
+
+
+class FastMcpClientAdapter(HostedBridgeAdapter):
+    """fastmcp's `Client` over Streamable HTTP, its calls through `Client.call_tool` (see the module docstring)."""
+
+    name: ClassVar[str] = "fastmcp"
+
+    def __init__(self, *, transport: Any = None, timeout_s: float | None = 1.0) -> None:
+        super().__init__(transport=transport, timeout_s=timeout_s)
+        self.page_limit = PAGE_LIMIT
+        self._client: Any = None
+
+    def _factory(self, **options: Any) -> Any:
+        options.pop("follow_redirects", None)
+        return self.http_client(follow_redirects=True)
+
+    async def open(self, stack: contextlib.AsyncExitStack, url: str) -> list[str]:
+        from fastmcp import Client
+        from fastmcp.client.transports import StreamableHttpTransport
+
+        transport = StreamableHttpTransport(url, httpx_client_factory=self._factory)
+        self._client = await stack.enter_async_context(Client(transport, timeout=self.wait_s))
+        tools = await self._client.list_tools()
+        return [tool.name for tool in tools]
+
+    async def invoke(self, tool: str, arguments: dict[str, Any]) -> Outcome:
+        from fastmcp.exceptions import ToolError
+
+        try:
+            result = await self._client.call_tool(tool, arguments)
+        except ToolError as exc:
+            return Outcome.tool_error(exc)
+        blocks = [block.model_dump(by_alias=True, exclude_none=True, mode="json") for block in result.content]
+        return Outcome.ok(json.dumps({"content": blocks, "structured": result.structured_content}, sort_keys=True))

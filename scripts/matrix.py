@@ -1,0 +1,275 @@
+"""The guarantee matrix of the bridges people use: builds each bridge's environment in a cache folder,
+runs the contract over the socket and writes docs/matrix.md (and docs/matrix.json).
+
+    python scripts/matrix.py                      # every bridge, 100 examples, writes docs/matrix.md
+    python scripts/matrix.py --only fastmcp       # one bridge (repeatable)
+    python scripts/matrix.py --ci                 # what CI runs: the bridges installable alongside the
+                                                  # toolkit and the TypeScript driver, 10 examples, each
+                                                  # cell asserted against .ci/matrix-expected.json
+
+Bridges sharing a venv with mcp 2.x get one with this repository installed with their extra; the
+drivers for bridges that need mcp<2 get one from their pinned requirements; the TypeScript driver
+`npm ci`. The cache folder (default ~/.cache/mcp-testkit-matrix) keeps them between runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXPECTED = ROOT / ".ci" / "matrix-expected.json"
+
+
+@dataclass(frozen=True)
+class Bridge:
+    """One environment and the adapters (module:factory) or driver run in it."""
+
+    key: str
+    kind: str  # "toolkit" (this interpreter), "extra" (venv with the toolkit and an extra), "driver", "node"
+    specs: tuple[str, ...] = ()
+    extra: str = ""
+    dist: str = ""
+    driver: str = ""
+    in_ci: bool = False
+
+
+BRIDGES = (
+    Bridge(
+        "toolkit",
+        "toolkit",
+        (
+            "mcp_testkit.adapters:ReferenceBridgeAdapter",
+            "mcp_testkit.adapters:SdkClientAdapter",
+            "mcp_testkit.adapters:SdkClientAdapter.legacy",
+        ),
+        dist="mcp",
+    ),
+    Bridge(
+        "fastmcp", "extra", ("mcp_testkit.adapters.fastmcp:FastMcpClientAdapter",), "fastmcp", "fastmcp", in_ci=True
+    ),
+    Bridge(
+        "pydantic-ai",
+        "extra",
+        ("mcp_testkit.adapters.pydantic_ai:PydanticAiToolsetAdapter",),
+        "pydantic-ai",
+        "pydantic-ai-slim",
+        in_ci=True,
+    ),
+    Bridge(
+        "openai-agents",
+        "extra",
+        (
+            "mcp_testkit.adapters.openai_agents:ServerAdapter",
+            "mcp_testkit.adapters.openai_agents:InvokeAdapter",
+            "mcp_testkit.adapters.openai_agents:RetryingServerAdapter",
+        ),
+        "openai-agents",
+        "openai-agents",
+        in_ci=True,
+    ),
+    Bridge(
+        "llama-index",
+        "extra",
+        ("mcp_testkit.adapters.llama_index:ToolSpecAdapter",),
+        "llama-index",
+        "llama-index-tools-mcp",
+        in_ci=True,
+    ),
+    Bridge("langchain", "driver", driver="drivers/langchain/drive.py"),
+    Bridge("smolagents", "driver", driver="drivers/smolagents/drive.py"),
+    Bridge("typescript", "node", driver="drivers/typescript/drive.mjs", in_ci=True),
+)
+
+MEANING = {
+    "P1": "the agent may run with a partial or duplicated tool list (tools silently missing, or two tools under "
+    "one name), or loop on a server's pages without end.",
+    "P2": "a write can run twice, or be reported done when it never ran: an order placed twice, a ticket never opened.",
+    "P3": "a read fails on a transient fault it could have survived, or runs more often than its retry budget.",
+    "P4": "a refused credential is sent again, or the next call after a rotation still carries the stale one.",
+    "P5": "after the server lost the session, every later call fails until the application rebuilds the client.",
+    "P6": "the application cannot tell what happened: a call that may have run looks like one that surely did not "
+    "(or like a tool error the model is invited to retry).",
+    "P7": "the model reads an error as a success, or the same result in two different ways.",
+    "P8": "a call a person declined, or never answered, reaches the server; an approved one runs twice or not at all.",
+    "P9": "a cached tool list leaks one credential's tools to another, or hides a changed catalogue past its TTL.",
+}
+
+
+def run(command: list[str], **options: object) -> subprocess.CompletedProcess[str]:
+    print("+", " ".join(command), flush=True)
+    return subprocess.run(command, text=True, check=False, **options)  # type: ignore[call-overload]
+
+
+def venv(path: Path) -> Path:
+    python = path / "bin" / "python"
+    if not python.exists():
+        run([sys.executable, "-m", "venv", str(path)]).check_returncode()
+    return python
+
+
+def prepare(bridge: Bridge, cache: Path) -> tuple[Path, str | None]:
+    """The interpreter that runs `mcp-testkit check` for this bridge, and the driver command if any."""
+    quiet = ["-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    if bridge.kind == "toolkit":
+        return Path(sys.executable), None
+    if bridge.kind == "extra":
+        python = venv(cache / bridge.key)
+        run([str(python), *quiet, "-e", f"{ROOT}[{bridge.extra}]"]).check_returncode()
+        return python, None
+    if bridge.kind == "driver":
+        python = venv(cache / bridge.key)
+        requirements = ROOT / Path(bridge.driver).parent / "requirements.txt"
+        run([str(python), *quiet, "-r", str(requirements)]).check_returncode()
+        return Path(sys.executable), f"{python} {ROOT / bridge.driver}"
+    run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(ROOT / Path(bridge.driver).parent)]).check_returncode()
+    return Path(sys.executable), f"node {ROOT / bridge.driver}"
+
+
+def version_of(python: Path, dist: str) -> str:
+    code = f"from importlib.metadata import version; print(version({dist!r}))"
+    done = run([str(python), "-c", code], capture_output=True)
+    return done.stdout.strip() or "?"
+
+
+def check(bridge: Bridge, cache: Path, examples: int, out: Path) -> dict[str, dict[str, object]]:
+    """Run the contract for one bridge; its verdicts by column label, each with its seconds and examples."""
+    python, driver = prepare(bridge, cache)
+    target = ["--driver", driver] if driver else list(bridge.specs)
+    report = out / f"{bridge.key}.json"
+    started = time.perf_counter()
+    # The handshake era, which every bridge here speaks; `check` keys each verdict `P1@handshake`.
+    options = ["--transport", "socket", "--era", "handshake", "--examples", str(examples), "--json", str(report)]
+    run(
+        [str(python), "-m", "mcp_testkit", "check", *target, *options],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    print(f"::: {bridge.key}: {time.perf_counter() - started:.1f} s", flush=True)
+    verdicts: dict[str, dict[str, object]] = json.loads(report.read_text())
+    for value in verdicts.values():
+        # Only verdicts: P5s (the stateless era's) and P8/P9 for an adapter without approvals or a tool cache are
+        # n/a here, and a missing cell reads as n/a.
+        value["properties"] = {
+            key.removesuffix("@handshake"): cell
+            for key, cell in value["properties"].items()  # type: ignore[attr-defined]
+            if cell["status"] != "not_applicable"
+        }
+    if bridge.dist and bridge.kind != "toolkit":
+        suffix = f"@{version_of(python, bridge.dist)}"
+        verdicts = {f"{label}{suffix}": value for label, value in verdicts.items()}
+    elif bridge.kind == "toolkit":
+        suffix = f" (mcp {version_of(python, 'mcp')})"
+        verdicts = {f"{label}{suffix}": value for label, value in verdicts.items()}
+    return verdicts
+
+
+def column(label: str) -> str:
+    """The column without its version: what the expected-verdict file keys on."""
+    name = label.split(" (")[0]
+    return name.rsplit("@", 1)[0] if "@" in name[1:] else name
+
+
+def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: Path) -> None:
+    labels = list(verdicts)
+    mark = {"passed": "holds", "failed": "**FAILS**", "error": "ERROR", "not_applicable": "n/a"}
+    lines = [
+        "# The guarantee matrix",
+        "",
+        f"The resilience contract ([the contract](contract.md)) at {examples} examples per property, over",
+        "127.0.0.1, against each bridge as its adapter or driver runs it. Regenerate with",
+        "`python scripts/matrix.py`; CI checks the bridges installable alongside the toolkit and the",
+        "TypeScript driver against `.ci/matrix-expected.json`. Each adapter's module docstring (or each",
+        "driver's header) says how the bridge is driven: its session model, its retries, how its errors map.",
+        "P8 and P9 apply only to a bridge whose adapter declares approvals or a tool cache: n/a elsewhere.",
+        "",
+        "| property | " + " | ".join(f"`{label}`" for label in labels) + " |",
+        "| --- | " + " | ".join("---" for _ in labels) + " |",
+    ]
+    properties = sorted({pid for result in verdicts.values() for pid in result["properties"]})  # type: ignore[attr-defined]
+    for pid in properties:
+        cells = [
+            mark[verdicts[label]["properties"].get(pid, {"status": "not_applicable"})["status"]]  # type: ignore[attr-defined]
+            for label in labels
+        ]
+        lines.append(f"| {pid} | " + " | ".join(cells) + " |")
+    lines += ["", "## Run time", "", "| bridge | seconds | examples | examples per second |"]
+    lines.append("| --- | --- | --- | --- |")
+    for label in labels:
+        props = verdicts[label]["properties"].values()  # type: ignore[attr-defined]
+        seconds = sum(p["seconds"] for p in props)
+        count = sum(p["examples"] for p in props)
+        lines.append(f"| `{label}` | {seconds:.1f} | {count} | {count / seconds if seconds else 0:.1f} |")
+    lines += ["", "## The failures, shrunk", ""]
+    for label in labels:
+        for pid, result in verdicts[label]["properties"].items():  # type: ignore[attr-defined]
+            if result["status"] == "passed":
+                continue
+            first = (result["counterexample"] or "").split("\n")
+            headline = next((line for line in first if line and not line.startswith(("P", "    "))), first[0])
+            lines += [f"### `{label}`: {pid} {mark[result['status']].strip('*').lower()}", ""]
+            if result["status"] == "failed":
+                lines += [f"{headline.strip()}. For an application: {MEANING[pid]}", ""]
+            else:
+                lines += ["The adapter or driver raised: no verdict on the bridge.", ""]
+            lines += ["```text", *(result["counterexample"] or "").splitlines()[:40], "```", ""]
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def compare(verdicts: dict[str, dict[str, object]], expected_path: Path) -> list[str]:
+    """Each cell that differs from the expected-verdict file, said as a line."""
+    expected = json.loads(expected_path.read_text())
+    wrong = []
+    for label, result in verdicts.items():
+        want = expected.get(column(label)) if not column(label).startswith("_") else None
+        if want is None:
+            wrong.append(f"{label}: no expected verdicts in {expected_path.name}")
+            continue
+        for pid, cell in result["properties"].items():  # type: ignore[attr-defined]
+            if cell["status"] != want.get(pid):
+                wrong.append(f"{label} {pid}: {cell['status']}, expected {want.get(pid)}")
+    return wrong
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--examples", type=int, default=100)
+    parser.add_argument("--only", action="append", choices=[b.key for b in BRIDGES])
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "mcp-testkit-matrix")
+    parser.add_argument("--check", type=Path, metavar="EXPECTED.json", help="assert each cell against this file")
+    parser.add_argument("--ci", action="store_true", help="the CI bridges, 10 examples, --check the expected file")
+    parser.add_argument("--no-write", action="store_true", help="do not write docs/matrix.md")
+    args = parser.parse_args()
+    chosen = [b for b in BRIDGES if (b.in_ci if args.ci else (not args.only or b.key in args.only))]
+    examples = 10 if args.ci else args.examples
+    expected = EXPECTED if args.ci else args.check
+    out = args.cache / "reports"
+    out.mkdir(parents=True, exist_ok=True)
+    verdicts: dict[str, dict[str, object]] = {}
+    for bridge in chosen:
+        verdicts.update(check(bridge, args.cache, examples, out))
+    if not (args.ci or args.no_write):
+        write_markdown(verdicts, examples, ROOT / "docs" / "matrix.md")
+        (ROOT / "docs" / "matrix.json").write_text(json.dumps(verdicts, indent=2, sort_keys=True) + "\n")
+    for label, result in verdicts.items():
+        properties = result["properties"].items()  # type: ignore[attr-defined]
+        cells = " ".join(f"{pid}={cell['status']}" for pid, cell in properties)
+        print(f"{label}: {cells}")
+    if expected is not None:
+        wrong = compare(verdicts, expected)
+        for line in wrong:
+            print(f"UNEXPECTED {line}")
+        cells = sum(len(r["properties"]) for r in verdicts.values())  # type: ignore[arg-type]
+        print(f"matrix: {cells - len(wrong)} passed, {len(wrong)} failed")
+        return 1 if wrong else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
