@@ -269,15 +269,17 @@ def test_mutant_rendering_an_error_two_ways_fails_p7(monkeypatch: pytest.MonkeyP
 # -- P8 ------------------------------------------------------------------------------------------------
 
 
-def test_mutant_sending_a_declined_call_fails_p8(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A bridge whose decline still sends the paused call (a "decline" that only hides the answer) fails P8."""
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+def test_mutant_sending_a_declined_call_fails_p8(monkeypatch: pytest.MonkeyPatch, era: str) -> None:
+    """A bridge whose decline still sends the paused call (a "decline" that only hides the answer) fails P8, in
+    either era: approvals are the pool's, not the session's."""
 
     async def decline_that_sends(self: Any, token: str) -> None:
         tool, arguments = self._approvals.take(token)
         await self._run(tool, arguments)
 
     monkeypatch.setattr(_pool.ToolPool, "decline", decline_that_sends)
-    counterexample = _check("P8")
+    counterexample = _check("P8", era)
     assert re.search(r"a declined approval reached the server \(#\d+\)", counterexample)
     assert "'decline'" in counterexample
     assert _requests_in(counterexample) <= 10, counterexample
@@ -302,11 +304,13 @@ def test_mutant_reusing_an_approval_token_fails_p8(monkeypatch: pytest.MonkeyPat
 # -- P9 ------------------------------------------------------------------------------------------------
 
 
-def test_mutant_caching_without_the_credential_in_the_key_fails_p9(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A tool cache keyed by endpoint alone serves one credential's listing to another; P9 fails it."""
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+def test_mutant_caching_without_the_credential_in_the_key_fails_p9(monkeypatch: pytest.MonkeyPatch, era: str) -> None:
+    """A tool cache keyed by endpoint alone serves one credential's listing to another; P9 fails it, in either
+    era: the cache is the pool's, not the session's."""
     key = _cache.cache_key
     monkeypatch.setattr(_pool, "cache_key", lambda config, credentials, transport: key(config, {}, transport))
-    counterexample = _check("P9")
+    counterexample = _check("P9", era)
     assert "a cache hit served credential 'one''s listing to credential 'two'" in counterexample
     assert _requests_in(counterexample) <= 10, counterexample
 
