@@ -45,7 +45,9 @@ _KNOWN_FAILS: dict[str, dict[str, tuple[str, ...] | str]] = {
 }
 """What each shipped bridge is expected to fail, era by era: the reference bridge nothing, the SDK client its
 known gaps (in legacy mode it never speaks the stateless era, so there it falls back), the third-party bridges
-what docs/matrix.md records (for the handshake era; their stateless era is not documented yet)."""
+what docs/matrix.md records (for the handshake era; their stateless era is not documented yet). Only
+failures are listed: P8 and P9 are n/a, never failed, for every bridge here but the reference one (no
+adapter of theirs declares approvals or a tool cache), and the closing line says so per bridge."""
 _SDK_VERDICTS = 'docs/contract.md, "The SDK client\'s verdicts"'
 _MATRIX_VERDICTS = "docs/matrix.md"
 
@@ -68,13 +70,14 @@ def add_parser(commands: Any) -> None:
     """Register `check` on the CLI's subcommands."""
     check = commands.add_parser(
         "check",
-        help="run the resilience contract (P1-P7, P5s) against bridges and print which guarantees hold",
+        help="run the resilience contract (P1-P9, P5s) against bridges and print which guarantees hold",
         description=(
             "Checks the resilience properties against each bridge adapter, given as module:factory "
             "(default: the reference bridge and the official SDK client in auto and legacy mode), in both "
             "protocol eras (the handshake, and the stateless 2026-07-28), and prints a property x era x "
-            "bridge matrix with a shrunk counterexample under it for every failure. Exits 1 when a bridge "
-            "named on the command line fails a property or falls back to the handshake era in the "
+            "bridge matrix with a shrunk counterexample under it for every failure; a property that does "
+            "not apply (to the era, or to an adapter without the capability it needs) is n/a. Exits 1 when "
+            "a bridge named on the command line fails a property or falls back to the handshake era in the "
             "stateless era, 2 when a property could not be checked (an error of the harness or of an "
             "adapter)."
         ),
@@ -237,7 +240,8 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
                     file=out,
                 )
                 print(f"        coverage: {result.coverage_line()}", file=out)
-                for note in result.notes:
+                # An n/a result's one note is its reason, which the coverage line already gives.
+                for note in () if result.not_applicable else result.notes:
                     print(f"        note: {note}", file=out)
                 out.flush()
 
@@ -296,6 +300,7 @@ def _expected(
     named: bool,
 ) -> str:
     """The closing line: which verdicts were expected, any that were not, and what the exit status means."""
+    from mcp_testkit.contract import PROPERTIES
 
     def failures(label: str, era: str) -> list[str]:
         return [p for p in chosen if verdicts[label][p, era].failed]
@@ -307,6 +312,23 @@ def _expected(
         if fell_back(label, era):
             return [f"{_FELL_BACK} in the {era} era"]
         return [f"{p} in the {era} era" for p in failures(label, era)]
+
+    def inapplicable(label: str, to: str) -> str:
+        """`P8, P9 do not apply to {to} (...)`: what this bridge gets no verdict on for want of a capability; "" when
+        none. A property of another era (P5, P5s) is n/a for every bridge there, and goes unsaid."""
+        parts = {
+            era: [p for p in chosen if era in PROPERTIES[p].eras and verdicts[label][p, era].not_applicable]
+            for era in eras
+        }
+        skipped = list(dict.fromkeys(p for names in parts.values() for p in names))
+        if not skipped:
+            return ""
+        if len({tuple(names) for names in parts.values()}) == 1:
+            which = ", ".join(skipped)
+        else:
+            which = " and ".join(f"{', '.join(names)} in the {era} era" for era, names in parts.items() if names)
+        verb = "does" if len(skipped) == 1 else "do"
+        return f"{which} {verb} not apply to {to} (its adapter declares no capability they need)"
 
     if named:
         if failed_named:
@@ -321,7 +343,10 @@ def _expected(
                     "era only with --era handshake."
                 )
             return f"Exit status 1: a bridge named on the command line fails a property ({which})."
-        return "Exit status 0: every bridge named on the command line holds every property checked."
+        skipped = "; ".join(text for label in verdicts if (text := inapplicable(label, label)))
+        return "Exit status 0: every bridge named on the command line holds every property checked" + (
+            f"; {skipped}." if skipped else "."
+        )
     expected, surprises = [], []
     for spec, label in labels.items():
         known = _KNOWN_FAILS.get(spec, {})
@@ -345,7 +370,7 @@ def _expected(
                 surprises.append(
                     f"{label} fails {', '.join(wrong)} in the {era} era, which it should hold (a bug: please report it)"
                 )
-            if held := [p for p in fails if p not in failures(label, era)]:
+            if held := [p for p in fails if verdicts[label][p, era].passed]:
                 surprises.append(
                     f"{label} holds {', '.join(held)} in the {era} era here (too few --examples to find the known "
                     "failure)"
@@ -353,7 +378,8 @@ def _expected(
         documented = any(text != "holds every property checked" for text in said.values())
         where = _SDK_VERDICTS if spec in _DEFAULTS else _MATRIX_VERDICTS
         as_documented = f", as documented ({where})" if documented else ""
-        expected.append(f"{label} {_in_eras(said, eras)}{as_documented}")
+        skipped = inapplicable(label, "it")
+        expected.append(f"{label} {_in_eras(said, eras)}{as_documented}" + (f", and {skipped}" if skipped else ""))
     text = "Expected: " + "; ".join(expected) + "."
     if surprises:
         text += f" UNEXPECTED: {'; '.join(surprises)}."
@@ -425,7 +451,7 @@ def _counterexamples(verdicts: Verdicts, out: TextIO) -> None:
     for label, results in verdicts.items():
         shown_fallback: set[str] = set()
         for (property_id, era), result in results.items():
-            if result.passed or result.status == "not_applicable":
+            if result.passed or result.not_applicable:
                 continue
             if result.status == "fell_back":
                 if era in shown_fallback:

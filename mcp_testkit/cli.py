@@ -1,5 +1,5 @@
 """The `mcp-testkit` command: `serve` runs a scripted MCP server (HTTP or stdio) until stopped;
-`check` runs the resilience contract against bridges."""
+`check` runs the resilience contract against bridges; `client` is the reference bridge as a client."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, BinaryIO, NoReturn
 
-from mcp_testkit import _check
+from mcp_testkit import _check, _client
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Journal, Record
@@ -113,6 +113,12 @@ def _parser() -> tuple[_Parser, dict[str, _Parser]]:
     serve.add_argument("--response-mode", choices=["json", "sse"], default=None, help="answer framing")
     serve.add_argument("--get-stream", action="store_true", help="offer a GET SSE stream per session")
     serve.add_argument(
+        "--resumable",
+        action="store_true",
+        help="keep the events of POST SSE streams for a GET with Last-Event-ID, and prime each stream",
+    )
+    serve.add_argument("--retry-ms", type=int, default=None, metavar="MS", help="the retry: of a priming event")
+    serve.add_argument(
         "--era",
         action="append",
         choices=["handshake", "stateless"],
@@ -151,6 +157,7 @@ def _parser() -> tuple[_Parser, dict[str, _Parser]]:
     limits.add_argument("--body-timeout", type=_positive(float), default=None, help="seconds for a body (60)")
     limits.add_argument("--idle-timeout", type=_positive(float), default=None, help="keep-alive seconds (75)")
     _check.add_parser(commands)
+    _client.add_parser(commands)
     return parser, commands.choices
 
 
@@ -240,6 +247,8 @@ def _build(args: argparse.Namespace) -> tuple[TestMcpServer, Scenario | None]:
         "page_size": args.page_size,
         "response_mode": args.response_mode,
         "get_stream": args.get_stream or None,
+        "resumable": args.resumable or None,
+        "retry_ms": args.retry_ms,
         "eras": tuple(args.era) if args.era else None,
     }
     options.update({key: value for key, value in given.items() if value is not None})
@@ -352,4 +361,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     if args.command == "check":
         return _check.run(args)
+    if args.command == "client":
+        return _client.run(args)
     return 2  # pragma: no cover - argparse requires a command

@@ -99,6 +99,8 @@ MEANING = {
     "P6": "the application cannot tell what happened: a call that may have run looks like one that surely did not "
     "(or like a tool error the model is invited to retry).",
     "P7": "the model reads an error as a success, or the same result in two different ways.",
+    "P8": "a call a person declined, or never answered, reaches the server; an approved one runs twice or not at all.",
+    "P9": "a cached tool list leaks one credential's tools to another, or hides a changed catalogue past its TTL.",
 }
 
 
@@ -182,7 +184,9 @@ def check(bridge: Bridge, cache: Path, examples: int, out: Path) -> dict[str, di
     print(f"::: {bridge.key}: {time.perf_counter() - started:.1f} s", flush=True)
     verdicts: dict[str, dict[str, object]] = json.loads(report.read_text())
     for value in verdicts.values():
-        value["properties"] = {  # P5s, the stateless era's property, does not apply to the handshake era
+        # Only verdicts: P5s (the stateless era's) and P8/P9 for an adapter without approvals or a tool cache are
+        # n/a here, and a missing cell reads as n/a.
+        value["properties"] = {
             key.removesuffix("@handshake"): cell
             for key, cell in value["properties"].items()  # type: ignore[attr-defined]
             if cell["status"] != "not_applicable"
@@ -239,24 +243,28 @@ def merged(fresh: dict[str, dict[str, object]], path: Path) -> dict[str, dict[st
 
 def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: Path) -> None:
     labels = list(verdicts)
-    mark = {"passed": "holds", "failed": "**FAILS**", "error": "ERROR"}
+    mark = {"passed": "holds", "failed": "**FAILS**", "error": "ERROR", "not_applicable": "n/a"}
     lines = [
         "# The guarantee matrix",
         "",
-        f"The resilience contract (P1-P7, [the contract](contract.md)) at {examples} examples per property, over",
+        f"The resilience contract ([the contract](contract.md)) at {examples} examples per property, over",
         "127.0.0.1, against each bridge as its adapter or driver runs it. Regenerate with",
         "`python scripts/matrix.py`; CI checks the bridges installable alongside the toolkit and the",
         "TypeScript driver against `.ci/matrix-expected.json`. Each adapter's module docstring (or each",
         "driver's header) says how the bridge is driven: its session model, its retries, how its errors map.",
         "Each verdict was also checked by hand once, with a one-fault probe: [the matrix, checked by",
         "hand](matrix-probes.md) (`python scripts/probe_matrix.py`).",
+        "P8 and P9 apply only to a bridge whose adapter declares approvals or a tool cache: n/a elsewhere.",
         "",
         "| property | " + " | ".join(f"`{label}`" for label in labels) + " |",
         "| --- | " + " | ".join("---" for _ in labels) + " |",
     ]
     properties = sorted({pid for result in verdicts.values() for pid in result["properties"]})  # type: ignore[attr-defined]
     for pid in properties:
-        cells = [mark[verdicts[label]["properties"][pid]["status"]] for label in labels]  # type: ignore[index]
+        cells = [
+            mark[verdicts[label]["properties"].get(pid, {"status": "not_applicable"})["status"]]  # type: ignore[attr-defined]
+            for label in labels
+        ]
         lines.append(f"| {pid} | " + " | ".join(cells) + " |")
     lines += ["", "## Run time", "", "| bridge | seconds | examples | examples per second |"]
     lines.append("| --- | --- | --- | --- |")

@@ -127,9 +127,15 @@ class ConformanceSuite:
     def run(self, url: str, scenario: str, cwd: Path, *, spec_version: str | None = None) -> SuiteRun:
         """Run one server scenario against `url`, at the wire of `spec_version` if given (else the scenario's
         default); the suite writes what it writes under `cwd`."""
-        command = self._command(
-            "server", "--url", url, "--scenario", scenario, *(("--spec-version", spec_version) if spec_version else ())
-        )
+        version = ("--spec-version", spec_version) if spec_version else ()
+        return self._run(scenario, cwd, "server", "--url", url, "--scenario", scenario, *version)
+
+    def run_client(self, command: str, scenario: str, cwd: Path) -> SuiteRun:
+        """Run one client scenario: the suite starts its server and runs `command URL` (a shell command line)."""
+        return self._run(scenario, cwd, "client", "--command", command, "--scenario", scenario)
+
+    def _run(self, scenario: str, cwd: Path, *arguments: str) -> SuiteRun:
+        command = self._command(*arguments)
         ran = subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=SCENARIO_TIMEOUT_S)
         return SuiteRun(scenario, ran.returncode, _ANSI.sub("", ran.stdout + ran.stderr))
 

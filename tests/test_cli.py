@@ -45,6 +45,8 @@ def test_version_is_the_installed_distributions() -> None:
         (["check", "--examples", "lots"], "mcp-testkit check: ", "'lots' is not a whole number", "check"),
         (["check", "--exmaples", "5"], "mcp-testkit check: ", "--exmaples (did you mean --examples?)", "check"),
         (["check", "--transport", "pigeon"], "mcp-testkit check: ", "'pigeon'", "check"),
+        (["client"], "mcp-testkit client: ", "the following arguments are required: url", "client"),
+        (["client", "http://127.0.0.1/mcp", "--era", "old"], "mcp-testkit client: ", "'old'", "client"),
         (["chek"], "mcp-testkit: ", "'chek'", "top"),
         ([], "mcp-testkit: ", "command", "top"),
     ],
@@ -61,7 +63,12 @@ def test_a_mistake_is_one_line_on_stderr_with_its_commands_usage(
     assert line.startswith(start), line
     assert names in line
     # The usage shown is the subcommand's own: each names options only it has.
-    shown = {"serve": "--get-stream" in line, "check": "--examples N" in line, "top": "{serve,check}" in line}
+    shown = {
+        "serve": "--get-stream" in line,
+        "check": "--examples N" in line,
+        "client": "--arguments JSON" in line,
+        "top": "{serve,check,client}" in line,
+    }
     assert [name for name, present in shown.items() if present] == [usage_of], line
 
 
@@ -156,3 +163,36 @@ def test_an_unexpected_fallback_of_a_shipped_bridge_is_called_out() -> None:
     )
     line = _expected(LABELS, verdicts, ["P2"], ["stateless"], [], named=False)
     assert "UNEXPECTED: reference fell back to the handshake era in the stateless era (a bug: please report it)" in line
+
+
+def test_a_property_that_does_not_apply_to_a_bridge_is_said_never_held() -> None:
+    """P8/P9 n/a for want of a capability are named per bridge in the closing line, never counted as held; P5 n/a in
+    the stateless era (every bridge's) goes unsaid."""
+    verdicts = _verdicts(
+        {
+            "reference": {
+                **{(pid, era): "passed" for pid in ("P8", "P9") for era in ("handshake", "stateless")},
+                ("P5", "handshake"): "passed",
+                ("P5", "stateless"): "not_applicable",
+            },
+            "sdk-client (auto)": {
+                **{(pid, era): "not_applicable" for pid in ("P8", "P9") for era in ("handshake", "stateless")},
+                ("P5", "handshake"): "failed",
+                ("P5", "stateless"): "not_applicable",
+            },
+        }
+    )
+    eras = ["handshake", "stateless"]
+    line = _expected(LABELS, verdicts, ["P5", "P8", "P9"], eras, [], named=False)
+    reason = "(its adapter declares no capability they need)"
+    assert line.startswith(
+        "Expected: reference holds every property checked in both eras; sdk-client (auto) fails P5 in the handshake "
+        f"era and holds every property checked in the stateless era, as documented "
+        f'(docs/contract.md, "The SDK client\'s verdicts"), and P8, P9 do not apply to it {reason}.'
+    )
+    assert "UNEXPECTED" not in line
+    named = _expected(LABELS, verdicts, ["P8", "P9"], eras, [], named=True)
+    assert named == (
+        "Exit status 0: every bridge named on the command line holds every property checked; "
+        f"P8, P9 do not apply to sdk-client (auto) {reason}."
+    )

@@ -7,7 +7,7 @@ import collections
 import contextlib
 import logging
 import traceback
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,7 @@ import httpx2
 
 from mcp_testkit import faults
 from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS
-from mcp_testkit.adapters import BridgeAdapter, Outcome, SessionMode
+from mcp_testkit.adapters import CAPABILITIES, BridgeAdapter, Outcome, SessionMode
 
 if TYPE_CHECKING:
     from mcp_testkit.adapters import AdapterFactory
@@ -54,6 +54,10 @@ class BridgeFacts:
     negotiates its era by itself, and the harness only observes which one it spoke."""
     era: str = HANDSHAKE
     """The protocol era the run checks: 'handshake' or 'stateless' (2026-07-28)."""
+    capabilities: frozenset[str] = frozenset()
+    """What the bridge has beyond the core ("approvals", "tool_cache"): the properties that need one apply."""
+    cache_ttl_s: float | None = None
+    """With "tool_cache": how long its cache keeps a listing."""
 
     @classmethod
     def of(cls, adapter: Any, era: str = HANDSHAKE) -> BridgeFacts:
@@ -73,8 +77,51 @@ class BridgeFacts:
             raise ContractError(
                 f"adapter {_name(adapter)}: timeout_s must be a positive number or None, not {timeout_s!r}"
             )
-        eras = _declared_eras(adapter)
-        return cls(retry, page_limit, timeout_s, "per_call" if sessions == "per_call" else "persistent", eras, era)
+        capabilities = _capabilities(adapter)
+        cache_ttl_s = getattr(adapter, "cache_ttl_s", None) if "tool_cache" in capabilities else None
+        if "tool_cache" in capabilities and (
+            not isinstance(cache_ttl_s, (int, float)) or isinstance(cache_ttl_s, bool) or not cache_ttl_s > 0
+        ):
+            raise ContractError(
+                f"adapter {_name(adapter)}: with 'tool_cache', cache_ttl_s must be a positive number, "
+                f"not {cache_ttl_s!r}"
+            )
+        return cls(
+            retry,
+            page_limit,
+            timeout_s,
+            "per_call" if sessions == "per_call" else "persistent",
+            _declared_eras(adapter),
+            era,
+            capabilities,
+            cache_ttl_s,
+        )
+
+
+_NEEDS = {
+    "approvals": ("require_approval", "approve", "decline"),
+    "tool_cache": ("use_tool_cache", "advance_cache_clock"),
+}
+"""The methods each capability promises (see `ApprovalAdapter` and `ToolCacheAdapter`)."""
+
+
+def _capabilities(adapter: Any) -> frozenset[str]:
+    """The adapter's declared capabilities, checked: known names, and the methods each one needs."""
+    declared = getattr(adapter, "capabilities", ())
+    if isinstance(declared, str) or not isinstance(declared, Collection) or not all(
+        isinstance(name, str) for name in declared
+    ):
+        raise ContractError(f"adapter {_name(adapter)}: capabilities must be a collection of names, not {declared!r}")
+    unknown = sorted(set(declared) - set(CAPABILITIES))
+    if unknown:
+        raise ContractError(
+            f"adapter {_name(adapter)}: unknown capabilities {unknown}; known: {', '.join(CAPABILITIES)}"
+        )
+    for capability in declared:
+        missing = [method for method in _NEEDS[capability] if not callable(getattr(adapter, method, None))]
+        if missing:
+            raise ContractError(f"adapter {_name(adapter)}: it declares {capability!r} but has no {', '.join(missing)}")
+    return frozenset(declared)
 
 
 def _name(adapter: Any) -> str:
@@ -404,6 +451,7 @@ class _Guarded:
     def __init__(self, adapter: BridgeAdapter, harness: ContractHarness) -> None:
         self._adapter = adapter
         self._harness = harness
+        self._closed = False
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._adapter, name)
@@ -442,13 +490,37 @@ class _Guarded:
         return self._outcome(step, await self._step(step, lambda: self._adapter.call(tool, arguments)))
 
     def set_headers(self, headers: Mapping[str, str]) -> None:
+        self._sync("set_headers", headers)
+
+    async def approve(self, token: str) -> Outcome:
+        adapter: Any = self._adapter
+        return self._outcome("approve", await self._step("approve", lambda: adapter.approve(token)))
+
+    async def decline(self, token: str) -> Outcome:
+        adapter: Any = self._adapter
+        return self._outcome("decline", await self._step("decline", lambda: adapter.decline(token)))
+
+    def require_approval(self, tools: Any) -> None:
+        self._sync("require_approval", tools)
+
+    def use_tool_cache(self) -> None:
+        self._sync("use_tool_cache")
+
+    def advance_cache_clock(self, seconds: float) -> None:
+        self._sync("advance_cache_clock", seconds)
+
+    def _sync(self, method: str, *args: Any) -> None:
         try:
-            self._adapter.set_headers(headers)
+            getattr(self._adapter, method)(*args)
         except Exception as exc:
-            raise ContractError(f"the adapter's set_headers raised {type(exc).__name__}: {exc}\n{_tb(exc)}") from exc
+            raise ContractError(f"the adapter's {method} raised {type(exc).__name__}: {exc}\n{_tb(exc)}") from exc
 
     async def close(self) -> None:
-        await self._step("close", self._adapter.close)
+        """Close the adapter, once: a property that closes it itself to look at what closing sent is not
+        followed by a second close."""
+        if not self._closed:
+            self._closed = True
+            await self._step("close", self._adapter.close)
 
 
 class _Loop:

@@ -1,9 +1,12 @@
-"""The properties P1-P7 and P5s: for each, the inputs it draws, the cases it declares (every fault class
-and call kind it covers, run before any random draw), the eras it applies to, and the check of one example.
+"""The properties P1-P9 and P5s: for each, the inputs it draws, the cases it declares (every fault class
+and call kind it covers, run before any random draw), the eras and adapter capability it needs, and the
+check of one example.
 
 Every property runs in both protocol eras but P5 (sessions: the handshake era only) and P5s, which
 replaces it in the stateless era (2026-07-28). The faults of an era are the ones that mean something
-there: no session faults in the stateless era, and its own refusals (-32020, -32021, -32022) instead."""
+there: no session faults in the stateless era, and its own refusals (-32020, -32021, -32022) instead.
+P8 and P9 are about the bridge's pool (approval gates, the tool cache), not its sessions: they run in
+both eras, and only for bridges whose adapter declares the capability they need."""
 
 from __future__ import annotations
 
@@ -55,6 +58,8 @@ class Property:
     labels: Callable[[Inputs], list[str]]
     check: Check
     eras: tuple[str, ...] = ERAS
+    requires: str | None = None
+    """The adapter capability the property needs ("approvals", "tool_cache"); without it, not applicable."""
 
 
 # -- faults, by class ------------------------------------------------------------------------------
@@ -690,6 +695,178 @@ async def _p7(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, in
         raise h.fail(f"the same result rendered two different ways: {first.text!r} and {second.text!r}", **facts_)
 
 
+# -- P8 --------------------------------------------------------------------------------------------
+
+_DECISIONS = ("approve", "decline", "leave", "approve twice")
+"""What happens to a paused call: approved, declined, left unanswered, or approved and its token used again."""
+_GATED = ("read", "write")
+
+
+def _p8_cases(facts: BridgeFacts) -> list[Inputs]:
+    cases: list[Inputs] = [
+        {"calls": [(tool, decision, 0)], "removed": False} for tool in _GATED for decision in _DECISIONS
+    ]
+    # Decided in another order than paused: each decision must reach its own call, with its own arguments.
+    mixed = [("write", "decline", 1), ("write", "approve", 2), ("read", "leave", 3), ("write", "approve twice", 0)]
+    cases.append({"calls": mixed, "removed": False})
+    cases.append({"calls": [("write", "approve", 1), ("read", "approve", 0)], "removed": True})
+    return cases
+
+
+def _p8_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
+    # The third item ranks the decisions: calls are decided in rank order, not in the order they were paused.
+    call = st.tuples(st.sampled_from(_GATED), st.sampled_from(_DECISIONS), st.integers(0, 3))
+    return {"calls": st.lists(call, min_size=1, max_size=4), "removed": st.booleans()}
+
+
+def _p8_labels(inputs: Inputs) -> list[str]:
+    labels = sorted({f"{tool} {decision}" for tool, decision, _ in inputs["calls"]})
+    return [*labels, "write removed before the decisions"] if inputs["removed"] else labels
+
+
+async def _p8(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, inputs: Inputs) -> None:
+    calls, removed = inputs["calls"], inputs["removed"]
+    order = sorted(range(len(calls)), key=lambda number: calls[number][2])
+    server = h.server
+    _tool(server, "read", "read", returns="read")
+    _tool(server, "write", "write", returns="written")
+    gated: Any = adapter
+    gated.require_approval(list(_GATED))
+    await h.connect(adapter)
+    tokens: list[str] = []
+    for number, (tool, _, _) in enumerate(calls):
+        outcome = await adapter.call(tool, {"n": number})
+        if outcome.kind != "approval_required" or not outcome.text:
+            raise h.fail(f"call {number} of the gated tool {tool!r} was not paused for approval", outcome=outcome)
+        tokens.append(outcome.text)
+    sent = [r for r in server.journal if r.rpc_method == "tools/call"]
+    if sent:
+        raise h.fail(f"{len(sent)} paused call(s) reached the server before any decision (#{sent[0].seq})")
+    if removed:
+        server.remove_tool("write")
+    outcomes: dict[int, list[Any]] = {}
+    for number in order:
+        decision = calls[number][1]
+        if decision == "leave":
+            continue
+        token = tokens[number]
+        if decision == "decline":
+            outcomes[number] = [await gated.decline(token)]
+        else:
+            outcomes[number] = [await gated.approve(token)]
+            if decision == "approve twice":
+                outcomes[number].append(await gated.approve(token))
+    await adapter.close()  # what a bridge sends when it closes counts too
+    for number, (tool, decision, _) in enumerate(calls):
+        records = [r for r in server.calls(tool) if r.arguments == {"n": number}]
+        runs = sum(1 for r in records if r.executed)
+        facts_ = {"call": f"{number} ({tool}, {decision})", "outcomes": outcomes.get(number, []), "sent": len(records)}
+        if decision in ("decline", "leave") and records:
+            said = "a declined" if decision == "decline" else "an unanswered"
+            raise h.fail(f"{said} approval reached the server (#{records[0].seq})", **facts_)
+        if decision.startswith("approve") and removed and tool == "write":
+            if records:
+                raise h.fail("an approved call to a tool the server no longer lists reached it", **facts_)
+            if any(outcome.kind == "ok" for outcome in outcomes[number]):
+                raise h.fail("an approved call to a tool the server no longer lists reported ok, unsent", **facts_)
+            continue
+        if decision.startswith("approve"):
+            if runs != 1:
+                raise h.fail(f"an approved call ran {runs} times, not exactly once", **facts_)
+            first = outcomes[number][0]
+            if first.kind != "ok":
+                raise h.fail(f"an approved call to a healthy server reported {first.kind}", **facts_)
+            if decision == "approve twice" and outcomes[number][1].kind == "ok":
+                raise h.fail("a spent approval token was accepted a second time", **facts_)
+
+
+# -- P9 --------------------------------------------------------------------------------------------
+
+_CREDENTIALS = {"one": _TOKEN_ONE, "two": _TOKEN_TWO, "none": None}
+_AGES = (0.0, 0.5, 0.9, 1.5)
+"""How far the cache's clock moves in one step, in TTLs."""
+
+
+def _p9_cases(facts: BridgeFacts) -> list[Inputs]:
+    def steps(*items: Any) -> Inputs:
+        return {"steps": list(items)}
+
+    connect = {name: ("connect", name) for name in _CREDENTIALS}
+    change, advance = ("change", 0.0), {age: ("advance", age) for age in _AGES}
+    return [
+        steps(connect["one"], connect["one"]),
+        steps(connect["one"], change, connect["two"]),
+        steps(connect["one"], change, connect["none"]),
+        steps(connect["none"], change, connect["one"]),
+        steps(connect["one"], change, advance[1.5], connect["one"]),
+        steps(connect["one"], change, advance[0.5], connect["one"], advance[0.9], connect["one"]),
+        steps(connect["one"], connect["two"], change, advance[0.9], connect["two"], connect["one"]),
+        steps(connect["two"], change, connect["one"], change, connect["two"], connect["one"]),
+        steps(connect["one"], advance[0.9], connect["one"], change, advance[0.5], connect["one"]),
+    ]
+
+
+def _p9_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
+    step = (
+        st.tuples(st.just("connect"), st.sampled_from(list(_CREDENTIALS)))
+        | st.tuples(st.just("change"), st.just(0.0))
+        | st.tuples(st.just("advance"), st.sampled_from(_AGES))
+    )
+    return {"steps": st.lists(step, min_size=1, max_size=7)}
+
+
+def _p9_labels(inputs: Inputs) -> list[str]:
+    return sorted({f"{kind} {value}" if kind != "change" else "catalogue change" for kind, value in inputs["steps"]})
+
+
+async def _p9(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, inputs: Inputs) -> None:
+    server = h.server
+    ttl = facts.cache_ttl_s
+    assert ttl is not None
+    cached: Any = adapter
+    cached.use_tool_cache()
+    catalogue = ["a", "b"]
+    for name in catalogue:
+        server.tool(name, returns="ok")
+    now, changes = 0.0, 0
+    listed: list[tuple[str, float, list[str]]] = []
+    """Each real listing: the credential it was read with, when, and what it held."""
+    for kind, value in inputs["steps"]:
+        if kind == "change":
+            changes += 1
+            server.tool(f"c{changes}", returns="ok")
+            catalogue = [*catalogue, f"c{changes}"]
+            continue
+        if kind == "advance":
+            cached.advance_cache_clock(value * ttl)
+            now += value * ttl
+            continue
+        token = _CREDENTIALS[value]
+        mark = len(server.journal)
+        outcome = await adapter.connect(h.url, {"Authorization": token} if token else {})
+        if outcome.kind != "ok":
+            raise h.fail("the bridge could not connect to a healthy server", outcome=outcome)
+        loaded = sorted(await adapter.list_tools())
+        if any(r.rpc_method == "tools/list" for r in server.journal.records[mark:]):
+            listed.append((value, now, loaded))
+        if loaded == sorted(catalogue):
+            continue
+        facts_ = {"credential": value, "loaded": loaded, "catalogue": catalogue, "clock": f"{now:g} s (TTL {ttl:g} s)"}
+        if any(cred == value and names == loaded and now - at <= ttl for cred, at, names in listed):
+            continue  # its own listing, within the TTL: a hit may serve it
+        others = [cred for cred, at, names in listed if cred != value and names == loaded and now - at <= ttl]
+        if others:
+            raise h.fail(f"a cache hit served credential {others[-1]!r}'s listing to credential {value!r}", **facts_)
+        ages = [now - at for cred, at, names in listed if cred == value and names == loaded]
+        if ages:
+            raise h.fail(
+                f"a cache hit hid a catalogue change: it served a listing {min(ages):g} s old, "
+                f"past the TTL of {ttl:g} s",
+                **facts_,
+            )
+        raise h.fail("the bridge loaded a listing the server never gave this credential", **facts_)
+
+
 PROPERTIES: dict[str, Property] = {
     prop.property_id: prop
     for prop in (
@@ -774,6 +951,28 @@ PROPERTIES: dict[str, Property] = {
             _p7_cases,
             _p7_labels,
             _p7,
+        ),
+        Property(
+            "P8",
+            "A declined or unanswered approval never reaches the server; an approved one runs exactly once",
+            "approvals_are_kept",
+            "reads and writes gated; approved, declined, left unanswered, approved twice; any order; a tool removed",
+            _p8_strategies,
+            _p8_cases,
+            _p8_labels,
+            _p8,
+            requires="approvals",
+        ),
+        Property(
+            "P9",
+            "A cache hit never serves one credential's tools to another, nor hides a change past its TTL",
+            "tool_cache_is_keyed_and_expires",
+            "connects with two credentials and none, catalogue changes, the cache's clock moved in TTLs",
+            _p9_strategies,
+            _p9_cases,
+            _p9_labels,
+            _p9,
+            requires="tool_cache",
         ),
     )
 }

@@ -1,7 +1,8 @@
 """Running a property: its declared cases first, then Hypothesis' draws, within a time budget; and the
 verdict, `PropertyResult`: passed, failed (with the shortest counterexample) or error (with the traceback),
 in one protocol era; or no verdict there: not applicable (P5 in the stateless era, P5s in the handshake
-era), or fell back (the bridge spoke the handshake era to the stateless column's server)."""
+era, P8 and P9 for an adapter without the capability they need), or fell back (the bridge spoke the
+handshake era to the stateless column's server)."""
 
 from __future__ import annotations
 
@@ -43,12 +44,14 @@ class PropertyResult:
     `status` is "passed", "failed" (the bridge broke the property: `counterexample` is the shortest
     trace found) or "error" (the harness or the adapter raised: `counterexample` holds what raised,
     with its traceback; nothing is known about the bridge). Two more say there is no verdict in this
-    era, never that the property holds: "not_applicable" (the property has no meaning in the era: P5
-    in the stateless era, P5s in the handshake era) and "fell_back" (in the stateless era, the bridge
-    spoke the handshake era to a server of both eras; `counterexample` shows how). `examples` counts
-    the examples run, declared cases included and shrinking excluded; `declared` how many of them were
-    declared cases; `coverage` how many examples exercised each fault class and call kind; `notes` say
-    what limited the run (a budget that ran out, fewer examples asked for than there are declared cases).
+    era, never that the property holds: "not_applicable" (the property does not apply to this bridge in
+    this era, and its one note says why: it has no meaning in the era, as P5 in the stateless era and P5s
+    in the handshake era, or it needs a capability the adapter does not declare, as P8 approvals and P9
+    a tool cache) and "fell_back" (in the stateless era, the bridge spoke the handshake era to a server
+    of both eras; `counterexample` shows how). `examples` counts the examples run, declared cases
+    included and shrinking excluded; `declared` how many of them were declared cases; `coverage` how
+    many examples exercised each fault class and call kind; `notes` say what limited the run (a budget
+    that ran out, fewer examples asked for than there are declared cases, why the property does not apply).
     """
 
     property_id: str
@@ -81,6 +84,11 @@ class PropertyResult:
         return self.status == "error"
 
     @property
+    def not_applicable(self) -> bool:
+        """Whether the property does not apply to this bridge in this era (the note says why): never a pass."""
+        return self.status == "not_applicable"
+
+    @property
     def applies(self) -> bool:
         """Whether there is a verdict in this era: not "not_applicable", not "fell_back"."""
         return self.status not in ("not_applicable", "fell_back")
@@ -93,7 +101,7 @@ class PropertyResult:
     def coverage_line(self) -> str:
         """`20 declared + 80 drawn; Drop() 12, EndStream 9, ...`: how often each class was exercised."""
         if self.status == "not_applicable":
-            return f"no examples: it has no meaning in the {self.era} era"
+            return f"no examples: {self.notes[0] if self.notes else 'it does not apply'}"
         if self.status == "fell_back":
             return "no examples: the bridge spoke the handshake era to the stateless column's server"
         drawn = self.examples - self.declared
@@ -251,10 +259,16 @@ def check_property(
             harness.era,
         )
 
-    if harness.era not in prop.eras:
+    def not_applicable(reason: str) -> PropertyResult:
+        notes.append(reason)
         return result("not_applicable")
+
+    if harness.era not in prop.eras:
+        return not_applicable(f"it has no meaning in the {harness.era} era")
     try:
         facts = harness.facts()
+        if prop.requires is not None and prop.requires not in facts.capabilities:
+            return not_applicable(f"it needs the {prop.requires!r} capability, which the adapter does not declare")
         cases = prop.cases(facts)
         spoken, how = harness.spoken_era()
     except ContractError as error:
@@ -385,8 +399,9 @@ def resilience_suite(
     `xfail(strict=True)` for a `ContractViolation`: the suite then documents which guarantees a bridge
     does not give, and tells you when it starts to. A bridge that falls back to the handshake era in
     the stateless era fails there with a `ContractViolation` saying so (check such a bridge with
-    `eras=("handshake",)`). An error of the harness or the adapter fails the test as a `ContractError`,
-    expected or not.
+    `eras=("handshake",)`). A property that needs a capability the adapter does not declare (P8, P9)
+    is skipped, with the reason: it is not held either. An error of the harness or the adapter fails the
+    test as a `ContractError`, expected or not.
     """
     import pytest
 
@@ -417,6 +432,9 @@ def resilience_suite(
         with harness:
             result = check_property(harness, property_id, max_examples=max_examples, budget=budget)
         where = f"{property_id} ({result.title}) in the {era} era"
+        if result.not_applicable:
+            # Not a pass: the bridge lacks what the property is about, and pytest says so in its report.
+            pytest.skip(f"{where} does not apply: {result.notes[0]}")
         if result.error:
             raise ContractError(f"{where} could not be checked:\n{result.counterexample}")
         if result.failed:

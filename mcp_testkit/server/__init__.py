@@ -72,13 +72,21 @@ class TestMcpServer:
         eras: Sequence[str] = ERAS,
         cache_ttl_ms: int = 0,
         cache_scope: str = "public",
+        resumable: bool = False,
+        retry_ms: int | None = None,
     ) -> None:
         """`eras`: the protocol eras served, 'handshake' (`initialize`, sessions) and 'stateless' (2026-07-28).
 
         `cache_ttl_ms` and `cache_scope` are the cache hints of the stateless era's `server/discover`
-        and `tools/list` results.
+        and `tools/list` results. `resumable` keeps the events of every handshake-era POST SSE stream for
+        a GET with `Last-Event-ID` to replay, and opens each such stream (from 2025-11-25) with a priming
+        event, which carries `retry: retry_ms` when that is set.
         """
         eras = _check_eras(eras)
+        if not isinstance(resumable, bool):
+            raise ValueError(f"resumable must be True or False, not {resumable!r}")
+        if retry_ms is not None and (not isinstance(retry_ms, int) or isinstance(retry_ms, bool) or retry_ms < 0):
+            raise ValueError(f"retry_ms must be an int >= 0 (milliseconds) or None, not {retry_ms!r}")
         if not isinstance(cache_ttl_ms, int) or isinstance(cache_ttl_ms, bool) or cache_ttl_ms < 0:
             raise ValueError(f"cache_ttl_ms must be an int >= 0 (milliseconds), not {cache_ttl_ms!r}")
         if cache_scope not in ("public", "private"):
@@ -129,6 +137,8 @@ class TestMcpServer:
             "eras": eras,
             "cache_ttl_ms": cache_ttl_ms,
             "cache_scope": cache_scope,
+            "resumable": resumable,
+            "retry_ms": retry_ms,
         }
         self._preset = preset
         self._runner: Runner | None = None

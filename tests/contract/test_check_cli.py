@@ -86,6 +86,10 @@ def test_default_run_prints_the_matrix(default_run: subprocess.CompletedProcess[
         ("P6", "stateless"): ["holds", "FAILS", "fell back"],
         ("P7", "handshake"): ["holds", "holds", "holds"],
         ("P7", "stateless"): ["holds", "holds", "fell back"],
+        ("P8", "handshake"): ["holds", "n/a", "n/a"],
+        ("P8", "stateless"): ["holds", "n/a", "n/a"],
+        ("P9", "handshake"): ["holds", "n/a", "n/a"],
+        ("P9", "stateless"): ["holds", "n/a", "n/a"],
     }
 
 
@@ -114,13 +118,17 @@ def test_default_run_prints_counterexamples(default_run: subprocess.CompletedPro
 
 
 def test_default_run_closes_with_what_was_expected(default_run: subprocess.CompletedProcess[str]) -> None:
-    """The last line says which verdicts were expected, era by era, and that none was unexpected."""
+    """The last line says which verdicts were expected, era by era, that P8 and P9 do not apply to the SDK client
+    (never that it holds them), and that none was unexpected."""
     last = default_run.stdout.strip().splitlines()[-1]
+    not_applicable = ", and P8, P9 do not apply to it (its adapter declares no capability they need)"
     assert last.startswith(
         "Expected: reference holds every property checked in both eras; sdk-client (auto) fails P1, P5, P6 in the "
-        "handshake era and fails P1, P5s, P6 in the stateless era, as documented"
+        "handshake era and fails P1, P5s, P6 in the stateless era, as documented ("
     )
     assert "sdk-client (legacy) fails P1, P5, P6 in the handshake era and falls back to the handshake in the " in last
+    assert last.count(not_applicable) == 2
+    assert f"reference holds every property checked in both eras{not_applicable}" not in last
     assert "UNEXPECTED" not in last
 
 
@@ -206,10 +214,12 @@ def test_bad_adapter_spec_is_a_clear_error(spec: str, message: str) -> None:
 
 def test_unknown_property_is_a_clear_error() -> None:
     """--property with an unknown id exits 2 naming it and the known properties, before any checking."""
-    done = _check("--property", "P9", "--examples", "1")
+    done = _check("--property", "P10", "--examples", "1")
     assert done.returncode == 2
     assert done.stdout == ""
-    assert done.stderr.strip() == "mcp-testkit check: unknown property 'P9'; known: P1, P2, P3, P4, P5, P5s, P6, P7"
+    assert done.stderr.strip() == (
+        "mcp-testkit check: unknown property 'P10'; known: P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9"
+    )
 
 
 _ADAPTERS = """

@@ -78,7 +78,9 @@ def test_an_adapter_is_asked_for_the_era_only_when_it_declares_it(eras: Any, ask
     with ContractHarness(factory, era="stateless") as harness:  # type: ignore[arg-type]
         facts = harness.facts()
         harness.adapter()
-    assert facts == BridgeFacts(2, 100, 0.5, "persistent", tuple(eras) if eras else None, "stateless")
+    declared = tuple(eras) if eras else None
+    capabilities = frozenset({"approvals", "tool_cache"})
+    assert facts == BridgeFacts(2, 100, 0.5, "persistent", declared, "stateless", capabilities, 300.0)
     assert factory.calls[0] == {}  # the first adapter says whether the factory takes era=
     assert factory.calls[-1] == asked
 
@@ -151,8 +153,8 @@ def test_the_pytest_suite_has_a_case_per_property_and_era_and_expects_failures_p
     assert list(_params(resilience_suite(ReferenceBridgeAdapter, eras=["stateless"]))) == [
         f"{pid}-stateless" for pid in PROPERTIES if pid != "P5"
     ]
-    with pytest.raises(ValueError, match=r"expect_fail names unknown properties \['P9'\]"):
-        resilience_suite(ReferenceBridgeAdapter, expect_fail=["P9@stateless"])
+    with pytest.raises(ValueError, match=r"expect_fail names unknown properties \['P10'\]"):
+        resilience_suite(ReferenceBridgeAdapter, expect_fail=["P10@stateless"])
     with pytest.raises(ValueError, match="the era after @ is 'handshake' or 'stateless'"):
         resilience_suite(ReferenceBridgeAdapter, expect_fail=["P1@2026-07-28"])
 
