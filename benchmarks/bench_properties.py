@@ -1,21 +1,26 @@
-"""Hypothesis examples per second of the listing property P1, with the reference bridge, in-process and over loopback.
+"""Hypothesis examples per second of the listing property P1, with the reference bridge, in-process and over loopback,
+in each protocol era.
 
 Run it from the repository root::
 
-    python benchmarks/bench_properties.py            # 3 rounds of 500 examples per transport, best kept
-    python benchmarks/bench_properties.py --quick    # 1 round of 100 examples per transport
+    python benchmarks/bench_properties.py            # 3 rounds of 500 examples per transport and era, best kept
+    python benchmarks/bench_properties.py --quick    # 1 round of 100 examples per transport and era
+    python benchmarks/bench_properties.py --era stateless
 
 Each round is one `check_property(harness, "P1", max_examples=N)` on a `ContractHarness` that stays
-open across rounds, as it does across the properties of a contract run: `asgi` routes the bridge's
+open across rounds, as it does across the properties of a contract run. The handshake era's harness
+serves that era only and the bridge opens a session (`initialize`, `notifications/initialized`,
+the listing, a DELETE); the stateless era's serves both eras and the bridge probes with
+`server/discover`, then lists, with no session to open or end. `asgi` routes the bridge's
 HTTP through `httpx2.ASGITransport` into the server's app, `socket` serves it with uvicorn on
 127.0.0.1 in the same process. A warm-up round comes first and is not counted. Every example is a
 fresh server reset, a fresh bridge, a connect with the whole paged listing under up to two listing
 faults, and a close; the property's declared cases (every listing fault class, a listing of exactly
-the page limit) run first and count, as in a contract run. Transports are measured in interleaved
-rounds and the best is kept, since other load only ever slows a round down; the process CPU time
-per example is printed beside it as a cross-check that such load hardly changes. Targets (issue 12):
-500 examples/s in-process, 100 over loopback. The exit status is 1 with `--strict` when a target is
-missed, or when P1 does not hold.
+the page limit) run first and count, as in a contract run. Transports and eras are measured in
+interleaved rounds and the best is kept, since other load only ever slows a round down; the process
+CPU time per example is printed beside it as a cross-check that such load hardly changes. Targets
+(issue 12), in each era: 500 examples/s in-process, 100 over loopback. The exit status is 1 with
+`--strict` when a target is missed, or when P1 does not hold.
 """
 
 from __future__ import annotations
@@ -33,15 +38,21 @@ from mcp_testkit.contract import ContractHarness, check_property
 
 TARGETS = {"asgi": 500.0, "socket": 100.0}
 LABELS = {"asgi": "in-process (ASGI)", "socket": "loopback (socket)"}
+ERAS = ("handshake", "stateless")
 
 
 @dataclass
 class Measure:
-    """The rounds of one transport: examples, wall seconds and process CPU seconds of each."""
+    """The rounds of one transport in one era: examples, wall seconds and process CPU seconds of each."""
 
     transport: str
+    era: str = "handshake"
     rounds: list[tuple[int, float, float]] = field(default_factory=list)
     failure: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{LABELS[self.transport]}, {self.era}"
 
     def best(self) -> tuple[int, float, float]:
         return max(self.rounds, key=lambda r: r[0] / r[1])
@@ -64,10 +75,12 @@ def _round(harness: ContractHarness, examples: int) -> tuple[int, float, float, 
     return result.examples, result.seconds, cpu, result.counterexample
 
 
-def measure(transports: list[str], examples: int, rounds: int) -> list[Measure]:
-    """Open a harness per transport, warm each up, then run the rounds interleaved."""
-    measures = [Measure(t) for t in transports]
-    harnesses = [ContractHarness(ReferenceBridgeAdapter, transport=t).__enter__() for t in transports]
+def measure(transports: list[str], examples: int, rounds: int, eras: tuple[str, ...] = ERAS) -> list[Measure]:
+    """Open a harness per transport and era, warm each up, then run the rounds interleaved."""
+    measures = [Measure(t, era) for era in eras for t in transports]
+    harnesses = [
+        ContractHarness(ReferenceBridgeAdapter, transport=m.transport, era=m.era).__enter__() for m in measures
+    ]
     try:
         for harness in harnesses:
             _round(harness, min(examples, 50))
@@ -78,7 +91,7 @@ def measure(transports: list[str], examples: int, rounds: int) -> list[Measure]:
                     measure_.failure = failure
                 measure_.rounds.append((done, seconds, cpu))
                 print(
-                    f"  round {number}: {LABELS[measure_.transport]:18} {done:4} examples in {seconds:6.2f} s "
+                    f"  round {number}: {measure_.label:29} {done:4} examples in {seconds:6.2f} s "
                     f"({done / seconds:6.1f}/s, CPU {1000 * cpu / done:5.2f} ms/example)",
                     flush=True,
                 )
@@ -91,7 +104,7 @@ def measure(transports: list[str], examples: int, rounds: int) -> list[Measure]:
 def report(measures: list[Measure]) -> tuple[str, bool]:
     """The table of best rounds against the targets; whether every target was met."""
     lines = [
-        "| P1, reference bridge | examples/s | target | verdict | CPU ms/example |",
+        "| P1, reference bridge, era | examples/s | target | verdict | CPU ms/example |",
         "| --- | ---: | ---: | --- | ---: |",
     ]
     met = True
@@ -100,7 +113,7 @@ def report(measures: list[Measure]) -> tuple[str, bool]:
         met &= ok
         verdict = "PASS" if ok else ("FAIL (P1 did not hold)" if m.failure else "MISS")
         lines.append(
-            f"| {LABELS[m.transport]} | {m.rate:.0f} | >= {TARGETS[m.transport]:.0f} | {verdict} | {m.cpu_ms:.2f} |"
+            f"| {m.label} | {m.rate:.0f} | >= {TARGETS[m.transport]:.0f} | {verdict} | {m.cpu_ms:.2f} |"
         )
     return "\n".join(lines), met
 
@@ -117,6 +130,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=3, help="rounds per transport, best kept (default 3)")
     parser.add_argument("--quick", action="store_true", help="one round of 100 examples per transport")
     parser.add_argument("--only", choices=sorted(TARGETS), help="measure one transport only")
+    parser.add_argument("--era", choices=ERAS, help="measure one protocol era only")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
     if args.quick:
@@ -130,14 +144,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     transports = [args.only] if args.only else list(TARGETS)
     print(environment())
-    print(f"P1 with the reference bridge: {args.rounds} round(s) of {args.examples} examples per transport\n")
-    measures = measure(transports, args.examples, args.rounds)
+    eras = (args.era,) if args.era else ERAS
+    print(f"P1 with the reference bridge: {args.rounds} round(s) of {args.examples} examples per transport and era\n")
+    measures = measure(transports, args.examples, args.rounds, eras)
     table, met = report(measures)
     print()
     print(table)
     for m in measures:
         if m.failure is not None:
-            print(f"\nP1 did not hold over {m.transport}:\n{m.failure}")
+            print(f"\nP1 did not hold over {m.transport} in the {m.era} era:\n{m.failure}")
     failed = any(m.failure is not None for m in measures)
     return 1 if failed or (args.strict and not met) else 0
 

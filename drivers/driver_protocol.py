@@ -77,10 +77,21 @@ def leaves(error: BaseException) -> list[BaseException]:
 
 
 class WireWatch:
-    """Sorts a bridge's errors by what crossed the wire (as mcp-testkit's `SdkErrorClassifier` does),
-    for a driver whose bridge runs on `httpx` or `httpx2`: pass the module, route the bridge's client
-    through `transport()`, give it `auth(headers)` for credentials that can rotate, `begin()` before
-    each operation and ask `kind(error, at)`."""
+    """Sorts a bridge's errors by what crossed the wire, for a driver whose bridge runs on `httpx` or
+    `httpx2`: pass the module, route the bridge's client through `transport()`, give it
+    `auth(headers)` for credentials that can rotate, `begin()` before each operation and ask
+    `kind(error, at)`.
+
+    It applies the policy of mcp-testkit's `SdkErrorClassifier` (`mcp_testkit/adapters/_sdk.py`) and
+    does not import it on purpose: a driver runs in the bridge's own environment, where mcp-testkit
+    (which needs mcp 2.x) cannot be installed beside a bridge that needs mcp<2, so this file keeps to
+    the standard library and the HTTP module it is given. A change to the policy is made in both.
+
+    The watch only looks: a response body reaches the bridge as it streams, chunk by chunk, and its
+    JSON-RPC errors are noted on the way. It never reads a body ahead of the bridge, which would
+    change when the bridge sees an answer and where a broken body raises (in the bridge's own read,
+    which it may handle, or in the transport, which it may not).
+    """
 
     def __init__(self, httpx: Any) -> None:
         self.httpx = httpx
@@ -117,6 +128,29 @@ class WireWatch:
         """A transport that notes the methods POSTed, the error statuses and the JSON-RPC error codes answered."""
         httpx, watch = self.httpx, self
 
+        class Noting(httpx.AsyncByteStream):  # type: ignore[name-defined,misc]
+            """A 2xx answer's body, passed on chunk by chunk; its JSON-RPC errors noted as they go by."""
+
+            def __init__(self, stream: Any, sse: bool) -> None:
+                self.stream = stream
+                self.sse = sse
+
+            async def __aiter__(self) -> Any:
+                buffer = b""
+                async for chunk in self.stream:
+                    buffer += chunk
+                    if self.sse:
+                        *lines, buffer = buffer.split(b"\n")
+                        for line in lines:
+                            if line.startswith(b"data:"):
+                                watch._note_json(line[5:], "error")
+                    yield chunk
+                if not self.sse:
+                    watch._note_json(buffer, "error")
+
+            async def aclose(self) -> None:
+                await self.stream.aclose()
+
         class Watching(httpx.AsyncBaseTransport):  # type: ignore[name-defined,misc]
             def __init__(self) -> None:
                 self.inner = httpx.AsyncHTTPTransport()
@@ -124,24 +158,33 @@ class WireWatch:
             async def handle_async_request(self, request: Any) -> Any:
                 if request.method == "POST":
                     with contextlib.suppress(Exception):
-                        watch._note(json.loads(request.content), "method")
+                        watch._note_json(request.content, "method")
                 response = await self.inner.handle_async_request(request)
                 if request.method != "POST":
                     return response
                 if response.status_code >= 400:
                     watch.statuses.append(response.status_code)
                     return response
-                body = await response.aread()
-                for line in body.splitlines() or [body]:
-                    text = line[5:] if line.startswith(b"data:") else line
-                    with contextlib.suppress(Exception):
-                        watch._note(json.loads(text), "error")
-                return httpx.Response(response.status_code, headers=response.headers, content=body, request=request)
+                sse = response.headers.get("content-type", "").startswith("text/event-stream")
+                return httpx.Response(
+                    response.status_code,
+                    headers=response.headers,
+                    stream=Noting(response.stream, sse),
+                    extensions=response.extensions,
+                    request=request,
+                )
 
             async def aclose(self) -> None:
                 await self.inner.aclose()
 
         return Watching()
+
+    def _note_json(self, data: bytes, what: str) -> None:
+        try:
+            message = json.loads(data)
+        except ValueError:
+            return
+        self._note(message, what)
 
     def _note(self, message: Any, what: str) -> None:
         for item in message if isinstance(message, list) else [message]:

@@ -11,12 +11,17 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS
+
 if TYPE_CHECKING:
     from mcp_testkit.contract import PropertyResult
 
 __all__ = ["add_parser", "load_factory", "run"]
 
-_DEFAULTS = ("mcp_testkit.adapters:ReferenceBridgeAdapter", "mcp_testkit.adapters:SdkClientAdapter")
+_REFERENCE = "mcp_testkit.adapters:ReferenceBridgeAdapter"
+_SDK_AUTO = "mcp_testkit.adapters:SdkClientAdapter"
+_SDK_LEGACY = "mcp_testkit.adapters:SdkClientAdapter.legacy"
+_DEFAULTS = (_REFERENCE, _SDK_AUTO, _SDK_LEGACY)
 _SHIPPED = {
     # adapter spec: the module that must import for its bridge to count as installed
     "mcp_testkit.adapters.fastmcp:FastMcpClientAdapter": "fastmcp",
@@ -27,18 +32,27 @@ _SHIPPED = {
     "mcp_testkit.adapters.llama_index:ToolSpecAdapter": "llama_index.tools.mcp",
 }
 """The adapters for third-party bridges that `--all-installed` runs when their bridge imports."""
-_KNOWN_FAILS = {
-    _DEFAULTS[0]: (),
-    _DEFAULTS[1]: ("P1", "P5", "P6"),
-    "mcp_testkit.adapters.fastmcp:FastMcpClientAdapter": ("P1", "P5", "P6"),
-    "mcp_testkit.adapters.pydantic_ai:PydanticAiToolsetAdapter": ("P1", "P4", "P5", "P6"),
-    "mcp_testkit.adapters.openai_agents:ServerAdapter": ("P1", "P5", "P6"),
-    "mcp_testkit.adapters.openai_agents:InvokeAdapter": ("P1", "P2", "P5", "P6", "P7"),
-    "mcp_testkit.adapters.llama_index:ToolSpecAdapter": ("P1", "P2", "P5", "P6", "P7"),
+_FELL_BACK = "fell back"
+_KNOWN_FAILS: dict[str, dict[str, tuple[str, ...] | str]] = {
+    _REFERENCE: {HANDSHAKE: (), STATELESS: ()},
+    _SDK_AUTO: {HANDSHAKE: ("P1", "P5", "P6"), STATELESS: ("P1", "P5s", "P6")},
+    _SDK_LEGACY: {HANDSHAKE: ("P1", "P5", "P6"), STATELESS: _FELL_BACK},
+    "mcp_testkit.adapters.fastmcp:FastMcpClientAdapter": {HANDSHAKE: ("P1", "P5", "P6")},
+    "mcp_testkit.adapters.pydantic_ai:PydanticAiToolsetAdapter": {HANDSHAKE: ("P1", "P4", "P5", "P6")},
+    "mcp_testkit.adapters.openai_agents:ServerAdapter": {HANDSHAKE: ("P1", "P5", "P6")},
+    "mcp_testkit.adapters.openai_agents:InvokeAdapter": {HANDSHAKE: ("P1", "P2", "P5", "P6", "P7")},
+    "mcp_testkit.adapters.llama_index:ToolSpecAdapter": {HANDSHAKE: ("P1", "P2", "P5", "P6", "P7")},
 }
-"""What each shipped bridge is expected to fail: the reference bridge nothing, the others their known gaps."""
+"""What each shipped bridge is expected to fail, era by era: the reference bridge nothing, the SDK client its
+known gaps (in legacy mode it never speaks the stateless era, so there it falls back), the third-party bridges
+what docs/matrix.md records (for the handshake era; their stateless era is not documented yet). Only
+failures are listed: P8 and P9 are n/a, never failed, for every bridge here but the reference one (no
+adapter of theirs declares approvals or a tool cache), and the closing line says so per bridge."""
 _SDK_VERDICTS = 'docs/contract.md, "The SDK client\'s verdicts"'
 _MATRIX_VERDICTS = "docs/matrix.md"
+
+Verdicts = dict[str, dict[tuple[str, str], "PropertyResult"]]
+"""Bridge label -> (property id, era) -> its result."""
 
 
 def _positive(text: str) -> int:
@@ -56,13 +70,16 @@ def add_parser(commands: Any) -> None:
     """Register `check` on the CLI's subcommands."""
     check = commands.add_parser(
         "check",
-        help="run the resilience contract (P1-P7) against bridges and print which guarantees hold",
+        help="run the resilience contract (P1-P9, P5s) against bridges and print which guarantees hold",
         description=(
-            "Checks the resilience properties P1-P7 against each bridge adapter, given as module:factory "
-            "(default: the reference bridge and the official SDK client), and prints a property x bridge "
-            "matrix with a shrunk counterexample under it for every failure. Exits 1 when a bridge named "
-            "on the command line fails a property, 2 when a property could not be checked (an error of "
-            "the harness or of an adapter)."
+            "Checks the resilience properties against each bridge adapter, given as module:factory "
+            "(default: the reference bridge and the official SDK client in auto and legacy mode), in both "
+            "protocol eras (the handshake, and the stateless 2026-07-28), and prints a property x era x "
+            "bridge matrix with a shrunk counterexample under it for every failure; a property that does "
+            "not apply (to the era, or to an adapter without the capability it needs) is n/a. Exits 1 when "
+            "a bridge named on the command line fails a property or falls back to the handshake era in the "
+            "stateless era, 2 when a property could not be checked (an error of the harness or of an "
+            "adapter)."
         ),
     )
     check.add_argument("adapters", nargs="*", metavar="module:factory", help="adapter factories to check")
@@ -70,6 +87,15 @@ def add_parser(commands: Any) -> None:
         "--examples", type=_positive, default=100, metavar="N", help="Hypothesis examples per property (default 100)"
     )
     check.add_argument("--property", action="append", dest="properties", metavar="P1", help="only this property")
+    check.add_argument(
+        "--era",
+        action="append",
+        dest="eras",
+        type=_eras,
+        metavar="ERA",
+        help="only this protocol era: handshake or stateless (repeat it, or give both as handshake,stateless; "
+        "default both)",
+    )
     check.add_argument(
         "--transport",
         choices=["asgi", "socket"],
@@ -106,6 +132,15 @@ def add_parser(commands: Any) -> None:
     check.add_argument("--json", metavar="FILE", help="also write every verdict, with its counterexample, to FILE")
 
 
+def _eras(text: str) -> list[str]:
+    """An argparse type: one era, or a comma-separated list of them."""
+    named = [part.strip() for part in text.split(",")]
+    unknown = [era for era in named if era not in ERAS]
+    if unknown or not named:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an era: name handshake, stateless or both")
+    return named
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -121,7 +156,8 @@ class _BadSpec(Exception):
 
 
 def load_factory(spec: str) -> Any:
-    """The object `module:attribute` names; `_BadSpec` with a clear message when it cannot be loaded."""
+    """The object `module:attribute` (or `module:attribute.attribute`, as entry points name objects) names;
+    `_BadSpec` with a clear message when it cannot be loaded."""
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise _BadSpec(f"{spec!r} is not module:factory (e.g. mypkg.testing:MyAdapter)")
@@ -133,17 +169,27 @@ def load_factory(spec: str) -> Any:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise _BadSpec(f"cannot import {module_name!r}: {exc}") from None
-    try:
-        factory = getattr(module, attribute)
-    except AttributeError:
-        raise _BadSpec(f"module {module_name!r} has no {attribute!r}") from None
+    factory: Any = module
+    for part in attribute.split("."):
+        try:
+            factory = getattr(factory, part)
+        except AttributeError:
+            raise _BadSpec(f"module {module_name!r} has no {attribute!r}") from None
     if not callable(factory):
         raise _BadSpec(f"{spec!r} is not callable; it must make an adapter")
     return factory
 
 
 def _label(factory: Any, spec: str) -> str:
-    return str(getattr(factory, "name", None) or spec.rpartition(":")[2])
+    """The bridge's column: the factory's `name`, else the name of an adapter it makes (a factory function or
+    a classmethod has none of its own), else the spec's attribute."""
+    name = getattr(factory, "name", None)
+    if name is None:
+        try:
+            name = getattr(factory(transport=None), "name", None)
+        except Exception:  # the run reports what the factory raises; here only a label is at stake
+            name = None
+    return str(name or spec.rpartition(":")[2])
 
 
 def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
@@ -175,37 +221,46 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     if unknown:
         print(f"mcp-testkit check: unknown property {unknown[0]!r}; known: {', '.join(PROPERTIES)}", file=sys.stderr)
         return 2
-    verdicts: dict[str, dict[str, PropertyResult]] = {}
+    eras = tuple(dict.fromkeys(era for group in (args.eras or [list(ERAS)]) for era in group))
+    verdicts: Verdicts = {}
     for spec, factory in factories:
         label = _label(factory, spec)
         transport = "socket" if isinstance(factory, DriverFactory) else (args.transport or "asgi")
-        print(f"checking {label} ({spec}), {args.examples} examples per property, {transport}", file=out)
-
-        def progress(result: PropertyResult) -> None:
+        results: dict[tuple[str, str], PropertyResult] = {}
+        for era in eras:
             print(
-                f"  {result.property_id} {result.mark:5} {result.examples:4} examples {result.seconds:6.1f} s  "
-                f"{result.title}",
+                f"checking {label} ({spec}) in the {era} era, {args.examples} examples per property, {transport}",
                 file=out,
             )
-            print(f"       coverage: {result.coverage_line()}", file=out)
-            for note in result.notes:
-                print(f"       note: {note}", file=out)
-            out.flush()
 
-        results = run_contract(
-            factory,
-            max_examples=args.examples,
-            properties=chosen,
-            transport=transport,
-            example_timeout=args.example_timeout,
-            budget=args.budget,
-            progress=progress,
-        )
-        verdicts[label] = {result.property_id: result for result in results}
+            def progress(result: PropertyResult) -> None:
+                print(
+                    f"  {result.property_id:3} {result.mark:9} {result.examples:4} examples {result.seconds:6.1f} s  "
+                    f"{result.title}",
+                    file=out,
+                )
+                print(f"        coverage: {result.coverage_line()}", file=out)
+                # An n/a result's one note is its reason, which the coverage line already gives.
+                for note in () if result.not_applicable else result.notes:
+                    print(f"        note: {note}", file=out)
+                out.flush()
+
+            for result in run_contract(
+                factory,
+                max_examples=args.examples,
+                properties=chosen,
+                eras=(era,),
+                transport=transport,
+                example_timeout=args.example_timeout,
+                budget=args.budget,
+                progress=progress,
+            ):
+                results[result.property_id, era] = result
+        verdicts[label] = results
     if args.json:
         _write_json(args.json, factories, verdicts)
     print(file=out)
-    _matrix(verdicts, chosen, out)
+    _matrix(verdicts, chosen, eras, out)
     _counterexamples(verdicts, out)
     errored = sorted({label for label, results in verdicts.items() if any(r.error for r in results.values())})
     if errored:
@@ -215,50 +270,120 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
             file=out,
         )
         return 2
-    failed_named = [
-        _label(factory, spec)
-        for spec, factory in factories
-        if spec in named and not all(r.passed for r in verdicts[_label(factory, spec)].values())
-    ]
-    print(f"\n{_expected(factories, verdicts, chosen, failed_named, named=bool(named))}", file=out)
+    labels = {spec: _label(factory, spec) for spec, factory in factories}
+    failed_named = [labels[spec] for spec in named if _unsettled(verdicts[labels[spec]])]
+    print(f"\n{_expected(labels, verdicts, chosen, eras, failed_named, named=bool(named))}", file=out)
     return 1 if failed_named else 0
 
 
+def _unsettled(results: dict[tuple[str, str], PropertyResult]) -> bool:
+    """Whether a bridge fails a property, or has no verdict in an era it was checked in (it fell back)."""
+    return any(r.failed or r.status == "fell_back" for r in results.values())
+
+
+def _in_eras(parts: dict[str, str], eras: Sequence[str]) -> str:
+    """`P1, P5 in the handshake era and P1 in the stateless era`, or without the era when only one is checked."""
+    if len(eras) == 1:
+        return parts[eras[0]]
+    if len(set(parts.values())) == 1:
+        return f"{parts[eras[0]]} in both eras"
+    return " and ".join(f"{text} in the {era} era" for era, text in parts.items())
+
+
 def _expected(
-    factories: Sequence[tuple[str, Any]],
-    verdicts: dict[str, dict[str, PropertyResult]],
+    labels: dict[str, str],
+    verdicts: Verdicts,
     chosen: Sequence[str],
+    eras: Sequence[str],
     failed_named: Sequence[str],
     *,
     named: bool,
 ) -> str:
     """The closing line: which verdicts were expected, any that were not, and what the exit status means."""
+    from mcp_testkit.contract import PROPERTIES
 
-    def failures(label: str) -> list[str]:
-        return [p for p in chosen if not verdicts[label][p].passed]
+    def failures(label: str, era: str) -> list[str]:
+        return [p for p in chosen if verdicts[label][p, era].failed]
+
+    def fell_back(label: str, era: str) -> bool:
+        return any(verdicts[label][p, era].status == "fell_back" for p in chosen)
+
+    def shortfalls(label: str, era: str) -> list[str]:
+        if fell_back(label, era):
+            return [f"{_FELL_BACK} in the {era} era"]
+        return [f"{p} in the {era} era" for p in failures(label, era)]
+
+    def inapplicable(label: str, to: str) -> str:
+        """`P8, P9 do not apply to {to} (...)`: what this bridge gets no verdict on for want of a capability; "" when
+        none. A property of another era (P5, P5s) is n/a for every bridge there, and goes unsaid."""
+        parts = {
+            era: [p for p in chosen if era in PROPERTIES[p].eras and verdicts[label][p, era].not_applicable]
+            for era in eras
+        }
+        skipped = list(dict.fromkeys(p for names in parts.values() for p in names))
+        if not skipped:
+            return ""
+        if len({tuple(names) for names in parts.values()}) == 1:
+            which = ", ".join(skipped)
+        else:
+            which = " and ".join(f"{', '.join(names)} in the {era} era" for era, names in parts.items() if names)
+        verb = "does" if len(skipped) == 1 else "do"
+        return f"{which} {verb} not apply to {to} (its adapter declares no capability they need)"
 
     if named:
         if failed_named:
-            which = "; ".join(f"{label}: {', '.join(failures(label))}" for label in failed_named)
+            which = "; ".join(
+                f"{label}: {', '.join(said for era in eras for said in shortfalls(label, era))}"
+                for label in failed_named
+            )
+            if any(fell_back(label, era) for label in failed_named for era in eras):
+                return (
+                    "Exit status 1: a bridge named on the command line fails a property, or fell back to the "
+                    f"handshake era where the stateless era was checked ({which}); check a bridge of the handshake "
+                    "era only with --era handshake."
+                )
             return f"Exit status 1: a bridge named on the command line fails a property ({which})."
-        return "Exit status 0: every bridge named on the command line holds every property checked."
+        skipped = "; ".join(text for label in verdicts if (text := inapplicable(label, label)))
+        return "Exit status 0: every bridge named on the command line holds every property checked" + (
+            f"; {skipped}." if skipped else "."
+        )
     expected, surprises = [], []
-    for spec, factory in factories:
-        label = _label(factory, spec)
-        known = [p for p in _KNOWN_FAILS.get(spec, ()) if p in chosen]
-        if known:
-            where = _SDK_VERDICTS if spec in _DEFAULTS else _MATRIX_VERDICTS
-            expected.append(f"{label} fails {', '.join(known)}, as documented ({where})")
-        else:
-            expected.append(f"{label} holds every property checked")
-        if wrong := [p for p in failures(label) if p not in known]:
-            surprises.append(f"{label} fails {', '.join(wrong)}, which it should hold (a bug: please report it)")
-        if held := [p for p in known if p not in failures(label)]:
-            surprises.append(f"{label} holds {', '.join(held)} here (too few --examples to find the known failure)")
-    said = "Expected: " + "; ".join(expected) + "."
+    for spec, label in labels.items():
+        known = _KNOWN_FAILS.get(spec, {})
+        said: dict[str, str] = {}
+        for era in eras:
+            if era not in known and spec in _SHIPPED:
+                said[era] = "is not documented"
+                continue
+            wanted = known.get(era, ())
+            if wanted == _FELL_BACK:
+                said[era] = "falls back to the handshake"
+                if not fell_back(label, era):
+                    surprises.append(f"{label} speaks the {era} era here (update {_SDK_VERDICTS})")
+                continue
+            fails = [p for p in wanted if p in chosen]
+            said[era] = f"fails {', '.join(fails)}" if fails else "holds every property checked"
+            if fell_back(label, era):
+                surprises.append(f"{label} fell back to the handshake era in the {era} era (a bug: please report it)")
+                continue
+            if wrong := [p for p in failures(label, era) if p not in fails]:
+                surprises.append(
+                    f"{label} fails {', '.join(wrong)} in the {era} era, which it should hold (a bug: please report it)"
+                )
+            if held := [p for p in fails if verdicts[label][p, era].passed]:
+                surprises.append(
+                    f"{label} holds {', '.join(held)} in the {era} era here (too few --examples to find the known "
+                    "failure)"
+                )
+        documented = any(text != "holds every property checked" for text in said.values())
+        where = _SDK_VERDICTS if spec in _DEFAULTS else _MATRIX_VERDICTS
+        as_documented = f", as documented ({where})" if documented else ""
+        skipped = inapplicable(label, "it")
+        expected.append(f"{label} {_in_eras(said, eras)}{as_documented}" + (f", and {skipped}" if skipped else ""))
+    text = "Expected: " + "; ".join(expected) + "."
     if surprises:
-        said += f" UNEXPECTED: {'; '.join(surprises)}."
-    return said + (
+        text += f" UNEXPECTED: {'; '.join(surprises)}."
+    return text + (
         " Exit status 0: no bridge was named, so this run only reports;"
         " name yours (module:factory) to get exit status 1 when it fails a property."
     )
@@ -275,23 +400,21 @@ def _installed(spec: str) -> bool:
         return False
 
 
-def _write_json(
-    path: str, factories: Sequence[tuple[str, Any]], verdicts: dict[str, dict[str, PropertyResult]]
-) -> None:
-    """Every verdict as JSON: per bridge, its spec and per property the status, counts and counterexample."""
+def _write_json(path: str, factories: Sequence[tuple[str, Any]], verdicts: Verdicts) -> None:
+    """Every verdict as JSON: per bridge, its spec and per `property@era` the status, counts and counterexample."""
     specs = {_label(factory, spec): spec for spec, factory in factories}
     report = {
         label: {
             "spec": specs[label],
             "properties": {
-                pid: {
+                f"{pid}@{era}": {
                     "status": result.status,
                     "examples": result.examples,
                     "seconds": round(result.seconds, 2),
                     "counterexample": result.counterexample,
                     "notes": list(result.notes),
                 }
-                for pid, result in results.items()
+                for (pid, era), result in results.items()
             },
         }
         for label, results in verdicts.items()
@@ -301,31 +424,44 @@ def _write_json(
         file.write("\n")
 
 
-def _matrix(verdicts: dict[str, dict[str, PropertyResult]], chosen: Sequence[str], out: TextIO) -> None:
+def _matrix(verdicts: Verdicts, chosen: Sequence[str], eras: Sequence[str], out: TextIO) -> None:
     from mcp_testkit.contract import PROPERTIES
 
     labels = list(verdicts)
-    widths = [max(len(label), 5) for label in labels]
-    header = "property".ljust(82) + "  ".join(label.ljust(width) for label, width in zip(labels, widths, strict=True))
-    print(header, file=out)
-    print("-" * len(header), file=out)
+    widths = [max(len(label), 9) for label in labels]
+    header = (
+        "property".ljust(82)
+        + "era".ljust(11)
+        + "  ".join(label.ljust(width) for label, width in zip(labels, widths, strict=True))
+    )
+    print(header.rstrip(), file=out)
+    print("-" * len(header.rstrip()), file=out)
     for property_id in chosen:
         title = f"{property_id} {PROPERTIES[property_id].title}"
-        cells = []
-        for label, width in zip(labels, widths, strict=True):
-            result = verdicts[label][property_id]
-            cells.append(result.mark.ljust(width))
-        print(title[:80].ljust(82) + "  ".join(cells), file=out)
+        for index, era in enumerate(eras):
+            cells = [
+                verdicts[label][property_id, era].mark.ljust(width)
+                for label, width in zip(labels, widths, strict=True)
+            ]
+            first = title[:80] if index == 0 else ""
+            print((first.ljust(82) + era.ljust(11) + "  ".join(cells)).rstrip(), file=out)
 
 
-def _counterexamples(verdicts: dict[str, dict[str, PropertyResult]], out: TextIO) -> None:
+def _counterexamples(verdicts: Verdicts, out: TextIO) -> None:
     for label, results in verdicts.items():
-        for result in results.values():
-            if result.passed:
+        shown_fallback: set[str] = set()
+        for (property_id, era), result in results.items():
+            if result.passed or result.not_applicable:
                 continue
-            if result.error:
-                print(f"\n{label}: {result.property_id} ({result.title}) could not be checked (error):", file=out)
+            if result.status == "fell_back":
+                if era in shown_fallback:
+                    continue
+                shown_fallback.add(era)
+                print(f"\n{label} has no verdict in the {era} era (it fell back to the handshake era):", file=out)
+            elif result.error:
+                what = f"{property_id} ({result.title}) could not be checked in the {era} era (error)"
+                print(f"\n{label}: {what}:", file=out)
             else:
-                print(f"\n{label} fails {result.property_id} ({result.title}):", file=out)
+                print(f"\n{label} fails {property_id} ({result.title}) in the {era} era:", file=out)
             for line in (result.counterexample or "(no counterexample)").splitlines():
                 print(f"    {line}", file=out)

@@ -35,6 +35,7 @@ __all__ = [
     "VERSION_KEY",
     "decode_header_value",
     "encode_header_value",
+    "named_eras",
     "stateless_headers",
     "stateless_params",
 ]
@@ -64,6 +65,16 @@ NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "u
 HEADER_MISMATCH = -32020
 MISSING_CAPABILITY = -32021
 UNSUPPORTED_VERSION = -32022
+
+def named_eras(eras: Any) -> tuple[str, ...]:
+    """`eras` as a tuple in the order given, each named once; ValueError naming what is wrong."""
+    if isinstance(eras, str):
+        raise ValueError(f"eras takes a list of era names, such as ('handshake', 'stateless'), not the string {eras!r}")
+    chosen = tuple(dict.fromkeys(eras))
+    if not chosen or any(era not in ERAS for era in chosen):
+        raise ValueError(f"eras must name one or both of 'handshake' and 'stateless', not {tuple(eras)!r}")
+    return chosen
+
 
 _SENTINEL = re.compile(r"=\?base64\?(.*)\?=")
 _PLAIN = re.compile(r"[\x20-\x7e]*")

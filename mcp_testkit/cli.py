@@ -1,5 +1,6 @@
 """The `mcp-testkit` command: `serve` runs a scripted MCP server (HTTP or stdio) until stopped;
-`check` runs the resilience contract against bridges; `record` and `verify` make and check cassettes."""
+`check` runs the resilience contract against bridges; `client` is the reference bridge as a client; `record` and
+`verify` make and check cassettes."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, BinaryIO, NoReturn
 
-from mcp_testkit import _check
+from mcp_testkit import _check, _client
 from mcp_testkit.cassettes import _cli as _cassettes
 
 if TYPE_CHECKING:
@@ -114,6 +115,12 @@ def _parser() -> tuple[_Parser, dict[str, _Parser]]:
     serve.add_argument("--response-mode", choices=["json", "sse"], default=None, help="answer framing")
     serve.add_argument("--get-stream", action="store_true", help="offer a GET SSE stream per session")
     serve.add_argument(
+        "--resumable",
+        action="store_true",
+        help="keep the events of POST SSE streams for a GET with Last-Event-ID, and prime each stream",
+    )
+    serve.add_argument("--retry-ms", type=int, default=None, metavar="MS", help="the retry: of a priming event")
+    serve.add_argument(
         "--era",
         action="append",
         choices=["handshake", "stateless"],
@@ -154,6 +161,7 @@ def _parser() -> tuple[_Parser, dict[str, _Parser]]:
     _cassettes.add_serve_options(serve)
     _check.add_parser(commands)
     _cassettes.add_parsers(commands)
+    _client.add_parser(commands)
     return parser, commands.choices
 
 
@@ -243,6 +251,8 @@ def _build(args: argparse.Namespace) -> tuple[TestMcpServer, Scenario | None]:
         "page_size": args.page_size,
         "response_mode": args.response_mode,
         "get_stream": args.get_stream or None,
+        "resumable": args.resumable or None,
+        "retry_ms": args.retry_ms,
         "eras": tuple(args.era) if args.era else None,
     }
     options.update({key: value for key, value in given.items() if value is not None})
@@ -375,4 +385,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cassettes.run_record(args)
     if args.command == "verify":
         return _cassettes.run_verify(args)
+    if args.command == "client":
+        return _client.run(args)
     return 2  # pragma: no cover - argparse requires a command

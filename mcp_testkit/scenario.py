@@ -40,7 +40,7 @@ __all__ = [
     "validate",
 ]
 
-_OPTIONS = ("name", "preset", "page_size", "response_mode", "get_stream", "eras")
+_OPTIONS = ("name", "preset", "page_size", "response_mode", "get_stream", "eras", "resumable", "retry_ms")
 """Top-level keys of a JSON scenario that are `TestMcpServer` keyword arguments."""
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import strategies as st
 
 from mcp_testkit import faults
+from mcp_testkit._eras import ERAS, STATELESS
 
 if TYPE_CHECKING:
     import mcp_types
@@ -284,24 +285,43 @@ _TRANSPORT_FAULTS = [
 ]
 
 
-def call_faults(*, transient_only: bool = False, auth: bool = True) -> SearchStrategy[faults.Fault]:
+def call_faults(
+    *, transient_only: bool = False, auth: bool = True, era: str = "handshake"
+) -> SearchStrategy[faults.Fault]:
     """Faults of a `tools/call`: answers, HTTP statuses, dropped connections, lost sessions.
 
     With `transient_only`, only what a resilient client may retry: lost connections and sessions.
-    With `auth=False`, no 401/403.
+    With `auth=False`, no 401/403. With `era="stateless"`, the faults of a 2026-07-28 call: no session
+    faults (there are no sessions), and the era's own refusals (`HeaderMismatch`, `UnsupportedVersion`,
+    `MissingCapability`, `EraDowngrade`) among the others.
     """
-    transient = [f for f in _TRANSPORT_FAULTS if not isinstance(f, (faults.TruncateBody, faults.MalformedSse))]
+    if era not in ERAS:
+        raise ValueError(f"call_faults: era must be 'handshake' or 'stateless', not {era!r}")
+    stateless = era == STATELESS
+    transport = [f for f in _TRANSPORT_FAULTS if era in f.eras]
+    transient = [f for f in transport if not isinstance(f, (faults.TruncateBody, faults.MalformedSse))]
     transient = [f for f in transient if not isinstance(f, faults.Accepted)]
     if transient_only:
         return st.sampled_from(transient)
     statuses = [400, 404, 429, 500, 503] + ([401, 403] if auth else [])
-    return st.one_of(
-        st.sampled_from(_TRANSPORT_FAULTS),
+    options = [
+        st.sampled_from(transport),
         st.builds(faults.HttpStatus, st.sampled_from(statuses)),
         st.builds(faults.ErrorResult, st.text(alphabet=string.ascii_letters + " ", min_size=1, max_size=20)),
         st.builds(faults.ProtocolError, st.sampled_from([-32603, -32602, -32000]), st.just("scripted failure")),
         st.just(faults.Delay(0.001)),
-    )
+    ]
+    if stateless:
+        options.append(st.sampled_from(_STATELESS_FAULTS))
+    return st.one_of(options)
+
+
+_STATELESS_FAULTS = [
+    faults.HeaderMismatch(),
+    faults.UnsupportedVersion(),
+    faults.MissingCapability(),
+    faults.EraDowngrade(),
+]
 
 
 @st.composite

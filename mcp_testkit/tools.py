@@ -191,6 +191,9 @@ class ScriptedTool:
     definition: dict[str, Any]
     answers: list[Any]
     validator: Validator | None = field(default=None, repr=False)
+    requires: tuple[str, ...] = ()
+    """Client capabilities a call needs ('sampling', 'elicitation', ...): a 2026-07-28 call whose `_meta`
+    does not declare them all is refused with -32021 before the tool runs."""
     _served: int = field(default=0, repr=False)
 
     @classmethod
@@ -209,6 +212,7 @@ class ScriptedTool:
         open_world: bool | None = None,
         returns: Any = None,
         answers: Sequence[Any] | None = None,
+        requires: Sequence[str] = (),
     ) -> ScriptedTool:
         """Check a tool definition against the spec and build it; raises ValueError naming the problem."""
         if not isinstance(name, str) or not _NAME.match(name):
@@ -219,6 +223,8 @@ class ScriptedTool:
             raise ValueError(f"tool {name!r}: give either returns= or answers=, not both")
         if answers is not None and (isinstance(answers, (str, bytes, Mapping)) or len(answers) == 0):
             raise ValueError(f"tool {name!r}: answers= must be a non-empty list, one answer per call")
+        if isinstance(requires, str) or not all(isinstance(capability, str) and capability for capability in requires):
+            raise ValueError(f"tool {name!r}: requires= is a list of client capability names, such as ['sampling']")
         schema = dict(input_schema) if input_schema is not None else {"type": "object"}
         if schema.get("type") != "object":
             raise ValueError(f'tool {name!r}: input_schema must have "type": "object" at its root')
@@ -251,7 +257,7 @@ class ScriptedTool:
             raise ValueError(f"tool {name!r} is not a valid MCP tool definition: {exc}") from None
         validator = _validator_for(name, schema)
         script = list(answers) if answers is not None else [returns]
-        return cls(name=name, definition=definition, answers=script, validator=validator)
+        return cls(name=name, definition=definition, answers=script, validator=validator, requires=tuple(requires))
 
     def __call__(self, handler: Callable[..., Any]) -> Callable[..., Any]:
         """Make `handler` this tool's only answer; returns it unchanged, so this works as a decorator."""

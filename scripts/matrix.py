@@ -2,7 +2,8 @@
 runs the contract over the socket and writes docs/matrix.md (and docs/matrix.json).
 
     python scripts/matrix.py                      # every bridge, 100 examples, writes docs/matrix.md
-    python scripts/matrix.py --only fastmcp       # one bridge (repeatable)
+    python scripts/matrix.py --only fastmcp       # one bridge (repeatable): its columns are replaced, the
+                                                  # others kept from docs/matrix.json
     python scripts/matrix.py --ci                 # what CI runs: the bridges installable alongside the
                                                   # toolkit and the TypeScript driver, 10 examples, each
                                                   # cell asserted against .ci/matrix-expected.json
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -44,7 +46,11 @@ BRIDGES = (
     Bridge(
         "toolkit",
         "toolkit",
-        ("mcp_testkit.adapters:ReferenceBridgeAdapter", "mcp_testkit.adapters:SdkClientAdapter"),
+        (
+            "mcp_testkit.adapters:ReferenceBridgeAdapter",
+            "mcp_testkit.adapters:SdkClientAdapter",
+            "mcp_testkit.adapters:SdkClientAdapter.legacy",
+        ),
         dist="mcp",
     ),
     Bridge(
@@ -93,7 +99,37 @@ MEANING = {
     "P6": "the application cannot tell what happened: a call that may have run looks like one that surely did not "
     "(or like a tool error the model is invited to retry).",
     "P7": "the model reads an error as a success, or the same result in two different ways.",
+    "P8": "a call a person declined, or never answered, reaches the server; an approved one runs twice or not at all.",
+    "P9": "a cached tool list leaks one credential's tools to another, or hides a changed catalogue past its TTL.",
 }
+
+
+NOTES = {
+    "langchain-mcp-adapters": (
+        "Its calls hang (P2, P3, P6) when an answer arrives broken (`TruncateBody`, `MalformedSse`) or its SSE "
+        "stream ends before the answer (`EndStream`). The hang is the bridge's, not the driver's: it stays with the "
+        "driver's `WireWatch` replaced by a plain `httpx` transport. Its mcp 1.x client hands a body it cannot parse "
+        "to the session as an exception, which fails no pending request, and a stream that ends with no event to "
+        "resume from leaves the request waiting; a request then waits for the session's read timeout, and "
+        "langchain-mcp-adapters gives `ClientSession` none unless the application passes "
+        '`session_kwargs={"read_timeout_seconds": ...}` (with one, such a call fails with a timeout instead, an '
+        "outcome the application can handle)."
+    ),
+    "smolagents": (
+        "Every property fails on one bug, which masks the others: mcpadapt reads `inputSchema[\"properties\"]`, "
+        'which a tool without parameters may leave out (`{"type": "object"}`, as the spec allows and as '
+        "`TestMcpServer`'s tools declare by default), so the listing raises `KeyError: 'properties'` and the bridge "
+        "loads nothing. [The probes](matrix-probes.md) run it a second time with tools whose schema has "
+        "`properties` (the rows `smolagents (schema with properties)`), and show what the crash hides: it reads the "
+        "first page of the listing only (P1); it hands an `isError` result's text to the agent as a success (P2, "
+        "P7: a write that never ran is reported done); an HTTP error (401, 500) or a dropped connection during a "
+        "call hangs it for good (P3, P4, P6), because the error ends mcpadapt's session task and the thread of its "
+        "event loop, and the synchronous tool call waits, with no timeout, for a result from that stopped loop; "
+        "no new session follows a 404 (P5). Its session read timeout is lost too (`client_session_timeout_seconds` "
+        "defaults to the int 5 and only a float or a timedelta is used), but a float does not end the hang above."
+    ),
+}
+"""What a bridge's column cannot say by itself, by column name (without the version)."""
 
 
 def run(command: list[str], **options: object) -> subprocess.CompletedProcess[str]:
@@ -138,7 +174,8 @@ def check(bridge: Bridge, cache: Path, examples: int, out: Path) -> dict[str, di
     target = ["--driver", driver] if driver else list(bridge.specs)
     report = out / f"{bridge.key}.json"
     started = time.perf_counter()
-    options = ["--transport", "socket", "--examples", str(examples), "--json", str(report)]
+    # The handshake era, which every bridge here speaks; `check` keys each verdict `P1@handshake`.
+    options = ["--transport", "socket", "--era", "handshake", "--examples", str(examples), "--json", str(report)]
     run(
         [str(python), "-m", "mcp_testkit", "check", *target, *options],
         cwd=ROOT,
@@ -146,39 +183,88 @@ def check(bridge: Bridge, cache: Path, examples: int, out: Path) -> dict[str, di
     )
     print(f"::: {bridge.key}: {time.perf_counter() - started:.1f} s", flush=True)
     verdicts: dict[str, dict[str, object]] = json.loads(report.read_text())
+    for value in verdicts.values():
+        # Only verdicts: P5s (the stateless era's) and P8/P9 for an adapter without approvals or a tool cache are
+        # n/a here, and a missing cell reads as n/a.
+        value["properties"] = {
+            key.removesuffix("@handshake"): cell
+            for key, cell in value["properties"].items()  # type: ignore[attr-defined]
+            if cell["status"] != "not_applicable"
+        }
     if bridge.dist and bridge.kind != "toolkit":
         suffix = f"@{version_of(python, bridge.dist)}"
         verdicts = {f"{label}{suffix}": value for label, value in verdicts.items()}
     elif bridge.kind == "toolkit":
         suffix = f" (mcp {version_of(python, 'mcp')})"
         verdicts = {f"{label}{suffix}": value for label, value in verdicts.items()}
+    for value in verdicts.values():  # published: no paths of this machine
+        value["spec"] = str(value["spec"]).replace(f"{ROOT}/", "").replace(str(cache), "$CACHE")
     return verdicts
 
 
+def headline(counterexample: str) -> str:
+    """What went wrong, in the counterexample's words: its first line after the example's inputs."""
+    lines = counterexample.splitlines()
+    said = lines[lines.index(")") + 1] if ")" in lines[:-1] else (lines[0] if lines else "")
+    said = said.strip()
+    return said[:1].upper() + said[1:]
+
+
 def column(label: str) -> str:
-    """The column without its version: what the expected-verdict file keys on."""
-    name = label.split(" (")[0]
+    """The column without its version (`@1.2`, or ` (mcp 2.3.0)` for the toolkit's): what the expected-verdict
+    file keys on. A column's own words in parentheses stay: `sdk-client (auto)` and `sdk-client (legacy)`."""
+    name = re.sub(r" \(mcp [^)]*\)$", "", label)
     return name.rsplit("@", 1)[0] if "@" in name[1:] else name
+
+
+def owner(spec: str) -> int | None:
+    """The index in BRIDGES of the bridge whose run gave a column, from the column's spec."""
+    for index, bridge in enumerate(BRIDGES):
+        if spec in bridge.specs or (bridge.driver and bridge.driver in spec):
+            return index
+    return None
+
+
+def merged(fresh: dict[str, dict[str, object]], path: Path) -> dict[str, dict[str, object]]:
+    """The published verdicts of `path` with the bridges run now in place of theirs, in the order of BRIDGES."""
+    published: dict[str, dict[str, object]] = json.loads(path.read_text()) if path.exists() else {}
+    rerun = {owner(str(value["spec"])) for value in fresh.values()}
+    kept = {label: value for label, value in published.items() if owner(str(value["spec"])) not in rerun}
+    every = {**kept, **fresh}
+
+    def place(label: str) -> tuple[int, int]:
+        spec = str(every[label]["spec"])
+        index = owner(spec)
+        specs = BRIDGES[index].specs if index is not None else ()
+        return (len(BRIDGES) if index is None else index, specs.index(spec) if spec in specs else 0)
+
+    return {label: every[label] for label in sorted(every, key=place)}
 
 
 def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: Path) -> None:
     labels = list(verdicts)
-    mark = {"passed": "holds", "failed": "**FAILS**", "error": "ERROR"}
+    mark = {"passed": "holds", "failed": "**FAILS**", "error": "ERROR", "not_applicable": "n/a"}
     lines = [
         "# The guarantee matrix",
         "",
-        f"The resilience contract (P1-P7, [the contract](contract.md)) at {examples} examples per property, over",
+        f"The resilience contract ([the contract](contract.md)) at {examples} examples per property, over",
         "127.0.0.1, against each bridge as its adapter or driver runs it. Regenerate with",
         "`python scripts/matrix.py`; CI checks the bridges installable alongside the toolkit and the",
         "TypeScript driver against `.ci/matrix-expected.json`. Each adapter's module docstring (or each",
         "driver's header) says how the bridge is driven: its session model, its retries, how its errors map.",
+        "Each verdict was also checked by hand once, with a one-fault probe: [the matrix, checked by",
+        "hand](matrix-probes.md) (`python scripts/probe_matrix.py`).",
+        "P8 and P9 apply only to a bridge whose adapter declares approvals or a tool cache: n/a elsewhere.",
         "",
         "| property | " + " | ".join(f"`{label}`" for label in labels) + " |",
         "| --- | " + " | ".join("---" for _ in labels) + " |",
     ]
     properties = sorted({pid for result in verdicts.values() for pid in result["properties"]})  # type: ignore[attr-defined]
     for pid in properties:
-        cells = [mark[verdicts[label]["properties"][pid]["status"]] for label in labels]  # type: ignore[index]
+        cells = [
+            mark[verdicts[label]["properties"].get(pid, {"status": "not_applicable"})["status"]]  # type: ignore[attr-defined]
+            for label in labels
+        ]
         lines.append(f"| {pid} | " + " | ".join(cells) + " |")
     lines += ["", "## Run time", "", "| bridge | seconds | examples | examples per second |"]
     lines.append("| --- | --- | --- | --- |")
@@ -187,16 +273,20 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
         seconds = sum(p["seconds"] for p in props)
         count = sum(p["examples"] for p in props)
         lines.append(f"| `{label}` | {seconds:.1f} | {count} | {count / seconds if seconds else 0:.1f} |")
+    notes = [(label, NOTES[column(label)]) for label in labels if column(label) in NOTES]
+    if notes:
+        lines += ["", "## Notes on the bridges", ""]
+        for label, note in notes:
+            lines += [f"**`{label}`**. {note}", ""]
+        lines.pop()
     lines += ["", "## The failures, shrunk", ""]
     for label in labels:
         for pid, result in verdicts[label]["properties"].items():  # type: ignore[attr-defined]
             if result["status"] == "passed":
                 continue
-            first = (result["counterexample"] or "").split("\n")
-            headline = next((line for line in first if line and not line.startswith(("P", "    "))), first[0])
             lines += [f"### `{label}`: {pid} {mark[result['status']].strip('*').lower()}", ""]
             if result["status"] == "failed":
-                lines += [f"{headline.strip()}. For an application: {MEANING[pid]}", ""]
+                lines += [f"{headline(result['counterexample'] or '')}. For an application: {MEANING[pid]}", ""]
             else:
                 lines += ["The adapter or driver raised: no verdict on the bridge.", ""]
             lines += ["```text", *(result["counterexample"] or "").splitlines()[:40], "```", ""]
@@ -221,7 +311,12 @@ def compare(verdicts: dict[str, dict[str, object]], expected_path: Path) -> list
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--examples", type=int, default=100)
-    parser.add_argument("--only", action="append", choices=[b.key for b in BRIDGES])
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=[b.key for b in BRIDGES],
+        help="run one bridge (repeatable); its columns replace theirs in docs/matrix.md, the others stay",
+    )
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "mcp-testkit-matrix")
     parser.add_argument("--check", type=Path, metavar="EXPECTED.json", help="assert each cell against this file")
     parser.add_argument("--ci", action="store_true", help="the CI bridges, 10 examples, --check the expected file")
@@ -236,8 +331,10 @@ def main() -> int:
     for bridge in chosen:
         verdicts.update(check(bridge, args.cache, examples, out))
     if not (args.ci or args.no_write):
-        write_markdown(verdicts, examples, ROOT / "docs" / "matrix.md")
-        (ROOT / "docs" / "matrix.json").write_text(json.dumps(verdicts, indent=2, sort_keys=True) + "\n")
+        published = ROOT / "docs" / "matrix.json"
+        written = merged(verdicts, published) if args.only else verdicts
+        write_markdown(written, examples, ROOT / "docs" / "matrix.md")
+        published.write_text(json.dumps(written, indent=2, sort_keys=True) + "\n")
     for label, result in verdicts.items():
         properties = result["properties"].items()  # type: ignore[attr-defined]
         cells = " ".join(f"{pid}={cell['status']}" for pid, cell in properties)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from node_trees import ConformanceSuite, conformance_suite
+from node_trees import ConformanceSuite, conformance_next_suite, conformance_suite
 
 # The plugin's own tests run pytest on generated files in this process (pytester). pytester drops the
 # modules an inner run imported first, so a later import makes second copies whose exception classes
@@ -30,6 +30,12 @@ def anyio_backend() -> str:
 def conformance() -> ConformanceSuite:
     """The official MCP conformance suite, installed from tests/conformance's lock on first use."""
     return conformance_suite()
+
+
+@pytest.fixture(scope="session")
+def conformance_next() -> ConformanceSuite:
+    """The conformance suite's 2026-07-28 pre-release, installed from tests/conformance_next's lock on first use."""
+    return conformance_next_suite()
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,8 @@
 """The Node.js test trees this repository owns, installed on first use.
 
 A tree is a folder with a `package.json` and a `package-lock.json`: `tests/conformance` pins the
-official MCP conformance suite, `tests/standalone/ts_client` a client on the TypeScript SDK. The
+official MCP conformance suite, `tests/conformance_next` its pre-release with the 2026-07-28
+scenarios, `tests/standalone/ts_client` a client on the TypeScript SDK. The
 first test that needs a tree runs `npm ci` in it, under a file lock so that pytest-xdist workers
 wait for one install instead of racing; a stamp in `node_modules` (a digest of the two files) tells
 later runs that it is done, and a changed lock installs again.
@@ -27,7 +28,10 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 CONFORMANCE = TESTS / "conformance"
+CONFORMANCE_NEXT = TESTS / "conformance_next"
 TS_CLIENT = TESTS / "standalone" / "ts_client"
+NODE20_SHIM = CONFORMANCE / "node20-globsync.mjs"
+"""Lets both conformance trees run on Node 20 (they import fs.globSync, which Node 22 added)."""
 NPM_CI_TIMEOUT_S = 600.0
 """One `npm ci` from the registry, on a slow network."""
 SCENARIO_TIMEOUT_S = 120.0
@@ -35,6 +39,8 @@ SCENARIO_TIMEOUT_S = 120.0
 
 _STAMP = ".mcp-testkit-installed"
 _TALLY = re.compile(r"Passed: (\d+)/(\d+), (\d+) failed")
+_LISTED = re.compile(r"^\s+- (\S+)(?: \[([^\]]*)\])?$")
+_CHECK = re.compile(r"\[([^\]\s]+)\s*\] (SUCCESS|FAILURE|WARNING|SKIPPED|INFO) ")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -100,6 +106,10 @@ class SuiteRun:
         found = _TALLY.search(self.output)
         return (int(found[1]), int(found[2]), int(found[3])) if found else None
 
+    def checks(self, status: str) -> frozenset[str]:
+        """The ids of the checks the suite reported with `status` (SUCCESS, FAILURE, WARNING, SKIPPED)."""
+        return frozenset(check for check, said in _CHECK.findall(self.output) if said == status)
+
     @property
     def all_passed(self) -> bool:
         """Every check of the scenario passed, there was at least one, and the suite exited 0."""
@@ -109,27 +119,52 @@ class SuiteRun:
 
 @dataclass(frozen=True)
 class ConformanceSuite:
-    """The official MCP conformance suite (npm @modelcontextprotocol/conformance), as `tests/conformance` pins it."""
+    """The official MCP conformance suite (npm @modelcontextprotocol/conformance), as a tree pins it."""
 
     node: str
     tree: Path
 
-    def run(self, url: str, scenario: str, cwd: Path) -> SuiteRun:
-        """Run one server scenario against `url`; the suite writes what it writes under `cwd`."""
-        command = [
-            self.node,
-            "--import",
-            (self.tree / "node20-globsync.mjs").as_uri(),
-            str(self.tree / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"),
-            *("server", "--url", url, "--scenario", scenario),
-        ]
+    def run(self, url: str, scenario: str, cwd: Path, *, spec_version: str | None = None) -> SuiteRun:
+        """Run one server scenario against `url`, at the wire of `spec_version` if given (else the scenario's
+        default); the suite writes what it writes under `cwd`."""
+        version = ("--spec-version", spec_version) if spec_version else ()
+        return self._run(scenario, cwd, "server", "--url", url, "--scenario", scenario, *version)
+
+    def run_client(self, command: str, scenario: str, cwd: Path) -> SuiteRun:
+        """Run one client scenario: the suite starts its server and runs `command URL` (a shell command line)."""
+        return self._run(scenario, cwd, "client", "--command", command, "--scenario", scenario)
+
+    def _run(self, scenario: str, cwd: Path, *arguments: str) -> SuiteRun:
+        command = self._command(*arguments)
         ran = subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=SCENARIO_TIMEOUT_S)
         return SuiteRun(scenario, ran.returncode, _ANSI.sub("", ran.stdout + ran.stderr))
+
+    def server_scenarios(self) -> dict[str, tuple[str, ...]]:
+        """Every server scenario the suite lists, with the spec versions it applies to (none for an extension)."""
+        listed = subprocess.run(
+            self._command("list", "--server"), capture_output=True, text=True, timeout=SCENARIO_TIMEOUT_S, check=True
+        ).stdout
+        found = {}
+        for line in _ANSI.sub("", listed).splitlines():
+            named = _LISTED.match(line)
+            if named:
+                found[named[1]] = tuple(v for v in (named[2] or "").split(",") if v[:1].isdigit())
+        return found
+
+    def _command(self, *arguments: str) -> list[str]:
+        entry = self.tree / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+        return [self.node, "--import", NODE20_SHIM.as_uri(), str(entry), *arguments]
 
 
 def conformance_suite() -> ConformanceSuite:
     """The conformance suite, installed; skips (fails under CI=true) without Node.js."""
     return ConformanceSuite(node("the MCP conformance suite"), installed(CONFORMANCE))
+
+
+def conformance_next_suite() -> ConformanceSuite:
+    """The conformance suite's pre-release with the 2026-07-28 scenarios, installed; skips (fails under CI=true)
+    without Node.js."""
+    return ConformanceSuite(node("the MCP conformance suite (2026-07-28)"), installed(CONFORMANCE_NEXT))
 
 
 def _digest(tree: Path) -> str:

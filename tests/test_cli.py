@@ -48,6 +48,8 @@ def test_version_is_the_installed_distributions() -> None:
         (["serve", "--match", "fuzzy"], "mcp-testkit serve: ", "'fuzzy'", "serve"),
         (["record", "--out", "t.json"], "mcp-testkit record: ", "--upstream --upstream-command is required", "record"),
         (["verify", "t.json", "--upstream", "u", "--hedaer"], "mcp-testkit verify: ", "--header?)", "verify"),
+        (["client"], "mcp-testkit client: ", "the following arguments are required: url", "client"),
+        (["client", "http://127.0.0.1/mcp", "--era", "old"], "mcp-testkit client: ", "'old'", "client"),
         (["chek"], "mcp-testkit: ", "'chek'", "top"),
         ([], "mcp-testkit: ", "command", "top"),
     ],
@@ -69,19 +71,24 @@ def test_a_mistake_is_one_line_on_stderr_with_its_commands_usage(
         "check": "--examples N" in line,
         "record": "--redact REGEX" in line,
         "verify": "CASSETTE.json" in line,
-        "top": "{serve,check,record,verify}" in line,
+        "client": "--arguments JSON" in line,
+        "top": "{serve,check,record,verify,client}" in line,
     }
     assert [name for name, present in shown.items() if present] == [usage_of], line
 
 
 def test_check_ends_saying_which_verdicts_are_expected() -> None:
-    """With no bridge named, the last line says the reference holds, the SDK client's failures are known, why exit 0."""
+    """With no bridge named, the last line says the reference holds in both eras, the SDK client's failures and its
+    legacy mode's fallback are known, and why exit 0."""
     done = _run("check", "--property", "P5", "--property", "P2", "--examples", "5")
     assert done.returncode == 0, done.stderr
+    documented = 'as documented (docs/contract.md, "The SDK client\'s verdicts")'
     assert done.stdout.splitlines()[-1] == (
-        "Expected: reference holds every property checked; sdk-client fails P5, as documented "
-        '(docs/contract.md, "The SDK client\'s verdicts"). Exit status 0: no bridge was named, so this run only '
-        "reports; name yours (module:factory) to get exit status 1 when it fails a property."
+        "Expected: reference holds every property checked in both eras; sdk-client (auto) fails P5 in the handshake "
+        f"era and holds every property checked in the stateless era, {documented}; sdk-client (legacy) fails P5 in "
+        f"the handshake era and falls back to the handshake in the stateless era, {documented}. Exit status 0: no "
+        "bridge was named, so this run only reports; name yours (module:factory) to get exit status 1 when it fails "
+        "a property."
     )
 
 
@@ -94,7 +101,12 @@ def test_the_documented_section_exists() -> None:
     ("bridge", "status", "last"),
     [
         (REFERENCE, 0, "Exit status 0: every bridge named on the command line holds every property checked."),
-        (SDK, 1, "Exit status 1: a bridge named on the command line fails a property (sdk-client: P5)."),
+        (
+            SDK,
+            1,
+            "Exit status 1: a bridge named on the command line fails a property (sdk-client (auto): P5 in the "
+            "handshake era).",
+        ),
     ],
     ids=["holds", "fails"],
 )
@@ -105,36 +117,90 @@ def test_check_of_a_named_bridge_ends_with_what_its_exit_status_means(bridge: st
     assert done.stdout.splitlines()[-1] == last
 
 
-def test_an_unexpected_verdict_of_a_shipped_bridge_is_called_out() -> None:
-    """A shipped bridge whose verdicts differ from the expected ones is named UNEXPECTED in the closing line."""
-    verdicts = {
+def _verdicts(held: dict[str, dict[tuple[str, str], str]]) -> dict[str, dict[tuple[str, str], PropertyResult]]:
+    """Verdicts by bridge label and (property, era), from their statuses."""
+    return {
         label: {
-            pid: PropertyResult(pid, PROPERTIES[pid].title, "passed" if passed else "failed", None, 5, 0.0)
-            for pid, passed in held.items()
+            (pid, era): PropertyResult(pid, PROPERTIES[pid].title, status, None, 5, 0.0, era=era)
+            for (pid, era), status in statuses.items()
         }
-        for label, held in {"reference": {"P2": False, "P5": True}, "sdk-client": {"P2": True, "P5": False}}.items()
+        for label, statuses in held.items()
     }
-    factories = [
-        (REFERENCE, type("Reference", (), {"name": "reference"})),
-        (SDK, type("Sdk", (), {"name": "sdk-client"})),
-    ]
-    line = _expected(factories, verdicts, ["P2", "P5"], [], named=False)
-    assert line.startswith("Expected: reference holds every property checked; sdk-client fails P5, as documented")
-    assert "UNEXPECTED: reference fails P2, which it should hold (a bug: please report it)." in line
+
+
+LABELS = {REFERENCE: "reference", SDK: "sdk-client (auto)"}
+
+
+def test_an_unexpected_verdict_of_a_shipped_bridge_is_called_out() -> None:
+    """A shipped bridge whose verdicts differ from the expected ones is named UNEXPECTED in the closing line, with
+    the era."""
+    verdicts = _verdicts(
+        {
+            "reference": {("P2", "handshake"): "failed", ("P5", "handshake"): "passed"},
+            "sdk-client (auto)": {("P2", "handshake"): "passed", ("P5", "handshake"): "failed"},
+        }
+    )
+    line = _expected(LABELS, verdicts, ["P2", "P5"], ["handshake"], [], named=False)
+    assert line.startswith(
+        "Expected: reference holds every property checked; sdk-client (auto) fails P5, as documented"
+    )
+    assert (
+        "UNEXPECTED: reference fails P2 in the handshake era, which it should hold (a bug: please report it)." in line
+    )
 
 
 def test_a_known_failure_not_found_is_called_out() -> None:
     """When the SDK client holds a property it is known to fail (too few examples), the closing line says so."""
-    verdicts = {
-        label: {"P1": PropertyResult("P1", PROPERTIES["P1"].title, "passed", None, 1, 0.0)}
-        for label in ("reference", "sdk-client")
-    }
-    factories = [
-        (REFERENCE, type("Reference", (), {"name": "reference"})),
-        (SDK, type("Sdk", (), {"name": "sdk-client"})),
-    ]
-    line = _expected(factories, verdicts, ["P1"], [], named=False)
-    assert "UNEXPECTED: sdk-client holds P1 here (too few --examples to find the known failure)." in line
+    verdicts = _verdicts(
+        {label: {("P1", "stateless"): "passed"} for label in ("reference", "sdk-client (auto)")}
+    )
+    line = _expected(LABELS, verdicts, ["P1"], ["stateless"], [], named=False)
+    assert (
+        "UNEXPECTED: sdk-client (auto) holds P1 in the stateless era here (too few --examples to find the known "
+        "failure)." in line
+    )
+
+
+def test_an_unexpected_fallback_of_a_shipped_bridge_is_called_out() -> None:
+    """A shipped bridge that falls back in the stateless era where it should speak it is called out as a bug."""
+    verdicts = _verdicts(
+        {label: {("P2", "stateless"): "fell_back"} for label in ("reference", "sdk-client (auto)")}
+    )
+    line = _expected(LABELS, verdicts, ["P2"], ["stateless"], [], named=False)
+    assert "UNEXPECTED: reference fell back to the handshake era in the stateless era (a bug: please report it)" in line
+
+
+def test_a_property_that_does_not_apply_to_a_bridge_is_said_never_held() -> None:
+    """P8/P9 n/a for want of a capability are named per bridge in the closing line, never counted as held; P5 n/a in
+    the stateless era (every bridge's) goes unsaid."""
+    verdicts = _verdicts(
+        {
+            "reference": {
+                **{(pid, era): "passed" for pid in ("P8", "P9") for era in ("handshake", "stateless")},
+                ("P5", "handshake"): "passed",
+                ("P5", "stateless"): "not_applicable",
+            },
+            "sdk-client (auto)": {
+                **{(pid, era): "not_applicable" for pid in ("P8", "P9") for era in ("handshake", "stateless")},
+                ("P5", "handshake"): "failed",
+                ("P5", "stateless"): "not_applicable",
+            },
+        }
+    )
+    eras = ["handshake", "stateless"]
+    line = _expected(LABELS, verdicts, ["P5", "P8", "P9"], eras, [], named=False)
+    reason = "(its adapter declares no capability they need)"
+    assert line.startswith(
+        "Expected: reference holds every property checked in both eras; sdk-client (auto) fails P5 in the handshake "
+        f"era and holds every property checked in the stateless era, as documented "
+        f'(docs/contract.md, "The SDK client\'s verdicts"), and P8, P9 do not apply to it {reason}.'
+    )
+    assert "UNEXPECTED" not in line
+    named = _expected(LABELS, verdicts, ["P8", "P9"], eras, [], named=True)
+    assert named == (
+        "Exit status 0: every bridge named on the command line holds every property checked; "
+        f"P8, P9 do not apply to sdk-client (auto) {reason}."
+    )
 
 
 def test_serve_stdio_refuses_a_scenario_of_the_stateless_era_only(tmp_path: Path) -> None:

@@ -4,8 +4,11 @@ called as a LangChain agent calls them (`tool.ainvoke` with a tool call, answere
 Session model: per call (a new session for the listing and for every tool call). Retries: none.
 The listing walks `nextCursor` without a page limit. Errors: an `isError` result comes back as a
 `ToolMessage` with `status="error"` (`tool_error`); what the tool raises is sorted by what crossed
-the wire (`WireWatch`). Needs `mcp<2`: set up with `python -m venv .venv && .venv/bin/pip install -r
-drivers/langchain/requirements.txt`, run with `.venv/bin/python drivers/langchain/drive.py`.
+the wire (`WireWatch`). The bridge runs with its defaults: its `ClientSession` gets no read timeout
+(no `session_kwargs`), so a call whose answer arrives broken or whose SSE stream ends early waits for
+good, which is the bridge's hang to report (docs/matrix.md, notes). Needs `mcp<2`: set up with
+`python -m venv .venv && .venv/bin/pip install -r drivers/langchain/requirements.txt`, run with
+`.venv/bin/python drivers/langchain/drive.py`.
 """
 
 from __future__ import annotations

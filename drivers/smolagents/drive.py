@@ -8,6 +8,8 @@ listing reports the MCP name of the tool each sanitised name reaches, as an agen
 keeps one tool per name. Errors: the tool returns the first content block's text and ignores
 `isError` (`ok`); what it raises is sorted by what crossed the wire (`WireWatch`). mcpadapt's
 session timeout is given as an int and checked as a float, so calls have none: timeout_s is null.
+An HTTP error or a lost connection during a call ends mcpadapt's session task and its event loop's
+thread; the call then waits for good on that stopped loop (a hang of the bridge, reported as such).
 Needs `mcp<2`: set up with `python -m venv .venv && .venv/bin/pip install -r
 drivers/smolagents/requirements.txt`, run with `.venv/bin/python drivers/smolagents/drive.py`.
 """

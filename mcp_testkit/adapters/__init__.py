@@ -15,13 +15,26 @@ adapter method is reported as an error of the adapter, never as the bridge break
 from __future__ import annotations
 
 from mcp_testkit.adapters._driver import DriverAdapter, DriverError, DriverFactory
-from mcp_testkit.adapters._outcome import AdapterFactory, BridgeAdapter, Outcome, OutcomeKind, SessionMode
+from mcp_testkit.adapters._outcome import (
+    CAPABILITIES,
+    AdapterFactory,
+    ApprovalAdapter,
+    BridgeAdapter,
+    Capability,
+    Outcome,
+    OutcomeKind,
+    SessionMode,
+    ToolCacheAdapter,
+)
 from mcp_testkit.adapters._reference import PerCallReferenceAdapter, ReferenceBridgeAdapter
 from mcp_testkit.adapters._sdk import SdkClientAdapter, SdkErrorClassifier
 
 __all__ = [
+    "CAPABILITIES",
     "AdapterFactory",
+    "ApprovalAdapter",
     "BridgeAdapter",
+    "Capability",
     "DriverAdapter",
     "DriverError",
     "DriverFactory",
@@ -32,4 +45,5 @@ __all__ = [
     "SdkClientAdapter",
     "SdkErrorClassifier",
     "SessionMode",
+    "ToolCacheAdapter",
 ]

@@ -2,17 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["AdapterFactory", "BridgeAdapter", "Outcome", "OutcomeKind", "SessionMode"]
+__all__ = [
+    "CAPABILITIES",
+    "AdapterFactory",
+    "ApprovalAdapter",
+    "BridgeAdapter",
+    "Capability",
+    "Outcome",
+    "OutcomeKind",
+    "SessionMode",
+    "ToolCacheAdapter",
+]
 
-OutcomeKind = Literal["ok", "tool_error", "auth_error", "outcome_unknown", "connection_error"]
+OutcomeKind = Literal["ok", "tool_error", "auth_error", "outcome_unknown", "connection_error", "approval_required"]
 SessionMode = Literal["persistent", "per_call"]
+Capability = Literal["approvals", "tool_cache"]
+CAPABILITIES: tuple[Capability, ...] = ("approvals", "tool_cache")
+"""What an adapter may declare in `capabilities`: the properties that need one apply only to bridges that have it."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,11 @@ class Outcome:
     def connection_error(cls, error: BaseException, text: str | None = None) -> Outcome:
         return cls("connection_error", str(error) if text is None else text, error)
 
+    @classmethod
+    def approval_required(cls, token: str) -> Outcome:
+        """The bridge paused the call for a person's approval; `text` is the token that approves or declines it."""
+        return cls("approval_required", token)
+
     def __str__(self) -> str:
         if self.kind == "ok":
             return f"ok({self.text!r})"
@@ -60,9 +78,13 @@ class Outcome:
 class BridgeAdapter(Protocol):
     """One bridge connected to one server, as the contract suite drives it.
 
-    Two attributes are optional and read with a default: `sessions` ("persistent", the default, or
-    "per_call" for a bridge that opens a session for every operation) and `timeout_s` (how long the
-    bridge waits for a call's answer; None, the default, runs no late-answer cases).
+    Four attributes are optional and read with a default: `sessions` ("persistent", the default, or
+    "per_call" for a bridge that opens a session for every operation), `timeout_s` (how long the
+    bridge waits for a call's answer; None, the default, runs no late-answer cases), `eras` (the
+    protocol eras the factory can be asked to speak with `era=`; None, the default, never asks) and
+    `capabilities` (what the bridge has beyond the core, from `CAPABILITIES`: "approvals" makes it an
+    `ApprovalAdapter` and P8 applies, "tool_cache" a `ToolCacheAdapter` and P9 applies; by default
+    none, and those properties are "not applicable", never "holds").
     """
 
     name: ClassVar[str]
@@ -97,3 +119,45 @@ class AdapterFactory(Protocol):
     """Makes an adapter; `transport` routes its HTTP in-process when given."""
 
     def __call__(self, *, transport: httpx2.AsyncBaseTransport | None = None) -> BridgeAdapter: ...
+
+
+@runtime_checkable
+class ApprovalAdapter(BridgeAdapter, Protocol):
+    """An adapter whose bridge pauses calls for approval (capability "approvals"; property P8).
+
+    A gated call's `call` returns `Outcome.approval_required(token)` and sends nothing; the token is
+    then given to `approve` (which returns what `call` would have) or to `decline`.
+    """
+
+    def require_approval(self, tools: Collection[str]) -> None:
+        """From the next connect on, calls of these tools (bare names) wait for approval."""
+        ...
+
+    async def approve(self, token: str) -> Outcome:
+        """Run the paused call, once; any use of a spent or unknown token is not `ok`."""
+        ...
+
+    async def decline(self, token: str) -> Outcome:
+        """Drop the paused call without sending it; `ok` when it was dropped."""
+        ...
+
+
+@runtime_checkable
+class ToolCacheAdapter(BridgeAdapter, Protocol):
+    """An adapter whose bridge caches tool listings across connects (capability "tool_cache"; property P9).
+
+    `connect` may be called again on the same adapter: it ends what the previous connect opened and
+    connects anew, through the cache, with the headers given.
+    """
+
+    cache_ttl_s: float
+    """How long a cached listing is kept, in seconds of the cache's clock."""
+
+    def use_tool_cache(self) -> None:
+        """From the next connect on, list through the bridge's tool cache, empty now, on a clock that only
+        `advance_cache_clock` moves."""
+        ...
+
+    def advance_cache_clock(self, seconds: float) -> None:
+        """Move the cache's clock forward."""
+        ...

@@ -3,23 +3,35 @@ kept open, or with a session opened for every operation as many frameworks do.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from mcp_testkit.adapters._outcome import Outcome, SessionMode
+from mcp_testkit.adapters._outcome import Capability, Outcome, SessionMode
 
 if TYPE_CHECKING:
     import httpx2
+
+    from mcp_testkit.bridge import Era
 
 __all__ = ["PerCallReferenceAdapter", "ReferenceBridgeAdapter"]
 
 
 class ReferenceBridgeAdapter:
-    """The reference bridge: one `ToolPool` (one session) from connect to close."""
+    """The reference bridge: one `ToolPool` (one session, in the handshake era) from connect to close.
+
+    `era` is its `ServerConfig(era=...)`: "auto" (probe, then the era the server speaks), "handshake" or
+    "stateless"; the contract asks for the era it checks, as `eras` says it may.
+
+    It has approval gates (P8) and a tool cache (P9). The cache is off unless a property asks for it
+    (`use_tool_cache`): every other example scripts a new catalogue behind the same URL.
+    """
 
     name: ClassVar[str] = "reference"
     server_name: ClassVar[str] = "srv"
     sessions: SessionMode = "persistent"
+    eras: ClassVar[tuple[str, ...]] = ("handshake", "stateless")
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({"approvals", "tool_cache"})
+    cache_ttl_s: float = 300.0
 
     def __init__(
         self,
@@ -29,8 +41,10 @@ class ReferenceBridgeAdapter:
         timeout_s: float = 0.5,
         connect_timeout_s: float = 5.0,
         max_tool_pages: int = 100,
+        era: Era = "auto",
     ) -> None:
         self._transport = transport
+        self.era: Era = era
         self.retry = retry
         self.page_limit: int | None = max_tool_pages
         self.timeout_s: float | None = timeout_s
@@ -39,6 +53,10 @@ class ReferenceBridgeAdapter:
         self._variables: dict[str, str] = {}
         self._pool: Any = None
         self._url = ""
+        self._gated: frozenset[str] = frozenset()
+        self._cache = False
+        self._cache_now = 0.0
+        self._cache_settings: tuple[Any, ...] | None = None
 
     def _config(self, url: str) -> Any:
         from mcp_testkit.bridge import Headers, ServerConfig
@@ -52,15 +70,19 @@ class ReferenceBridgeAdapter:
             connect_timeout_s=self._connect_timeout_s,
             connect_retries=0,
             max_tool_pages=self.page_limit or 100,
+            era=self.era,
+            require_approval={"always": self._gated} if self._gated else "never",
         )
 
     async def _open(self) -> Any:
         """An open `ToolPool` on the URL given to connect, or the `Outcome` of its failure."""
         from mcp_testkit.bridge import ToolPool
 
-        # Uncached: every contract example scripts a new catalogue behind the same URL, and its listing is
-        # what P1 checks; a cached one would be the previous example's.
-        pool = ToolPool([self._config(self._url)], transport=self._transport, environ=self._environ, cache=False)
+        # Uncached unless asked: every contract example scripts a new catalogue behind the same URL, and its
+        # listing is what P1 checks; a cached one would be the previous example's.
+        pool = ToolPool(
+            [self._config(self._url)], transport=self._transport, environ=self._environ, cache=self._cache
+        )
         try:
             await pool.__aenter__()
         except Exception as exc:
@@ -68,8 +90,10 @@ class ReferenceBridgeAdapter:
         return pool
 
     async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
+        await self._close_pool()  # connected again (P9): what the previous connect opened ends first
         self._url = url
         self._variables = {name: f"MCP_TESTKIT_HEADER_{index}" for index, name in enumerate(headers)}
+        self._environ = {}
         self.set_headers(headers)
         pool = await self._open()
         if isinstance(pool, Outcome):
@@ -90,7 +114,53 @@ class ReferenceBridgeAdapter:
             variable = self._variables.setdefault(name, f"MCP_TESTKIT_HEADER_{len(self._variables)}")
             self._environ[variable] = value
 
+    def require_approval(self, tools: Collection[str]) -> None:
+        self._gated = frozenset(tools)
+
+    async def approve(self, token: str) -> Outcome:
+        if self._pool is None:
+            return Outcome.connection_error(RuntimeError("not connected"))
+        try:
+            text = await self._pool.approve(token)
+        except KeyError as exc:  # a spent or unknown token
+            return Outcome.tool_error(exc, text=str(exc.args[0]))
+        except Exception as exc:
+            return _reference_outcome(exc)
+        return Outcome.ok(text)
+
+    async def decline(self, token: str) -> Outcome:
+        if self._pool is None:
+            return Outcome.connection_error(RuntimeError("not connected"))
+        try:
+            await self._pool.decline(token)
+        except KeyError as exc:
+            return Outcome.tool_error(exc, text=str(exc.args[0]))
+        return Outcome.ok()
+
+    def use_tool_cache(self) -> None:
+        """List through the process-level `ToolCache`, emptied, on this adapter's clock, until `close`."""
+        from mcp_testkit.bridge import ToolCache
+
+        if self._cache_settings is None:
+            self._cache_settings = (ToolCache.ttl_s, ToolCache.max_entries, ToolCache.clock)
+        self._cache = True
+        ToolCache.clear()
+        ToolCache.configure(ttl_s=self.cache_ttl_s, clock=lambda: self._cache_now)
+
+    def advance_cache_clock(self, seconds: float) -> None:
+        self._cache_now += seconds
+
     async def close(self) -> None:
+        await self._close_pool()
+        if self._cache_settings is not None:
+            from mcp_testkit.bridge import ToolCache
+
+            ttl_s, max_entries, clock = self._cache_settings
+            self._cache_settings = None
+            ToolCache.clear()  # its entries were listed on this adapter's clock
+            ToolCache.configure(ttl_s=ttl_s, max_entries=max_entries, clock=clock)
+
+    async def _close_pool(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.__aexit__(None, None, None)
@@ -105,6 +175,8 @@ class PerCallReferenceAdapter(ReferenceBridgeAdapter):
 
     name: ClassVar[str] = "reference-per-call"
     sessions: SessionMode = "per_call"
+    # A paused call belongs to the pool it paused in, and this adapter closes every pool it opens.
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({"tool_cache"})
 
     def __init__(self, *, transport: httpx2.AsyncBaseTransport | None = None, **options: Any) -> None:
         super().__init__(transport=transport, **options)
@@ -116,7 +188,7 @@ class PerCallReferenceAdapter(ReferenceBridgeAdapter):
         if outcome.kind == "ok":
             self._tools = await super().list_tools()
             self._connected = True
-            await super().close()
+            await self._close_pool()
         return outcome
 
     async def list_tools(self) -> list[str]:
@@ -149,6 +221,8 @@ async def _call(pool: Any, name: str, arguments: Mapping[str, Any]) -> Outcome:
 def _reference_outcome(error: Exception) -> Outcome:
     from mcp_testkit import bridge
 
+    if isinstance(error, bridge.ApprovalRequired):
+        return Outcome.approval_required(error.token)
     if isinstance(error, bridge.MCPToolError):
         return Outcome.tool_error(error)
     if isinstance(error, bridge.MCPAuthError):

@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Literal
 
 import httpx2
 
+from mcp_testkit._eras import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
 from mcp_testkit.adapters._outcome import Outcome, SessionMode
 
 __all__ = ["SdkClientAdapter", "SdkErrorClassifier"]
@@ -26,7 +27,10 @@ class SdkErrorClassifier:
     - a 401 or 403 answer during the operation: `auth_error`;
     - a 404 answer (the server no longer knew the session, so ran nothing): `connection_error`;
     - at a call, no `tools/call` request sent at all (the client failed before it): `connection_error`;
-    - an `MCPError` whose code the server sent as a JSON-RPC error in a 2xx answer: `tool_error`;
+    - a -32020, -32021 or -32022 answer (the stateless era's refusals, before anything ran):
+      `connection_error`;
+    - an `MCPError` whose code the server sent as a JSON-RPC error answering a request, in a 2xx
+      answer or, as the stateless era sends them, in a 4xx one: `tool_error`;
     - anything else (a timeout, a dropped or truncated answer, a 5xx): at a call the request was
       sent, so `outcome_unknown`; at connect, `connection_error`.
     """
@@ -35,6 +39,7 @@ class SdkErrorClassifier:
         self._statuses: list[int] = []
         self._codes: set[int] = set()
         self._methods: set[str] = set()
+        self._refusals: set[int] = set()
 
     def transport(self, inner: httpx2.AsyncBaseTransport | None = None) -> httpx2.AsyncBaseTransport:
         """A transport that forwards to `inner` (a fresh `httpx2.AsyncHTTPTransport` if None) and watches."""
@@ -45,6 +50,7 @@ class SdkErrorClassifier:
         self._statuses.clear()
         self._codes.clear()
         self._methods.clear()
+        self._refusals.clear()
 
     def outcome(self, error: BaseException, *, at: Literal["connect", "call"]) -> Outcome:
         """The outcome `error`, raised by the SDK during the operation since `begin()`, stands for."""
@@ -52,7 +58,7 @@ class SdkErrorClassifier:
 
         if any(status in (401, 403) for status in self._statuses):
             return Outcome.auth_error(error)
-        if 404 in self._statuses:
+        if 404 in self._statuses or (isinstance(error, MCPError) and error.code in self._refusals):
             return Outcome.connection_error(error)
         if at == "call" and "tools/call" not in self._methods:
             return Outcome.connection_error(error)
@@ -73,15 +79,26 @@ class SdkErrorClassifier:
         if status >= 400:
             self._statuses.append(status)
 
-    def _saw_message(self, data: bytes) -> None:
+    def _saw_message(self, data: bytes, *, answers_only: bool = False) -> None:
+        """Note the JSON-RPC errors in `data`; with `answers_only` (an error status), only those answering a
+        request (a non-null id) and the stateless era's refusals: the rest is the transport refusing."""
         try:
             message = json.loads(data)
         except ValueError:
             return
         for item in message if isinstance(message, list) else [message]:
             error = item.get("error") if isinstance(item, dict) else None
-            if isinstance(error, dict) and isinstance(error.get("code"), int):
-                self._codes.add(error["code"])
+            if not isinstance(error, dict) or not isinstance(error.get("code"), int):
+                continue
+            code = error["code"]
+            if code in _REFUSALS:
+                self._refusals.add(code)
+            elif not answers_only or item.get("id") is not None:
+                self._codes.add(code)
+
+
+_REFUSALS = frozenset({HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION})
+"""The stateless era's refusals of a request before it runs: -32020, -32021, -32022."""
 
 
 class _Watching(httpx2.AsyncBaseTransport):
@@ -99,13 +116,14 @@ class _Watching(httpx2.AsyncBaseTransport):
         if request.method != "POST":
             return response
         self._classifier._saw(response.status_code)
-        if not 200 <= response.status_code < 300:
-            return response  # an error status is the transport refusing; a JSON-RPC error in it is not the tool's
+        # An error status is the transport refusing, unless its JSON-RPC error answers the request (as the
+        # stateless era answers a -32602 with 400) or is one of that era's refusals.
+        refused = not 200 <= response.status_code < 300
         sse = response.headers.get("content-type", "").startswith("text/event-stream")
         return httpx2.Response(
             response.status_code,
             headers=response.headers,
-            stream=_Body(response.stream, self._classifier, sse),
+            stream=_Body(response.stream, self._classifier, sse, answers_only=refused),
             extensions=response.extensions,
             request=request,
         )
@@ -117,10 +135,11 @@ class _Watching(httpx2.AsyncBaseTransport):
 class _Body(httpx2.AsyncByteStream):
     """A response body passed through unchanged, its JSON-RPC errors noted before the SDK reads them."""
 
-    def __init__(self, stream: Any, classifier: SdkErrorClassifier, sse: bool) -> None:
+    def __init__(self, stream: Any, classifier: SdkErrorClassifier, sse: bool, *, answers_only: bool = False) -> None:
         self._stream = stream
         self._classifier = classifier
         self._sse = sse
+        self._answers_only = answers_only
         self._buffer = b""
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
@@ -130,28 +149,44 @@ class _Body(httpx2.AsyncByteStream):
                 *lines, self._buffer = self._buffer.split(b"\n")
                 for line in lines:
                     if line.startswith(b"data:"):
-                        self._classifier._saw_message(line[5:].strip())
+                        self._classifier._saw_message(line[5:].strip(), answers_only=self._answers_only)
             else:
-                self._classifier._saw_message(self._buffer)
+                self._classifier._saw_message(self._buffer, answers_only=self._answers_only)
             yield chunk
 
     async def aclose(self) -> None:
         await self._stream.aclose()
 
 
-class SdkClientAdapter:
-    """The official `mcp` SDK `Client` (legacy mode) as a bridge: it pages the listing and calls tools.
+Mode = Literal["auto", "legacy"]
 
-    It is the bridge many frameworks start from, and its verdicts are reported as they are. Its errors
-    are sorted by `SdkErrorClassifier`. The client lives in a task of its own, so that when its
-    transport fails and cancels that task, the failure reaches the caller as an outcome rather than
-    as a cancellation: a call in flight then may have run (`outcome_unknown`).
+
+class SdkClientAdapter:
+    """The official `mcp` SDK `Client` as a bridge: it pages the listing and calls tools.
+
+    `mode` is the client's: "auto" (its default: it probes with `server/discover`, speaks 2026-07-28
+    where the server does and falls back to `initialize` where it does not) or "legacy" (the
+    `initialize` handshake only); `SdkClientAdapter.legacy` is a factory of the second. It is the
+    bridge many frameworks start from, and its verdicts are reported as they are. Its errors are
+    sorted by `SdkErrorClassifier`. The client lives in a task of its own, so that when its transport
+    fails and cancels that task, the failure reaches the caller as an outcome rather than as a
+    cancellation: a call in flight then may have run (`outcome_unknown`).
     """
 
-    name: ClassVar[str] = "sdk-client"
+    name: ClassVar[str] = "sdk-client (auto)"
     sessions: SessionMode = "persistent"
 
-    def __init__(self, *, transport: httpx2.AsyncBaseTransport | None = None, timeout_s: float | None = 1.0) -> None:
+    def __init__(
+        self,
+        *,
+        transport: httpx2.AsyncBaseTransport | None = None,
+        timeout_s: float | None = 1.0,
+        mode: Mode = "auto",
+    ) -> None:
+        if mode not in ("auto", "legacy"):
+            raise ValueError(f"SdkClientAdapter mode must be 'auto' or 'legacy', not {mode!r}")
+        self.mode = mode
+        self.name = f"sdk-client ({mode})"  # type: ignore[misc]  # one class, a column per mode
         self._transport = transport
         self.timeout_s = timeout_s
         """How long the client waits for an answer; None: 30 s, and the contract runs no late-answer cases."""
@@ -163,6 +198,11 @@ class SdkClientAdapter:
         self._requests: Any = None
         self._http: Any = None
         self._tools: list[str] = []
+
+    @classmethod
+    def legacy(cls, *, transport: httpx2.AsyncBaseTransport | None = None, **options: Any) -> SdkClientAdapter:
+        """The SDK client in legacy mode (`initialize` only): `mcp_testkit.adapters:SdkClientAdapter.legacy`."""
+        return cls(transport=transport, mode="legacy", **options)
 
     async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
         import anyio
@@ -191,7 +231,7 @@ class SdkClientAdapter:
                     )
                 )
                 transport = streamable_http_client(url, http_client=self._http)
-                client = Client(transport, mode="legacy", read_timeout_seconds=self._wait_s)
+                client = Client(transport, mode=self.mode, read_timeout_seconds=self._wait_s)
                 classifier.begin()
                 try:
                     await stack.enter_async_context(client)
@@ -249,14 +289,17 @@ class SdkClientAdapter:
 
 
 async def _list_all(client: Any) -> list[str]:
-    """Every page, as the SDK offers them: it has no page limit, so neither has this walk."""
+    """Every page, as the SDK offers them: it has no page limit, so neither has this walk.
+
+    A `nextCursor` that is present means more pages, even an empty one (a legal cursor of 2026-07-28).
+    """
     names: list[str] = []
     cursor: str | None = None
     while True:
         page = await client.list_tools(cursor=cursor)
         names.extend(tool.name for tool in page.tools)
         cursor = page.next_cursor
-        if not cursor:
+        if cursor is None:
             return names
 
 

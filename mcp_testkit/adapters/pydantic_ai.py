@@ -13,7 +13,9 @@ and every MCP error (a JSON-RPC error, but also the `MCPError` fastmcp raises fo
 or an HTTP failure) into `ModelRetry`: what the application sees is a tool error that invites a
 resend, so the adapter reports `tool_error` with the retry message. Any other exception is sorted by
 `SdkErrorClassifier`. Calls take the path an agent's call takes for a tool without an app UI
-(`direct_call_tool`); an `ok` result renders as the model reads it (`ToolReturnPart.model_response_str()`).
+(`direct_call_tool`); an `ok` result renders as the model reads it: the tool's text, which cites each file
+(image, audio, blob) as "See file <id>.", then a `[file <id>: <media type>]` line per file the model gets
+beside it (`ToolReturnPart.model_response_str_and_user_content()`).
 
 Tested with pydantic-ai-slim 2.68.0 (fastmcp-slim 4.2.3, mcp 2.3.0).
 """
@@ -56,4 +58,7 @@ class PydanticAiToolsetAdapter(HostedBridgeAdapter):
             value = await self._toolset.direct_call_tool(tool, arguments)
         except ModelRetry as exc:
             return Outcome.tool_error(exc, text=exc.message)
-        return Outcome.ok(messages.ToolReturnPart(tool_name=tool, content=value).model_response_str())
+        # Files (image, audio, blobs) go to the model beside the tool's text, which cites them as "See file <id>.".
+        text, files = messages.ToolReturnPart(tool_name=tool, content=value).model_response_str_and_user_content()
+        shown = [f"[file {item.identifier}: {item.media_type}]" for item in files if not isinstance(item, str)]
+        return Outcome.ok("\n".join([text, *shown]))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import math
 import secrets
 import threading
 import time
@@ -13,6 +12,8 @@ import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
+
+from mcp_testkit.bridge._config import positive_seconds
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -43,8 +44,9 @@ def _digest(value: object) -> str:
 class ToolCacheKey:
     """What a cached listing belongs to: hashes of the endpoint and credential, and the allow/deny lists.
 
-    The endpoint (URL, or the pool's own transport) and the credential headers are kept only as keyed
-    hashes, so neither a key nor its repr carries a credential, even one written into a URL.
+    The endpoint (URL, or the pool's own transport; for a command server, its command and arguments)
+    and the credential (the credential headers; for a command server, its environment) are kept only
+    as keyed hashes, so neither a key nor its repr carries a credential, even one written into a URL.
     """
 
     endpoint: str
@@ -60,13 +62,23 @@ class ToolCacheKey:
 
 
 def cache_key(config: ServerConfig, credentials: Mapping[str, str], transport: object | None) -> ToolCacheKey:
-    """The key of ``config``'s listing, as read with ``credentials`` through ``transport`` (None: the network)."""
-    where = ""
-    if transport is not None:
-        where = _transport_ids.setdefault(transport, secrets.token_hex(8))
+    """The key of ``config``'s listing, as read with ``credentials`` through ``transport`` (None: the network).
+
+    A command server is keyed by its command and arguments, and by its environment as configured
+    (None, inheriting, is a key of its own), which stands for its credentials.
+    """
+    if config.command is not None:
+        endpoint = _digest({"command": config.command, "args": list(config.args)})
+        credential = _digest({"env": config.env})
+    else:
+        where = ""
+        if transport is not None:
+            where = _transport_ids.setdefault(transport, secrets.token_hex(8))
+        endpoint = _digest({"url": config.url, "transport": where})
+        credential = _digest(sorted((name.lower(), value) for name, value in credentials.items()))
     return ToolCacheKey(
-        endpoint=_digest({"url": config.url, "transport": where}),
-        credential=_digest(sorted((name.lower(), value) for name, value in credentials.items())),
+        endpoint=endpoint,
+        credential=credential,
         allow=tuple(sorted(config.allow)) if config.allow is not None else None,
         deny=tuple(sorted(config.deny)) if config.deny is not None else None,
     )
@@ -99,9 +111,7 @@ class ToolCache:
         clock: Callable[[], float] | None = None,
     ) -> None:
         """Change the settings given; ``clock`` (seconds, monotonic) lets a test move time instead of waiting."""
-        if ttl_s is not None and (
-            isinstance(ttl_s, bool) or not isinstance(ttl_s, (int, float)) or not math.isfinite(ttl_s) or ttl_s <= 0
-        ):
+        if ttl_s is not None and not positive_seconds(ttl_s):
             raise ValueError(f"ToolCache ttl_s must be a positive, finite number of seconds, not {ttl_s!r}")
         if max_entries is not None and (
             isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1

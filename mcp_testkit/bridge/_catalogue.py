@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import mcp_types
 
     from mcp_testkit.bridge._config import Kind, ServerConfig
-    from mcp_testkit.bridge._session import McpSession, StatelessSession
+    from mcp_testkit.bridge._session import RpcSession
 
 __all__ = ["BridgeTool", "read_catalogue", "select_tools"]
 
@@ -83,7 +83,7 @@ def _short(cursor: str) -> str:
     return repr(cursor if len(cursor) <= 40 else cursor[:40] + "…")
 
 
-async def read_catalogue(session: McpSession | StatelessSession, config: ServerConfig) -> list[mcp_types.Tool]:
+async def read_catalogue(session: RpcSession, config: ServerConfig) -> list[mcp_types.Tool]:
     """Follow ``nextCursor`` to the end within ``connect_timeout_s``, or fail whole naming the pages read.
 
     An empty ``nextCursor`` ends nothing in the stateless era (2026-07-28 makes "" a cursor like any

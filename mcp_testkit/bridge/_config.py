@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -11,10 +12,15 @@ from urllib.parse import urlsplit, urlunsplit
 from mcp_testkit.bridge._approval import ApprovalRule, normalize_approval
 from mcp_testkit.bridge._errors import MCPAuthError
 
-__all__ = ["BearerToken", "Era", "Headers", "Kind", "ServerConfig", "read_credentials"]
+__all__ = ["BearerToken", "Era", "Headers", "Kind", "ServerConfig", "positive_seconds", "read_credentials"]
 
 Kind = Literal["read", "write"]
 Era = Literal["auto", "handshake", "stateless"]
+
+
+def positive_seconds(value: object) -> bool:
+    """Whether ``value`` is a positive, finite number of seconds (a bool is not a number here)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
 
 
 @dataclass(frozen=True)
@@ -49,7 +55,8 @@ class ServerConfig:
     """One MCP server the pool connects to, and the limits and classification rules applied to it."""
 
     name: str
-    url: str
+    url: str | None = None
+    """The Streamable HTTP endpoint; give it, or `command` for a server the bridge runs over stdio."""
     auth: BearerToken | Headers | None = None
     timeout_s: float = 30.0
     retry: int = 2
@@ -65,10 +72,19 @@ class ServerConfig:
     era: Era = "auto"
     """'auto' probes with server/discover and speaks 2026-07-28 when offered, else the handshake;
     'handshake' or 'stateless' speak that era only."""
+    command: str | None = None
+    """A server the bridge starts and speaks to over stdio (newline-delimited JSON-RPC), in place of `url`."""
+    args: Sequence[str] = ()
+    env: Mapping[str, str] | None = None
+    """The command's whole environment; None inherits this process's (`os.environ`)."""
+    read_timeout_s: float = 30.0
+    """For a command server: the bound of the whole answer to each request (handshake, each page, each
+    call); a server that misses it is stopped, process group and all."""
 
     def __post_init__(self) -> None:
         if not self.name:
             raise ValueError("ServerConfig.name must not be empty")
+        self._check_transport()
         if self.era not in ("auto", "handshake", "stateless"):
             raise ValueError(f"server {self.name!r}: era must be 'auto', 'handshake' or 'stateless', not {self.era!r}")
         for option in ("timeout_s", "connect_timeout_s"):
@@ -93,14 +109,61 @@ class ServerConfig:
         if not isinstance(self.defer, bool):
             raise TypeError(f"server {self.name!r}: defer must be True or False, not {self.defer!r}")
 
+    def _check_transport(self) -> None:
+        """Exactly one of `url` and `command`, and for a command its arguments, environment and read timeout."""
+        if (self.url is None) == (self.command is None):
+            raise ValueError(
+                f"server {self.name!r}: give url= (Streamable HTTP) or command= (a server run over stdio), "
+                f"{'not both' if self.url is not None else 'one of them'}"
+            )
+        if not positive_seconds(self.read_timeout_s):
+            raise ValueError(
+                f"server {self.name!r}: read_timeout_s must be a positive, finite number of seconds, "
+                f"not {self.read_timeout_s!r}"
+            )
+        if self.command is None:
+            if self.args or self.env is not None:
+                raise ValueError(f"server {self.name!r}: args= and env= belong to a command server, not to url=")
+            return
+        if not isinstance(self.command, str) or not self.command:
+            raise ValueError(f"server {self.name!r}: command must be the executable to run, not {self.command!r}")
+        if isinstance(self.args, str) or not all(isinstance(arg, str) for arg in self.args):
+            raise TypeError(f"server {self.name!r}: args takes a list of strings, not {self.args!r}")
+        object.__setattr__(self, "args", tuple(self.args))
+        if self.env is not None:
+            if not all(isinstance(k, str) and isinstance(v, str) for k, v in self.env.items()):
+                raise TypeError(f"server {self.name!r}: env maps variable names to string values")
+            object.__setattr__(self, "env", dict(self.env))
+        if self.auth is not None:
+            raise ValueError(
+                f"server {self.name!r}: auth= sends HTTP headers, which a command server has none of; "
+                "give its credentials in env="
+            )
+        if self.era == "stateless":
+            raise ValueError(f"server {self.name!r}: a command server is spoken to in the handshake era only")
+
+    @property
+    def stdio(self) -> bool:
+        """Whether the bridge runs this server itself and speaks to it over stdio."""
+        return self.command is not None
+
     def __hash__(self) -> int:
-        return hash((self.name, self.url))
+        return hash((self.name, self.url, self.command))
 
     def __repr__(self) -> str:
         allow = sorted(self.allow) if self.allow is not None else None
         deny = sorted(self.deny) if self.deny is not None else None
+        if self.command is not None:
+            # The environment's values may be credentials: only its names are shown.
+            env = None if self.env is None else dict.fromkeys(sorted(self.env), "…")
+            where = (
+                f"command={self.command!r}, args={list(self.args)!r}, env={env!r}, "
+                f"read_timeout_s={self.read_timeout_s!r}"
+            )
+        else:
+            where = f"url={_redacted(self.url or '')!r}"
         return (
-            f"ServerConfig(name={self.name!r}, url={_redacted(self.url)!r}, auth={self.auth!r}, "
+            f"ServerConfig(name={self.name!r}, {where}, auth={self.auth!r}, "
             f"timeout_s={self.timeout_s!r}, retry={self.retry!r}, "
             f"connect_timeout_s={self.connect_timeout_s!r}, connect_retries={self.connect_retries!r}, "
             f"connect_backoff_s={self.connect_backoff_s!r}, max_tool_pages={self.max_tool_pages!r}, "

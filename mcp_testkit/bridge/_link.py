@@ -29,6 +29,7 @@ from mcp_testkit.bridge._session import (
     StatelessSession,
     WireError,
 )
+from mcp_testkit.bridge._stdio import CommandFailed, StdioSession
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -47,7 +48,7 @@ logger = logging.getLogger("mcp_testkit.bridge")
 CLOSE_TIMEOUT_S = 5.0
 _HEADER_NAMES = ("MCP-Protocol-Version", "Mcp-Method", "Mcp-Name")
 
-Session = McpSession | StatelessSession
+Session = McpSession | StatelessSession | StdioSession
 
 
 def backoff_delays(config: ServerConfig) -> list[float]:
@@ -59,6 +60,8 @@ def _transient(error: Exception) -> bool:
     """Whether a failed handshake is worth another attempt: the server may be starting or overloaded."""
     if isinstance(error, HttpFailure):
         return error.status in (408, 429) or error.status >= 500
+    if isinstance(error, CommandFailed):
+        return False  # a command that cannot be started will not start on a second try
     return isinstance(error, (ConnectionLost, SessionGone, TimeoutError))
 
 
@@ -191,15 +194,24 @@ class ServerLink:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _connect(self, credentials: Mapping[str, str], opened: list[Session]) -> Session:
-        """Probe and speak the stateless era, or open a handshake session, as the era and the server decide.
+        """Start a command server; or probe and speak the stateless era, or open a handshake session, as the
+        era and the server decide.
 
         In auto mode a probe answered as no modern server answers it falls back to the handshake (the
         spec's rule), and a handshake refused with a modern error (a server of the stateless era only)
         goes back to the stateless era.
         """
-        auto = self.config.era == "auto"
+        config = self.config
+        if config.command is not None:
+            command = StdioSession(config.command, config.args, config.env, config.read_timeout_s)
+            opened.append(command)
+            await command.initialize()
+            self._era = HANDSHAKE
+            return command
+        assert config.url is not None
+        auto = config.era == "auto"
         if self._era != HANDSHAKE:
-            stateless = StatelessSession(self._client, self.config.url, credentials)
+            stateless = StatelessSession(self._client, config.url, credentials)
             opened.append(stateless)
             try:
                 await stateless.discover()
@@ -212,7 +224,7 @@ class ServerLink:
             else:
                 self._era = STATELESS
                 return stateless
-        session = McpSession(self._client, self.config.url, credentials)
+        session = McpSession(self._client, config.url, credentials)
         opened.append(session)
         try:
             await session.initialize()
@@ -227,10 +239,14 @@ class ServerLink:
     async def _call(self, tool: BridgeTool, arguments: Mapping[str, Any]) -> str:
         name = self.config.name
         budget = self.config.retry if tool.resendable else 0
-        resent_after_404 = renegotiated = False
+        resent_after_404 = renegotiated = restarted = False
         attempts = 0
         while True:
             session = self._session
+            if session is not None and not session.usable:
+                self._session = None  # a command server that exited since the last call
+                await _end(session)
+                session = None
             if session is None:
                 logger.info("server %r: reconnecting before calling %r", name, tool.bare_name)
                 session = await self._open()
@@ -261,6 +277,13 @@ class ServerLink:
             except (WireError, TimeoutError) as exc:
                 reason = _reason(exc, self.config.timeout_s)
                 sent = exc.sent if isinstance(exc, WireError) else True
+                if not session.usable:
+                    self._session = None  # a command server that was stopped: the next attempt starts it again
+                    await _end(session)
+                    if not sent and not restarted:
+                        restarted = True  # it had exited before the call could be sent: start it, then send
+                        logger.info("server %r: %s; starting it again before calling %r", name, reason, tool.bare_name)
+                        continue
             except RpcError as exc:
                 if exc.code in (HEADER_MISMATCH, UNSUPPORTED_VERSION):
                     raise _modern_refusal(name, exc, f"call to {tool.name!r}") from None

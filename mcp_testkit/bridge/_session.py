@@ -8,6 +8,7 @@ carry their version in `_meta` and the headers mirroring the body). Both read an
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from contextlib import aclosing, contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -45,9 +46,12 @@ __all__ = [
     "HttpFailure",
     "McpSession",
     "RpcError",
+    "RpcSession",
     "SessionGone",
     "StatelessSession",
     "WireError",
+    "initialize_params",
+    "initialized",
 ]
 
 CLIENT_INFO = mcp_types.Implementation(name="mcp-testkit-bridge", version="0.1.0")
@@ -56,6 +60,12 @@ VERSION_HEADER = "MCP-Protocol-Version"
 LIST_CHANGED = "notifications/tools/list_changed"
 # How long to wait for a server to end an SSE stream once the answer has arrived.
 DRAIN_TIMEOUT_S = 1.0
+DEFAULT_RETRY_MS = 1000
+"""How long to wait before resuming a broken SSE stream whose server gave no `retry:`."""
+MAX_FRUITLESS_RESUMES = 2
+"""GETs in a row that bring no new event before a broken stream is given up."""
+
+logger = logging.getLogger("mcp_testkit.bridge")
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -127,17 +137,25 @@ def _dump(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
-class _Exchange:
-    """Posts JSON-RPC requests over one ``httpx2.AsyncClient`` and reads their answers, JSON or SSE."""
+class RpcSession:
+    """JSON-RPC requests to one server and their answers, matched by id: what every wire shares.
+
+    A subclass sends a request and reads its answer (``_request``); this class builds the requests
+    the bridge sends and picks the answer out of what the server says meanwhile.
+    """
 
     era: ClassVar[str]
+    resumable: ClassVar[bool] = False
+    """Whether an SSE stream that breaks before the answer is resumed (the handshake era's event ids)."""
 
-    def __init__(self, client: httpx2.AsyncClient, url: str, credentials: Mapping[str, str]) -> None:
-        self._client = client
-        self._url = url
-        self._credentials = dict(credentials)
+    def __init__(self) -> None:
         self._next_id = 1
         self.list_changed = False
+
+    @property
+    def usable(self) -> bool:
+        """Whether requests can still be sent on this session (a stopped command server's cannot)."""
+        return True
 
     async def list_tools(self, cursor: str | None) -> mcp_types.ListToolsResult:
         """Read one page of ``tools/list``."""
@@ -150,7 +168,58 @@ class _Exchange:
         return _validate(mcp_types.CallToolResult, raw)
 
     async def close(self, credentials: Mapping[str, str] | None = None) -> None:
-        """End what the era opened at the server, if anything."""
+        """End what the session opened at the server, if anything."""
+
+    def _new_request(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """The next request id, and the request with it."""
+        request_id = self._next_id
+        self._next_id += 1
+        return request_id, _dump(mcp_types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, params=params))
+
+    async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Send one request and return the result that answers it."""
+        raise NotImplementedError
+
+    def _answer_in(self, item: object, request_id: int) -> dict[str, Any] | None:
+        """The result in ``item`` if it answers ``request_id``; notes ``list_changed``, skips the rest."""
+        if not isinstance(item, dict):
+            raise BadReply("sent a JSON-RPC message that is not an object", sent=True)
+        if item.get("method") == LIST_CHANGED:
+            self.list_changed = True
+        if "method" in item or item.get("id") != request_id:
+            return None
+        if "error" in item:
+            error = _validate(mcp_types.JSONRPCError, item).error
+            raise RpcError(error.code, error.message)
+        return _validate(mcp_types.JSONRPCResponse, item).result
+
+
+def initialize_params() -> dict[str, Any]:
+    """The ``initialize`` request's params: the newest handshake version, no capabilities, this bridge's info."""
+    params = mcp_types.InitializeRequestParams(
+        protocol_version=LATEST_HANDSHAKE_VERSION,
+        capabilities=mcp_types.ClientCapabilities(),
+        client_info=CLIENT_INFO,
+    )
+    return _dump(params)
+
+
+def initialized(raw: dict[str, Any]) -> mcp_types.InitializeResult:
+    """The ``initialize`` answer, validated; ``BadReply`` for a version the bridge does not speak."""
+    result = _validate(mcp_types.InitializeResult, raw)
+    if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        raise BadReply(f"answered unsupported protocol version {result.protocol_version!r}", sent=True)
+    return result
+
+
+class _Exchange(RpcSession):
+    """Posts JSON-RPC requests over one ``httpx2.AsyncClient`` and reads their answers, JSON or SSE."""
+
+    def __init__(self, client: httpx2.AsyncClient, url: str, credentials: Mapping[str, str]) -> None:
+        super().__init__()
+        self._client = client
+        self._url = url
+        self._credentials = dict(credentials)
 
     def _headers(self, method: str, params: dict[str, Any]) -> dict[str, str]:
         return {"Accept": "application/json, text/event-stream", **self._credentials}
@@ -160,9 +229,7 @@ class _Exchange:
         raise NotImplementedError
 
     async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        request_id = self._next_id
-        self._next_id += 1
-        body = _dump(mcp_types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, params=params))
+        request_id, body = self._new_request(method, params)
         with _transport_errors():
             async with self._post(body, self._headers(method, params)) as response:
                 if not 200 <= response.status_code < 300:
@@ -170,7 +237,7 @@ class _Exchange:
                 if response.status_code == 202:
                     raise BadReply("answered 202 Accepted to a request", sent=True)
                 self._opened(method, response)
-                return await self._read_answer(response, request_id)
+                return await self._read_answer(response, request_id, method)
 
     def _opened(self, method: str, response: httpx2.Response) -> None:
         """Keep what the era takes from a successful answer's headers."""
@@ -178,7 +245,7 @@ class _Exchange:
     def _post(self, body: dict[str, Any], headers: dict[str, str]) -> AbstractAsyncContextManager[httpx2.Response]:
         return self._client.stream("POST", self._url, json=body, headers=headers)
 
-    async def _read_answer(self, response: httpx2.Response, request_id: int) -> dict[str, Any]:
+    async def _read_answer(self, response: httpx2.Response, request_id: int, method: str) -> dict[str, Any]:
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if content_type == "application/json":
             try:
@@ -192,12 +259,59 @@ class _Exchange:
                     return answer
             raise BadReply("answered without a response to the request", sent=True)
         if content_type == "text/event-stream":
-            return await self._read_events(response, request_id)
+            return await self._read_events(response, request_id, method)
         raise BadReply(f"answered with Content-Type {content_type or 'none'!r}", sent=True)
 
-    async def _read_events(self, response: httpx2.Response, request_id: int) -> dict[str, Any]:
-        """The answer in an SSE body, read on to the end of the stream for notifications sent after it."""
+    async def _read_events(self, response: httpx2.Response, request_id: int, method: str) -> dict[str, Any]:
+        """The answer in an SSE body; a stream that ends or breaks before it is resumed where the era allows."""
         decoder = SseDecoder()
+        answer = await self._answer_on_stream(response, request_id, decoder)
+        if answer is not None:
+            return answer
+        if self.resumable and decoder.last_event_id:
+            return await self._resume(request_id, method, decoder)
+        raise ConnectionLost("ended the SSE stream before the answer", sent=True)
+
+    async def _resume(self, request_id: int, method: str, decoder: SseDecoder) -> dict[str, Any]:
+        """Resume a stream broken before the answer: wait its `retry:`, then GET with `Last-Event-ID`, again
+        while each GET brings new events; ``ConnectionLost`` (sent) when it cannot be resumed."""
+        fruitless = 0
+        while True:
+            after = decoder.last_event_id
+            delay_ms = DEFAULT_RETRY_MS if decoder.retry_ms is None else decoder.retry_ms
+            logger.info(
+                "the SSE stream of %s ended after event %r without its answer; resuming it with GET and "
+                "Last-Event-ID in %d ms (%s)",
+                method,
+                after,
+                delay_ms,
+                "no retry: given" if decoder.retry_ms is None else "the server's retry:",
+            )
+            await anyio.sleep(delay_ms / 1000)
+            decoder = decoder.resumed()
+            broken = f"ended the SSE stream of {method} after event {after!r} without the answer"
+            headers = {**self._headers(method, {}), "Last-Event-ID": after}
+            answer = None
+            try:
+                async with self._client.stream("GET", self._url, headers=headers) as response:
+                    content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+                    if response.status_code != 200 or content_type != "text/event-stream":
+                        said = f"HTTP {response.status_code}" + (f" ({content_type})" if content_type else "")
+                        raise ConnectionLost(f"{broken}, and answered the GET to resume it with {said}", sent=True)
+                    answer = await self._answer_on_stream(response, request_id, decoder)
+            except httpx2.TransportError as exc:
+                logger.info("the GET resuming the SSE stream of %s failed (%s)", method, type(exc).__name__)
+            if answer is not None:
+                return answer
+            fruitless = fruitless + 1 if decoder.last_event_id == after else 0
+            if fruitless >= MAX_FRUITLESS_RESUMES:
+                raise ConnectionLost(f"{broken}, and resuming it brought no more events", sent=True)
+
+    async def _answer_on_stream(
+        self, response: httpx2.Response, request_id: int, decoder: SseDecoder
+    ) -> dict[str, Any] | None:
+        """The answer in an SSE body, read on to the end of the stream for notifications sent after it;
+        None when the stream ended, or its connection broke after an event id, before the answer."""
         answer: dict[str, Any] | None = None
         async with aclosing(response.aiter_bytes()) as chunks:
             try:
@@ -207,6 +321,9 @@ class _Exchange:
                         answer = found if answer is None else answer
                     if answer is not None:
                         break
+            except (httpx2.ReadError, httpx2.RemoteProtocolError):
+                if not (self.resumable and decoder.last_event_id):
+                    raise
             finally:
                 # The server ends the stream after the answer; reading to that end lets httpx2's body
                 # generators finish by themselves (trio reports ones collected half-way).
@@ -217,8 +334,6 @@ class _Exchange:
                                 self._answer_in_event(event, request_id, strict=False)
                     except httpx2.HTTPError:
                         pass
-        if answer is None:
-            raise ConnectionLost("ended the SSE stream before the answer", sent=True)
         return answer
 
     def _answer_in_event(self, event: SseEvent, request_id: int, *, strict: bool) -> dict[str, Any] | None:
@@ -238,24 +353,12 @@ class _Exchange:
                 raise
             return None
 
-    def _answer_in(self, item: object, request_id: int) -> dict[str, Any] | None:
-        """The result in ``item`` if it answers ``request_id``; notes ``list_changed``, skips the rest."""
-        if not isinstance(item, dict):
-            raise BadReply("sent a JSON-RPC message that is not an object", sent=True)
-        if item.get("method") == LIST_CHANGED:
-            self.list_changed = True
-        if "method" in item or item.get("id") != request_id:
-            return None
-        if "error" in item:
-            error = _validate(mcp_types.JSONRPCError, item).error
-            raise RpcError(error.code, error.message)
-        return _validate(mcp_types.JSONRPCResponse, item).result
-
 
 class McpSession(_Exchange):
     """A handshake-era session: initialize, list, call and DELETE, with its session id on every request."""
 
     era = HANDSHAKE
+    resumable = True
 
     def __init__(self, client: httpx2.AsyncClient, url: str, credentials: Mapping[str, str]) -> None:
         super().__init__(client, url, credentials)
@@ -272,21 +375,14 @@ class McpSession(_Exchange):
 
     async def initialize(self) -> mcp_types.InitializeResult:
         """Run the handshake: ``initialize``, then ``notifications/initialized``."""
-        params = mcp_types.InitializeRequestParams(
-            protocol_version=LATEST_HANDSHAKE_VERSION,
-            capabilities=mcp_types.ClientCapabilities(),
-            client_info=CLIENT_INFO,
-        )
         # Shielded up to the caller's deadline: a cancel that lands after the server opened the session
         # but before its id was read would leave a session nobody can end.
         with anyio.CancelScope(shield=True, deadline=anyio.current_effective_deadline()) as scope:
-            raw = await self._request("initialize", _dump(params))
+            raw = await self._request("initialize", initialize_params())
         if scope.cancelled_caught:
             await anyio.lowlevel.checkpoint()  # the caller's own deadline has passed: its timeout fires here
             raise TimeoutError
-        result = _validate(mcp_types.InitializeResult, raw)
-        if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            raise BadReply(f"answered unsupported protocol version {result.protocol_version!r}", sent=True)
+        result = initialized(raw)
         self.protocol_version = result.protocol_version
         await self._notify("notifications/initialized")
         return result
@@ -338,7 +434,9 @@ class StatelessSession(_Exchange):
     async def discover(self) -> mcp_types.DiscoverResult:
         """Probe with ``server/discover``; ``EraRefused`` when the answer is no modern server's."""
         try:
-            raw = await self._request("server/discover", {})
+            # A result that is no DiscoverResult (an older server answering every method with `{}`) is no modern
+            # server's answer either.
+            result = _validate(mcp_types.DiscoverResult, await self._request("server/discover", {}))
         except RpcError as exc:
             if exc.code in MODERN_CODES:
                 raise
@@ -347,7 +445,6 @@ class StatelessSession(_Exchange):
             if isinstance(exc, HttpFailure) and (exc.status >= 500 or exc.status in (408, 429)):
                 raise
             raise EraRefused(f"{exc.reason} to server/discover", sent=True) from None
-        result = _validate(mcp_types.DiscoverResult, raw)
         if self.protocol_version not in result.supported_versions:
             offered = ", ".join(result.supported_versions) or "none"
             raise EraRefused(f"offers no stateless version this bridge speaks (it offers {offered})", sent=True)

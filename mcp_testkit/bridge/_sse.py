@@ -21,14 +21,25 @@ class SseEvent:
 
 @dataclass
 class SseDecoder:
-    """Turns body bytes into events; a decoder, not a generator, so no iterator is left open on return."""
+    """Turns body bytes into events; a decoder, not a generator, so no iterator is left open on return.
 
+    It also keeps what a client needs to resume a broken stream: the last event id and the `retry:`
+    reconnection time in milliseconds (both carried over when a stream is resumed on a new response).
+    """
+
+    last_event_id: str = ""
+    retry_ms: int | None = None
     _text: codecs.IncrementalDecoder = field(
         default_factory=lambda: codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
     )
     _pending: str = ""
     _event: str = ""
+    _id: str | None = None
     _data: list[str] = field(default_factory=list)
+
+    def resumed(self) -> SseDecoder:
+        """A decoder for the stream's next response, carrying its last event id and reconnection time."""
+        return SseDecoder(self.last_event_id, self.retry_ms)
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
         """The events completed by ``chunk``."""
@@ -46,6 +57,8 @@ class SseDecoder:
 
     def _line(self, line: str) -> SseEvent | None:
         if not line:
+            if self._id is not None:  # the last event id is set at each dispatch, with data or without
+                self.last_event_id, self._id = self._id, None
             if not self._data:
                 self._event = ""
                 return None
@@ -60,4 +73,8 @@ class SseDecoder:
             self._event = value
         elif name == "data":
             self._data.append(value)
+        elif name == "id" and "\0" not in value:
+            self._id = value
+        elif name == "retry" and value.isascii() and value.isdigit():
+            self.retry_ms = int(value)
         return None

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import inspect
 import logging
 import traceback
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -15,13 +16,15 @@ import anyio
 import anyio.lowlevel
 import httpx2
 
-from mcp_testkit.adapters import BridgeAdapter, Outcome, SessionMode
+from mcp_testkit import faults
+from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS
+from mcp_testkit.adapters import CAPABILITIES, BridgeAdapter, Outcome, SessionMode
 
 if TYPE_CHECKING:
     from mcp_testkit.adapters import AdapterFactory
     from mcp_testkit.server import TestMcpServer
 
-__all__ = ["BridgeFacts", "ContractError", "ContractHarness", "ContractViolation"]
+__all__ = ["BridgeFacts", "ContractError", "ContractHarness", "ContractViolation", "server_fits_era", "unfit_server"]
 
 DEFAULT_EXAMPLE_TIMEOUT_S = 10.0
 _TRACE_HEAD = 40
@@ -40,15 +43,25 @@ class ContractError(Exception):
 
 @dataclass(frozen=True)
 class BridgeFacts:
-    """What the adapter declares about its bridge, read once per property: the cases are built from it."""
+    """What the adapter declares about its bridge, read once per property, and the era the run checks:
+    the cases are built from them."""
 
     retry: int
     page_limit: int | None
     timeout_s: float | None
     sessions: SessionMode
+    eras: tuple[str, ...] | None = None
+    """The eras the factory can be asked to speak (`factory(transport=..., era=...)`); None: the bridge
+    negotiates its era by itself, and the harness only observes which one it spoke."""
+    era: str = HANDSHAKE
+    """The protocol era the run checks: 'handshake' or 'stateless' (2026-07-28)."""
+    capabilities: frozenset[str] = frozenset()
+    """What the bridge has beyond the core ("approvals", "tool_cache"): the properties that need one apply."""
+    cache_ttl_s: float | None = None
+    """With "tool_cache": how long its cache keeps a listing."""
 
     @classmethod
-    def of(cls, adapter: Any) -> BridgeFacts:
+    def of(cls, adapter: Any, era: str = HANDSHAKE) -> BridgeFacts:
         sessions = getattr(adapter, "sessions", "persistent")
         if sessions not in ("persistent", "per_call"):
             raise ContractError(
@@ -65,11 +78,77 @@ class BridgeFacts:
             raise ContractError(
                 f"adapter {_name(adapter)}: timeout_s must be a positive number or None, not {timeout_s!r}"
             )
-        return cls(retry, page_limit, timeout_s, "per_call" if sessions == "per_call" else "persistent")
+        capabilities = _capabilities(adapter)
+        cache_ttl_s = getattr(adapter, "cache_ttl_s", None) if "tool_cache" in capabilities else None
+        if "tool_cache" in capabilities and (
+            not isinstance(cache_ttl_s, (int, float)) or isinstance(cache_ttl_s, bool) or not cache_ttl_s > 0
+        ):
+            raise ContractError(
+                f"adapter {_name(adapter)}: with 'tool_cache', cache_ttl_s must be a positive number, "
+                f"not {cache_ttl_s!r}"
+            )
+        return cls(
+            retry,
+            page_limit,
+            timeout_s,
+            "per_call" if sessions == "per_call" else "persistent",
+            _declared_eras(adapter),
+            era,
+            capabilities,
+            cache_ttl_s,
+        )
+
+
+_NEEDS = {
+    "approvals": ("require_approval", "approve", "decline"),
+    "tool_cache": ("use_tool_cache", "advance_cache_clock"),
+}
+"""The methods each capability promises (see `ApprovalAdapter` and `ToolCacheAdapter`)."""
+
+
+def _capabilities(adapter: Any) -> frozenset[str]:
+    """The adapter's declared capabilities, checked: known names, and the methods each one needs."""
+    declared = getattr(adapter, "capabilities", ())
+    if isinstance(declared, str) or not isinstance(declared, Collection) or not all(
+        isinstance(name, str) for name in declared
+    ):
+        raise ContractError(f"adapter {_name(adapter)}: capabilities must be a collection of names, not {declared!r}")
+    unknown = sorted(set(declared) - set(CAPABILITIES))
+    if unknown:
+        raise ContractError(
+            f"adapter {_name(adapter)}: unknown capabilities {unknown}; known: {', '.join(CAPABILITIES)}"
+        )
+    for capability in declared:
+        missing = [method for method in _NEEDS[capability] if not callable(getattr(adapter, method, None))]
+        if missing:
+            raise ContractError(f"adapter {_name(adapter)}: it declares {capability!r} but has no {', '.join(missing)}")
+    return frozenset(declared)
 
 
 def _name(adapter: Any) -> str:
     return repr(getattr(adapter, "name", type(adapter).__name__))
+
+
+def _takes_keyword(factory: Any, name: str) -> bool:
+    """Whether `factory` can be called with `name=`: a wrapper of an adapter that declares `eras` may not pass it
+    on, and then gets its adapter made as the wrapper makes it (it is not asked for an era it cannot take)."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+def _declared_eras(adapter: Any) -> tuple[str, ...] | None:
+    """The adapter's optional `eras`: those its factory can be asked to speak with `era=`."""
+    eras = getattr(adapter, "eras", None)
+    if eras is None:
+        return None
+    if isinstance(eras, str) or not isinstance(eras, (tuple, list)) or not set(eras) <= set(ERAS):
+        raise ContractError(
+            f"adapter {_name(adapter)}: eras must be None or a tuple of 'handshake' and 'stateless', not {eras!r}"
+        )
+    return tuple(eras)
 
 
 class _LogCapture(logging.Handler):
@@ -114,13 +193,42 @@ class _LogCapture(logging.Handler):
         return lines
 
 
+def server_fits_era(server: TestMcpServer, era: str) -> bool:
+    """Whether the contract can run `era`'s properties on `server`: a server of the handshake era only for the
+    handshake era (a bridge that probes must meet a server from before 2026-07-28), one that speaks the stateless
+    era for the stateless era."""
+    return tuple(server.eras) == (HANDSHAKE,) if era == HANDSHAKE else STATELESS in server.eras
+
+
+def unfit_server(server: TestMcpServer, era: str) -> str:
+    """What to do when `server` cannot host `era`'s properties (see `server_fits_era`)."""
+    spoken = " and ".join(server.eras)
+    if era == HANDSHAKE:
+        return (
+            f"server {server.name!r} speaks the {spoken} eras: the handshake era's properties need a server of the "
+            "handshake era only (a bridge that probes would speak 2026-07-28 to it), so give one with "
+            "eras=('handshake',), e.g. TestMcpServer.from_cassette(path, eras=('handshake',)), or check the "
+            "stateless era only"
+        )
+    return (
+        f"server {server.name!r} speaks the {spoken} era only: the stateless era's properties need a server that "
+        "speaks 2026-07-28, so check the handshake era only (eras=('handshake',))"
+    )
+
+
 class ContractHarness:
-    """A `TestMcpServer` and an event loop, shared by every example of a contract run.
+    """A `TestMcpServer` and an event loop, shared by every example of a contract run in one protocol era.
 
     `transport="asgi"` runs the bridge in-process (fast); `"socket"` serves over 127.0.0.1. Each
     example gets a reset server and a fresh adapter, and must end within `example_timeout` seconds:
-    an example that does not is reported as a hang, with the step it hung in and its trace. `server`
-    is a server of yours to run on (a replay of a recorded one, say); by default a fresh empty one.
+    an example that does not is reported as a hang, with the step it hung in and its trace.
+
+    `era="handshake"` serves the handshake era only (a server from before 2026-07-28: a bridge that
+    probes falls back); `era="stateless"` serves both eras, as the `mcp` SDK's server does, so a bridge
+    may legitimately fall back to the handshake: `spoken_era()` says whether it did. `server` is a
+    server of yours to run on (a replay of a recorded one, say) instead of a fresh empty one; it must
+    fit the era: the handshake era only for `era="handshake"`, the stateless era among its eras for
+    `era="stateless"` (`server_fits_era` says whether it does).
     """
 
     def __init__(
@@ -129,20 +237,20 @@ class ContractHarness:
         *,
         transport: str = "asgi",
         example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S,
+        era: str = HANDSHAKE,
         server: TestMcpServer | None = None,
     ) -> None:
         if transport not in ("asgi", "socket"):
             raise ValueError(f"transport must be 'asgi' or 'socket', not {transport!r}")
+        if era not in ERAS:
+            raise ValueError(f"era must be 'handshake' or 'stateless' (2026-07-28), not {era!r}")
         if not isinstance(example_timeout, (int, float)) or example_timeout <= 0:
             raise ValueError(f"example_timeout must be a positive number of seconds, not {example_timeout!r}")
         self.factory = factory
         self.transport = transport
-        if server is not None and tuple(server.eras) != ("handshake",):
-            raise ValueError(
-                f"server {server.name!r} speaks the {' and '.join(server.eras)} era{'s' * (len(server.eras) > 1)}: "
-                "the contract's properties are written for the handshake era (P5 has no meaning without sessions), "
-                "so give a server of that era only, e.g. TestMcpServer.from_cassette(path, eras=('handshake',))"
-            )
+        if server is not None and not server_fits_era(server, era):
+            raise ValueError(unfit_server(server, era))
+        self.era = era
         self.example_timeout = float(example_timeout)
         self._given = server
         self.step = "start"
@@ -153,17 +261,20 @@ class ContractHarness:
         self.server: TestMcpServer
         self._loop: _Loop
         self._asgi: Any = None
+        self._takes_era: bool | None = None
+        self._spoken: tuple[str, str | None] | None = None
 
-    # -- the server (one place, so that a protocol era can be threaded through later) ----------------
+    # -- the server ----------------------------------------------------------------------------------
 
     def _server(self) -> TestMcpServer:
         from mcp_testkit.server import TestMcpServer
 
         if self._given is not None:
             return self._given
-        # The handshake era only, until the contract runs its properties in both eras: every property
-        # here was written against sessions (P5 has no meaning without them).
-        return TestMcpServer(name="contract", eras=("handshake",))
+        # The handshake column is a server from before 2026-07-28; the stateless column one of both eras,
+        # the shape of the SDK's own server, where a bridge's fallback to the handshake is legitimate.
+        eras = (HANDSHAKE,) if self.era == HANDSHAKE else (HANDSHAKE, STATELESS)
+        return TestMcpServer(name="contract", eras=eras)
 
     def __enter__(self) -> ContractHarness:
         close = getattr(self.factory, "close", None)
@@ -197,16 +308,69 @@ class ContractHarness:
         return self.server.url if self.transport == "socket" else "http://127.0.0.1/mcp"
 
     def adapter(self) -> BridgeAdapter:
-        """A fresh adapter from the factory, routed in-process when the harness is."""
+        """A fresh adapter from the factory, routed in-process when the harness is, and asked to speak the
+        harness's era when the adapter declares it can be (its `eras`)."""
+        if self._takes_era is None:
+            # The first adapter, made without era=, says whether the factory takes it; when not, it is the one.
+            first = self._make(era=False)
+            self._takes_era = self.era in (_declared_eras(first) or ()) and _takes_keyword(self.factory, "era")
+            if not self._takes_era:
+                return first
+        return self._make(era=self._takes_era)
+
+    def _make(self, *, era: bool) -> BridgeAdapter:
         try:
-            adapter = self.factory(transport=self._asgi)
+            if era:
+                return self.factory(transport=self._asgi, era=self.era)  # type: ignore[call-arg]
+            return self.factory(transport=self._asgi)
         except Exception as exc:
             raise ContractError(f"the adapter factory raised {type(exc).__name__}: {exc}\n{_tb(exc)}") from exc
-        return adapter
 
     def facts(self) -> BridgeFacts:
-        """What the adapter declares (retry, page_limit, timeout_s, sessions), from an adapter never connected."""
-        return BridgeFacts.of(self.adapter())
+        """What the adapter declares (retry, page_limit, timeout_s, sessions, eras), from an adapter never
+        connected, and the era this harness checks."""
+        return BridgeFacts.of(self.adapter(), self.era)
+
+    def spoken_era(self) -> tuple[str, str | None]:
+        """Which era the bridge speaks to this harness's healthy server, and its trace when that is not
+        the harness's era: ('stateless', None), or ('handshake', why) when it fell back.
+
+        Found once per harness, by connecting and calling one read: a bridge that answers the stateless
+        column in the handshake era (it fell back, or never tried 2026-07-28) gets no stateless verdict.
+        Raises `ContractError` when the adapter raises.
+        """
+        if self._spoken is None:
+            self._spoken = (self.era, None)
+            if self.era == STATELESS:
+                self._spoken = self._probe_era()
+        return self._spoken
+
+    def _probe_era(self) -> tuple[str, str | None]:
+        spoken: dict[str, str | None] = {}
+
+        async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
+            h.server.tool("read", description="a read", read_only=True, returns="ok")
+            connected = await adapter.connect(h.url, {})
+            called = await adapter.call("read", {}) if connected.kind == "ok" else None
+            work = [r for r in h.server.journal if r.rpc_method in ("tools/list", "tools/call")]
+            if work and all(r.era == HANDSHAKE for r in work):
+                spoken["handshake"] = str(
+                    h.fail(
+                        "the bridge spoke the handshake era to a server of both eras: it fell back, or never tried "
+                        "2026-07-28, so it has no verdict in the stateless era",
+                        connect=connected,
+                        call=called if called is not None else "(not called)",
+                    )
+                )
+
+        with self.fresh_loop():
+            try:
+                self.run(example)
+            except ContractViolation:
+                pass  # it hung: no conclusion about its era here; the properties report the hang
+        if "handshake" in spoken:
+            return HANDSHAKE, spoken["handshake"]
+        return self.era, None
 
     # -- running one example -------------------------------------------------------------------------
 
@@ -253,6 +417,9 @@ class ContractHarness:
                 raise self.fail(f"hung in {hung_in} after {timeout:g} s", **facts)
             if raised is not None:
                 raise raised
+            misplaced = [error for error in self.server.errors if isinstance(error, faults.MisplacedFault)]
+            if misplaced:
+                raise ContractError(f"the contract harness injected a fault of another era: {misplaced[0]}")
 
         self._loop.call(body)
 
@@ -327,6 +494,7 @@ class _Guarded:
     def __init__(self, adapter: BridgeAdapter, harness: ContractHarness) -> None:
         self._adapter = adapter
         self._harness = harness
+        self._closed = False
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._adapter, name)
@@ -365,13 +533,37 @@ class _Guarded:
         return self._outcome(step, await self._step(step, lambda: self._adapter.call(tool, arguments)))
 
     def set_headers(self, headers: Mapping[str, str]) -> None:
+        self._sync("set_headers", headers)
+
+    async def approve(self, token: str) -> Outcome:
+        adapter: Any = self._adapter
+        return self._outcome("approve", await self._step("approve", lambda: adapter.approve(token)))
+
+    async def decline(self, token: str) -> Outcome:
+        adapter: Any = self._adapter
+        return self._outcome("decline", await self._step("decline", lambda: adapter.decline(token)))
+
+    def require_approval(self, tools: Any) -> None:
+        self._sync("require_approval", tools)
+
+    def use_tool_cache(self) -> None:
+        self._sync("use_tool_cache")
+
+    def advance_cache_clock(self, seconds: float) -> None:
+        self._sync("advance_cache_clock", seconds)
+
+    def _sync(self, method: str, *args: Any) -> None:
         try:
-            self._adapter.set_headers(headers)
+            getattr(self._adapter, method)(*args)
         except Exception as exc:
-            raise ContractError(f"the adapter's set_headers raised {type(exc).__name__}: {exc}\n{_tb(exc)}") from exc
+            raise ContractError(f"the adapter's {method} raised {type(exc).__name__}: {exc}\n{_tb(exc)}") from exc
 
     async def close(self) -> None:
-        await self._step("close", self._adapter.close)
+        """Close the adapter, once: a property that closes it itself to look at what closing sent is not
+        followed by a second close."""
+        if not self._closed:
+            self._closed = True
+            await self._step("close", self._adapter.close)
 
 
 class _Loop:

@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 
 from mcp_testkit import faults
 from mcp_testkit import strategies as mst
+from mcp_testkit._eras import HANDSHAKE
 from mcp_testkit.contract._harness import DEFAULT_EXAMPLE_TIMEOUT_S, ContractHarness
+from mcp_testkit.contract._properties import place
 
 if TYPE_CHECKING:
     from mcp_testkit.adapters import AdapterFactory, BridgeAdapter, Outcome
@@ -64,19 +66,27 @@ class _Driver:
 
 
 def resilience_machine(
-    factory: AdapterFactory, *, transport: str = "asgi", example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S
+    factory: AdapterFactory,
+    *,
+    transport: str = "asgi",
+    example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S,
+    era: str = HANDSHAKE,
 ) -> type:
     """A Hypothesis `RuleBasedStateMachine` that interleaves calls, faults, lost sessions, restarts and
     credential rotations against one connected bridge, checking the ledger after every step.
 
-    Use it as `TestMyBridgeMachine = resilience_machine(MyAdapter).TestCase`.
+    `era="stateless"` drives the bridge against a server of both eras with the faults of 2026-07-28
+    (no sessions to lose: those rules never run). Use it as
+    `TestMyBridgeMachine = resilience_machine(MyAdapter).TestCase`.
     """
     from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
     class ResilienceMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.harness = ContractHarness(factory, transport=transport, example_timeout=example_timeout).__enter__()
+            self.harness = ContractHarness(
+                factory, transport=transport, example_timeout=example_timeout, era=era
+            ).__enter__()
             self.server = self.harness.server
             self.server.reset()
             self.token = 1
@@ -118,15 +128,16 @@ def resilience_machine(
         def call_write(self) -> None:
             self._call("write")
 
-        @rule(fault=mst.call_faults(auth=False), tool=st.sampled_from(["read", "write"]))
+        @rule(fault=mst.call_faults(auth=False, era=era), tool=st.sampled_from(["read", "write"]))
         def inject_fault(self, fault: faults.Fault, tool: str) -> None:
-            self.server.inject(fault, method="tools/call", tool=tool)
+            place(self.server, fault, method="tools/call", tool=tool)
 
-        @precondition(lambda self: bool(self.server.sessions.alive))
+        @precondition(lambda self: era == HANDSHAKE and bool(self.server.sessions.alive))
         @rule()
         def lose_session(self) -> None:
             self.server.lose_session()
 
+        @precondition(lambda self: era == HANDSHAKE)
         @rule(status=st.sampled_from([404, 400]))
         def restart(self, status: int) -> None:
             self.server.restart(unknown_session_status=status)
@@ -155,7 +166,7 @@ def resilience_machine(
             finally:
                 self.harness.__exit__(None, None, None)
 
-    ResilienceMachine.__name__ = f"ResilienceMachine_{getattr(factory, 'name', 'bridge')}"
+    ResilienceMachine.__name__ = f"ResilienceMachine_{getattr(factory, 'name', 'bridge')}_{era}"
     return ResilienceMachine
 
 

@@ -1,10 +1,17 @@
-"""The properties P1-P7: for each, the inputs it draws, the cases it declares (every fault class and
-call kind it covers, run before any random draw), and the check of one example."""
+"""The properties P1-P9 and P5s: for each, the inputs it draws, the cases it declares (every fault class
+and call kind it covers, run before any random draw), the eras and adapter capability it needs, and the
+check of one example.
+
+Every property runs in both protocol eras but P5 (sessions: the handshake era only) and P5s, which
+replaces it in the stateless era (2026-07-28). The faults of an era are the ones that mean something
+there: no session faults in the stateless era, and its own refusals (-32020, -32021, -32022) instead.
+P8 and P9 are about the bridge's pool (approval gates, the tool cache), not its sessions: they run in
+both eras, and only for bridges whose adapter declares the capability they need."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +19,7 @@ from hypothesis import strategies as st
 
 from mcp_testkit import faults
 from mcp_testkit import strategies as mst
+from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -19,7 +27,7 @@ if TYPE_CHECKING:
     from mcp_testkit.adapters import BridgeAdapter, OutcomeKind
     from mcp_testkit.contract._harness import BridgeFacts, ContractHarness
 
-__all__ = ["CALL_KINDS", "PROPERTIES", "Property", "expected_kinds", "fault_label", "late_answer"]
+__all__ = ["CALL_KINDS", "PROPERTIES", "Property", "expected_kinds", "fault_label", "late_answer", "legal_in", "place"]
 
 CALL_KINDS = ("read", "idempotent", "write")
 """How a tool is called: a read (`readOnlyHint`), an idempotent write (`idempotentHint`), a write (no hints)."""
@@ -37,7 +45,8 @@ class Property:
 
     `cases(facts)` are the declared examples, run first and in order (simplest first); `strategies(facts)`
     the keyword strategies of the random draws after them; `labels(inputs)` the fault classes and call
-    kinds an example exercises, counted in the report's coverage line.
+    kinds an example exercises, counted in the report's coverage line. `facts.era` is the era being
+    checked; `eras` the eras the property applies to (elsewhere its verdict is "not applicable").
     """
 
     property_id: str
@@ -48,6 +57,9 @@ class Property:
     cases: Callable[[BridgeFacts], list[Inputs]]
     labels: Callable[[Inputs], list[str]]
     check: Check
+    eras: tuple[str, ...] = ERAS
+    requires: str | None = None
+    """The adapter capability the property needs ("approvals", "tool_cache"); without it, not applicable."""
 
 
 # -- faults, by class ------------------------------------------------------------------------------
@@ -69,8 +81,25 @@ def fault_label(fault: faults.Fault) -> str:
     return type(fault).__name__
 
 
+_SESSION_FAULTS = (faults.LoseSession, faults.Restart)
+_STATELESS_CALL_FAULTS: tuple[faults.Fault, ...] = (
+    faults.HeaderMismatch(),
+    faults.UnsupportedVersion(),
+    faults.MissingCapability(),
+    faults.EraDowngrade(),
+)
+"""The stateless era's own refusals of a call: a -32020 (a bug of the bridge's headers, as the server
+reads it), a -32022 offering the server's versions (renegotiated once), a -32021, and a half-upgraded
+deployment that refuses stateless requests as a handshake-era server does."""
+
+
+def legal_in(era: str, fault: faults.Fault) -> bool:
+    """Whether `fault` is no fault at all in `era`: an empty-string cursor is a legal page of 2026-07-28."""
+    return era == STATELESS and isinstance(fault, faults.EmptyCursor)
+
+
 def _call_faults(facts: BridgeFacts, *, auth: bool) -> list[faults.Fault]:
-    """One fault of every class a `tools/call` can meet, simplest first."""
+    """One fault of every class a `tools/call` can meet in the era checked, simplest first."""
     chosen: list[faults.Fault] = [
         faults.ErrorResult("scripted tool error"),
         faults.ProtocolError(-32603, "scripted failure"),
@@ -95,11 +124,15 @@ def _call_faults(facts: BridgeFacts, *, auth: bool) -> list[faults.Fault]:
         chosen += [faults.HttpStatus(401), faults.HttpStatus(403)]
     if facts.timeout_s is not None:
         chosen.append(late_answer(facts.timeout_s))
+    if facts.era == STATELESS:
+        chosen = [fault for fault in chosen if not isinstance(fault, _SESSION_FAULTS)]
+        chosen += _STATELESS_CALL_FAULTS
     return chosen
 
 
 def _transient_faults(facts: BridgeFacts) -> list[faults.Fault]:
-    """What a resilient bridge resends a read after: lost connections, lost sessions, and timeouts."""
+    """What a resilient bridge resends a read after: lost connections, lost sessions (in the handshake
+    era), and timeouts."""
     chosen: list[faults.Fault] = [
         faults.Drop(),
         faults.Drop(after_execution=True),
@@ -108,6 +141,8 @@ def _transient_faults(facts: BridgeFacts) -> list[faults.Fault]:
         faults.Restart(),
         faults.Restart(unknown_session_status=400),
     ]
+    if facts.era == STATELESS:
+        chosen = [fault for fault in chosen if not isinstance(fault, _SESSION_FAULTS)]
     if facts.timeout_s is not None:
         chosen.append(late_answer(facts.timeout_s))
     return chosen
@@ -124,9 +159,23 @@ def _tool(server: Any, name: str, kind: str, returns: Any = "ok") -> None:
     )
 
 
+async def _calls_first(h: ContractHarness, adapter: BridgeAdapter, count: int, before: str, facts_: Any) -> None:
+    """`count` calls of "tool" before the fault, each of which must be `ok`, or the example fails saying which."""
+    for number in range(1, count + 1):
+        outcome = await adapter.call("tool", {})
+        if outcome.kind != "ok":
+            raise h.fail(f"call {number}, {before}, failed", **facts_, outcome=outcome)
+
+
+def place(server: Any, fault: faults.Fault, **rule: Any) -> None:
+    """Inject `fault`; a fault of one era only hits requests of that era (a bridge may change eras mid-example)."""
+    era = fault.eras[0] if len(fault.eras) == 1 else None
+    server.inject(fault, **rule, **({"era": era} if era is not None else {}))
+
+
 def _inject(server: Any, rules: Iterable[faults.Rule]) -> None:
     for rule in rules:
-        server.inject(rule.fault, method=rule.method, tool=rule.tool, nth=rule.nth, times=rule.times)
+        place(server, rule.fault, method=rule.method, tool=rule.tool, nth=rule.nth, times=rule.times)
 
 
 # -- P1 --------------------------------------------------------------------------------------------
@@ -203,8 +252,9 @@ async def _p1(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, in
         raise h.fail(f"the bridge loaded a wrong tool set (missing {missing}, extra {extra})", **facts_)
     # A server's own catalogue (a replay's) may take the listing past the page limit: failing it whole is right.
     fits = facts.page_limit is None or -(-max(len(served), 1) // page_size) <= facts.page_limit
-    if outcome.kind != "ok" and not h.fired() and fits:
-        raise h.fail("the listing failed although no fault fired", **facts_)
+    if outcome.kind != "ok" and fits and all(legal_in(facts.era, fault) for fault in h.fired()):
+        legal = " (an empty-string cursor is a legal page in the stateless era)" if h.fired() else ""
+        raise h.fail(f"the listing failed although no fault fired{legal}", **facts_)
 
 
 # -- P2 --------------------------------------------------------------------------------------------
@@ -226,7 +276,7 @@ def _p2_cases(facts: BridgeFacts) -> list[Inputs]:
 def _p2_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
     # Late answers run as declared cases only: each one costs the adapter's whole timeout.
     return {
-        "schedule": mst.fault_schedules(faults=mst.call_faults(auth=False), tools=["write"], max_size=3),
+        "schedule": mst.fault_schedules(faults=mst.call_faults(auth=False, era=facts.era), tools=["write"], max_size=3),
         "calls": st.integers(1, 3),
     }
 
@@ -267,7 +317,7 @@ def _p3_cases(facts: BridgeFacts) -> list[Inputs]:
 def _p3_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
     return {
         "kind": st.sampled_from(["read", "idempotent"]),
-        "transient": st.lists(mst.call_faults(transient_only=True), max_size=facts.retry + 1),
+        "transient": st.lists(mst.call_faults(transient_only=True, era=facts.era), max_size=facts.retry + 1),
     }
 
 
@@ -281,7 +331,7 @@ async def _p3(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, in
     _tool(server, "read", kind, returns="read")
     await h.connect(adapter)
     for fault in transient:
-        server.inject(fault, method="tools/call", tool="read")
+        place(server, fault, method="tools/call", tool="read")
     outcome = await adapter.call("read", {})
     runs = server.executions("read")
     facts_ = {"retry budget": facts.retry, "outcome": outcome, "handler runs": runs}
@@ -293,7 +343,7 @@ async def _p3(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, in
 
 # -- P4 --------------------------------------------------------------------------------------------
 
-_AUTH_WORK = ("initialize", "tools/list", "tools/call")
+_AUTH_WORK = ("initialize", "server/discover", "tools/list", "tools/call")
 
 
 def _p4_cases(facts: BridgeFacts) -> list[Inputs]:
@@ -323,10 +373,7 @@ async def _p4(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, in
     _tool(server, "tool", kind)
     await h.connect(adapter, {"Authorization": _TOKEN_ONE})
     facts_: dict[str, Any] = {"status": status, "kind": kind, "via": via}
-    for number in range(1, inputs["calls_before"] + 1):
-        before = await adapter.call("tool", {})
-        if before.kind != "ok":
-            raise h.fail(f"call {number}, before any refusal, failed", **facts_, outcome=before)
+    await _calls_first(h, adapter, inputs["calls_before"], "before any refusal", facts_)
     mark = len(server.journal)
     if via == "fault":
         server.inject(faults.HttpStatus(status, headers={"WWW-Authenticate": "Bearer"}), tool="tool")
@@ -374,12 +421,13 @@ def _p5_cases(facts: BridgeFacts) -> list[Inputs]:
     return [{"how": how, "kind": kind, "calls_before": 0} for how, kind in itertools.product(_LOSSES, CALL_KINDS)]
 
 
+def _calls_after(key: str, ways: Sequence[Any]) -> dict[str, SearchStrategy[Any]]:
+    """The draws of P5 and P5s: one way of losing the answer, a call kind, and up to two calls before it."""
+    return {key: st.sampled_from(ways), "kind": st.sampled_from(CALL_KINDS), "calls_before": st.integers(0, 2)}
+
+
 def _p5_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
-    return {
-        "how": st.sampled_from(_LOSSES),
-        "kind": st.sampled_from(CALL_KINDS),
-        "calls_before": st.integers(0, 2),
-    }
+    return _calls_after("how", _LOSSES)
 
 
 def _p5_labels(inputs: Inputs) -> list[str]:
@@ -392,10 +440,7 @@ async def _p5(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, in
     _tool(server, "tool", kind)
     await h.connect(adapter)
     facts_: dict[str, Any] = {"how": how, "kind": kind}
-    for number in range(1, inputs["calls_before"] + 1):
-        before = await adapter.call("tool", {})
-        if before.kind != "ok":
-            raise h.fail(f"call {number}, before the session was lost, failed", **facts_, outcome=before)
+    await _calls_first(h, adapter, inputs["calls_before"], "before the session was lost", facts_)
     ran_before = server.executions("tool")
     stale = {session.id for session in server.sessions}
     if how == "fault":
@@ -423,26 +468,101 @@ async def _p5(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, in
         raise h.fail("the call was not sent once more on a new session", **facts_)
 
 
+# -- P5s (the stateless era's P5) ------------------------------------------------------------------
+
+_BROKEN_STREAMS: tuple[faults.Fault, ...] = (
+    faults.EndStream(),
+    faults.Drop(),
+    faults.Drop(after_execution=True),
+    faults.TruncateBody(),
+)
+"""What breaks a call's response stream: it ends early, the connection drops (before or after the tool
+ran), or the body is cut in the middle of the answer's event."""
+
+
+def _p5s_cases(facts: BridgeFacts) -> list[Inputs]:
+    return [
+        {"broken_by": fault, "kind": kind, "calls_before": 0}
+        for kind, fault in itertools.product(CALL_KINDS, _BROKEN_STREAMS)
+    ]
+
+
+def _p5s_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
+    return _calls_after("broken_by", _BROKEN_STREAMS)
+
+
+def _p5s_labels(inputs: Inputs) -> list[str]:
+    return [inputs["kind"], fault_label(inputs["broken_by"])]
+
+
+async def _p5s(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, inputs: Inputs) -> None:
+    fault, kind = inputs["broken_by"], inputs["kind"]
+    server = h.server
+    server.response_mode = "sse"  # the call's answer travels on a response stream of its own
+    _tool(server, "tool", kind)
+    await h.connect(adapter)
+    facts_: dict[str, Any] = {"broken by": fault, "kind": kind}
+    await _calls_first(h, adapter, inputs["calls_before"], "before the stream broke", facts_)
+    ran_before = server.executions("tool")
+    mark = len(server.journal)
+    server.inject(fault, method="tools/call", tool="tool")
+    outcome = await adapter.call("tool", {})
+    sent = [r for r in server.journal.records[mark:] if r.rpc_method == "tools/call" and r.tool == "tool"]
+    facts_.update(outcome=outcome, runs=server.executions("tool") - ran_before, sent=len(sent))
+    if kind == "write":
+        if len(sent) > 1:
+            raise h.fail(f"the bridge re-issued a write after a broken stream ({len(sent)} requests)", **facts_)
+        if outcome.kind != "outcome_unknown":
+            raise h.fail(f"a write whose stream broke surfaced as {outcome.kind}, not outcome_unknown", **facts_)
+        return
+    if len(sent) != 2:
+        again = "did not re-issue it" if len(sent) < 2 else f"sent it {len(sent)} times"
+        raise h.fail(f"after the broken stream of a {kind} call the bridge {again}, not once more", **facts_)
+    if sent[0].rpc_id == sent[1].rpc_id:
+        raise h.fail(f"the {kind} call was re-issued with the same JSON-RPC id {sent[1].rpc_id!r}", **facts_)
+    if outcome.kind != "ok":
+        raise h.fail(f"the re-issued {kind} call surfaced as {outcome.kind}, not ok", **facts_)
+
+
 # -- P6 --------------------------------------------------------------------------------------------
 
 _NOT_RUN = (faults.LoseSession,)
+_REFUSED_BEFORE_RUNNING = (faults.HeaderMismatch, faults.UnsupportedVersion)
 
 
-def expected_kinds(where: str, kind: str, fault: faults.Fault) -> frozenset[OutcomeKind]:
+def expected_kinds(where: str, kind: str, fault: faults.Fault, era: str = HANDSHAKE) -> frozenset[OutcomeKind]:
     """The outcome kinds a careful bridge may report for `fault` met on every attempt (the table of P6).
 
     `where` is "call" (the fault hits every `tools/call` of a tool of call kind `kind`) or the method
-    of a connect it hits ("initialize" or "tools/list").
+    of a connect it hits ("initialize", "server/discover" or "tools/list"); `era` the era checked.
+    At `server/discover` a bridge that falls back to the handshake era may also connect (`ok`, which
+    the check of P6 accepts only with the fallback in the journal), but never after a 401 or 403.
     """
     status = fault.status if isinstance(fault, faults.HttpStatus) else None
     if status in (401, 403):
         return frozenset({"auth_error"})
     if where != "call":
-        return frozenset({"connection_error"})
+        return frozenset({"ok"}) if legal_in(era, fault) else frozenset({"connection_error"})
     if isinstance(fault, (faults.ErrorResult, faults.ProtocolError)):
         return frozenset({"tool_error"})
     if isinstance(fault, faults.Delay):
         return frozenset({"ok"})
+    if isinstance(fault, _REFUSED_BEFORE_RUNNING):
+        # -32020 (the bridge's headers, as the server reads them) or -32022 again after renegotiating once:
+        # refused before it ran, and no resend helps.
+        return frozenset({"connection_error"})
+    if isinstance(fault, faults.MissingCapability):
+        # -32021: this request needs a capability the client lacks; nothing ran, and no resend helps.
+        return frozenset({"tool_error", "connection_error"})
+    if isinstance(fault, faults.EraDowngrade):
+        # Refused as a handshake-era server refuses (400, no answer to the request): a read may recover by
+        # falling back to the handshake; a write's outcome is unknown, as after any bare 400.
+        return frozenset({"outcome_unknown"}) if kind == "write" else frozenset(
+            {"ok", "connection_error", "outcome_unknown"}
+        )
+    if status == 404 and era == STATELESS:
+        # No session to lose: a bare 404 says the request was not taken, yet no session rule makes it certain.
+        return frozenset({"connection_error", "outcome_unknown"})
     if (
         status == 404
         or isinstance(fault, _NOT_RUN)
@@ -454,32 +574,36 @@ def expected_kinds(where: str, kind: str, fault: faults.Fault) -> frozenset[Outc
     return frozenset({"outcome_unknown"}) if kind == "write" else frozenset({"connection_error", "outcome_unknown"})
 
 
-_CONNECT_FAULTS: list[tuple[str, faults.Fault]] = [
-    ("initialize", faults.HttpStatus(401)),
-    ("initialize", faults.HttpStatus(403)),
-    ("initialize", faults.HttpStatus(500)),
-    ("initialize", faults.HttpStatus(503)),
-    ("initialize", faults.ProtocolError(-32603, "scripted failure")),
-    ("initialize", faults.Drop()),
-    ("tools/list", faults.HttpStatus(401)),
-    *(("tools/list", fault) for fault in _LISTING_CASES),
-]
+def _connect_faults(era: str) -> list[tuple[str, faults.Fault]]:
+    """Faults at connect: on its first request (`initialize`, or the probe of the stateless era), then the listing."""
+    opening = "server/discover" if era == STATELESS else "initialize"
+    return [
+        (opening, faults.HttpStatus(401)),
+        (opening, faults.HttpStatus(403)),
+        (opening, faults.HttpStatus(500)),
+        (opening, faults.HttpStatus(503)),
+        (opening, faults.ProtocolError(-32603, "scripted failure")),
+        (opening, faults.Drop()),
+        ("tools/list", faults.HttpStatus(401)),
+        *(("tools/list", fault) for fault in _LISTING_CASES),
+    ]
 
 
 def _p6_cases(facts: BridgeFacts) -> list[Inputs]:
     cases: list[Inputs] = [
         {"case": ("call", kind, fault)} for fault in _call_faults(facts, auth=True) for kind in CALL_KINDS
     ]
-    cases += [{"case": (where, "-", fault)} for where, fault in _CONNECT_FAULTS]
+    cases += [{"case": (where, "-", fault)} for where, fault in _connect_faults(facts.era)]
     return cases
 
 
 def _p6_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
-    calls = st.tuples(st.just("call"), st.sampled_from(CALL_KINDS), mst.call_faults())
+    calls = st.tuples(st.just("call"), st.sampled_from(CALL_KINDS), mst.call_faults(era=facts.era))
+    opening = "server/discover" if facts.era == STATELESS else "initialize"
     connects = st.tuples(
         st.just("tools/list"), st.just("-"), mst.listing_faults(max_page=3, detectable_only=True)
     ) | st.tuples(
-        st.just("initialize"), st.just("-"), st.builds(faults.HttpStatus, st.sampled_from([401, 403, 429, 500, 503]))
+        st.just(opening), st.just("-"), st.builds(faults.HttpStatus, st.sampled_from([401, 403, 429, 500, 503]))
     )
     return {"case": calls | connects}
 
@@ -489,14 +613,19 @@ def _p6_labels(inputs: Inputs) -> list[str]:
     return [kind if where == "call" else f"at {where}", fault_label(fault)]
 
 
+def _fell_back(h: ContractHarness) -> bool:
+    """Whether the bridge answered a refused probe by the handshake: an `initialize` the server accepted."""
+    return any(r.rpc_method == "initialize" and r.status == 200 for r in h.server.journal)
+
+
 async def _p6(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, inputs: Inputs) -> None:
     where, kind, fault = inputs["case"]
     server = h.server
-    expected = expected_kinds(where, kind, fault)
+    expected = expected_kinds(where, kind, fault, facts.era)
     if where == "call":
         _tool(server, "tool", kind)
         await h.connect(adapter)
-        server.inject(fault, method="tools/call", tool="tool", times=None)
+        place(server, fault, method="tools/call", tool="tool", times=None)
         outcome = await adapter.call("tool", {})
     else:
         server.page_size = 1
@@ -504,6 +633,8 @@ async def _p6(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, in
             server.tool(name, returns="ok")
         server.inject(fault, method=where, times=None)
         outcome = await adapter.connect(h.url, {})
+        if where == "server/discover" and outcome.kind == "ok" and "auth_error" not in expected and _fell_back(h):
+            return  # the probe failed and the bridge fell back to the handshake era: the spec's way on
     if outcome.kind not in expected:
         wanted = " or ".join(sorted(expected))
         at = f"a {kind} call" if where == "call" else f"connect ({where})"
@@ -567,6 +698,178 @@ async def _p7(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, in
         raise h.fail(f"the same result rendered two different ways: {first.text!r} and {second.text!r}", **facts_)
 
 
+# -- P8 --------------------------------------------------------------------------------------------
+
+_DECISIONS = ("approve", "decline", "leave", "approve twice")
+"""What happens to a paused call: approved, declined, left unanswered, or approved and its token used again."""
+_GATED = ("read", "write")
+
+
+def _p8_cases(facts: BridgeFacts) -> list[Inputs]:
+    cases: list[Inputs] = [
+        {"calls": [(tool, decision, 0)], "removed": False} for tool in _GATED for decision in _DECISIONS
+    ]
+    # Decided in another order than paused: each decision must reach its own call, with its own arguments.
+    mixed = [("write", "decline", 1), ("write", "approve", 2), ("read", "leave", 3), ("write", "approve twice", 0)]
+    cases.append({"calls": mixed, "removed": False})
+    cases.append({"calls": [("write", "approve", 1), ("read", "approve", 0)], "removed": True})
+    return cases
+
+
+def _p8_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
+    # The third item ranks the decisions: calls are decided in rank order, not in the order they were paused.
+    call = st.tuples(st.sampled_from(_GATED), st.sampled_from(_DECISIONS), st.integers(0, 3))
+    return {"calls": st.lists(call, min_size=1, max_size=4), "removed": st.booleans()}
+
+
+def _p8_labels(inputs: Inputs) -> list[str]:
+    labels = sorted({f"{tool} {decision}" for tool, decision, _ in inputs["calls"]})
+    return [*labels, "write removed before the decisions"] if inputs["removed"] else labels
+
+
+async def _p8(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, inputs: Inputs) -> None:
+    calls, removed = inputs["calls"], inputs["removed"]
+    order = sorted(range(len(calls)), key=lambda number: calls[number][2])
+    server = h.server
+    _tool(server, "read", "read", returns="read")
+    _tool(server, "write", "write", returns="written")
+    gated: Any = adapter
+    gated.require_approval(list(_GATED))
+    await h.connect(adapter)
+    tokens: list[str] = []
+    for number, (tool, _, _) in enumerate(calls):
+        outcome = await adapter.call(tool, {"n": number})
+        if outcome.kind != "approval_required" or not outcome.text:
+            raise h.fail(f"call {number} of the gated tool {tool!r} was not paused for approval", outcome=outcome)
+        tokens.append(outcome.text)
+    sent = [r for r in server.journal if r.rpc_method == "tools/call"]
+    if sent:
+        raise h.fail(f"{len(sent)} paused call(s) reached the server before any decision (#{sent[0].seq})")
+    if removed:
+        server.remove_tool("write")
+    outcomes: dict[int, list[Any]] = {}
+    for number in order:
+        decision = calls[number][1]
+        if decision == "leave":
+            continue
+        token = tokens[number]
+        if decision == "decline":
+            outcomes[number] = [await gated.decline(token)]
+        else:
+            outcomes[number] = [await gated.approve(token)]
+            if decision == "approve twice":
+                outcomes[number].append(await gated.approve(token))
+    await adapter.close()  # what a bridge sends when it closes counts too
+    for number, (tool, decision, _) in enumerate(calls):
+        records = [r for r in server.calls(tool) if r.arguments == {"n": number}]
+        runs = sum(1 for r in records if r.executed)
+        facts_ = {"call": f"{number} ({tool}, {decision})", "outcomes": outcomes.get(number, []), "sent": len(records)}
+        if decision in ("decline", "leave") and records:
+            said = "a declined" if decision == "decline" else "an unanswered"
+            raise h.fail(f"{said} approval reached the server (#{records[0].seq})", **facts_)
+        if decision.startswith("approve") and removed and tool == "write":
+            if records:
+                raise h.fail("an approved call to a tool the server no longer lists reached it", **facts_)
+            if any(outcome.kind == "ok" for outcome in outcomes[number]):
+                raise h.fail("an approved call to a tool the server no longer lists reported ok, unsent", **facts_)
+            continue
+        if decision.startswith("approve"):
+            if runs != 1:
+                raise h.fail(f"an approved call ran {runs} times, not exactly once", **facts_)
+            first = outcomes[number][0]
+            if first.kind != "ok":
+                raise h.fail(f"an approved call to a healthy server reported {first.kind}", **facts_)
+            if decision == "approve twice" and outcomes[number][1].kind == "ok":
+                raise h.fail("a spent approval token was accepted a second time", **facts_)
+
+
+# -- P9 --------------------------------------------------------------------------------------------
+
+_CREDENTIALS = {"one": _TOKEN_ONE, "two": _TOKEN_TWO, "none": None}
+_AGES = (0.0, 0.5, 0.9, 1.5)
+"""How far the cache's clock moves in one step, in TTLs."""
+
+
+def _p9_cases(facts: BridgeFacts) -> list[Inputs]:
+    def steps(*items: Any) -> Inputs:
+        return {"steps": list(items)}
+
+    connect = {name: ("connect", name) for name in _CREDENTIALS}
+    change, advance = ("change", 0.0), {age: ("advance", age) for age in _AGES}
+    return [
+        steps(connect["one"], connect["one"]),
+        steps(connect["one"], change, connect["two"]),
+        steps(connect["one"], change, connect["none"]),
+        steps(connect["none"], change, connect["one"]),
+        steps(connect["one"], change, advance[1.5], connect["one"]),
+        steps(connect["one"], change, advance[0.5], connect["one"], advance[0.9], connect["one"]),
+        steps(connect["one"], connect["two"], change, advance[0.9], connect["two"], connect["one"]),
+        steps(connect["two"], change, connect["one"], change, connect["two"], connect["one"]),
+        steps(connect["one"], advance[0.9], connect["one"], change, advance[0.5], connect["one"]),
+    ]
+
+
+def _p9_strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
+    step = (
+        st.tuples(st.just("connect"), st.sampled_from(list(_CREDENTIALS)))
+        | st.tuples(st.just("change"), st.just(0.0))
+        | st.tuples(st.just("advance"), st.sampled_from(_AGES))
+    )
+    return {"steps": st.lists(step, min_size=1, max_size=7)}
+
+
+def _p9_labels(inputs: Inputs) -> list[str]:
+    return sorted({f"{kind} {value}" if kind != "change" else "catalogue change" for kind, value in inputs["steps"]})
+
+
+async def _p9(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, inputs: Inputs) -> None:
+    server = h.server
+    ttl = facts.cache_ttl_s
+    assert ttl is not None
+    cached: Any = adapter
+    cached.use_tool_cache()
+    catalogue = ["a", "b"]
+    for name in catalogue:
+        server.tool(name, returns="ok")
+    now, changes = 0.0, 0
+    listed: list[tuple[str, float, list[str]]] = []
+    """Each real listing: the credential it was read with, when, and what it held."""
+    for kind, value in inputs["steps"]:
+        if kind == "change":
+            changes += 1
+            server.tool(f"c{changes}", returns="ok")
+            catalogue = [*catalogue, f"c{changes}"]
+            continue
+        if kind == "advance":
+            cached.advance_cache_clock(value * ttl)
+            now += value * ttl
+            continue
+        token = _CREDENTIALS[value]
+        mark = len(server.journal)
+        outcome = await adapter.connect(h.url, {"Authorization": token} if token else {})
+        if outcome.kind != "ok":
+            raise h.fail("the bridge could not connect to a healthy server", outcome=outcome)
+        loaded = sorted(await adapter.list_tools())
+        if any(r.rpc_method == "tools/list" for r in server.journal.records[mark:]):
+            listed.append((value, now, loaded))
+        if loaded == sorted(catalogue):
+            continue
+        facts_ = {"credential": value, "loaded": loaded, "catalogue": catalogue, "clock": f"{now:g} s (TTL {ttl:g} s)"}
+        if any(cred == value and names == loaded and now - at <= ttl for cred, at, names in listed):
+            continue  # its own listing, within the TTL: a hit may serve it
+        others = [cred for cred, at, names in listed if cred != value and names == loaded and now - at <= ttl]
+        if others:
+            raise h.fail(f"a cache hit served credential {others[-1]!r}'s listing to credential {value!r}", **facts_)
+        ages = [now - at for cred, at, names in listed if cred == value and names == loaded]
+        if ages:
+            raise h.fail(
+                f"a cache hit hid a catalogue change: it served a listing {min(ages):g} s old, "
+                f"past the TTL of {ttl:g} s",
+                **facts_,
+            )
+        raise h.fail("the bridge loaded a listing the server never gave this credential", **facts_)
+
+
 PROPERTIES: dict[str, Property] = {
     prop.property_id: prop
     for prop in (
@@ -619,6 +922,18 @@ PROPERTIES: dict[str, Property] = {
             _p5_cases,
             _p5_labels,
             _p5,
+            eras=(HANDSHAKE,),
+        ),
+        Property(
+            "P5s",
+            "A broken stream re-issues a read once, with a new id, and never a write",
+            "broken_stream_reissues_reads_only",
+            "reads, idempotent writes and writes; a stream ended, dropped (before or after the tool ran) or cut",
+            _p5s_strategies,
+            _p5s_cases,
+            _p5s_labels,
+            _p5s,
+            eras=(STATELESS,),
         ),
         Property(
             "P6",
@@ -639,6 +954,28 @@ PROPERTIES: dict[str, Property] = {
             _p7_cases,
             _p7_labels,
             _p7,
+        ),
+        Property(
+            "P8",
+            "A declined or unanswered approval never reaches the server; an approved one runs exactly once",
+            "approvals_are_kept",
+            "reads and writes gated; approved, declined, left unanswered, approved twice; any order; a tool removed",
+            _p8_strategies,
+            _p8_cases,
+            _p8_labels,
+            _p8,
+            requires="approvals",
+        ),
+        Property(
+            "P9",
+            "A cache hit never serves one credential's tools to another, nor hides a change past its TTL",
+            "tool_cache_is_keyed_and_expires",
+            "connects with two credentials and none, catalogue changes, the cache's clock moved in TTLs",
+            _p9_strategies,
+            _p9_cases,
+            _p9_labels,
+            _p9,
+            requires="tool_cache",
         ),
     )
 }

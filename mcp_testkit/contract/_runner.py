@@ -1,5 +1,8 @@
 """Running a property: its declared cases first, then Hypothesis' draws, within a time budget; and the
-verdict, `PropertyResult`: passed, failed (with the shortest counterexample) or error (with the traceback)."""
+verdict, `PropertyResult`: passed, failed (with the shortest counterexample) or error (with the traceback),
+in one protocol era; or no verdict there: not applicable (P5 in the stateless era, P5s in the handshake
+era, P8 and P9 for an adapter without the capability they need), or fell back (the bridge spoke the
+handshake era to the stateless column's server)."""
 
 from __future__ import annotations
 
@@ -11,12 +14,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_testkit import faults
+from mcp_testkit._eras import ERAS, HANDSHAKE, named_eras
 from mcp_testkit.contract._harness import (
     DEFAULT_EXAMPLE_TIMEOUT_S,
     ContractError,
     ContractHarness,
     ContractViolation,
     _tb,
+    server_fits_era,
+    unfit_server,
 )
 from mcp_testkit.contract._properties import PROPERTIES, Property
 
@@ -29,19 +35,26 @@ __all__ = ["DEFAULT_BUDGET_S", "PropertyResult", "check_property", "resilience_s
 
 DEFAULT_BUDGET_S = 60.0
 
-Status = Literal["passed", "failed", "error"]
+Status = Literal["passed", "failed", "error", "not_applicable", "fell_back"]
+_MARKS = {"passed": "holds", "failed": "FAILS", "error": "ERROR", "not_applicable": "n/a", "fell_back": "fell back"}
+_STATUSES = tuple(_MARKS)
 
 
 @dataclass(frozen=True)
 class PropertyResult:
-    """One property's verdict for one bridge.
+    """One property's verdict for one bridge in one protocol era (`era`).
 
     `status` is "passed", "failed" (the bridge broke the property: `counterexample` is the shortest
     trace found) or "error" (the harness or the adapter raised: `counterexample` holds what raised,
-    with its traceback; nothing is known about the bridge). `examples` counts the examples run,
-    declared cases included and shrinking excluded; `declared` how many of them were declared cases;
-    `coverage` how many examples exercised each fault class and call kind; `notes` say what limited
-    the run (a budget that ran out, fewer examples asked for than there are declared cases).
+    with its traceback; nothing is known about the bridge). Two more say there is no verdict in this
+    era, never that the property holds: "not_applicable" (the property does not apply to this bridge in
+    this era, and its one note says why: it has no meaning in the era, as P5 in the stateless era and P5s
+    in the handshake era, or it needs a capability the adapter does not declare, as P8 approvals and P9
+    a tool cache) and "fell_back" (in the stateless era, the bridge spoke the handshake era to a server
+    of both eras; `counterexample` shows how). `examples` counts the examples run, declared cases
+    included and shrinking excluded; `declared` how many of them were declared cases; `coverage` how
+    many examples exercised each fault class and call kind; `notes` say what limited the run (a budget
+    that ran out, fewer examples asked for than there are declared cases, why the property does not apply).
     """
 
     property_id: str
@@ -53,10 +66,13 @@ class PropertyResult:
     declared: int = 0
     coverage: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    era: str = HANDSHAKE
 
     def __post_init__(self) -> None:
-        if self.status not in ("passed", "failed", "error"):
-            raise ValueError(f"PropertyResult.status is 'passed', 'failed' or 'error', not {self.status!r}")
+        if self.status not in _STATUSES:
+            raise ValueError(f"PropertyResult.status is one of {', '.join(_STATUSES)}, not {self.status!r}")
+        if self.era not in ERAS:
+            raise ValueError(f"PropertyResult.era is 'handshake' or 'stateless', not {self.era!r}")
 
     @property
     def passed(self) -> bool:
@@ -71,12 +87,26 @@ class PropertyResult:
         return self.status == "error"
 
     @property
+    def not_applicable(self) -> bool:
+        """Whether the property does not apply to this bridge in this era (the note says why): never a pass."""
+        return self.status == "not_applicable"
+
+    @property
+    def applies(self) -> bool:
+        """Whether there is a verdict in this era: not "not_applicable", not "fell_back"."""
+        return self.status not in ("not_applicable", "fell_back")
+
+    @property
     def mark(self) -> str:
-        """The verdict as `check` prints it: holds, FAILS or ERROR."""
-        return {"passed": "holds", "failed": "FAILS", "error": "ERROR"}[self.status]
+        """The verdict as `check` prints it: holds, FAILS, ERROR, n/a or fell back."""
+        return _MARKS[self.status]
 
     def coverage_line(self) -> str:
         """`20 declared + 80 drawn; Drop() 12, EndStream 9, ...`: how often each class was exercised."""
+        if self.status == "not_applicable":
+            return f"no examples: {self.notes[0] if self.notes else 'it does not apply'}"
+        if self.status == "fell_back":
+            return "no examples: the bridge spoke the handshake era to the stateless column's server"
         drawn = self.examples - self.declared
         counts = ", ".join(f"{label} {count}" for label, count in sorted(self.coverage.items()))
         return f"{self.declared} declared + {drawn} drawn; {counts or 'nothing'}"
@@ -229,15 +259,27 @@ def check_property(
             declared,
             dict(run.coverage) if run else {},
             tuple(notes),
+            harness.era,
         )
 
+    def not_applicable(reason: str) -> PropertyResult:
+        notes.append(reason)
+        return result("not_applicable")
+
+    if harness.era not in prop.eras:
+        return not_applicable(f"it has no meaning in the {harness.era} era")
     try:
         facts = harness.facts()
+        if prop.requires is not None and prop.requires not in facts.capabilities:
+            return not_applicable(f"it needs the {prop.requires!r} capability, which the adapter does not declare")
         cases = prop.cases(facts)
+        spoken, how = harness.spoken_era()
     except ContractError as error:
         return result("error", str(error))
     except Exception as error:
         return result("error", f"the contract harness raised {type(error).__name__}: {error}\n{_tb(error)}")
+    if spoken != harness.era:
+        return result("fell_back", how)
     run = _Run(harness, prop, facts, budget)
     if len(cases) > max_examples:
         notes.append(f"all {len(cases)} declared cases ran although max_examples is {max_examples}")
@@ -312,6 +354,7 @@ def run_contract(
     *,
     max_examples: int = 100,
     properties: Sequence[str] | None = None,
+    eras: Sequence[str] | None = None,
     transport: str = "asgi",
     derandomize: bool = True,
     example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S,
@@ -319,26 +362,38 @@ def run_contract(
     progress: Callable[[PropertyResult], None] | None = None,
     server: TestMcpServer | None = None,
 ) -> list[PropertyResult]:
-    """Check every property (or those named) against the bridge that `factory` makes.
+    """Check every property (or those named) against the bridge that `factory` makes, in each era of `eras`.
 
-    `example_timeout` is how long one example may take before it is reported as a hang; `budget`
-    how long one property may take, shrinking included. `server` runs them on a server of yours,
-    e.g. `TestMcpServer.from_cassette(...)`: each example resets it and adds its own tools beside
-    the recorded catalogue.
+    The results come era by era, in the order of `eras`, each with every property asked for: one
+    that has no meaning in an era is there as "not_applicable". `example_timeout` is how long one
+    example may take before it is reported as a hang; `budget` how long one property may take,
+    shrinking included. `server` runs them on a server of yours, e.g.
+    `TestMcpServer.from_cassette(...)`: each example resets it and adds its own tools beside the
+    recorded catalogue. `eras` defaults to both; with `server`, to the eras it fits: the handshake
+    era if it speaks only that one, the stateless era if it speaks 2026-07-28. Naming an era the
+    server does not fit is a `ValueError` saying what to do.
     """
     chosen = list(properties) if properties is not None else list(PROPERTIES)
     unknown = [p for p in chosen if p not in PROPERTIES]
     if unknown:
         raise ValueError(f"unknown properties {unknown}; known: {', '.join(PROPERTIES)}")
     results = []
-    with ContractHarness(factory, transport=transport, example_timeout=example_timeout, server=server) as harness:
-        for property_id in chosen:
-            result = check_property(
-                harness, property_id, max_examples=max_examples, derandomize=derandomize, budget=budget
-            )
-            results.append(result)
-            if progress is not None:
-                progress(result)
+    if eras is None:
+        eras = ERAS if server is None else [era for era in ERAS if server_fits_era(server, era)]
+    for era in named_eras(eras):
+        if server is not None and not server_fits_era(server, era):
+            raise ValueError(unfit_server(server, era))
+    for era in named_eras(eras):
+        with ContractHarness(
+            factory, transport=transport, example_timeout=example_timeout, era=era, server=server
+        ) as harness:
+            for property_id in chosen:
+                result = check_property(
+                    harness, property_id, max_examples=max_examples, derandomize=derandomize, budget=budget
+                )
+                results.append(result)
+                if progress is not None:
+                    progress(result)
     return results
 
 
@@ -346,41 +401,66 @@ def resilience_suite(
     factory: AdapterFactory,
     *,
     max_examples: int = 100,
+    eras: Sequence[str] = ERAS,
     transport: str = "asgi",
     expect_fail: Sequence[str] = (),
     example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S,
     budget: float = DEFAULT_BUDGET_S,
-) -> Callable[[str], None]:
-    """A pytest test, one case per property: `test_my_bridge = resilience_suite(MyAdapter)`.
+) -> Callable[[str, str], None]:
+    """A pytest test, one case per property and era it applies to: `test_my_bridge = resilience_suite(MyAdapter)`.
 
-    Properties named in `expect_fail` are marked `xfail(strict=True)` for a `ContractViolation`: the
-    suite then documents which guarantees a bridge does not give, and tells you when it starts to.
-    An error of the harness or the adapter fails the test as a `ContractError`, expected or not.
+    The cases are named `P1-handshake`, `P1-stateless`, ..., `P5-handshake`, `P5s-stateless`.
+    Properties named in `expect_fail`, as "P1" (in every era) or "P1@stateless" (in one), are marked
+    `xfail(strict=True)` for a `ContractViolation`: the suite then documents which guarantees a bridge
+    does not give, and tells you when it starts to. A bridge that falls back to the handshake era in
+    the stateless era fails there with a `ContractViolation` saying so (check such a bridge with
+    `eras=("handshake",)`). A property that needs a capability the adapter does not declare (P8, P9)
+    is skipped, with the reason: it is not held either. An error of the harness or the adapter fails the
+    test as a `ContractError`, expected or not.
     """
     import pytest
 
-    unknown = [p for p in expect_fail if p not in PROPERTIES]
-    if unknown:
-        raise ValueError(f"expect_fail names unknown properties {unknown}; known: {', '.join(PROPERTIES)}")
+    chosen = named_eras(eras)
+    expected = set()
+    for entry in expect_fail:
+        property_id, _, era = entry.partition("@")
+        if property_id not in PROPERTIES:
+            raise ValueError(f"expect_fail names unknown properties [{property_id!r}]; known: {', '.join(PROPERTIES)}")
+        if era and era not in ERAS:
+            raise ValueError(f"expect_fail entry {entry!r}: the era after @ is 'handshake' or 'stateless'")
+        expected |= {(property_id, one) for one in ([era] if era else chosen)}
+    def marks(pid: str, era: str) -> list[Any]:
+        if (pid, era) not in expected:
+            return []
+        return [pytest.mark.xfail(reason=f"{pid} is not held in the {era} era", strict=True, raises=ContractViolation)]
+
     cases = [
-        pytest.param(
-            pid,
-            id=pid,
-            marks=[pytest.mark.xfail(reason=f"{pid} is not held", strict=True, raises=ContractViolation)],
-        )
-        if pid in expect_fail
-        else pytest.param(pid, id=pid)
-        for pid in PROPERTIES
+        pytest.param(pid, era, id=f"{pid}-{era}", marks=marks(pid, era))
+        for era in chosen
+        for pid, prop in PROPERTIES.items()
+        if era in prop.eras
     ]
 
-    @pytest.mark.parametrize("property_id", cases)
-    def test_resilience(property_id: str) -> None:
-        with ContractHarness(factory, transport=transport, example_timeout=example_timeout) as harness:
+    @pytest.mark.parametrize(("property_id", "era"), cases)
+    def test_resilience(property_id: str, era: str) -> None:
+        harness = ContractHarness(factory, transport=transport, example_timeout=example_timeout, era=era)
+        with harness:
             result = check_property(harness, property_id, max_examples=max_examples, budget=budget)
+        where = f"{property_id} ({result.title}) in the {era} era"
+        if result.not_applicable:
+            # Not a pass: the bridge lacks what the property is about, and pytest says so in its report.
+            pytest.skip(f"{where} does not apply: {result.notes[0]}")
         if result.error:
-            raise ContractError(f"{property_id} ({result.title}) could not be checked:\n{result.counterexample}")
+            raise ContractError(f"{where} could not be checked:\n{result.counterexample}")
         if result.failed:
-            raise ContractViolation(f"{property_id} ({result.title}) failed:\n{result.counterexample}")
+            raise ContractViolation(f"{where} failed:\n{result.counterexample}")
+        if result.status == "fell_back":
+            raise ContractViolation(
+                f"{where} has no verdict: the bridge fell back to the handshake era (check a bridge of the "
+                f"handshake era only with eras=('handshake',)):\n{result.counterexample}"
+            )
 
-    test_resilience.__doc__ = f"The resilience contract P1-P7 holds for the bridge {getattr(factory, 'name', '')!r}."
+    test_resilience.__doc__ = (
+        f"The resilience contract holds for the bridge {getattr(factory, 'name', '')!r} in each era checked."
+    )
     return test_resilience

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
-from mcp_testkit._eras import ERAS
+from mcp_testkit._eras import ERAS, named_eras
 from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.journal import Journal
 from mcp_testkit.server._app import McpApp, ServerCrash
@@ -35,12 +35,7 @@ MAX_BODY = 4 * 1024 * 1024
 
 
 def _check_eras(eras: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(eras, str):
-        raise ValueError(f"eras takes a list of era names, such as ('handshake', 'stateless'), not the string {eras!r}")
-    chosen = tuple(dict.fromkeys(eras))
-    unknown = [era for era in chosen if era not in ERAS]
-    if unknown or not chosen:
-        raise ValueError(f"eras must name one or both of 'handshake' and 'stateless', not {tuple(eras)!r}")
+    chosen = named_eras(eras)
     return tuple(era for era in ERAS if era in chosen)
 
 
@@ -79,13 +74,21 @@ class TestMcpServer:
         eras: Sequence[str] = ERAS,
         cache_ttl_ms: int = 0,
         cache_scope: str = "public",
+        resumable: bool = False,
+        retry_ms: int | None = None,
     ) -> None:
         """`eras`: the protocol eras served, 'handshake' (`initialize`, sessions) and 'stateless' (2026-07-28).
 
         `cache_ttl_ms` and `cache_scope` are the cache hints of the stateless era's `server/discover`
-        and `tools/list` results.
+        and `tools/list` results. `resumable` keeps the events of every handshake-era POST SSE stream for
+        a GET with `Last-Event-ID` to replay, and opens each such stream (from 2025-11-25) with a priming
+        event, which carries `retry: retry_ms` when that is set.
         """
         eras = _check_eras(eras)
+        if not isinstance(resumable, bool):
+            raise ValueError(f"resumable must be True or False, not {resumable!r}")
+        if retry_ms is not None and (not isinstance(retry_ms, int) or isinstance(retry_ms, bool) or retry_ms < 0):
+            raise ValueError(f"retry_ms must be an int >= 0 (milliseconds) or None, not {retry_ms!r}")
         if not isinstance(cache_ttl_ms, int) or isinstance(cache_ttl_ms, bool) or cache_ttl_ms < 0:
             raise ValueError(f"cache_ttl_ms must be an int >= 0 (milliseconds), not {cache_ttl_ms!r}")
         if cache_scope not in ("public", "private"):
@@ -136,6 +139,8 @@ class TestMcpServer:
             "eras": eras,
             "cache_ttl_ms": cache_ttl_ms,
             "cache_scope": cache_scope,
+            "resumable": resumable,
+            "retry_ms": retry_ms,
         }
         self._preset = preset
         self._runner: Runner | None = None
@@ -197,13 +202,16 @@ class TestMcpServer:
         open_world: bool | None = None,
         returns: Any = None,
         answers: Sequence[Any] | None = None,
+        requires: Sequence[str] = (),
     ) -> ScriptedTool:
         """Add (or replace) a tool; use the result as a decorator to give it a handler.
 
         `returns` is its answer to every call; `answers` one answer per call, the last repeating.
         An answer is a str, a dict (structured content), a list of content blocks, a
         `CallToolResult`, a `ToolError`, or a callable taking the arguments (and optionally a
-        `ToolContext`) that returns one of those, sync or async.
+        `ToolContext`) that returns one of those, sync or async. `requires` names client
+        capabilities a call needs: a 2026-07-28 call whose `_meta` lacks one is refused with
+        400 and -32021 (MissingRequiredClientCapability) before the tool runs.
         """
         tool = ScriptedTool.build(
             name,
@@ -218,6 +226,7 @@ class TestMcpServer:
             open_world=open_world,
             returns=returns,
             answers=answers,
+            requires=requires,
         )
         with self._lock:
             state = self._state

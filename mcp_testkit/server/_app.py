@@ -40,6 +40,7 @@ from mcp_testkit.server._protocol import (
     error_response,
     handle_notification,
 )
+from mcp_testkit.server._resume import EventLog, StoredEvent, StreamPlan, sse_frame
 from mcp_testkit.server._runner import BODY_TIMED_OUT
 
 if TYPE_CHECKING:
@@ -104,6 +105,7 @@ class _Response:
         "event_ids",
         "message",
         "parse_error",
+        "plan",
         "record",
         "send",
         "session_header",
@@ -123,6 +125,8 @@ class _Response:
         self.message: Any = None
         """The decoded body; kept here rather than in the record, which keeps only the bytes."""
         self.parse_error: str | None = None
+        self.plan: StreamPlan | None = None
+        """For an SSE answer of the handshake era: events kept for resumption, priming, a scripted break."""
 
     async def json(
         self,
@@ -181,12 +185,16 @@ class _Response:
         if not self.event_ids:
             raw.append((b"x-accel-buffering", b"no"))  # 2026-07-28: so that no proxy holds the events back
         await self.send({"type": "http.response.start", "status": 200, "headers": raw})
+        plan = self.plan
+        if plan is not None:
+            if plan.break_after == 0:
+                await self._break(plan)
+            if plan.prime:
+                await self._emit(plan, plan.next_id(), b"", plan.retry_ms)
 
     def frame(self, state: ServerState, data: bytes) -> bytes:
         """One SSE `message` event carrying `data`, with an id where the era has them."""
-        if self.event_ids:
-            return b"event: message\nid: %d\ndata: %s\n\n" % (state.event_ids(), data)
-        return b"event: message\ndata: %s\n\n" % data
+        return sse_frame(state.event_ids() if self.event_ids else None, data)
 
     async def event(self, state: ServerState, message: Any, *, answer: bool = False) -> None:
         """Send one SSE event; `answer` marks the response to the request, which the record keeps."""
@@ -194,10 +202,42 @@ class _Response:
         if answer:
             self.record.response = None
             self.record._response_raw = data
+        if self.plan is not None:
+            await self._emit(self.plan, state.event_ids(), data, answer=answer)
+            return
         await self.send({"type": "http.response.body", "body": self.frame(state, data), "more_body": True})
+
+    async def _emit(
+        self, plan: StreamPlan, event_id: int, data: bytes, retry_ms: int | None = None, *, answer: bool = False
+    ) -> None:
+        """Keep the event for replay and send it, unless the stream's connection was broken already."""
+        frame = sse_frame(event_id, data, retry_ms)
+        plan.keep(StoredEvent(event_id, frame, data if answer else None))
+        if plan.broken:
+            return
+        await self.send({"type": "http.response.body", "body": frame, "more_body": True})
+        plan.sent += 1
+        if plan.sent == plan.break_after:
+            await self._break(plan)
+
+    async def _break(self, plan: StreamPlan) -> None:
+        """End the connection's response without ending the stream (a `BreakStream`), after a `retry:`."""
+        plan.broken = True
+        if plan.break_retry_ms is not None:
+            retry = b"retry: %d\n\n" % plan.break_retry_ms
+            await self.send({"type": "http.response.body", "body": retry, "more_body": True})
+        await self.send({"type": "http.response.body", "body": b""})
+        kept = "; its other events wait for a GET with Last-Event-ID" if plan.stream is not None else ""
+        self.record.error = f"SSE stream broken by a fault after {plan.sent} event{'s' * (plan.sent != 1)}{kept}"
 
     async def end_sse(self) -> None:
         await self.start_sse()
+        plan = self.plan
+        if plan is not None:
+            if plan.stream is not None:
+                plan.stream.finish()
+            if plan.broken:
+                return
         await self.send({"type": "http.response.body", "body": b""})
 
 
@@ -236,6 +276,8 @@ class McpApp:
             _admit(journal, record)
             await _crashed(state, out, exc)
         finally:
+            if out.plan is not None and out.plan.stream is not None:
+                out.plan.stream.finish()  # whatever happened, a GET following this stream must not wait forever
             _admit(journal, record)
             journal._finish(record)
 
@@ -567,7 +609,7 @@ class McpApp:
         record = out.record
         if call is None:
             call = Call(state, record, session, record.protocol_version or DEFAULT_VERSION, fault=fault)
-        if isinstance(fault, (faults.EndStream, faults.MalformedSse)):
+        if isinstance(fault, (faults.EndStream, faults.MalformedSse, faults.BreakStream)):
             sse = True
         elif isinstance(fault, (faults.ListChanged, faults.CatalogueChange)) and (
             session is None or not session.outbox.streaming
@@ -576,6 +618,10 @@ class McpApp:
             sse = True
         else:
             sse = self._mode(state, record) == "sse" and not isinstance(fault, faults.WrongContentType)
+        if sse and call.era != STATELESS:
+            out.plan = _stream_plan(state, record, session, fault)
+            if out.plan is not None and (out.plan.prime or out.plan.break_after == 0):
+                await out.start_sse()  # before the request runs: a client can resume from the start
         if sse:
 
             async def notify(notification: dict[str, Any]) -> None:
@@ -665,6 +711,10 @@ class McpApp:
         if not _accepts(out.record.headers.get("accept", ""), "text/event-stream"):
             await out.error(406, INVALID_REQUEST, "Not Acceptable: a GET stream needs Accept: text/event-stream")
             return
+        last_event_id = out.record.headers.get("last-event-id")
+        if last_event_id is not None:
+            await self._resume(state, receive, out, last_event_id)
+            return
         if not state.get_stream:
             await out.error(
                 405,
@@ -697,6 +747,40 @@ class McpApp:
         finally:
             outbox.streaming = False
 
+    async def _resume(self, state: ServerState, receive: Receive, out: _Response, last_event_id: str) -> None:
+        """A GET with `Last-Event-ID`: replay what its stream sent after that event, then follow it to its end."""
+        session = await self._session(state, out)
+        if session is None:
+            return
+        record = out.record
+        record.protocol_version = record.headers.get("mcp-protocol-version") or session.protocol_version
+        found = session.events.find(last_event_id) if session.events is not None else None
+        if found is None:
+            await out.error(
+                400,
+                INVALID_REQUEST,
+                f"Bad Request: Last-Event-ID {last_event_id[:64]!r} names no event of a resumable stream of this "
+                "session, so there is nothing to replay (TestMcpServer(resumable=True) keeps the events of POST "
+                "streams, and a BreakStream fault those of the stream it breaks)",
+            )
+            return
+        stream, cursor = found
+        await out.start_sse()
+        async with anyio.create_task_group() as group:
+            group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
+            while True:
+                for event in stream.after(cursor):
+                    await out.send({"type": "http.response.body", "body": event.frame, "more_body": True})
+                    cursor = event.event_id
+                    if event.answer is not None:
+                        record.response = None
+                        record._response_raw = event.answer
+                if stream.done:
+                    break
+                await stream.changed()
+            group.cancel_scope.cancel()
+        await out.end_sse()
+
     async def _delete(self, state: ServerState, out: _Response) -> None:
         if await self._stateless_refuses(state, out):
             return
@@ -714,6 +798,27 @@ class McpApp:
         state.sessions.end(session.id)
         session.outbox.put(None)
         await out.json(200, None)
+
+
+def _stream_plan(
+    state: ServerState, record: Record, session: Session | None, fault: faults.Fault | None
+) -> StreamPlan | None:
+    """What happens to a handshake-era POST's SSE stream: kept for replay when the server is resumable or a
+    `BreakStream` breaks it (in a session: `initialize` has none yet), primed when resumable from 2025-11-25."""
+    breaks = fault if isinstance(fault, faults.BreakStream) else None
+    if not state.resumable and breaks is None:
+        return None
+    plan = StreamPlan(state.event_ids, retry_ms=state.retry_ms)
+    if session is not None:
+        if session.events is None:
+            session.events = EventLog()
+        plan.log = session.events
+        plan.stream = session.events.open(record.seq)
+        # Clients before 2025-11-25 may not expect an event with empty data, as the SDK's server reasons too.
+        plan.prime = state.resumable and (record.protocol_version or DEFAULT_VERSION) >= "2025-11-25"
+    if breaks is not None:
+        plan.break_after, plan.break_retry_ms = breaks.after_events, breaks.retry_ms
+    return plan
 
 
 def _describe(record: Record, message: dict[str, Any]) -> None:

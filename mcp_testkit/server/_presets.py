@@ -132,6 +132,75 @@ def conformance(server: TestMcpServer) -> None:
 
     server.tool("test_tool_with_logging", description="Sends three log messages")(with_logging)
     server.tool("test_tool_with_progress", description="Reports progress 0, 50, 100 of 100")(with_progress)
+    _stateless_era(server, with_logging)
+
+
+_SCHEMA_2020_12 = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+"""What the suite's json-schema-2020-12 scenario asks a tool to declare, kept as it is sent."""
+
+_MIRRORED = {
+    "type": "object",
+    "properties": {
+        "region": {"type": "string", "description": "Where to run the query", "x-mcp-header": "Region"},
+        "query": {"type": "string", "description": "The query"},
+    },
+    "required": ["region"],
+}
+
+
+def _stateless_era(server: TestMcpServer, with_logging: Callable[..., Any]) -> None:
+    """The diagnostic tools of the 2026-07-28 scenarios: capabilities, logging without a level, 2020-12 schemas
+    and a parameter mirrored into an `Mcp-Param-Region` header."""
+    server.tool(
+        "test_missing_capability",
+        description="Needs the client's sampling capability: refused with -32021 without it",
+        requires=["sampling"],
+        returns="sampling was declared",
+    )
+    server.tool(
+        "test_streaming_elicitation",
+        description="Needs the client's elicitation capability; answers on its own response stream",
+        requires=["elicitation"],
+        returns="elicitation was declared",
+    )
+    server.tool("test_logging_tool", description="Sends three log messages, only to a request that set a level")(
+        with_logging
+    )
+    server.tool(
+        "json_schema_2020_12_tool",
+        description="Tool with JSON Schema 2020-12 features",
+        input_schema=_SCHEMA_2020_12,
+        returns="the schema was kept",
+    )
+    server.tool(
+        "test_mirrored_header",
+        description="Mirrors its region parameter into the Mcp-Param-Region header (x-mcp-header)",
+        input_schema=_MIRRORED,
+        read_only=True,
+        returns=lambda arguments: f"ran in {arguments['region']}",
+    )
 
 
 PRESETS: dict[str, Callable[[TestMcpServer], None]] = {"conformance": conformance, "demo": demo}

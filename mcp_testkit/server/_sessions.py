@@ -9,10 +9,13 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import sniffio
+
+if TYPE_CHECKING:
+    from mcp_testkit.server._resume import EventLog
 
 __all__ = ["Outbox", "Session", "SessionTable"]
 
@@ -110,6 +113,8 @@ class Session:
     """Cancel scopes of the calls running on this session, by JSON-RPC id."""
     outbox: Outbox = field(default_factory=lambda: Outbox(), repr=False)
     """Server notifications waiting for a stream to carry them."""
+    events: EventLog | None = field(default=None, repr=False)
+    """The events of its resumable SSE streams, for a GET with `Last-Event-ID` to replay (made at the first)."""
 
     def __repr__(self) -> str:
         state = "alive" if self.alive else "ended"

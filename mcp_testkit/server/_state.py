@@ -52,6 +52,10 @@ class ServerState:
     """The protocol eras the server speaks."""
     cache_ttl_ms: int = 0
     cache_scope: str = "public"
+    resumable: bool = False
+    """Whether POST SSE streams of the handshake era keep their events for replay and open with a priming event."""
+    retry_ms: int | None = None
+    """The `retry:` of the priming event of a resumable stream (None: none)."""
     tools: dict[str, ScriptedTool] = field(default_factory=dict)
     required: dict[str, RequiredHeader] = field(default_factory=dict)
     hidden: frozenset[str] = frozenset()

@@ -11,6 +11,7 @@ own server (`ERROR_CODE_HTTP_STATUS`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +46,7 @@ from mcp_testkit.server._protocol import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from mcp_testkit.journal import Record
     from mcp_testkit.server._state import ServerState
@@ -58,6 +59,7 @@ __all__ = [
     "decorate",
     "error_status",
     "fault_refusal",
+    "mirrored_params",
     "refusal",
     "serves_stateless",
     "unsupported",
@@ -102,7 +104,7 @@ def serves_stateless(state: ServerState, headers: Mapping[str, str], message: An
         return False
     if HANDSHAKE not in state.eras:
         return True
-    version = headers.get("mcp-protocol-version")
+    version = _header(headers, "mcp-protocol-version")
     if version is not None and version not in HANDSHAKE_VERSIONS:
         return True
     if not isinstance(message, dict):
@@ -138,6 +140,88 @@ def _mismatch(message: str) -> Refusal:
     return Refusal(400, HEADER_MISMATCH, f"Header mismatch: {message}")
 
 
+def _missing_capability(capabilities: Sequence[str]) -> Refusal:
+    return Refusal(
+        400,
+        MISSING_CAPABILITY,
+        f"Missing required client capability: {', '.join(capabilities)}",
+        {"requiredCapabilities": {name: {} for name in capabilities}},
+    )
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    """A header's value without the optional whitespace around it, which RFC 9110 says is no part of it."""
+    value = headers.get(name)
+    return None if value is None else value.strip(" \t")
+
+
+def mirrored_params(schema: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str]]:
+    """The parameters a tool's `inputSchema` mirrors into `Mcp-Param-{name}` headers (`x-mcp-header`), with their
+    paths: those reachable from the root through `properties` keys only, as the spec allows."""
+    found: list[tuple[tuple[str, ...], str]] = []
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return found
+    for key, sub in properties.items():
+        if not isinstance(sub, dict):
+            continue
+        header = sub.get("x-mcp-header")
+        if isinstance(header, str) and header:
+            found.append(((*path, key), header))
+        found += mirrored_params(sub, (*path, key))
+    return found
+
+
+_ABSENT: Any = object()
+
+
+def _value_at(arguments: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(arguments, dict) or key not in arguments:
+            return _ABSENT
+        arguments = arguments[key]
+    return _ABSENT if arguments is None else arguments
+
+
+def _same_value(sent: str, value: Any) -> bool:
+    """Whether a decoded header value stands for the body's value: a string as is, a boolean as true or false,
+    an integer compared as a number (the spec's SHOULD: 42.0 is 42)."""
+    if isinstance(value, bool):
+        return sent == ("true" if value else "false")
+    if isinstance(value, int):
+        try:
+            return float(sent) == value
+        except ValueError:
+            return False
+    return isinstance(value, str) and sent == value
+
+
+def _param_refusal(schema: Any, arguments: Any, headers: Mapping[str, str]) -> Refusal | None:
+    """-32020 when a mirrored parameter's `Mcp-Param-{name}` header is missing, badly encoded or not the body's."""
+    for path, name in mirrored_params(schema):
+        header = f"Mcp-Param-{name}"
+        sent = _header(headers, header.lower())
+        value = _value_at(arguments, path)
+        where = "params.arguments." + ".".join(path)
+        if value is _ABSENT:
+            if sent is not None:
+                return _mismatch(f"{header} header is sent, but the body has no {where}")
+            continue
+        if sent is None:
+            return _mismatch(f"the {header} header is missing; it must mirror {where}")
+        if not _PLAIN_VALUE.fullmatch(sent):
+            return _mismatch(f"{header} header holds characters a header value may not carry")
+        decoded = decode_header_value(sent)
+        if decoded is None:
+            return _mismatch(f"{header} header is not valid =?base64?...?= (bad padding or characters)")
+        if not _same_value(decoded, value):
+            return _mismatch(f"{header} header {sent!r} does not match the body's {where}")
+    return None
+
+
+_PLAIN_VALUE = re.compile(r"[\x20-\x7e\t]*")
+
+
 def refusal(state: ServerState, headers: Mapping[str, str], message: Any, kind: str | None) -> Refusal | None:
     """Why a stateless POST cannot run, checked in the spec's order; None when it may.
 
@@ -152,13 +236,14 @@ def refusal(state: ServerState, headers: Mapping[str, str], message: Any, kind: 
             "Invalid Request: a 2026-07-28 POST carries one JSON-RPC request or notification (no batch, no response)",
             request_id=False,
         )
-    version = headers.get("mcp-protocol-version")
+    version = _header(headers, "mcp-protocol-version")
     if kind == "notification":
         return None if version in STATELESS_VERSIONS else unsupported(state, version)
     method = message["method"]
     params = message.get("params")
-    if method == "initialize" and HANDSHAKE not in state.eras:
-        # A legacy client has no way forward but this message: name what the server speaks.
+    if method == "initialize" and HANDSHAKE not in state.eras and version not in STATELESS_VERSIONS:
+        # A legacy client has no way forward but this message: name what the server speaks. Under 2026-07-28
+        # headers, initialize is only a method this era does not have: 404 and -32601, as any other.
         requested = params.get("protocolVersion") if isinstance(params, dict) else None
         refused = unsupported(state, requested if isinstance(requested, str) else version)
         spoken = ", ".join(STATELESS_VERSIONS)
@@ -174,7 +259,7 @@ def refusal(state: ServerState, headers: Mapping[str, str], message: Any, kind: 
     meta = params.get("_meta") if isinstance(params, dict) else None
     if version not in STATELESS_VERSIONS and not isinstance(meta, dict):
         return unsupported(state, version)  # a version of no era, and nothing else to go by: name ours
-    method_header = headers.get("mcp-method")
+    method_header = _header(headers, "mcp-method")
     if method_header is None:
         return _mismatch(f"the Mcp-Method header is missing; it must name the method, {method!r}")
     if not isinstance(params, dict) or not isinstance(meta, dict) or not {VERSION_KEY, CAPABILITIES_KEY} <= set(meta):
@@ -191,13 +276,23 @@ def refusal(state: ServerState, headers: Mapping[str, str], message: Any, kind: 
     name_param = NAME_PARAMS.get(method)
     if name_param is not None:
         named = params.get(name_param)
-        sent = headers.get("mcp-name")
+        sent = _header(headers, "mcp-name")
         if sent is None:
             return _mismatch(f"the Mcp-Name header is missing; for {method} it must carry params.{name_param}")
         if decode_header_value(sent) != named:
             return _mismatch(f"Mcp-Name header {sent!r} does not match the body's params.{name_param} {named!r}")
     if version not in STATELESS_VERSIONS:
         return unsupported(state, version)
+    named = params.get("name")
+    tool = state.tools.get(named) if method == "tools/call" and isinstance(named, str) else None
+    if tool is not None:
+        mirrored = _param_refusal(tool.definition.get("inputSchema"), params.get("arguments"), headers)
+        if mirrored is not None:
+            return mirrored
+        declared = meta.get(CAPABILITIES_KEY)
+        lacking = [name for name in tool.requires if not (isinstance(declared, dict) and name in declared)]
+        if lacking:
+            return _missing_capability(lacking)
     return None
 
 
@@ -211,12 +306,7 @@ def fault_refusal(state: ServerState, fault: faults.Fault, version: str | None) 
         offered = list(fault.supported) if fault.supported is not None else None
         return unsupported(state, version, offered)
     if isinstance(fault, faults.MissingCapability):
-        return Refusal(
-            400,
-            MISSING_CAPABILITY,
-            f"Missing required client capability: {', '.join(fault.capabilities)}",
-            {"requiredCapabilities": {name: {} for name in fault.capabilities}},
-        )
+        return _missing_capability(fault.capabilities)
     if isinstance(fault, faults.EraDowngrade):
         return Refusal(400, INVALID_REQUEST, _LEGACY_REFUSAL, request_id=False)
     return None

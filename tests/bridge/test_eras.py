@@ -64,11 +64,14 @@ async def test_auto_mode_speaks_the_newest_era_the_server_offers(
         faults.DiscoverError(405, None),
         faults.DiscoverError(200, -32601, "Method not found"),
         faults.UnsupportedVersion(["2025-11-25"]),
+        # An older server that answers every method it does not know with an empty result.
+        faults.HttpStatus(200, {"jsonrpc": "2.0", "id": 1, "result": {}}),
     ],
     ids=repr,
 )
 async def test_a_probe_refused_as_a_legacy_server_refuses_it_falls_back(fault: faults.Fault) -> None:
-    """A probe answered without a modern JSON-RPC error (or -32022 offering handshake versions only): initialize."""
+    """A probe answered without a modern JSON-RPC error (or -32022 offering handshake versions only, or a result
+    that is no DiscoverResult): initialize."""
     server = script_tools(TestMcpServer())
     server.inject(fault, method="server/discover")
     with anyio.fail_after(LIMIT_S):

@@ -391,12 +391,21 @@ async def test_run_contract_over_the_socket_of_a_replay_the_test_started(http_ta
     assert set(given) == {None}  # never the in-process transport: every example went over the socket
 
 
-def test_run_contract_refuses_a_server_of_the_stateless_era(http_tape: tuple[Path, Any]) -> None:
-    """The properties are written for sessions: a replay speaking 2026-07-28 too is refused, saying what to give."""
+async def test_run_contract_runs_a_replay_in_the_eras_it_fits(http_tape: tuple[Path, Any]) -> None:
+    """A replay speaking both eras is checked in the stateless era only (a probing bridge would never meet its
+    handshake); naming the handshake era for it is refused, saying what to give instead."""
     from mcp_testkit import ReferenceBridgeAdapter, run_contract
 
+    server = _replay(http_tape[0])
+    results = await anyio.to_thread.run_sync(
+        lambda: run_contract(ReferenceBridgeAdapter, server=server, max_examples=3, properties=["P1", "P5"])
+    )
+    assert [(r.property_id, r.era, r.status) for r in results] == [
+        ("P1", "stateless", "passed"),
+        ("P5", "stateless", "not_applicable"),
+    ], results
     with pytest.raises(ValueError, match=r"speaks the handshake and stateless eras: .*eras=\('handshake',\)"):
-        run_contract(ReferenceBridgeAdapter, server=_replay(http_tape[0]), properties=["P1"])
+        run_contract(ReferenceBridgeAdapter, server=_replay(http_tape[0]), properties=["P1"], eras=["handshake"])
 
 
 # -- other transports ---------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-// Lets @modelcontextprotocol/conformance 0.1.16 run on Node 20: it imports `globSync` from `fs`,
-// which Node added in 22. Load it first: `node --import ./node20-globsync.mjs <conformance entry> ...`.
+// Lets @modelcontextprotocol/conformance run on Node 20 (0.1.16 here, 0.2.0-alpha.12 in ../conformance_next):
+// it imports `globSync` from `fs`, which Node added in 22. Load it first:
+// `node --import ./node20-globsync.mjs <conformance entry> ...`.
 // On Node 22 and later it does nothing. On Node 20 it registers a loader hook that hands the suite's
 // own modules (and only them) `node:fs` plus a globSync that knows the one pattern the suite uses,
 // "**/<file name>" (it looks for checks.json under a results folder), and plain relative paths.

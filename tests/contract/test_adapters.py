@@ -1,5 +1,6 @@
-"""Tests of `mcp_testkit.adapters`: `Outcome`, the per-call-session reference adapter and `SdkErrorClassifier`,
-the classifier over a real 127.0.0.1 socket with the official SDK client."""
+"""Tests of `mcp_testkit.adapters`: `Outcome`, the reference adapters in the era asked for, the SDK client adapter's
+two modes and `SdkErrorClassifier`, the classifier over a real 127.0.0.1 socket with the official SDK client in both
+eras."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mcp_testkit import TestMcpServer, faults
-from mcp_testkit.adapters import Outcome, PerCallReferenceAdapter, SdkErrorClassifier
+from mcp_testkit.adapters import (
+    Outcome,
+    PerCallReferenceAdapter,
+    ReferenceBridgeAdapter,
+    SdkClientAdapter,
+    SdkErrorClassifier,
+)
 from mcp_testkit.contract import run_contract
 
 
@@ -59,9 +66,33 @@ CLASSIFIED = [
 ]
 
 
-@pytest.mark.parametrize(("fault", "kind"), CLASSIFIED, ids=[repr(f) for f, _ in CLASSIFIED])
-def test_classifier_sorts_sdk_errors_by_the_wire_over_a_socket(fault: faults.Fault, kind: str) -> None:
-    """Over a real socket, the classifier tells the SDK's errors apart by what the server sent, not by messages."""
+def test_classifier_says_connection_error_at_connect() -> None:
+    """A failure at connect that is not a refusal of the credentials is a connection error, never a tool error."""
+    classifier = SdkErrorClassifier()
+    assert classifier.outcome(MCPError(-32603, "x"), at="connect").kind == "connection_error"
+
+
+STATELESS_CLASSIFIED = [
+    (faults.HeaderMismatch(), "connection_error"),
+    (faults.MissingCapability(), "connection_error"),
+    (faults.ProtocolError(-32602, "bad argument"), "tool_error"),
+    (faults.ProtocolError(-32603, "disk full"), "tool_error"),
+    (faults.HttpStatus(400), "outcome_unknown"),
+    (faults.HttpStatus(404), "connection_error"),
+    (faults.EndStream(), "outcome_unknown"),
+]
+"""In the stateless era (the SDK client in auto mode), the era's refusals are connection errors and a JSON-RPC
+error answering the call with HTTP 400 is the tool's error; a bare 400 may have run."""
+
+BY_MODE = [("legacy", fault, kind) for fault, kind in CLASSIFIED] + [
+    ("auto", fault, kind) for fault, kind in STATELESS_CLASSIFIED
+]
+
+
+@pytest.mark.parametrize(("mode", "fault", "kind"), BY_MODE, ids=[f"{m}-{f!r}" for m, f, _ in BY_MODE])
+def test_classifier_sorts_sdk_errors_by_the_wire_over_a_socket(mode: str, fault: faults.Fault, kind: str) -> None:
+    """Over a real socket, the classifier tells the SDK's errors apart by what the server sent, not by messages: in
+    legacy mode (the handshake era) and in auto mode (it lands on 2026-07-28, whose answers differ)."""
     server = TestMcpServer()
     server.tool("create", returns="created")
     classifier = SdkErrorClassifier()
@@ -70,8 +101,9 @@ def test_classifier_sorts_sdk_errors_by_the_wire_over_a_socket(fault: faults.Fau
         with anyio.fail_after(10):
             async with httpx2.AsyncClient(transport=classifier.transport()) as http:
                 transport = streamable_http_client(server.url, http_client=http)
-                async with Client(transport, mode="legacy", read_timeout_seconds=5) as client:
-                    server.fail_next_call("create", fault)
+                async with Client(transport, mode=mode, read_timeout_seconds=5) as client:
+                    assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
+                    server.inject(fault, method="tools/call", tool="create", times=None)
                     classifier.begin()
                     try:
                         await client.call_tool("create", {})
@@ -81,17 +113,50 @@ def test_classifier_sorts_sdk_errors_by_the_wire_over_a_socket(fault: faults.Fau
 
     with server:
         assert anyio.run(call) == kind
+    assert {r.era for r in server.calls("create")} == {"stateless" if mode == "auto" else "handshake"}
 
 
-def test_classifier_says_connection_error_at_connect() -> None:
-    """A failure at connect that is not a refusal of the credentials is a connection error, never a tool error."""
-    classifier = SdkErrorClassifier()
-    assert classifier.outcome(MCPError(-32603, "x"), at="connect").kind == "connection_error"
+@pytest.mark.parametrize(
+    ("era", "opening"),
+    [
+        ("handshake", ["initialize", "notifications/initialized"]),
+        ("stateless", ["server/discover", "tools/list"]),
+        ("auto", ["server/discover", "tools/list"]),
+    ],
+)
+def test_reference_adapter_speaks_the_era_it_is_given(era: str, opening: list[str]) -> None:
+    """ReferenceBridgeAdapter(era=...) is the bridge's ServerConfig(era=...): against a server of both eras it
+    opens with initialize, or with the probe and then the stateless era."""
+    server = TestMcpServer()
+    server.tool("read", read_only=True, returns="r")
+
+    async def use() -> Outcome:
+        adapter = ReferenceBridgeAdapter(transport=httpx2.ASGITransport(app=server.asgi_app), era=era)  # type: ignore[arg-type]
+        with anyio.fail_after(10):
+            try:
+                assert (await adapter.connect("http://127.0.0.1/mcp", {})).kind == "ok"
+                return await adapter.call("read", {})
+            finally:
+                await adapter.close()
+
+    assert anyio.run(use) == Outcome.ok("r")
+    assert [r.rpc_method for r in server.journal][:2] == opening
+    assert server.calls("read")[0].era == ("handshake" if era == "handshake" else "stateless")
+    assert ReferenceBridgeAdapter.eras == ("handshake", "stateless")
 
 
-def test_sdk_adapter_holds_p4_over_a_socket() -> None:
-    """The SDK client adapter's auth verdict holds over a real socket as in-process."""
-    from mcp_testkit.adapters import SdkClientAdapter
+def test_sdk_adapter_has_two_modes_and_refuses_others() -> None:
+    """SdkClientAdapter runs the SDK client in auto mode (its default) or legacy mode, named for the matrix;
+    any other mode is refused naming the two."""
+    assert (SdkClientAdapter().mode, SdkClientAdapter().name) == ("auto", "sdk-client (auto)")
+    legacy = SdkClientAdapter.legacy(timeout_s=2.0)
+    assert (legacy.mode, legacy.name, legacy.timeout_s) == ("legacy", "sdk-client (legacy)", 2.0)
+    with pytest.raises(ValueError, match="SdkClientAdapter mode must be 'auto' or 'legacy', not '2026-07-28'"):
+        SdkClientAdapter(mode="2026-07-28")  # type: ignore[arg-type]
 
-    [result] = run_contract(SdkClientAdapter, properties=["P4"], max_examples=12, transport="socket")
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+def test_sdk_adapter_holds_p4_over_a_socket(era: str) -> None:
+    """The SDK client adapter's auth verdict holds over a real socket as in-process, in both eras."""
+    [result] = run_contract(SdkClientAdapter, properties=["P4"], max_examples=12, transport="socket", eras=[era])
     assert result.status == "passed", result.counterexample

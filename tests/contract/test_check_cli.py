@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -13,6 +14,9 @@ from mcp_testkit.contract import PROPERTIES
 
 REFERENCE = "mcp_testkit.adapters:ReferenceBridgeAdapter"
 SDK = "mcp_testkit.adapters:SdkClientAdapter"
+SDK_LEGACY = "mcp_testkit.adapters:SdkClientAdapter.legacy"
+BRIDGES = {"reference": REFERENCE, "sdk-client (auto)": SDK, "sdk-client (legacy)": SDK_LEGACY}
+ERAS = ("handshake", "stateless")
 
 
 def _check(*args: str) -> subprocess.CompletedProcess[str]:
@@ -23,79 +27,166 @@ def _check(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def default_run() -> subprocess.CompletedProcess[str]:
-    """One run of `mcp-testkit check --examples 20` with no bridge named: both shipped bridges."""
+    """One run of `mcp-testkit check --examples 20` with no bridge named: the shipped bridges, in both eras."""
     return _check("--examples", "20")
 
 
 def test_default_run_exits_zero(default_run: subprocess.CompletedProcess[str]) -> None:
-    """With no bridge named, check exits 0 even though the SDK client fails properties: the matrix is the report."""
+    """With no bridge named, check exits 0 even though the SDK client fails properties and falls back in legacy
+    mode: the matrix is the report."""
     assert default_run.returncode == 0, default_run.stderr
     assert default_run.stderr == ""
 
 
 def test_default_run_shows_progress_per_property(default_run: subprocess.CompletedProcess[str]) -> None:
-    """check prints a header per bridge and a progress line per property with its verdict and example count."""
+    """check prints a header per bridge and era, and a progress line per property with its verdict and example
+    count: the reference bridge, then the SDK client in auto and in legacy mode, each in both eras."""
     lines = default_run.stdout.splitlines()
-    assert lines[0] == f"checking reference ({REFERENCE}), 20 examples per property, asgi"
-    assert f"checking sdk-client ({SDK}), 20 examples per property, asgi" in lines
+    headers = [line for line in lines if line.startswith("checking ")]
+    assert headers == [
+        f"checking {label} ({spec}) in the {era} era, 20 examples per property, asgi"
+        for label, spec in BRIDGES.items()
+        for era in ERAS
+    ]
     for property_id, prop in PROPERTIES.items():
         progress = [line for line in lines if line.startswith(f"  {property_id} ") and line.endswith(prop.title)]
-        assert len(progress) == 2, progress
-        assert " examples " in progress[0]
-        assert progress[0].split()[1] == "holds"
+        assert len(progress) == 6, progress
+        assert progress[0].split()[1] == ("holds" if "handshake" in prop.eras else "n/a")
         below = lines[lines.index(progress[0]) + 1]
-        assert below.startswith("       coverage: ")
-        assert " declared + " in below
+        assert below.startswith("        coverage: ")
 
 
 def test_default_run_prints_the_matrix(default_run: subprocess.CompletedProcess[str]) -> None:
-    """check prints a property x bridge matrix with both bridges as columns and every property as a row."""
+    """check prints a property x era x bridge matrix: a row per property and era, a column per bridge; P5 and P5s
+    are n/a in the era of the other; the SDK client in legacy mode falls back in the stateless era."""
     lines = default_run.stdout.splitlines()
     [header] = [line for line in lines if line.startswith("property ")]
-    assert header.split() == ["property", "reference", "sdk-client"]
-    rows = {line.split()[0]: line.split()[-2:] for line in lines if line[:2] in PROPERTIES and "examples" not in line}
+    assert header.split() == ["property", "era", "reference", "sdk-client", "(auto)", "sdk-client", "(legacy)"]
+    start = lines.index(header) + 2
+    rows = {}
+    current = ""
+    for line in lines[start : start + 2 * len(PROPERTIES)]:
+        current = line.split()[0] if not line.startswith(" ") else current
+        era = line[82:93].strip()
+        rows[current, era] = [line[93:].split("  ")[0].strip(), *(c.strip() for c in line[93:].split("  ")[1:] if c)]
     assert rows == {
-        "P1": ["holds", "FAILS"],
-        "P2": ["holds", "holds"],
-        "P3": ["holds", "holds"],
-        "P4": ["holds", "holds"],
-        "P5": ["holds", "FAILS"],
-        "P6": ["holds", "FAILS"],
-        "P7": ["holds", "holds"],
+        ("P1", "handshake"): ["holds", "FAILS", "FAILS"],
+        ("P1", "stateless"): ["holds", "FAILS", "fell back"],
+        ("P2", "handshake"): ["holds", "holds", "holds"],
+        ("P2", "stateless"): ["holds", "holds", "fell back"],
+        ("P3", "handshake"): ["holds", "holds", "holds"],
+        ("P3", "stateless"): ["holds", "holds", "fell back"],
+        ("P4", "handshake"): ["holds", "holds", "holds"],
+        ("P4", "stateless"): ["holds", "holds", "fell back"],
+        ("P5", "handshake"): ["holds", "FAILS", "FAILS"],
+        ("P5", "stateless"): ["n/a", "n/a", "n/a"],
+        ("P5s", "handshake"): ["n/a", "n/a", "n/a"],
+        ("P5s", "stateless"): ["holds", "FAILS", "fell back"],
+        ("P6", "handshake"): ["holds", "FAILS", "FAILS"],
+        ("P6", "stateless"): ["holds", "FAILS", "fell back"],
+        ("P7", "handshake"): ["holds", "holds", "holds"],
+        ("P7", "stateless"): ["holds", "holds", "fell back"],
+        ("P8", "handshake"): ["holds", "n/a", "n/a"],
+        ("P8", "stateless"): ["holds", "n/a", "n/a"],
+        ("P9", "handshake"): ["holds", "n/a", "n/a"],
+        ("P9", "stateless"): ["holds", "n/a", "n/a"],
     }
 
 
 def test_default_run_prints_counterexamples(default_run: subprocess.CompletedProcess[str]) -> None:
-    """Under the matrix, every failure of the SDK client comes with its shrunk counterexample and journal."""
+    """Under the matrix, every failure comes with its era, its shrunk counterexample and journal; a fallback is
+    shown once per bridge and era, with the handshake the bridge spoke."""
     out = default_run.stdout
-    for property_id in ("P1", "P5", "P6"):
-        assert f"sdk-client fails {property_id} ({PROPERTIES[property_id].title}):" in out
+    for label, era, property_id in [
+        ("sdk-client (auto)", "handshake", "P1"),
+        ("sdk-client (auto)", "handshake", "P5"),
+        ("sdk-client (auto)", "stateless", "P5s"),
+        ("sdk-client (auto)", "stateless", "P6"),
+        ("sdk-client (legacy)", "handshake", "P6"),
+    ]:
+        assert f"{label} fails {property_id} ({PROPERTIES[property_id].title}) in the {era} era:" in out
     assert "reference fails" not in out
-    p5 = out.split("sdk-client fails P5")[1].split("sdk-client fails")[0]
+    p5 = out.split("sdk-client (auto) fails P5 ")[1].split("sdk-client (auto) fails")[0]
     assert "P5 counterexample (declared case 1 of 9): new_session_after_404(" in p5
-    assert "faults fired: #5 LoseSession()" in p5
+    assert "faults fired: #6 LoseSession()" in p5
     assert "tools/call tool -> 404" in p5
+    p5s = out.split("sdk-client (auto) fails P5s ")[1].split("sdk-client (auto) fails")[0]
+    assert "P5s counterexample (declared case 1 of 12): broken_stream_reissues_reads_only(" in p5s
+    assert "stateless tools/call tool -> 200 fault=EndStream()" in p5s
+    fell_back = "sdk-client (legacy) has no verdict in the stateless era (it fell back to the handshake era):"
+    assert out.count(fell_back) == 1
+
+
+def test_default_run_closes_with_what_was_expected(default_run: subprocess.CompletedProcess[str]) -> None:
+    """The last line says which verdicts were expected, era by era, that P8 and P9 do not apply to the SDK client
+    (never that it holds them), and that none was unexpected."""
+    last = default_run.stdout.strip().splitlines()[-1]
+    not_applicable = ", and P8, P9 do not apply to it (its adapter declares no capability they need)"
+    assert last.startswith(
+        "Expected: reference holds every property checked in both eras; sdk-client (auto) fails P1, P5, P6 in the "
+        "handshake era and fails P1, P5s, P6 in the stateless era, as documented ("
+    )
+    assert "sdk-client (legacy) fails P1, P5, P6 in the handshake era and falls back to the handshake in the " in last
+    assert last.count(not_applicable) == 2
+    assert f"reference holds every property checked in both eras{not_applicable}" not in last
+    assert "UNEXPECTED" not in last
+
+
+def test_era_option_checks_one_era() -> None:
+    """--era stateless checks the stateless era only, and a comma list names both."""
+    done = _check(REFERENCE, "--era", "stateless", "--property", "P5s", "--property", "P5", "--examples", "5")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [line for line in done.stdout.splitlines() if line.startswith("checking")] == [
+        f"checking reference ({REFERENCE}) in the stateless era, 5 examples per property, asgi"
+    ]
+    assert [line.split()[:2] for line in done.stdout.splitlines() if line.startswith("  P")] == [
+        ["P5s", "holds"],
+        ["P5", "n/a"],
+    ]
+    both = _check(REFERENCE, "--era", "handshake,stateless", "--property", "P7", "--examples", "3")
+    assert both.returncode == 0, both.stdout + both.stderr
+    assert sum(line.startswith("checking") for line in both.stdout.splitlines()) == 2
+
+
+def test_unknown_era_is_a_clear_error() -> None:
+    """--era with anything but handshake or stateless exits 2 naming the eras."""
+    done = _check("--era", "2026-07-28", "--examples", "1")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "'2026-07-28' is not an era: name handshake, stateless or both" in done.stderr
+
+
+def test_named_bridge_that_falls_back_exits_one() -> None:
+    """A bridge named on the command line that falls back to the handshake era where the stateless era is checked
+    exits 1 and says to check it with --era handshake; with --era handshake it exits 0 for what it holds."""
+    done = _check(SDK_LEGACY, "--property", "P7", "--examples", "5")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "sdk-client (legacy): fell back in the stateless era" in done.stdout
+    assert done.stdout.strip().endswith("check a bridge of the handshake era only with --era handshake.")
+    held = _check(SDK_LEGACY, "--property", "P7", "--examples", "5", "--era", "handshake")
+    assert held.returncode == 0, held.stdout + held.stderr
 
 
 def test_named_failing_bridge_exits_one() -> None:
     """A bridge named on the command line that fails a property makes check exit 1."""
     done = _check(SDK, "--property", "P5", "--examples", "10")
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "sdk-client fails P5" in done.stdout
+    assert "sdk-client (auto) fails P5" in done.stdout
     assert "checking reference" not in done.stdout
+    assert "(sdk-client (auto): P5 in the handshake era)" in done.stdout
 
 
 def test_named_passing_bridge_exits_zero() -> None:
     """A bridge named on the command line that holds every property asked for makes check exit 0."""
     done = _check(REFERENCE, "--property", "P1", "--property", "P4", "--examples", "10")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert [line.split()[0] for line in done.stdout.splitlines() if line.startswith("  P")] == ["P1", "P4"]
+    assert [line.split()[0] for line in done.stdout.splitlines() if line.startswith("  P")] == ["P1", "P4"] * 2
     assert "FAILS" not in done.stdout
 
 
 def test_socket_transport_is_named_in_the_progress() -> None:
     """--transport socket runs the bridge over 127.0.0.1 and says so."""
-    done = _check(REFERENCE, "--property", "P5", "--examples", "5", "--transport", "socket")
+    done = _check(REFERENCE, "--property", "P5", "--examples", "5", "--transport", "socket", "--era", "handshake")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[0].endswith(", socket")
 
@@ -107,9 +198,10 @@ def test_socket_transport_is_named_in_the_progress() -> None:
         (":ReferenceBridgeAdapter", "is not module:factory"),
         ("no_such_module_xyz:Adapter", "cannot import 'no_such_module_xyz'"),
         ("mcp_testkit.adapters:NoSuchAdapter", "module 'mcp_testkit.adapters' has no 'NoSuchAdapter'"),
+        ("mcp_testkit.adapters:SdkClientAdapter.modern", "has no 'SdkClientAdapter.modern'"),
         ("mcp_testkit.adapters:__doc__", "'mcp_testkit.adapters:__doc__' is not callable; it must make an adapter"),
     ],
-    ids=["no-colon", "no-module", "not-importable", "no-attribute", "not-callable"],
+    ids=["no-colon", "no-module", "not-importable", "no-attribute", "no-dotted-attribute", "not-callable"],
 )
 def test_bad_adapter_spec_is_a_clear_error(spec: str, message: str) -> None:
     """A bad module:factory spec exits 2 (a usage error, unlike a failing bridge's 1), saying what is wrong."""
@@ -122,10 +214,12 @@ def test_bad_adapter_spec_is_a_clear_error(spec: str, message: str) -> None:
 
 def test_unknown_property_is_a_clear_error() -> None:
     """--property with an unknown id exits 2 naming it and the known properties, before any checking."""
-    done = _check("--property", "P9", "--examples", "1")
+    done = _check("--property", "P10", "--examples", "1")
     assert done.returncode == 2
     assert done.stdout == ""
-    assert done.stderr.strip() == "mcp-testkit check: unknown property 'P9'; known: P1, P2, P3, P4, P5, P6, P7"
+    assert done.stderr.strip() == (
+        "mcp-testkit check: unknown property 'P10'; known: P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9"
+    )
 
 
 _ADAPTERS = """
@@ -154,16 +248,20 @@ def test_console_script_imports_an_adapter_from_the_current_folder(tmp_path: Pat
     (tmp_path / "mymod.py").write_text(textwrap.dedent(_ADAPTERS))
     done = _console(tmp_path, "mymod:Fine", "--property", "P1", "--examples", "5")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines()[0] == "checking fine (mymod:Fine), 5 examples per property, asgi"
+    first = done.stdout.splitlines()[0]
+    assert first == "checking fine (mymod:Fine) in the handshake era, 5 examples per property, asgi"
 
 
 def test_an_adapter_error_is_reported_as_error_and_exits_two(tmp_path: Path) -> None:
     """An exception escaping an adapter is an ERROR in the matrix, with its traceback, and check exits 2."""
     (tmp_path / "mymod.py").write_text(textwrap.dedent(_ADAPTERS))
-    done = _console(tmp_path, "mymod:Raising", "--property", "P2", "--examples", "5")
+    done = _console(tmp_path, "mymod:Raising", "--property", "P2", "--examples", "5", "--era", "handshake")
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stdout.splitlines()[1].split()[:2] == ["P2", "ERROR"]
-    assert "raising: P2 (A write runs at most once, exactly once when reported ok) could not be checked" in done.stdout
+    assert (
+        "raising: P2 (A write runs at most once, exactly once when reported ok) could not be checked in the "
+        "handshake era (error)"
+    ) in done.stdout
     assert "the adapter's call('write') raised KeyError: 'write'" in done.stdout
     assert "Traceback" in done.stdout
 
@@ -180,7 +278,7 @@ def test_time_options_must_be_positive_seconds(option: str, value: str) -> None:
 
 def test_budget_and_example_timeout_reach_the_run() -> None:
     """A tiny --budget stops a property before its declared cases ran: an ERROR saying the budget ran out."""
-    done = _check(REFERENCE, "--property", "P6", "--budget", "0.001", "--example-timeout", "5")
+    done = _check(REFERENCE, "--property", "P6", "--budget", "0.001", "--example-timeout", "5", "--era", "handshake")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "note: the budget of 0.001 s ran out after" in done.stdout
 
@@ -191,5 +289,7 @@ def test_all_installed_runs_the_adapters_whose_bridge_imports() -> None:
 
     done = _check("--all-installed", "--property", "P1", "--examples", "1")
     assert done.returncode == 0, done.stdout + done.stderr
-    specs = [line.split(" (", 1)[1].split(")")[0] for line in done.stdout.splitlines() if line.startswith("checking ")]
-    assert specs == [REFERENCE, SDK, *(spec for spec in _SHIPPED if _installed(spec))]
+    checked = re.findall(r"^checking .*? \((mcp_testkit\.[\w.:]+)\) in the (\w+) era", done.stdout, re.M)
+    specs = list(dict.fromkeys(spec for spec, _ in checked))
+    assert specs == [REFERENCE, SDK, SDK_LEGACY, *(spec for spec in _SHIPPED if _installed(spec))]
+    assert {era for _, era in checked} == {"handshake", "stateless"}

@@ -1,5 +1,6 @@
-"""Tests of `mcp_testkit.contract`: the reference bridge (with one session, or one per call) holds P1-P7, the SDK
-client's verdicts are what they are, the pytest suite and the state machine run as tests, a user adapter plugs in."""
+"""Tests of `mcp_testkit.contract`: the reference bridge (with one session, or one per call) holds every property
+in both eras, the SDK client's verdicts in auto and legacy mode are what they are, the pytest suite and the state
+machine run as tests, a user adapter plugs in."""
 
 from __future__ import annotations
 
@@ -27,12 +28,16 @@ from mcp_testkit.contract import (
 )
 
 SDK_FAILS = {
-    # property: what its counterexample names (the fault, or the tell-tale outcome)
-    "P1": "DuplicateTool(page=1",
-    "P5": "LoseSession()",
-    "P6": "DuplicateTool(page=1",
+    # (property, era): what its counterexample names (the fault, or the tell-tale outcome)
+    ("P1", "handshake"): "DuplicateTool(page=1",
+    ("P5", "handshake"): "LoseSession()",
+    ("P6", "handshake"): "DuplicateTool(page=1",
+    ("P1", "stateless"): "DuplicateTool(page=1",
+    ("P5s", "stateless"): "broken_by=EndStream()",
+    ("P6", "stateless"): "HttpStatus(status=401",
 }
-SDK_HOLDS = ("P2", "P3", "P4", "P7")
+SDK_HOLDS = [(pid, era) for era in ("handshake", "stateless") for pid in ("P2", "P3", "P4", "P7")]
+APPLICABLE = [(pid, era) for era in ("handshake", "stateless") for pid, prop in PROPERTIES.items() if era in prop.eras]
 
 MACHINE = settings(max_examples=50, stateful_step_count=20, deadline=None, database=None)
 
@@ -40,29 +45,40 @@ MACHINE = settings(max_examples=50, stateful_step_count=20, deadline=None, datab
 # -- the reference bridge --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("property_id", list(PROPERTIES))
-def test_reference_holds_every_property_in_process(property_id: str) -> None:
-    """The reference bridge holds each property over 200 in-process examples, declared cases included."""
-    [result] = run_contract(ReferenceBridgeAdapter, max_examples=200, properties=[property_id])
+@pytest.mark.parametrize(("property_id", "era"), APPLICABLE, ids=[f"{p}-{e}" for p, e in APPLICABLE])
+def test_reference_holds_every_property_in_process(property_id: str, era: str) -> None:
+    """The reference bridge holds each property in each era it applies to over 200 in-process examples."""
+    [result] = run_contract(ReferenceBridgeAdapter, max_examples=200, properties=[property_id], eras=[era])
     assert result.status == "passed", result.counterexample
-    assert result.property_id == property_id
+    assert (result.property_id, result.era) == (property_id, era)
     assert result.declared >= 9
     assert result.examples >= result.declared
     assert result.notes == ()
 
 
 def test_reference_holds_every_property_over_a_socket() -> None:
-    """The reference bridge holds every property over a real 127.0.0.1 socket."""
+    """The reference bridge holds every property in both eras over a real 127.0.0.1 socket; P5 and P5s are
+    "not applicable" in the era of the other."""
     results = run_contract(ReferenceBridgeAdapter, max_examples=30, transport="socket")
-    assert [r.property_id for r in results] == list(PROPERTIES)
-    failed = {r.property_id: r.counterexample for r in results if not r.passed}
+    assert [(r.property_id, r.era) for r in results] == [
+        (pid, era) for era in ("handshake", "stateless") for pid in PROPERTIES
+    ]
+    statuses = {(r.property_id, r.era): r.status for r in results}
+    assert {key for key, status in statuses.items() if status == "not_applicable"} == {
+        ("P5s", "handshake"),
+        ("P5", "stateless"),
+    }
+    failed = {(r.property_id, r.era): r.counterexample for r in results if r.status not in ("passed", "not_applicable")}
     assert not failed
 
 
 def test_per_call_reference_holds_every_property_over_a_socket() -> None:
-    """The per-call-session reference bridge holds P4 and P5 over a real socket too."""
-    results = run_contract(PerCallReferenceAdapter, max_examples=20, properties=["P4", "P5"], transport="socket")
-    assert [r.status for r in results] == ["passed", "passed"], [r.counterexample for r in results]
+    """The per-call-session reference bridge holds P4, P5 and P5s over a real socket too, in both eras."""
+    results = run_contract(
+        PerCallReferenceAdapter, max_examples=20, properties=["P4", "P5", "P5s"], transport="socket"
+    )
+    expected = ["passed", "passed", "not_applicable", "passed", "not_applicable", "passed"]
+    assert [r.status for r in results] == expected, [r.counterexample for r in results]
 
 
 test_reference_contract = resilience_suite(ReferenceBridgeAdapter, max_examples=50)
@@ -71,40 +87,73 @@ test_reference_contract = resilience_suite(ReferenceBridgeAdapter, max_examples=
 # -- the SDK client ---------------------------------------------------------------------------------
 
 
+Verdicts = dict[tuple[str, str], PropertyResult]
+
+
 @pytest.fixture(scope="module")
-def sdk_verdicts() -> dict[str, PropertyResult]:
-    """The SDK client adapter's verdicts, from one in-process run of every property."""
-    return {r.property_id: r for r in run_contract(SdkClientAdapter, max_examples=50)}
+def sdk_verdicts() -> Verdicts:
+    """The SDK client adapter's verdicts in auto mode, from one in-process run of every property in both eras."""
+    return {(r.property_id, r.era): r for r in run_contract(SdkClientAdapter, max_examples=50)}
 
 
-@pytest.mark.parametrize(("property_id", "names"), sorted(SDK_FAILS.items()))
-def test_sdk_client_fails_with_a_counterexample(
-    sdk_verdicts: dict[str, PropertyResult], property_id: str, names: str
-) -> None:
-    """The SDK client fails P1, P5 and P6, each with a counterexample naming the fault that broke it."""
-    result = sdk_verdicts[property_id]
+@pytest.mark.parametrize(("key", "names"), sorted(SDK_FAILS.items()), ids=[f"{p}-{e}" for p, e in sorted(SDK_FAILS)])
+def test_sdk_client_fails_with_a_counterexample(sdk_verdicts: Verdicts, key: tuple[str, str], names: str) -> None:
+    """In auto mode the SDK client fails P1, P5 and P6 in the handshake era and P1, P5s and P6 in the stateless
+    era, each with a counterexample naming the fault that broke it."""
+    result = sdk_verdicts[key]
     assert result.status == "failed"
     assert result.counterexample is not None
-    assert result.counterexample.startswith(f"{property_id} counterexample (declared case ")
+    assert result.counterexample.startswith(f"{key[0]} counterexample (declared case ")
     assert names in result.counterexample
     assert "requests the bridge sent:" in result.counterexample
 
 
-def test_sdk_client_counterexamples_say_what_broke(sdk_verdicts: dict[str, PropertyResult]) -> None:
+def test_sdk_client_counterexamples_say_what_broke(sdk_verdicts: Verdicts) -> None:
     """Each SDK counterexample states the broken guarantee in words, above the journal."""
-    said = {pid: sdk_verdicts[pid].counterexample or "" for pid in SDK_FAILS}
-    assert "loaded a wrong tool set (missing [], extra ['a'])" in said["P1"]
-    assert "after the 404 (#5) the bridge did not start a new session" in said["P5"]
-    assert "at connect (tools/list) surfaced as ok, not connection_error" in said["P6"]
+    said = {key: sdk_verdicts[key].counterexample or "" for key in SDK_FAILS}
+    assert "loaded a wrong tool set (missing [], extra ['a'])" in said["P1", "handshake"]
+    assert "after the 404 (#6) the bridge did not start a new session" in said["P5", "handshake"]
+    assert "at connect (tools/list) surfaced as ok, not connection_error" in said["P6", "handshake"]
+    assert "after the broken stream of a read call the bridge did not re-issue it" in said["P5s", "stateless"]
+    assert "at connect (server/discover) surfaced as ok, not auth_error" in said["P6", "stateless"]
 
 
-@pytest.mark.parametrize("property_id", SDK_HOLDS)
-def test_sdk_client_holds(sdk_verdicts: dict[str, PropertyResult], property_id: str) -> None:
-    """The SDK client holds P2 (writes at most once), P3 (with its retry budget of 0), P4 and P7 (rendering)."""
-    assert sdk_verdicts[property_id].passed, sdk_verdicts[property_id].counterexample
+def test_sdk_client_in_auto_mode_probes_then_speaks_the_era_of_the_server(sdk_verdicts: Verdicts) -> None:
+    """In auto mode the SDK client probes with server/discover: the handshake-era server makes it fall back to
+    initialize; the server of both eras keeps it in 2026-07-28, with no initialize."""
+    handshake = sdk_verdicts["P5", "handshake"].counterexample or ""
+    stateless = sdk_verdicts["P5s", "stateless"].counterexample or ""
+    assert handshake.index("server/discover -> 200 error -32601") < handshake.index("initialize -> 200")
+    assert "POST stateless server/discover -> 200" in stateless
+    assert "initialize" not in stateless
 
 
-test_sdk_contract = resilience_suite(SdkClientAdapter, max_examples=50, expect_fail=sorted(SDK_FAILS))
+@pytest.mark.parametrize(("property_id", "era"), SDK_HOLDS, ids=[f"{p}-{e}" for p, e in SDK_HOLDS])
+def test_sdk_client_holds(sdk_verdicts: Verdicts, property_id: str, era: str) -> None:
+    """The SDK client holds P2 (writes at most once), P3 (with its retry budget of 0), P4 and P7 (rendering) in
+    both eras."""
+    assert sdk_verdicts[property_id, era].passed, sdk_verdicts[property_id, era].counterexample
+
+
+def test_sdk_client_in_legacy_mode_falls_back_in_the_stateless_era() -> None:
+    """In legacy mode the SDK client never speaks 2026-07-28: every stateless-era property says it fell back, with
+    the handshake it spoke instead, and none holds there."""
+    results = run_contract(SdkClientAdapter.legacy, max_examples=5, properties=["P2", "P5", "P5s"], eras=["stateless"])
+    assert [(r.property_id, r.status, r.mark) for r in results] == [
+        ("P2", "fell_back", "fell back"),
+        ("P5", "not_applicable", "n/a"),
+        ("P5s", "fell_back", "fell back"),
+    ]
+    assert not any(r.passed for r in results)
+    text = results[0].counterexample or ""
+    assert text.startswith("the bridge spoke the handshake era to a server of both eras")
+    assert "initialize -> 200" in text
+    assert "server/discover" not in text
+    assert SdkClientAdapter.legacy().name == "sdk-client (legacy)"
+    assert SdkClientAdapter().name == SdkClientAdapter.name == "sdk-client (auto)"
+
+
+test_sdk_contract = resilience_suite(SdkClientAdapter, max_examples=50, expect_fail=["P1", "P5", "P5s", "P6"])
 
 
 # -- the state machine ------------------------------------------------------------------------------
@@ -118,6 +167,14 @@ TestSdkClientMachine = resilience_machine(SdkClientAdapter).TestCase
 TestSdkClientMachine.settings = MACHINE
 TestSdkClientMachine.__doc__ = "Calls, faults, lost sessions, restarts and rotations keep the SDK ledger sound."
 
+TestStatelessReferenceMachine = resilience_machine(ReferenceBridgeAdapter, era="stateless").TestCase
+TestStatelessReferenceMachine.settings = MACHINE
+TestStatelessReferenceMachine.__doc__ = "Calls, 2026-07-28 faults and rotations keep the reference ledger sound."
+
+TestStatelessSdkClientMachine = resilience_machine(SdkClientAdapter, era="stateless").TestCase
+TestStatelessSdkClientMachine.settings = MACHINE
+TestStatelessSdkClientMachine.__doc__ = "Calls, 2026-07-28 faults and rotations keep the auto-mode SDK ledger sound."
+
 
 # -- running and reporting ---------------------------------------------------------------------------
 
@@ -126,15 +183,32 @@ def test_run_contract_reports_progress_in_order() -> None:
     """run_contract calls progress once per property, in the order asked, with the same results it returns."""
     seen: list[PropertyResult] = []
     results = run_contract(ReferenceBridgeAdapter, max_examples=5, properties=["P7", "P1"], progress=seen.append)
-    assert [r.property_id for r in results] == ["P7", "P1"]
+    assert [(r.property_id, r.era) for r in results] == [
+        ("P7", "handshake"),
+        ("P1", "handshake"),
+        ("P7", "stateless"),
+        ("P1", "stateless"),
+    ]
     assert seen == results
     assert all(r.title == PROPERTIES[r.property_id].title for r in results)
 
 
 def test_run_contract_refuses_unknown_properties() -> None:
     """run_contract names an unknown property and lists the known ones."""
-    with pytest.raises(ValueError, match=r"unknown properties \['P9'\]; known: P1, P2"):
-        run_contract(ReferenceBridgeAdapter, properties=["P9"])
+    known = "P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9"
+    with pytest.raises(ValueError, match=rf"unknown properties \['P10'\]; known: {known}"):
+        run_contract(ReferenceBridgeAdapter, properties=["P10"])
+
+
+@pytest.mark.parametrize(
+    ("eras", "message"),
+    [("stateless", "not the string 'stateless'"), ([], r"not \(\)"), (["2026-07-28"], "one or both of")],
+    ids=["a-string", "none", "a-version"],
+)
+def test_run_contract_refuses_bad_eras(eras: Any, message: str) -> None:
+    """run_contract takes a list of era names and says what is wrong with anything else."""
+    with pytest.raises(ValueError, match=message):
+        run_contract(ReferenceBridgeAdapter, eras=eras)
 
 
 def test_resilience_suite_refuses_unknown_expect_fail() -> None:
@@ -197,12 +271,17 @@ def make_counting_adapter(*, transport: Any = None) -> _CountingAdapter:
 
 
 def test_user_written_adapter_runs_the_contract() -> None:
-    """A hand-written adapter made by a plain function passes every property, and every adapter is closed."""
+    """A hand-written adapter made by a plain function passes every property it declares what is needed for (it
+    declares no capability, so P8 and P9 do not apply), and every adapter is closed."""
     _CountingAdapter.counts.update(connect=0, call=0, close=0)
     assert isinstance(make_counting_adapter(), BridgeAdapter)
     results = run_contract(make_counting_adapter, max_examples=20)
-    failed = {r.property_id: r.counterexample for r in results if not r.passed}
-    assert not failed
+    not_held = {(r.property_id, r.era): r.status for r in results if not r.passed}
+    assert not_held == {
+        ("P5s", "handshake"): "not_applicable",
+        ("P5", "stateless"): "not_applicable",
+        **{(pid, era): "not_applicable" for pid in ("P8", "P9") for era in ("handshake", "stateless")},
+    }, [r.counterexample for r in results if r.failed or r.error]
     counts = _CountingAdapter.counts
     assert counts["connect"] > 0
     assert counts["call"] > 0

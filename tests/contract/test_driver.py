@@ -28,10 +28,16 @@ def _stopped(factory: DriverFactory) -> bool:
 
 
 def test_reference_driver_holds_what_the_reference_bridge_holds() -> None:
-    """The reference bridge run by a driver process holds P1-P7, as it does in-process: the protocol loses nothing."""
+    """The reference bridge run by a driver process holds every property in both eras, as it does in-process:
+    the protocol loses nothing. P8 and P9 do not apply: the driver protocol has no approvals or cache clock."""
     factory = DriverAdapter.factory(REFERENCE)
     results = run_contract(factory, max_examples=15, transport="socket")
-    assert [(r.property_id, r.status) for r in results] == [(f"P{n}", "passed") for n in range(1, 8)]
+    verdicts = {(r.property_id, r.era): r.status for r in results}
+    capabilities = {(pid, era) for pid in ("P8", "P9") for era in ("handshake", "stateless")}
+    not_applicable = {("P5s", "handshake"), ("P5", "stateless"), *capabilities}
+    assert {key for key, status in verdicts.items() if status == "not_applicable"} == not_applicable
+    assert all(status == "passed" for key, status in verdicts.items() if key not in not_applicable), verdicts
+    assert {era for _, era in verdicts} == {"handshake", "stateless"}
     assert factory.name == "reference@0.1.0"
     assert factory._started
     assert _stopped(factory), "the run must stop every driver process it started"
@@ -40,7 +46,7 @@ def test_reference_driver_holds_what_the_reference_bridge_holds() -> None:
 def test_one_driver_process_serves_many_examples() -> None:
     """A driver process is kept across examples: one run starts it once (plus the hello read)."""
     factory = DriverAdapter.factory(REFERENCE)
-    [result] = run_contract(factory, properties=["P4"], max_examples=12, transport="socket")
+    [result] = run_contract(factory, properties=["P4"], eras=("handshake",), max_examples=12, transport="socket")
     assert result.passed
     assert result.examples == 12
     assert len(factory._started) == 1
@@ -67,7 +73,9 @@ def test_per_call_facts_come_from_the_hello() -> None:
 def test_a_misbehaving_driver_is_an_error_of_the_adapter(mode: str, said: str) -> None:
     """A driver that dies, prints garbage, never answers or breaks the protocol is an adapter error, not a failure."""
     factory = DriverAdapter.factory(_fake(mode))
-    [result] = run_contract(factory, properties=["P5"], max_examples=1, transport="socket", example_timeout=4)
+    [result] = run_contract(
+        factory, properties=["P5"], eras=("handshake",), max_examples=1, transport="socket", example_timeout=4
+    )
     assert result.status == "error", result.counterexample
     assert result.counterexample is not None
     assert said in result.counterexample
@@ -79,7 +87,9 @@ def test_a_misbehaving_driver_is_an_error_of_the_adapter(mode: str, said: str) -
 def test_a_driver_whose_watchdog_fired_is_a_hang_of_the_bridge() -> None:
     """A driver answering `hung` is the bridge hanging: a failed verdict naming the step, not an error."""
     factory = DriverAdapter.factory(_fake("hung"))
-    [result] = run_contract(factory, properties=["P1"], max_examples=1, transport="socket", example_timeout=3)
+    [result] = run_contract(
+        factory, properties=["P1"], eras=("handshake",), max_examples=1, transport="socket", example_timeout=3
+    )
     assert result.status == "failed"
     assert result.counterexample is not None
     assert "hung in connect after 3 s" in result.counterexample
@@ -104,7 +114,7 @@ def test_a_command_that_cannot_start_is_an_error() -> None:
 def test_a_driver_runs_over_the_socket_only() -> None:
     """The in-process transport cannot reach another process: the run is an error that says to use the socket."""
     with DriverAdapter.factory(REFERENCE) as factory:
-        [result] = run_contract(factory, properties=["P1"], max_examples=1)
+        [result] = run_contract(factory, properties=["P1"], eras=("handshake",), max_examples=1)
     assert result.status == "error"
     assert "run the contract with transport='socket'" in (result.counterexample or "")
 
@@ -143,9 +153,11 @@ def test_check_runs_a_driver(tmp_path: Path) -> None:
         timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"checking reference@0.1.0 (--driver {command}), 3 examples per property, socket" in done.stdout
-    verdicts = json.loads(report.read_text())
-    assert verdicts["reference@0.1.0"]["properties"]["P4"]["status"] == "passed"
+    assert f"checking reference@0.1.0 (--driver {command}) in the handshake era, 3 examples per property, socket" in (
+        done.stdout
+    )
+    verdicts = json.loads(report.read_text())["reference@0.1.0"]["properties"]
+    assert verdicts["P4@handshake"]["status"] == verdicts["P4@stateless"]["status"] == "passed"
 
 
 def test_check_refuses_a_driver_in_process() -> None:

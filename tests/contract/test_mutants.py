@@ -2,8 +2,9 @@
 
 A property suite that cannot fail proves nothing. Each mutant breaks one documented rule the way real
 bridges do; at the default 100 examples the contract must fail exactly that property, with a short
-counterexample that names what exposed it. The unbroken bridge, with one session or one per call,
-holds every property under the same checks.
+counterexample that names what exposed it, in the era named (the handshake era, but for P5s, which is the
+stateless era's, and a mutant of the stateless era's own rules). The unbroken bridge, with one session or
+one per call, holds every property that applies to it in both eras under the same checks.
 """
 
 from __future__ import annotations
@@ -16,7 +17,17 @@ from typing import Any
 import pytest
 
 from mcp_testkit.adapters import PerCallReferenceAdapter, ReferenceBridgeAdapter
-from mcp_testkit.bridge import MCPConnectionError, MCPToolError, _catalogue, _link, _session
+from mcp_testkit.bridge import (
+    MCPConnectionError,
+    MCPToolError,
+    ToolCache,
+    _approval,
+    _cache,
+    _catalogue,
+    _link,
+    _pool,
+    _session,
+)
 from mcp_testkit.bridge._session import McpSession, RpcError, SessionGone, WireError
 from mcp_testkit.contract import PROPERTIES, run_contract
 
@@ -25,9 +36,9 @@ def _requests_in(counterexample: str) -> int:
     return len(re.findall(r"^\s+#\d+ ", counterexample, re.M))
 
 
-def _check(property_id: str) -> str:
-    """The counterexample of `property_id` at the default 100 examples; the property must fail, not error."""
-    (result,) = run_contract(ReferenceBridgeAdapter, properties=[property_id])
+def _check(property_id: str, era: str = "handshake") -> str:
+    """The counterexample of `property_id` in `era` at the default 100 examples; the property must fail, not error."""
+    (result,) = run_contract(ReferenceBridgeAdapter, properties=[property_id], eras=[era])
     assert result.status == "failed", result.counterexample
     assert result.counterexample is not None
     assert result.counterexample.startswith(f"{property_id} counterexample (")
@@ -168,6 +179,51 @@ def test_mutant_reinitializing_with_the_stale_session_id_fails_p5(monkeypatch: p
     assert _requests_in(counterexample) <= 10, counterexample
 
 
+# -- P5s -----------------------------------------------------------------------------------------------
+
+
+def test_mutant_replaying_a_lost_request_with_its_id_fails_p5s(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that re-issues a read whose stream broke as the very request it sent (same JSON-RPC id) is caught
+    by P5s: the stateless era asks for a new id."""
+    ids: dict[str, int] = {}
+    request = _session.StatelessSession._request
+
+    async def replayed(self: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "tools/call":
+            key = repr(sorted(params.items()))
+            self._next_id = ids.setdefault(key, self._next_id)  # the same call, the same id
+        return await request(self, method, params)
+
+    monkeypatch.setattr(_session.StatelessSession, "_request", replayed)
+    counterexample = _check("P5s", "stateless")
+    assert re.search(r"the (read|idempotent) call was re-issued with the same JSON-RPC id \d+", counterexample)
+    assert "stateless tools/call tool" in counterexample
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
+def test_mutant_taking_a_header_mismatch_for_a_tool_error_fails_p6_in_the_stateless_era(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bridge that reports the server's -32020 (its own headers, as the server read them) as the tool's error
+    is caught by P6 in the stateless era."""
+    call = _link.ServerLink._call
+
+    async def mismatch_as_tool_error(self: Any, tool: Any, arguments: Any) -> str:
+        try:
+            return await call(self, tool, arguments)
+        except MCPConnectionError as error:
+            if "HeaderMismatch (-32020)" in str(error):
+                raise MCPToolError(self.config.name, f"tool {tool.bare_name!r} failed: -32020") from None
+            raise
+
+    monkeypatch.setattr(_link.ServerLink, "_call", mismatch_as_tool_error)
+    counterexample = _check("P6", "stateless")
+    assert "HeaderMismatch(header='Mcp-Method') at a read call surfaced as tool_error, not connection_error" in (
+        counterexample
+    )
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
 # -- P6 ------------------------------------------------------------------------------------------------
 
 
@@ -210,6 +266,70 @@ def test_mutant_rendering_an_error_two_ways_fails_p7(monkeypatch: pytest.MonkeyP
     assert _requests_in(counterexample) <= 10, counterexample
 
 
+# -- P8 ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+def test_mutant_sending_a_declined_call_fails_p8(monkeypatch: pytest.MonkeyPatch, era: str) -> None:
+    """A bridge whose decline still sends the paused call (a "decline" that only hides the answer) fails P8, in
+    either era: approvals are the pool's, not the session's."""
+
+    async def decline_that_sends(self: Any, token: str) -> None:
+        tool, arguments = self._approvals.take(token)
+        await self._run(tool, arguments)
+
+    monkeypatch.setattr(_pool.ToolPool, "decline", decline_that_sends)
+    counterexample = _check("P8", era)
+    assert re.search(r"a declined approval reached the server \(#\d+\)", counterexample)
+    assert "'decline'" in counterexample
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
+def test_mutant_reusing_an_approval_token_fails_p8(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge whose approval tokens are not single-use runs an approved call twice when approved twice."""
+
+    def take_and_keep(self: Any, token: str) -> tuple[Any, dict[str, Any]]:
+        pending = self._calls.get(token)
+        if pending is None:
+            raise KeyError("no call waits under this token")
+        return pending.tool, pending.arguments
+
+    monkeypatch.setattr(_approval.PendingApprovals, "take", take_and_keep)
+    counterexample = _check("P8")
+    assert "an approved call ran 2 times, not exactly once" in counterexample
+    assert "'approve twice'" in counterexample
+    assert _requests_in(counterexample) <= 20, counterexample
+
+
+# -- P9 ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+def test_mutant_caching_without_the_credential_in_the_key_fails_p9(monkeypatch: pytest.MonkeyPatch, era: str) -> None:
+    """A tool cache keyed by endpoint alone serves one credential's listing to another; P9 fails it, in either
+    era: the cache is the pool's, not the session's."""
+    key = _cache.cache_key
+    monkeypatch.setattr(_pool, "cache_key", lambda config, credentials, transport: key(config, {}, transport))
+    counterexample = _check("P9", era)
+    assert "a cache hit served credential 'one''s listing to credential 'two'" in counterexample
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
+def test_mutant_caching_past_the_ttl_fails_p9(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool cache whose entries never expire hides a catalogue change past its TTL; P9 fails it."""
+
+    def never_expires(cls: Any, key: Any) -> list[Any] | None:
+        entry = cls._entries.get(key)
+        return None if entry is None else list(entry[1])
+
+    monkeypatch.setattr(ToolCache, "get", classmethod(never_expires))
+    counterexample = _check("P9")
+    assert re.search(
+        r"a cache hit hid a catalogue change: it served a listing \d+ s old, past the TTL of 300 s", counterexample
+    )
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
 # -- the unbroken bridge ---------------------------------------------------------------------------------
 
 
@@ -219,14 +339,20 @@ def test_mutant_rendering_an_error_two_ways_fails_p7(monkeypatch: pytest.MonkeyP
     ids=["persistent-session", "session-per-call"],
 )
 def test_unbroken_reference_bridge_holds_every_property(factory: Any) -> None:
-    """Under the same checks the reference bridge as shipped holds every property: the mutants' failures are theirs."""
+    """Under the same checks the reference bridge as shipped holds every property that applies to it, in both eras
+    (P5 and P5s in their own): the mutants' failures are theirs. Used with a pool per call it cannot keep a paused
+    call, so P8 does not apply there."""
     results = run_contract(factory)
-    assert [(r.property_id, r.status) for r in results] == [(pid, "passed") for pid in PROPERTIES], [
-        r.counterexample for r in results if not r.passed
-    ]
+    lacking = {pid for pid, prop in PROPERTIES.items() if prop.requires not in (None, *factory.capabilities)}
+    assert lacking == ({"P8"} if factory is PerCallReferenceAdapter else set())
+    assert [(r.property_id, r.era, r.status) for r in results] == [
+        (pid, era, "passed" if era in prop.eras and pid not in lacking else "not_applicable")
+        for era in ("handshake", "stateless")
+        for pid, prop in PROPERTIES.items()
+    ], [r.counterexample for r in results if r.failed or r.error]
 
 
 def test_every_property_has_a_mutant() -> None:
     """This file keeps a mutant for each property of the contract."""
-    caught = {name.split("_fails_")[1].upper() for name in globals() if name.startswith("test_mutant_")}
-    assert caught == set(PROPERTIES)
+    caught = {name.split("_fails_")[1].split("_in_")[0] for name in globals() if name.startswith("test_mutant_")}
+    assert caught == {pid.lower() for pid in PROPERTIES}

@@ -14,6 +14,7 @@ import mcp_types
 import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample
 
 from mcp_testkit import faults
 from mcp_testkit import strategies as mst
@@ -204,6 +205,34 @@ def test_call_faults_transient_only(fault: faults.Fault) -> None:
 def test_call_faults_without_auth(fault: faults.Fault) -> None:
     """call_faults(auth=False) never draws a 401 or 403."""
     assert not (isinstance(fault, faults.HttpStatus) and fault.status in (401, 403))
+
+
+@given(fault=mst.call_faults(era="stateless"))
+def test_stateless_call_faults_have_no_sessions(fault: faults.Fault) -> None:
+    """call_faults(era="stateless") never draws a session fault (there are no sessions), and round-trips."""
+    assert "stateless" in fault.eras
+    assert not isinstance(fault, (faults.LoseSession, faults.Restart, faults.ExpireSession))
+    assert faults.from_json(_roundtrip_json(fault.to_json())) == fault
+
+
+@given(fault=mst.call_faults(transient_only=True, era="stateless"))
+def test_stateless_transient_faults_are_lost_connections(fault: faults.Fault) -> None:
+    """call_faults(transient_only=True, era="stateless") draws only dropped connections and ended streams."""
+    assert isinstance(fault, (faults.Drop, faults.EndStream))
+
+
+@pytest.mark.parametrize("kind", [faults.HeaderMismatch, faults.UnsupportedVersion, faults.MissingCapability])
+def test_stateless_call_faults_cover_the_eras_refusals(kind: type) -> None:
+    """call_faults(era="stateless") draws each of the era's own refusals; call_faults() none of them."""
+    assert isinstance(find(mst.call_faults(era="stateless"), lambda f: isinstance(f, kind), settings=FIND), kind)
+    with pytest.raises(NoSuchExample):
+        find(mst.call_faults(), lambda f: isinstance(f, kind), settings=FIND)
+
+
+def test_call_faults_refuses_an_unknown_era() -> None:
+    """call_faults(era=...) takes 'handshake' or 'stateless' and names them otherwise."""
+    with pytest.raises(ValueError, match="call_faults: era must be 'handshake' or 'stateless', not '2026'"):
+        mst.call_faults(era="2026")
 
 
 @pytest.mark.parametrize("status", [401, 403, 404])

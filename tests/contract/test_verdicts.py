@@ -62,22 +62,33 @@ class _ResendingAfterDrops(_Wrapper):
         return await self.inner.call(tool, arguments)
 
 
-def test_a_bridge_resending_writes_after_a_drop_fails_p2_at_100_examples() -> None:
-    """A bridge that resends a write whose connection dropped after it ran fails P2 at the default 100 examples."""
-    [result] = run_contract(_ResendingAfterDrops, properties=["P2"])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+def test_a_bridge_resending_writes_after_a_drop_fails_p2_at_100_examples(era: str) -> None:
+    """A bridge that resends a write whose connection dropped after it ran fails P2 at the default 100 examples,
+    in either era."""
+    [result] = run_contract(_ResendingAfterDrops, properties=["P2"], eras=[era])
     assert result.status == "failed"
+    assert result.era == era
     assert "a write ran 2 times for one call" in (result.counterexample or "")
     assert "declared case" in (result.counterexample or "")
 
 
-def test_p2_always_covers_writes_after_drops_and_late_answers() -> None:
-    """P2 always runs a write after Drop(after_execution=True), EndStream, TruncateBody, a late answer."""
-    [result] = run_contract(ReferenceBridgeAdapter, properties=["P2"])
+@pytest.mark.parametrize(("era", "declared"), [("handshake", 21), ("stateless", 22)])
+def test_p2_always_covers_writes_after_drops_and_late_answers(era: str, declared: int) -> None:
+    """P2 always runs a write after Drop(after_execution=True), EndStream, TruncateBody, a late answer, in both
+    eras; in the stateless era also after each of its refusals, and never after a session fault."""
+    [result] = run_contract(ReferenceBridgeAdapter, properties=["P2"], eras=[era])
     assert result.passed, result.counterexample
     for label in ("Drop(after_execution=True)", "EndStream", "TruncateBody", "LateAnswer"):
         assert result.coverage.get(label, 0) >= 1, label
+    stateless_only = ("HeaderMismatch", "UnsupportedVersion", "MissingCapability", "EraDowngrade")
+    handshake_only = ("LoseSession", "Restart(404)", "Restart(400)")
+    for label in stateless_only if era == "stateless" else handshake_only:
+        assert result.coverage.get(label, 0) >= 1, label
+    for label in handshake_only if era == "stateless" else stateless_only:
+        assert label not in result.coverage, label
     assert result.examples == 100
-    assert result.declared == 21
+    assert result.declared == declared
 
 
 # -- 2. false failure of P4 ------------------------------------------------------------------------------
@@ -85,7 +96,7 @@ def test_p2_always_covers_writes_after_drops_and_late_answers() -> None:
 
 def test_a_bridge_with_a_session_per_call_holds_p4() -> None:
     """A bridge meeting the refusal on initialize (a new session per call) holds P4 in every declared case."""
-    [result] = run_contract(PerCallReferenceAdapter, properties=["P4"])
+    [result] = run_contract(PerCallReferenceAdapter, eras=["handshake"], properties=["P4"])
     assert result.status == "passed", result.counterexample
     assert result.declared == 12
 
@@ -95,7 +106,7 @@ def test_a_bridge_with_a_session_per_call_holds_p4() -> None:
 
 def test_p5_adapts_to_a_bridge_holding_no_session_between_calls() -> None:
     """P5's lose_session case on a bridge with no session between calls is not an error of the bridge."""
-    [result] = run_contract(PerCallReferenceAdapter, properties=["P5"])
+    [result] = run_contract(PerCallReferenceAdapter, eras=["handshake"], properties=["P5"])
     assert result.status == "passed", result.counterexample
     assert result.coverage["lose_session"] >= 3
 
@@ -137,7 +148,7 @@ class _NotAnOutcome(_Wrapper):
 )
 def test_an_exception_escaping_an_adapter_is_an_error_not_a_failure(factory: Any, property_id: str, says: str) -> None:
     """An exception escaping an adapter method is reported as an error of the adapter, never as the bridge's failure."""
-    [result] = run_contract(factory, properties=[property_id])
+    [result] = run_contract(factory, eras=["handshake"], properties=[property_id])
     assert result.status == "error"
     assert says in (result.counterexample or "")
     assert "Traceback" in (result.counterexample or "") or "not an Outcome" in says
@@ -151,7 +162,7 @@ def test_an_exception_of_the_harness_is_an_error() -> None:
             super().__init__(transport=transport)
             self.retry = "two"  # type: ignore[assignment]
 
-    [result] = run_contract(BadRetry, properties=["P3"])
+    [result] = run_contract(BadRetry, eras=["handshake"], properties=["P3"])
     assert result.status == "error"
     assert "retry must be an int >= 0, not 'two'" in (result.counterexample or "")
 
@@ -171,7 +182,7 @@ class _HangingOnImages(_Wrapper):
 
 def test_a_hang_is_a_failure_with_its_step_faults_and_requests() -> None:
     """A hanging example is reported as "hung in <step> after N s" with the faults fired and every request."""
-    [result] = run_contract(_HangingOnImages, properties=["P7"], example_timeout=0.3)
+    [result] = run_contract(_HangingOnImages, eras=["handshake"], properties=["P7"], example_timeout=0.3)
     assert result.status == "failed"
     text = result.counterexample or ""
     assert "hung in call('tool') after 0.3 s" in text
@@ -191,7 +202,9 @@ class _HangingOnLongResults(_Wrapper):
 
 def test_shrinking_a_hang_stops_at_the_budget_and_says_so() -> None:
     """Shrinking a drawn hang stops when the property's budget is spent, and the verdict says it stopped early."""
-    [result] = run_contract(_HangingOnLongResults, properties=["P7"], example_timeout=0.2, budget=1.0)
+    [result] = run_contract(
+        _HangingOnLongResults, eras=["handshake"], properties=["P7"], example_timeout=0.2, budget=1.0
+    )
     assert result.status == "failed"
     assert "shrinking stopped early: the budget of 1 s ran out" in result.notes
     assert "hung in call('tool') after 0.2 s" in (result.counterexample or "")
@@ -208,7 +221,7 @@ def test_a_bridge_retrying_without_end_in_process_is_a_hang(monkeypatch: pytest.
         init(self, dataclasses.replace(config, retry=10**6), *args, **kwargs)
 
     monkeypatch.setattr(_link.ServerLink, "__init__", unbounded)
-    [result] = run_contract(ReferenceBridgeAdapter, properties=["P6"], example_timeout=1)
+    [result] = run_contract(ReferenceBridgeAdapter, eras=["handshake"], properties=["P6"], example_timeout=1)
     assert result.status == "failed"
     assert "hung in call('tool') after 1 s" in (result.counterexample or "")
     assert "Drop(after_execution=False)" in (result.counterexample or "")
@@ -219,7 +232,7 @@ def test_a_bridge_retrying_without_end_in_process_is_a_hang(monkeypatch: pytest.
 
 def test_a_budget_spent_before_the_declared_cases_is_an_error() -> None:
     """A property whose declared cases did not all run cannot hold: it is an error that says why."""
-    [result] = run_contract(ReferenceBridgeAdapter, properties=["P6"], budget=0.001)
+    [result] = run_contract(ReferenceBridgeAdapter, eras=["handshake"], properties=["P6"], budget=0.001)
     assert result.status == "error"
     assert result.examples < result.declared + 1
     assert any("ran out after" in note and "declared cases" in note for note in result.notes)
@@ -327,7 +340,7 @@ def test_third_party_logs_are_captured_and_shown_with_a_failing_example() -> Non
     logger.addHandler(handler)
     logger.propagate = False
     try:
-        [result] = run_contract(_Chatty, properties=["P7"])
+        [result] = run_contract(_Chatty, eras=["handshake"], properties=["P7"])
         assert logger.handlers == [handler]
         assert logger.propagate is False
     finally:
@@ -341,7 +354,7 @@ def test_third_party_logs_are_captured_and_shown_with_a_failing_example() -> Non
 
 def test_declared_cases_all_run_when_max_examples_is_smaller() -> None:
     """With max_examples below the number of declared cases, all of them run and the result says so."""
-    [result] = run_contract(ReferenceBridgeAdapter, properties=["P5"], max_examples=3)
+    [result] = run_contract(ReferenceBridgeAdapter, eras=["handshake"], properties=["P5"], max_examples=3)
     assert result.status == "passed"
     assert (result.examples, result.declared) == (9, 9)
     assert result.notes == ("all 9 declared cases ran although max_examples is 3",)

@@ -1,4 +1,5 @@
-"""The examples of docs/bridge.md on approvals, guardrails, the tool cache and deferred servers, run as written."""
+"""The examples of docs/bridge.md on approvals, guardrails, the tool cache, deferred servers, command servers and
+resumption, run as written."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ from pathlib import Path
 import pytest
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "bridge.md"
-SECTIONS = ("Approval gates", "Result guardrails", "The tool-list cache", "Deferred servers")
+SECTIONS = (
+    "Approval gates",
+    "Result guardrails",
+    "The tool-list cache",
+    "Deferred servers",
+    "Command servers",
+    "Resuming broken streams",
+)
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
@@ -26,7 +34,7 @@ EXAMPLES = _examples()
 
 
 def test_every_section_has_one_example() -> None:
-    """Each of the four sections keeps exactly one runnable example, so the extraction cannot silently find none."""
+    """Each of these sections keeps exactly one runnable example, so the extraction cannot silently find none."""
     assert {heading: len(blocks) for heading, blocks in EXAMPLES.items()} == dict.fromkeys(SECTIONS, 1)
 
 

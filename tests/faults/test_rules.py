@@ -332,6 +332,7 @@ EXAMPLES: list[faults.Fault] = [
     faults.TruncateBody(),
     faults.EndStream(),
     faults.MalformedSse(),
+    faults.BreakStream(after_events=2, retry_ms=500),
     faults.LoseSession(),
     faults.Restart(unknown_session_status=400),
     faults.ExpireSession(after_requests=3),
@@ -390,7 +391,7 @@ def test_a_rule_survives_json() -> None:
     [
         ("Drop", "must be an object with a 'type'"),
         ({"after_execution": True}, "must be an object with a 'type'"),
-        ({"type": "Explode"}, "unknown fault type 'Explode'; known: Accepted, CatalogueChange"),
+        ({"type": "Explode"}, "unknown fault type 'Explode'; known: Accepted, BreakStream, CatalogueChange"),
         ({"type": "Fault"}, "unknown fault type 'Fault'"),
         ({"type": "Drop", "after": True}, "fault Drop: unknown field 'after'; fields: after_execution"),
         ({"type": "PageError", "page": 0}, "page must be an int >= 1"),

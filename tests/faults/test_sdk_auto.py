@@ -118,6 +118,14 @@ CALL_ERRORS = [
     pytest.param(
         faults.LoseSession(), "json", -32603, "mcp-testkit: LoseSession() has no meaning", False, id="misplaced"
     ),
+    pytest.param(
+        faults.BreakStream(),
+        "sse",
+        -32603,
+        "mcp-testkit: BreakStream(after_events=1, retry_ms=None) has no meaning",
+        False,
+        id="break-stream-misplaced",
+    ),
 ]
 
 

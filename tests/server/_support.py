@@ -59,7 +59,8 @@ def events(response: httpx2.Response) -> list[dict[str, str]]:
 def messages(response: httpx2.Response) -> list[Any]:
     """The JSON-RPC messages of a response, framed as JSON or as SSE."""
     if response.headers.get("content-type", "").startswith("text/event-stream"):
-        return [json.loads(event["data"]) for event in events(response) if "data" in event]
+        # Events without data (a priming event, a `retry:` alone) carry no message.
+        return [json.loads(event["data"]) for event in events(response) if event.get("data")]
     return [response.json()] if response.content else []
 
 

@@ -379,3 +379,125 @@ def test_eras_are_checked_when_the_server_is_made() -> None:
     with pytest.raises(ValueError, match="cache_scope must be 'public' or 'private'"):
         TestMcpServer(cache_scope="shared")
     assert TestMcpServer(eras=("stateless", "handshake", "stateless")).eras == ("handshake", "stateless")
+
+
+# -- what the 2026-07-28 conformance scenarios found ---------------------------------------------------------
+
+
+async def test_initialize_under_2026_headers_to_a_stateless_only_server_is_not_a_method(via: str) -> None:
+    """eras=("stateless",): an initialize sent with 2026-07-28 headers and _meta is 404, -32601, as any method the
+    era lacks; only an old-style initialize (no such version) gets the 400 naming the versions spoken."""
+    server = _server(eras=("stateless",))
+    async with serving(server, via) as wire:
+        response = await Stateless(wire).post("initialize", {"protocolVersion": "2025-11-25"})
+    _error(response, 404, -32601)
+    assert len(server.sessions) == 0
+
+
+async def test_whitespace_around_a_mirrored_header_is_no_part_of_its_value() -> None:
+    """Leading and trailing spaces or tabs around Mcp-Name, Mcp-Method and MCP-Protocol-Version are not compared
+    (RFC 9110: field values exclude them). In-process only: a socket client strips them itself; the conformance
+    suite's http-header-validation scenario sends them over a socket."""
+    server = _server()
+    async with serving(server, "asgi") as wire:
+        spaced = {"mcp-name": "  echo\t", "mcp-method": " tools/call ", "mcp-protocol-version": f"\t{V} "}
+        call = {"name": "echo", "arguments": {"text": "hi"}}
+        response = await Stateless(wire).post("tools/call", call, headers=spaced)
+        wrong = await Stateless(wire).post("tools/call", {"name": "echo"}, headers={"mcp-name": "  ech o "})
+    assert response.status_code == 200, response.text
+    assert messages(response)[-1]["result"]["content"][0]["text"] == "hi"
+    _error(wrong, 400, -32020)
+
+
+async def _call_declaring(wire: Any, tool: str, capabilities: dict[str, Any]) -> Any:
+    message, mirrored = modern("tools/call", {"name": tool, "arguments": {}})
+    message["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = capabilities
+    return await wire.post(message, headers={"accept": ACCEPT, **mirrored})
+
+
+async def test_a_tool_requiring_a_client_capability_refuses_a_call_that_lacks_it(via: str) -> None:
+    """tool(requires=["sampling"]): a 2026-07-28 call without sampling in its _meta capabilities is 400, -32021,
+    with data.requiredCapabilities naming it, and the tool does not run; with it, the call runs."""
+    server = _server()
+    server.tool("summarize", requires=["sampling"], returns="summary")
+    async with serving(server, via) as wire:
+        lacking = await _call_declaring(wire, "summarize", {"elicitation": {}})
+        declared = await _call_declaring(wire, "summarize", {"sampling": {}})
+    error = _error(lacking, 400, -32021)
+    assert error["data"] == {"requiredCapabilities": {"sampling": {}}}
+    assert "Missing required client capability: sampling" in error["message"]
+    assert declared.status_code == 200, declared.text
+    assert server.executions("summarize") == 1
+    assert [r.status for r in server.calls("summarize")] == [400, 200]
+
+
+def test_requires_takes_capability_names() -> None:
+    """tool(requires=...) is a list of capability names; a bare string is refused saying so."""
+    with pytest.raises(ValueError, match="requires= is a list of client capability names"):
+        _server().tool("summarize", requires="sampling")
+
+
+_MIRRORED = {
+    "type": "object",
+    "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "limit": {"type": "integer", "x-mcp-header": "Limit"},
+        "dry": {"type": "boolean", "x-mcp-header": "Dry"},
+        "where": {"type": "object", "properties": {"zone": {"type": "string", "x-mcp-header": "Zone"}}},
+        "query": {"type": "string"},
+    },
+}
+
+
+def _b64(text: str) -> str:
+    return f"=?base64?{base64.b64encode(text.encode()).decode()}?="
+
+
+@pytest.mark.parametrize(
+    ("arguments", "headers", "refused"),
+    [
+        ({"region": "eu", "query": "q"}, {"mcp-param-region": "eu"}, None),
+        ({"region": " padded "}, {"mcp-param-region": _b64(" padded ")}, None),
+        ({"region": "=?base64?x"}, {"mcp-param-region": "=?base64?x"}, None),
+        ({"limit": 42, "dry": True}, {"mcp-param-limit": "42.0", "mcp-param-dry": "true"}, None),
+        ({"where": {"zone": "z1"}}, {"mcp-param-zone": "z1"}, None),
+        ({"region": "eu"}, {}, "the Mcp-Param-Region header is missing; it must mirror params.arguments.region"),
+        ({"region": "eu"}, {"mcp-param-region": "us"}, "Mcp-Param-Region header 'us' does not match"),
+        ({"region": "Hello"}, {"mcp-param-region": "=?base64?SGVsbG8?="}, "is not valid =?base64?...?="),
+        ({"region": "Hello"}, {"mcp-param-region": "=?base64?SGVs!!!bG8=?="}, "is not valid =?base64?...?="),
+        ({"dry": False}, {"mcp-param-dry": "False"}, "Mcp-Param-Dry header 'False' does not match"),
+        ({}, {"mcp-param-region": "eu"}, "Mcp-Param-Region header is sent, but the body has no"),
+        ({"where": {"zone": "z1"}}, {"mcp-param-zone": "z2"}, "does not match the body's params.arguments.where.zone"),
+    ],
+    ids=[
+        "plain",
+        "base64",
+        "literal-sentinel-half",
+        "integer-and-boolean",
+        "nested",
+        "missing",
+        "mismatched",
+        "bad-padding",
+        "bad-characters",
+        "boolean-case",
+        "header-without-value",
+        "nested-mismatch",
+    ],
+)
+async def test_parameters_mirrored_into_mcp_param_headers_are_validated(
+    via: str, arguments: dict[str, Any], headers: dict[str, str], refused: str | None
+) -> None:
+    """A parameter a tool marks with x-mcp-header must come in its Mcp-Param-{name} header too, plain or
+    =?base64?...?=, and match the body (integers as numbers, booleans as true/false); else 400 and -32020, and the
+    tool does not run."""
+    server = _server()
+    server.tool("sql", input_schema=_MIRRORED, returns="ran")
+    async with serving(server, via) as wire:
+        response = await Stateless(wire).post("tools/call", {"name": "sql", "arguments": arguments}, headers=headers)
+    if refused is None:
+        assert response.status_code == 200, response.text
+        assert server.executions("sql") == 1
+    else:
+        error = _error(response, 400, -32020)
+        assert refused in error["message"]
+        assert server.executions("sql") == 0

@@ -226,6 +226,31 @@ async def test_json_scenario_names_its_eras(serve: Callable[..., Served], tmp_pa
             pass
 
 
+async def test_resumable_option_primes_streams_and_a_scenario_breaks_one(
+    serve: Callable[..., Served], tmp_path: Path
+) -> None:
+    """`serve --resumable --retry-ms`: a JSON scenario's BreakStream breaks a call's stream after the priming
+    event, and the SDK client resumes it with Last-Event-ID; the tool ran once."""
+    scenario = tmp_path / "breaks.json"
+    rule = {"fault": {"type": "BreakStream", "after_events": 1}, "tool": "one"}
+    scenario.write_text(json.dumps({"name": "breaks", "tools": [{"name": "one", "returns": "1"}], "faults": [rule]}))
+    journal = tmp_path / "journal.jsonl"
+    served = serve(
+        "--scenario", str(scenario), "--response-mode", "sse", "--resumable", "--retry-ms", "20",
+        "--era", "handshake", "--journal", str(journal),
+    )
+    with anyio.fail_after(LIMIT_S):
+        async with Client(served.url, mode="legacy") as client:
+            result = await client.call_tool("one", {})
+    assert result.content[0].text == "1"  # type: ignore[union-attr]
+    lines = _journal_lines(journal)
+    [call] = [line for line in lines if line["rpc_method"] == "tools/call"]
+    [resume] = [line for line in lines if "last-event-id" in line["headers"]]  # type: ignore[operator]
+    assert call["executed"] is True
+    assert str(call["error"]).startswith("SSE stream broken by a fault after 1 event")
+    assert resume["status"] == 200
+
+
 def test_the_stateless_era_over_stdio_is_refused() -> None:
     """`serve --stdio --era stateless` stops at once, saying the stdio server speaks the handshake era only."""
     refused = run_refused("--stdio", "--era", "stateless")

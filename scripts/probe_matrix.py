@@ -1,0 +1,498 @@
+"""Every verdict of the guarantee matrix checked by hand once: for each bridge and property, one probe that
+scripts one fault (or none) on a `TestMcpServer`, drives the bridge through its adapter or driver, and judges
+from the journal and the execution ledger whether the bridge did what docs/matrix.json says it does.
+
+    python scripts/probe_matrix.py                     # every bridge, in scripts/matrix.py's environments
+    python scripts/probe_matrix.py --only langchain    # one bridge (repeatable)
+    python scripts/probe_matrix.py --write             # also write docs/matrix-probes.md
+    python scripts/probe_matrix.py --ci                # what CI runs: its bridges, against .ci/matrix-expected.json
+
+A probe is not a property: it is one hand-written scenario, with its own judgement, that either shows the
+failure the matrix reports (for a FAILS cell: the fault of its shrunk counterexample) or shows the bridge doing
+the right thing at the property's main fault (for a "holds" cell). A probe that disagrees with its verdict is a
+bug of the contract or of an adapter. Bridges whose first bug masks the others get a second row, probed around
+it (smolagents, whose listing crashes on an `inputSchema` without `properties`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE_TIMEOUT_S = 10.0
+"""As the contract's examples: a probe that has not ended by then is a hang."""
+WITH_PROPERTIES = {"type": "object", "properties": {}}
+"""The input schema of the second smolagents row: the crash of the first is on `{"type": "object"}`."""
+_ONE, _TWO = "Bearer probe-one", "Bearer probe-two"
+
+
+def _matrix_script() -> Any:
+    """scripts/matrix.py, whose bridges, environments and column names the probes share."""
+    if "_matrix_script" in sys.modules:
+        return sys.modules["_matrix_script"]
+    spec = importlib.util.spec_from_file_location("_matrix_script", ROOT / "scripts" / "matrix.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["_matrix_script"] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What one probe saw: whether the property held in it (None: the adapter or driver broke), and the evidence."""
+
+    holds: bool | None
+    saw: str
+
+
+class Probe:
+    """One hand-written scenario for a property: what it scripts (`label`) and how it judges (`body`)."""
+
+    def __init__(self, pid: str, label: str, body: Callable[[Probing], Awaitable[Finding]]) -> None:
+        self.pid = pid
+        self.label = label
+        self.body = body
+
+
+class Probing:
+    """One probe's run: the harness's server and URL, the adapter, and the input schema its tools get."""
+
+    def __init__(self, harness: Any, adapter: Any, schema: Mapping[str, Any] | None) -> None:
+        self.server = harness.server
+        self.url = harness.url
+        self.adapter = adapter
+        self.schema = schema
+
+    def tool(self, name: str, kind: str = "read", returns: Any = "ok") -> None:
+        """A tool of call kind `kind`: a read (`readOnlyHint`), an idempotent write, or a write (no hints)."""
+        self.server.tool(
+            name,
+            read_only=True if kind == "read" else None,
+            idempotent=True if kind == "idempotent" else None,
+            returns=returns,
+            input_schema=self.schema,
+        )
+
+    async def connect(self, headers: Mapping[str, str] | None = None) -> Finding | None:
+        """Connect to the healthy server; a failing Finding if the bridge could not."""
+        outcome = await self.adapter.connect(self.url, dict(headers or {}))
+        if outcome.kind == "ok":
+            return None
+        return Finding(False, f"could not connect to a healthy server: {_said(outcome)}")
+
+    def fired(self) -> str:
+        records = [r for r in self.server.journal if r.fault is not None]
+        return ", ".join(f"{type(r.fault).__name__} on #{r.seq} {r.rpc_method}" for r in records) or "no fault fired"
+
+
+def _said(outcome: Any) -> str:
+    """An outcome in a table cell: its kind and the start of its text or error."""
+    text = str(outcome)
+    return text if len(text) <= 72 else text[:69] + "..."
+
+
+# -- the probes, by property -------------------------------------------------------------------------
+
+
+def listing(fault: Any = None) -> Probe:
+    """P1: a, b, c one per page, with `fault` on the listing; whole or failed, within the page limit."""
+
+    async def body(p: Probing) -> Finding:
+        p.server.page_size = 1
+        for name in ("a", "b", "c"):
+            p.tool(name)
+        if fault is not None:
+            p.server.inject(fault)
+        outcome = await p.adapter.connect(p.url, {})
+        loaded = await p.adapter.list_tools() if outcome.kind == "ok" else []
+        pages = len(p.server.journal.requests("tools/list"))
+        saw = f"connect {_said(outcome)}; loaded {loaded}; {pages} tools/list sent; {p.fired()}"
+        limit = p.adapter.page_limit
+        if limit is not None and pages > limit:
+            return Finding(False, f"{saw}; beyond its page limit {limit}")
+        if outcome.kind == "ok":
+            return Finding(Counter(loaded) == Counter("abc"), saw)
+        # Failing whole is right when a fault fired; a listing that fails with none is a bridge that cannot list.
+        return Finding(any(r.fault is not None for r in p.server.journal), saw)
+
+    return Probe("P1", f"a, b, c one per page, {fault!r}" if fault is not None else "a, b, c one per page", body)
+
+
+def write_once(fault: Any) -> Probe:
+    """P2: one call of a write meeting `fault`: the ledger has it run at most once, and once if reported ok."""
+
+    async def body(p: Probing) -> Finding:
+        p.tool("write", "write", returns="written")
+        if (failed := await p.connect()) is not None:
+            return failed
+        p.server.inject(fault, method="tools/call", tool="write")
+        outcome = await p.adapter.call("write", {})
+        runs = p.server.executions("write")
+        sent = len(p.server.calls("write"))
+        saw = f"call {_said(outcome)}; tools/call sent {sent}x; handler ran {runs}x"
+        return Finding(runs <= 1 and (outcome.kind != "ok" or runs == 1), saw)
+
+    return Probe("P2", f"a write, {fault!r} on its call", body)
+
+
+def read_within_budget(fault: Any) -> Probe:
+    """P3: a read meeting `fault` on max(retry, 1) attempts: ok if within the budget, never more than 1 + retry runs."""
+
+    async def body(p: Probing) -> Finding:
+        retry = p.adapter.retry
+        count = max(retry, 1)
+        p.tool("read", "read", returns="read")
+        if (failed := await p.connect()) is not None:
+            return failed
+        p.server.inject(fault, method="tools/call", tool="read", times=count)
+        outcome = await p.adapter.call("read", {})
+        runs = p.server.executions("read")
+        sent = len(p.server.calls("read"))
+        saw = f"retry {retry}, {count} fault(s); call {_said(outcome)}; tools/call sent {sent}x; handler ran {runs}x"
+        return Finding(runs <= 1 + retry and (count > retry or outcome.kind == "ok"), saw)
+
+    return Probe("P3", f"a read, {fault!r} on max(retry, 1) attempts", body)
+
+
+def auth_final(status: int = 401) -> Probe:
+    """P4: `status` on a read's call, then a rotation: never resent with the refused token; the next call is fresh."""
+
+    async def body(p: Probing) -> Finding:
+        from mcp_testkit import faults
+
+        server = p.server
+        server.require_header("Authorization", _ONE, status=status)
+        p.tool("tool", "read")
+        if (failed := await p.connect({"Authorization": _ONE})) is not None:
+            return failed
+        mark = len(server.journal)
+        server.inject(faults.HttpStatus(status, headers={"WWW-Authenticate": "Bearer"}), tool="tool")
+        first = await p.adapter.call("tool", {})
+        sent = server.journal.records[mark:]
+        refused = next((r for r in sent if r.status == status), None)
+        if refused is None:
+            return Finding(False, f"call {_said(first)}; it met no {status}: no request was sent")
+        work = ("initialize", "tools/list", "tools/call")
+        again = [
+            r for r in sent if r.seq > refused.seq and r.rpc_method in work and r.headers.get("authorization") == _ONE
+        ]
+        server.rotate_header("Authorization", _TWO)
+        p.adapter.set_headers({"Authorization": _TWO})
+        mark = len(server.journal)
+        second = await p.adapter.call("tool", {})
+        stale = [r for r in server.journal.records[mark:] if r.headers.get("authorization") != _TWO]
+        saw = (
+            f"{status} on #{refused.seq}; sent again with the refused token {len(again)}x; call {_said(first)}; "
+            f"after the rotation: {_said(second)}, {len(stale)} request(s) with a stale token"
+        )
+        holds = not again and first.kind == "auth_error" and not stale and second.kind == "ok"
+        return Finding(holds, saw)
+
+    return Probe("P4", f"a read, HTTP {status} on its call, then a rotation", body)
+
+
+def new_session() -> Probe:
+    """P5: a read's call answered 404 (session lost): a new `initialize` without the stale id, then the call again."""
+
+    async def body(p: Probing) -> Finding:
+        from mcp_testkit import faults
+
+        server = p.server
+        p.tool("tool", "read")
+        if (failed := await p.connect()) is not None:
+            return failed
+        stale = {session.id for session in server.sessions}
+        server.inject(faults.LoseSession(), method="tools/call", tool="tool")
+        mark = len(server.journal)
+        outcome = await p.adapter.call("tool", {})
+        sent = server.journal.records[mark:]
+        lost = next((r for r in sent if r.status == 404), None)
+        after = [r for r in sent if lost is not None and r.seq > lost.seq]
+        fresh = [r for r in after if r.rpc_method == "initialize" and r.headers.get("mcp-session-id") not in stale]
+        resent = [r for r in after if r.rpc_method == "tools/call"]
+        runs = server.executions("tool")
+        where = f"404 on #{lost.seq}" if lost is not None else "no 404 met"
+        saw = (
+            f"{where}; then {len(fresh)} new initialize, {len(resent)} tools/call; "
+            f"call {_said(outcome)}; handler ran {runs}x"
+        )
+        return Finding(lost is not None and bool(fresh) and outcome.kind == "ok" and runs == 1, saw)
+
+    return Probe("P5", "a read, its call answered 404 (LoseSession)", body)
+
+
+def kind_at_call(kind: str, fault: Any, expected: frozenset[str]) -> Probe:
+    """P6: `fault` on every call of a tool of call kind `kind`: the outcome is one of `expected`."""
+
+    async def body(p: Probing) -> Finding:
+        p.tool("tool", kind)
+        if (failed := await p.connect()) is not None:
+            return failed
+        p.server.inject(fault, method="tools/call", tool="tool", times=None)
+        outcome = await p.adapter.call("tool", {})
+        saw = f"call {_said(outcome)}; wanted {' or '.join(sorted(expected))}; {p.fired()}"
+        return Finding(outcome.kind in expected, saw)
+
+    return Probe("P6", f"a {kind}, {fault!r} on its call", body)
+
+
+def kind_at_connect(fault: Any) -> Probe:
+    """P6: `fault` on the listing of a, b, c (one per page): connect fails as connection_error."""
+
+    async def body(p: Probing) -> Finding:
+        p.server.page_size = 1
+        for name in ("a", "b", "c"):
+            p.tool(name)
+        p.server.inject(fault, method="tools/list", times=None)
+        outcome = await p.adapter.connect(p.url, {})
+        return Finding(outcome.kind == "connection_error", f"connect {_said(outcome)}; wanted connection_error")
+
+    return Probe("P6", f"{fault!r} at connect", body)
+
+
+def render(what: str) -> Probe:
+    """P7: a read answering one valid result, called twice: ok (tool_error for isError) both times, the same text."""
+
+    async def body(p: Probing) -> Finding:
+        result = _results()[what]
+        p.tool("tool", "read", returns=result)
+        if (failed := await p.connect()) is not None:
+            return failed
+        first = await p.adapter.call("tool", {})
+        second = await p.adapter.call("tool", {})
+        expected = "tool_error" if result.is_error else "ok"
+        same = "the same text" if first.text == second.text else "two different texts"
+        saw = f"{_said(first)}, then {second.kind}: {same}; wanted {expected}"
+        return Finding(first.kind == second.kind == expected and first.text == second.text, saw)
+
+    return Probe("P7", f"a result of {what}", body)
+
+
+def _results() -> dict[str, Any]:
+    import mcp_types
+
+    return {
+        "one audio block": mcp_types.CallToolResult(
+            content=[mcp_types.AudioContent(type="audio", data="aGVsbG8=", mime_type="audio/wav")], is_error=False
+        ),
+        "one text block, isError": mcp_types.CallToolResult(
+            content=[mcp_types.TextContent(type="text", text="hello")], is_error=True
+        ),
+    }
+
+
+def probes_for(column: str) -> dict[str, Probe]:
+    """The probe of each property for `column`: the property's main fault, or the fault a FAILS cell's counterexample
+    names where the bridge breaks the property some other way (chosen by hand, from docs/matrix.md)."""
+    from mcp_testkit import faults as f
+
+    error_result = f.ErrorResult("probe tool error")
+    transient = frozenset({"connection_error", "outcome_unknown"})
+    chosen = {
+        "P1": listing(f.DuplicateTool(1)),
+        "P2": write_once(f.Drop(after_execution=True)),
+        "P3": read_within_budget(f.Drop(after_execution=True)),
+        "P4": auth_final(401),
+        "P5": new_session(),
+        "P6": kind_at_connect(f.DuplicateTool(1)),
+        "P7": render("one audio block"),
+    }
+    drops_is_error = {
+        "P2": write_once(error_result),
+        "P6": kind_at_call("read", error_result, frozenset({"tool_error"})),
+        "P7": render("one text block, isError"),
+    }
+    overrides: dict[str, dict[str, Probe]] = {
+        "openai-agents-invoke": drops_is_error,
+        "openai-agents-retrying": {"P3": read_within_budget(f.LoseSession())},
+        "llama-index": {"P1": listing(), **drops_is_error},
+        "pydantic-ai": {"P6": kind_at_call("read", f.Drop(), transient)},
+        "langchain-mcp-adapters": {
+            "P2": write_once(f.TruncateBody()),
+            "P3": read_within_budget(f.EndStream()),
+            "P6": kind_at_call("read", f.TruncateBody(), transient),
+        },
+        "smolagents": {"P1": listing(), "P6": kind_at_call("read", error_result, frozenset({"tool_error"}))},
+        # Around the crash: the findings it masks (first page only, isError dropped, hangs on HTTP errors).
+        "smolagents (schema with properties)": {
+            "P1": listing(),
+            **drops_is_error,
+            "P6": kind_at_call("read", f.HttpStatus(500), transient),
+        },
+    }
+    return {**chosen, **overrides.get(column, {})}
+
+
+# -- running the probes of one column, in the bridge's environment ------------------------------------
+
+
+def probe_column(
+    factory: Any, column: str, schema: Mapping[str, Any] | None = None, properties: Collection[str] | None = None
+) -> list[dict[str, Any]]:
+    """Run each property's probe (or those of `properties`) for `column` against the adapters `factory` makes;
+    one row per property."""
+    from mcp_testkit.contract import ContractError, ContractHarness, ContractViolation
+
+    rows = []
+    with ContractHarness(factory, transport="socket", example_timeout=EXAMPLE_TIMEOUT_S) as harness:
+        for pid, probe in probes_for(column).items():
+            if properties is not None and pid not in properties:
+                continue
+            box: dict[str, Finding] = {}
+
+            async def example(h: Any, adapter: Any, probe: Probe = probe, box: dict[str, Finding] = box) -> None:
+                box["finding"] = await probe.body(Probing(h, adapter, schema))
+
+            try:
+                harness.run(example)
+                finding = box["finding"]
+            except ContractViolation as exc:  # the harness's deadline: the bridge hung
+                finding = Finding(False, str(exc).splitlines()[0])
+            except ContractError as exc:
+                finding = Finding(None, f"adapter error: {str(exc).splitlines()[0]}")
+            rows.append({"column": column, "property": pid, "probe": probe.label, **asdict(finding)})
+            print(f"  {column} {pid}: {'holds' if finding.holds else 'fails'}: {finding.saw}", flush=True)
+    return rows
+
+
+def child(args: argparse.Namespace) -> int:
+    """Probe the adapters named by spec, or the driver, here; write the rows as JSON to `args.out`."""
+    from mcp_testkit._check import _label, load_factory
+    from mcp_testkit.adapters import DriverAdapter
+
+    rows: list[dict[str, Any]] = []
+    schema = WITH_PROPERTIES if args.with_properties else None
+    suffix = " (schema with properties)" if args.with_properties else ""
+    if args.driver:
+        factory = DriverAdapter.factory(args.driver)
+        rows += probe_column(factory, factory.hello["bridge"] + suffix, schema)
+    for spec in args.specs:
+        factory = load_factory(spec)
+        rows += probe_column(factory, _label(factory, spec) + suffix, schema)  # as `check` names the column
+    Path(args.out).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+# -- the orchestration: each bridge's environment, the verdicts, the table -----------------------------
+
+
+def _verdicts(path: Path, matrix: Any) -> dict[str, dict[str, str]]:
+    """The verdicts by column name (no version) and property: of docs/matrix.json, or of CI's expected file."""
+    published = json.loads(path.read_text(encoding="utf-8"))
+    verdicts: dict[str, dict[str, str]] = {}
+    for label, result in published.items():
+        if label.startswith("_"):
+            continue
+        if "properties" in result:
+            verdicts[matrix.column(label)] = {pid: cell["status"] for pid, cell in result["properties"].items()}
+        else:
+            verdicts[label] = dict(result)
+    return verdicts
+
+
+def _agreement(verdict: str | None, holds: bool | None) -> str:
+    if verdict is None:
+        return "(no verdict)"
+    if holds is None or verdict == "error":
+        return "no check"
+    return "right" if (verdict == "passed") == holds else "WRONG"
+
+
+def table(rows: list[dict[str, Any]], verdicts: Mapping[str, Mapping[str, str]]) -> list[str]:
+    mark = {"passed": "holds", "failed": "FAILS", "error": "ERROR"}
+    lines = [
+        "| bridge | property | verdict | probe | what the journal and ledger show | probe says | verdict is |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in rows:
+        verdict = verdicts.get(row["column"], {}).get(row["property"])
+        says = {True: "holds", False: "FAILS", None: "no result"}[row["holds"]]
+        cells = [
+            f"`{row['column']}`",
+            row["property"],
+            mark.get(verdict or "", "-"),
+            row["probe"].replace("|", "/"),
+            row["saw"].replace("|", "/"),
+            says,
+            _agreement(verdict, row["holds"]),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", action="append", help="a bridge of scripts/matrix.py (repeatable)")
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "mcp-testkit-matrix")
+    parser.add_argument("--verdicts", type=Path, default=ROOT / "docs" / "matrix.json")
+    parser.add_argument("--write", action="store_true", help="write docs/matrix-probes.md")
+    parser.add_argument(
+        "--ci", action="store_true", help="the CI bridges of scripts/matrix.py, against .ci/matrix-expected.json"
+    )
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--driver", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    parser.add_argument("--with-properties", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("specs", nargs="*", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return child(args)
+    if args.write and (args.only or args.ci):
+        parser.error("--write writes the whole table of docs/matrix-probes.md: run it for every bridge, without --only")
+    matrix = _matrix_script()
+    chosen = [b for b in matrix.BRIDGES if (b.in_ci if args.ci else (not args.only or b.key in args.only))]
+    verdicts = _verdicts(matrix.EXPECTED if args.ci else args.verdicts, matrix)
+    out = args.cache / "probes"
+    out.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    for bridge in chosen:
+        python, driver = matrix.prepare(bridge, args.cache)
+        target = ["--driver", driver] if driver else list(bridge.specs)
+        runs = [[], ["--with-properties"]] if bridge.key == "smolagents" else [[]]
+        for extra in runs:
+            report = out / f"{bridge.key}{'-properties' if extra else ''}.json"
+            command = [str(python), str(Path(__file__).resolve()), "--child", "--out", str(report), *extra, *target]
+            env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
+            print("+", " ".join(command), flush=True)
+            done = subprocess.run(command, cwd=ROOT, env=env, check=False)
+            if done.returncode != 0:
+                print(f"::: the probes of {bridge.key} ended with status {done.returncode}", flush=True)
+                continue
+            rows += json.loads(report.read_text(encoding="utf-8"))
+    lines = table(rows, verdicts)
+    print("\n".join(lines))
+    agreements = Counter(_agreement(verdicts.get(r["column"], {}).get(r["property"]), r["holds"]) for r in rows)
+    print("probes: " + ", ".join(f"{count} {what}" for what, count in sorted(agreements.items())))
+    if args.write:
+        write_page(lines, ROOT / "docs" / "matrix-probes.md")
+    return 1 if agreements.get("WRONG") or agreements.get("no check") else 0
+
+
+def write_page(lines: list[str], path: Path) -> None:
+    head = [
+        "# The matrix, checked by hand",
+        "",
+        "Each verdict of [the guarantee matrix](matrix.md) checked once with a one-fault probe: a hand-written",
+        "scenario on `TestMcpServer` that scripts one fault (or none), drives the bridge through its adapter or",
+        "driver, and judges from the journal and the execution ledger. For a FAILS cell the probe scripts the fault",
+        "of the shrunk counterexample; for a cell that holds, the property's main fault. Regenerate with",
+        "`python scripts/probe_matrix.py --write`.",
+        "",
+    ]
+    path.write_text("\n".join([*head, *lines, ""]), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

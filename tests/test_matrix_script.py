@@ -1,0 +1,62 @@
+"""scripts/matrix.py: how it names columns and how a run of some bridges updates the published matrix."""
+
+from __future__ import annotations
+
+import functools
+import json
+import runpy
+import types
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@functools.cache
+def _script() -> Any:
+    """scripts/matrix.py's names (run as a module named matrix, not as __main__)."""
+    return types.SimpleNamespace(**runpy.run_path(str(ROOT / "scripts" / "matrix.py"), run_name="matrix"))
+
+
+def _cell(spec: str) -> dict[str, Any]:
+    return {"spec": spec, "properties": {"P1": {"status": "passed", "examples": 1, "seconds": 0.1}}}
+
+
+def test_a_column_is_its_label_without_the_version() -> None:
+    """The expected-verdict file keys on the bridge's name: versions go, a column's own words in parentheses stay."""
+    column = _script().column
+    assert column("fastmcp@4.2.3") == "fastmcp"
+    assert column("@modelcontextprotocol/sdk@1.32.2") == "@modelcontextprotocol/sdk"
+    assert column("smolagents@1.26.0 (mcpadapt 0.1.19)") == "smolagents"
+    assert column("reference (mcp 2.3.0)") == "reference"
+    assert column("sdk-client (auto) (mcp 2.3.0)") == "sdk-client (auto)"
+    assert column("sdk-client (legacy) (mcp 2.3.0)") == "sdk-client (legacy)"
+
+
+def test_a_run_of_some_bridges_replaces_their_columns_and_keeps_the_others(tmp_path: Path) -> None:
+    """--only: the bridges run now replace all their old columns; every other column stays, in the order of BRIDGES."""
+    matrix = _script()
+    published = tmp_path / "matrix.json"
+    published.write_text(
+        json.dumps(
+            {
+                "fastmcp@4.2.3": _cell("mcp_testkit.adapters.fastmcp:FastMcpClientAdapter"),
+                "langchain-mcp-adapters@0.3.2": _cell("--driver .lc/bin/python drivers/langchain/drive.py"),
+                "openai-agents@0.24.0": _cell("mcp_testkit.adapters.openai_agents:ServerAdapter"),
+                "reference (mcp 2.3.0)": _cell("mcp_testkit.adapters:ReferenceBridgeAdapter"),
+            }
+        )
+    )
+    fresh = {
+        "openai-agents-retrying@0.25.0": _cell("mcp_testkit.adapters.openai_agents:RetryingServerAdapter"),
+        "openai-agents@0.25.0": _cell("mcp_testkit.adapters.openai_agents:ServerAdapter"),
+    }
+    merged = matrix.merged(fresh, published)
+    assert list(merged) == [
+        "reference (mcp 2.3.0)",
+        "fastmcp@4.2.3",
+        "openai-agents@0.25.0",
+        "openai-agents-retrying@0.25.0",
+        "langchain-mcp-adapters@0.3.2",
+    ]
+    assert merged["openai-agents@0.25.0"] is fresh["openai-agents@0.25.0"]
