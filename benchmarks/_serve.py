@@ -1,6 +1,6 @@
 """Serve one benchmark app with uvicorn in its own process (started by ``bench_server.py``).
 
-Usage: ``python benchmarks/_serve.py {ceiling,sdk,testkit} {json,sse}``.  The process binds
+Usage: ``python benchmarks/_serve.py {ceiling,sdk,testkit,replay,proxy} {json,sse}``.  The process binds
 127.0.0.1 on a free port, prints ``READY <port> <where mcp_testkit came from>`` once uvicorn
 accepts connections (so a run against another checkout can show it measured that one), and exits
 when its standard input reaches end of file, so that it never outlives the benchmark that
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 ECHO_TOOL = "echo"
+ECHO_TEXT = "bench-echo-7f3a"
+"""What bench_server.py sends the echo tool: the replay's cassette holds this call, recorded last."""
 
 
 def ceiling_app(framing: str) -> Any:
@@ -57,7 +59,7 @@ def sdk_app(framing: str) -> Any:
     return server.streamable_http_app(json_response=framing == "json", host="127.0.0.1")
 
 
-def testkit_app(framing: str) -> Any:
+def testkit_server(framing: str) -> Any:
     """The fake server under test, with the same one-tool catalogue."""
     from mcp_testkit import TestMcpServer
 
@@ -65,10 +67,59 @@ def testkit_app(framing: str) -> Any:
     options = json.loads(os.environ.get("MCP_TESTKIT_BENCH_OPTIONS", "{}"))
     server = TestMcpServer(name="bench", response_mode=framing, **options)
     server.tool(ECHO_TOOL, returns=lambda arguments: arguments["text"])
-    return server.asgi_app
+    return server
 
 
-APPS: dict[str, Callable[[str], Any]] = {"ceiling": ceiling_app, "sdk": sdk_app, "testkit": testkit_app}
+def testkit_app(framing: str) -> Any:
+    return testkit_server(framing).asgi_app
+
+
+REPLAYED_CALLS = 1000
+
+
+def replay_app(framing: str) -> Any:
+    """A replay of a cassette of 1,000 recorded echo calls; the one the benchmark sends is recorded last."""
+    from mcp_testkit import TestMcpServer
+    from mcp_testkit.cassettes import Cassette, Exchange
+
+    def exchange(seq: int, method: str, params: Any, result: Any) -> Exchange:
+        request = {"jsonrpc": "2.0", "id": seq, "method": method, "params": params}
+        return Exchange(
+            seq, 0.0, 0.0, "http", "handshake", "2025-11-25", request, {"jsonrpc": "2.0", "id": seq, "result": result}
+        )
+
+    info = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "bench", "version": "1"},
+    }
+    echo = {"name": ECHO_TOOL, "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
+    exchanges = [exchange(1, "initialize", {}, info), exchange(2, "tools/list", {}, {"tools": [echo]})]
+    texts = [f"recorded-{n}" for n in range(REPLAYED_CALLS - 1)] + [ECHO_TEXT]
+    for seq, text in enumerate(texts, start=3):
+        answer = {"content": [{"type": "text", "text": text}], "isError": False}
+        exchanges.append(exchange(seq, "tools/call", {"name": ECHO_TOOL, "arguments": {"text": text}}, answer))
+    cassette = Cassette(exchanges, {"transport": "http", "url": "http://bench"}, source="bench.json")
+    return TestMcpServer.from_cassette(cassette, response_mode=framing).asgi_app
+
+
+def proxy_app(framing: str) -> Any:
+    """The recording proxy in front of TestMcpServer, which serves from a thread of this same process."""
+    from mcp_testkit.cassettes._format import Tape
+    from mcp_testkit.cassettes._record import RecordingProxy
+
+    upstream = testkit_server(framing)
+    upstream.start()
+    return RecordingProxy(upstream.url, Tape())
+
+
+APPS: dict[str, Callable[[str], Any]] = {
+    "ceiling": ceiling_app,
+    "sdk": sdk_app,
+    "testkit": testkit_app,
+    "replay": replay_app,
+    "proxy": proxy_app,
+}
 
 
 class _ReadyServer(uvicorn.Server):

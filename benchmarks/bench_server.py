@@ -20,9 +20,10 @@ and with SSE answers, and ``TestMcpServer`` with JSON and with SSE answers, each
 eras: the handshake era (a session, as above) and the stateless era of 2026-07-28 (no session: a
 ``server/discover`` check first, then every call carries ``_meta`` and the ``Mcp-Method`` and
 ``Mcp-Name`` headers; the SDK server serves these through its stateless per-request path); with
-``--baseline DIR``, also TestMcpServer as the checkout in DIR has it (handshake era, before/after in
-one run).  Every server is
-measured ``--rounds`` times, interleaved, and its best round is kept, since other load on the
+``--baseline DIR``, also TestMcpServer as the checkout in DIR has it (in the eras measured,
+before/after in one run); and a replay of a cassette of 1,000 recorded calls and the recording
+proxy, in both eras (docs/cassettes.md).  Every server is measured
+``--rounds`` times, interleaved, and its best round is kept, since other load on the
 machine only ever slows a round down; the server's own CPU time per call, which such load
 hardly changes, is printed beside it as a cross-check, and so is wrk's CPU use.  Figures
 compare with each other within one run only (DESIGN.md section 8).  The exit status is 2 when
@@ -90,6 +91,10 @@ ROWS = [
     ("SDK MCPServer", "sdk", "sse", "stateless"),
     ("TestMcpServer", "testkit", "json", "stateless"),
     ("TestMcpServer", "testkit", "sse", "stateless"),
+    ("TestMcpServer replay, 1,000 calls", "replay", "json", "handshake"),
+    ("recording proxy, TestMcpServer", "proxy", "json", "handshake"),
+    ("TestMcpServer replay, 1,000 calls", "replay", "json", "stateless"),
+    ("recording proxy, TestMcpServer", "proxy", "json", "stateless"),
 ]
 
 WRK_SCRIPT = """\
@@ -651,7 +656,10 @@ def main(argv: list[str] | None = None) -> int:
         BASELINE["dir"] = args.baseline.resolve()
         here = ("TestMcpServer", "testkit", "json", "handshake")
         at = rows.index(here) if here in rows else len(rows)
-        rows[at:at] = [("TestMcpServer (baseline)", "baseline", framing, "handshake") for framing in ("json", "sse")]
+        eras = args.era or list(ERAS)
+        rows[at:at] = [
+            ("TestMcpServer (baseline)", "baseline", framing, era) for era in eras for framing in ("json", "sse")
+        ]
     print(environment(wrk))
     rounds = f", best of {args.rounds} interleaved rounds" if args.rounds > 1 else ""
     print(f"wrk -t1 -c{args.connections} -d{args.duration}s per server (after a {args.warmup}s warm-up{rounds})\n")

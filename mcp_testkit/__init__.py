@@ -10,7 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mcp_testkit import faults, strategies
+    from mcp_testkit import cassettes, faults, strategies
     from mcp_testkit.adapters import (
         BridgeAdapter,
         DriverAdapter,
@@ -41,6 +41,7 @@ __all__ = [
     "TestMcpServer",
     "ToolContext",
     "ToolError",
+    "cassettes",
     "faults",
     "resilience_machine",
     "resilience_suite",
@@ -69,6 +70,7 @@ _HOMES = {
     "TestMcpServer": "mcp_testkit.server",
     "ToolContext": "mcp_testkit.tools",
     "ToolError": "mcp_testkit.tools",
+    "cassettes": "mcp_testkit.cassettes",
     "faults": "mcp_testkit.faults",
     "strategies": "mcp_testkit.strategies",
 }

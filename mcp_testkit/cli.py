@@ -1,5 +1,6 @@
 """The `mcp-testkit` command: `serve` runs a scripted MCP server (HTTP or stdio) until stopped;
-`check` runs the resilience contract against bridges; `client` is the reference bridge as a client."""
+`check` runs the resilience contract against bridges; `client` is the reference bridge as a client; `record` and
+`verify` make and check cassettes."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, BinaryIO, NoReturn
 
 from mcp_testkit import _check, _client
+from mcp_testkit.cassettes import _cli as _cassettes
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Journal, Record
@@ -156,7 +158,9 @@ def _parser() -> tuple[_Parser, dict[str, _Parser]]:
     limits.add_argument("--header-timeout", type=_positive(float), default=None, help="seconds for headers (60)")
     limits.add_argument("--body-timeout", type=_positive(float), default=None, help="seconds for a body (60)")
     limits.add_argument("--idle-timeout", type=_positive(float), default=None, help="keep-alive seconds (75)")
+    _cassettes.add_serve_options(serve)
     _check.add_parser(commands)
+    _cassettes.add_parsers(commands)
     _client.add_parser(commands)
     return parser, commands.choices
 
@@ -252,17 +256,22 @@ def _build(args: argparse.Namespace) -> tuple[TestMcpServer, Scenario | None]:
         "eras": tuple(args.era) if args.era else None,
     }
     options.update({key: value for key, value in given.items() if value is not None})
-    options.setdefault("name", options.get("preset") or "test")
     options["journal_limit"] = args.journal_limit
     options["session_limit"] = args.session_limit
     options["session_idle_timeout"] = args.session_idle_timeout
     for key in ("max_body", "header_timeout", "body_timeout", "idle_timeout"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
+    where = {"host": args.host, "port": args.port, "path": args.path, "allowed_hosts": _allowed_hosts(args)}
     try:
-        server = TestMcpServer(
-            host=args.host, port=args.port, path=args.path, allowed_hosts=_allowed_hosts(args), **options
-        )
+        if args.cassette is not None:
+            if args.preset is not None:
+                raise _Refused("--cassette replays a recorded catalogue: it takes no --preset")
+            return TestMcpServer.from_cassette(args.cassette, match=args.match or "exact", **where, **options), scenario
+        if args.match is not None:
+            raise _Refused("--match chooses how a replay matches calls: it needs --cassette")
+        options.setdefault("name", options.get("preset") or "test")
+        server = TestMcpServer(**where, **options)
     except (TypeError, ValueError) as exc:
         raise _Refused(f"cannot build the server: {exc}") from None
     return server, scenario
@@ -283,6 +292,17 @@ def _serve(args: argparse.Namespace) -> int:
         raise _Refused(f"--path {args.path!r} is under {PREFIX}/, which the admin API owns; choose another path")
     _check_host(args)
     server, scenario = _build(args)
+    if args.stdio and "handshake" not in server.eras:
+        if args.cassette is not None:
+            raise _Refused(
+                f"--cassette {args.cassette}: the recorded server refused initialize, so the replay speaks the "
+                "2026-07-28 era only, which needs HTTP: drop --stdio, or give --era handshake to replay it in the "
+                "handshake era"
+            )
+        raise _Refused(
+            f"--scenario {args.scenario}: its eras are stateless only, which needs HTTP: over --stdio the server "
+            "speaks the handshake era only"
+        )
     journal_file = _JournalFile(args.journal) if args.journal else None
 
     def prepare(server: TestMcpServer) -> None:
@@ -361,6 +381,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     if args.command == "check":
         return _check.run(args)
+    if args.command == "record":
+        return _cassettes.run_record(args)
+    if args.command == "verify":
+        return _cassettes.run_verify(args)
     if args.command == "client":
         return _client.run(args)
     return 2  # pragma: no cover - argparse requires a command

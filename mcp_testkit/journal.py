@@ -19,8 +19,9 @@ _MISSING = object()
 _SECRET_NAMES = frozenset(
     {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key", "x-auth-token"}
 )
-_SECRET_PARTS = ("auth", "token", "key", "secret", "cookie", "session")
-_NEVER_SECRET = frozenset({"mcp-session-id"})
+_SECRET_PARTS = ("auth", "token", "key", "secret", "cookie", "session", "passw", "credential", "signature")
+_NEVER_SECRET = frozenset({"mcp-session-id", "www-authenticate"})
+"""Mcp-Session-Id, which tests need to see, and the challenge a server answers 401 with (it names what to send)."""
 REDACTED = "***"
 
 
@@ -32,8 +33,9 @@ def _secret_by_name(name: str) -> bool:
 
 
 def is_secret_header(name: str, required: Collection[str] = ()) -> bool:
-    """The one redaction policy: known credential names, headers the server requires, and any name with
-    auth, token, key, secret, cookie or session in it (but Mcp-Session-Id, which tests need to see)."""
+    """The one redaction policy (the journal's and the cassettes'): known credential names, headers the server
+    requires, and any name with auth, token, key, secret, cookie, session, passw, credential or signature in it
+    (but Mcp-Session-Id, which tests need to see, and WWW-Authenticate, a challenge)."""
     lowered = name.lower()
     return lowered in required or _secret_by_name(lowered)
 

@@ -18,6 +18,7 @@ import types
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import pytest
@@ -42,8 +43,12 @@ _ASYNCIO_FIXTURES = "mcp_testkit.pytest_plugin.asyncio_fixtures"
 
 _MARKER = (
     "mcp_server(name=..., page_size=..., response_mode=..., required_headers={...}, preset=...): "
-    "configure the mcp_server fixture for this test (any TestMcpServer keyword except host and port)"
+    "configure the mcp_server fixture for this test (any TestMcpServer keyword except host and port); "
+    "cassette='tapes/x.json' (with upstream=, upstream_headers=, upstream_era=, match=, redact=) replays or "
+    "records a server"
 )
+_RECORD_MODES = ("none", "once", "new", "all")
+_CASSETTE_KEYS = ("cassette", "upstream", "upstream_headers", "upstream_era", "match", "redact")
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,7 @@ class _Options:
     journal: str
     limit: int
     asyncio: bool
+    record: str = "none"
 
 
 @dataclass(eq=False)
@@ -99,7 +105,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="when to add the server's journal to a test's report: 'fail' (default), 'always', 'never'",
     )
+    group.addoption(
+        "--mcp-record",
+        dest="mcp_record",
+        choices=_RECORD_MODES,
+        default=None,
+        help="cassettes (marker cassette=): 'none' replays only (default), 'once' records a missing one, "
+        "'new' records calls a cassette lacks, 'all' records anew",
+    )
     parser.addini("mcp_transport", default="socket", help="default of --mcp-transport")
+    parser.addini("mcp_record", default="none", help="default of --mcp-record")
     parser.addini("mcp_journal", default="fail", help="default of --mcp-journal")
     parser.addini("mcp_journal_limit", default="50", help="at most this many journal lines a server in a report")
 
@@ -119,10 +134,13 @@ def pytest_configure(config: pytest.Config) -> None:
     limit = config.getini("mcp_journal_limit")
     if not str(limit).isdigit() or int(limit) < 1:
         raise pytest.UsageError(f"mcp_journal_limit must be a positive integer, not {limit!r}")
+    record = config.getoption("mcp_record", None) or config.getini("mcp_record")
+    if record not in _RECORD_MODES:
+        raise pytest.UsageError(f"mcp_record must be one of {', '.join(_RECORD_MODES)}, not {record!r}")
     has_asyncio = config.pluginmanager.has_plugin("asyncio")
     if has_asyncio:
         _keep_asyncio_fixture_loop_scope(config)
-    config.stash[_OPTIONS] = _Options(transport, journal, int(limit), has_asyncio)
+    config.stash[_OPTIONS] = _Options(transport, journal, int(limit), has_asyncio, record)
     if has_asyncio and not config.pluginmanager.has_plugin(_ASYNCIO_FIXTURES):
         config.pluginmanager.register(_asyncio_fixtures(), _ASYNCIO_FIXTURES)
 
@@ -207,6 +225,9 @@ def mcp_server(request: pytest.FixtureRequest, _mcp_server_pool: _ServerPool) ->
     reach it through `mcp_client` or `mcp_http_client` (or `mcp_env`, which starts it).
     """
     settings, headers = _marker_settings(request.node)
+    if "cassette" in settings:
+        yield from _cassette_fixture(request, settings, headers)
+        return
     server, dedicated = _mcp_server_pool.server(settings)
     for name, value in headers.items():
         server.require_header(name, value)
@@ -444,13 +465,45 @@ def _marker_settings(item: pytest.Item) -> tuple[dict[str, Any], dict[str, str]]
             pytest.fail(f"@pytest.mark.mcp_server takes keywords only, not {mark.args!r}", pytrace=False)
         merged.update(mark.kwargs)
     headers = dict(merged.pop("required_headers", None) or {})
+    cassette = {key: merged.pop(key) for key in _CASSETTE_KEYS if key in merged}
+    if cassette and "cassette" not in cassette:
+        pytest.fail(f"@pytest.mark.mcp_server: {', '.join(cassette)} need cassette='path.json'", pytrace=False)
     defaults = _constructor_defaults()
     unknown = sorted(set(merged) - (set(defaults) - {"host", "port"}))
     if unknown:
         allowed = ", ".join(sorted({*defaults, "required_headers"} - {"host", "port"}))
         pytest.fail(f"@pytest.mark.mcp_server: unknown keyword {', '.join(unknown)}; it takes {allowed}", pytrace=False)
     settings = {name: value for name, value in merged.items() if not _is_default(value, defaults[name])}
-    return settings, headers
+    return {**settings, **cassette}, headers
+
+
+def _cassette_fixture(
+    request: pytest.FixtureRequest, settings: dict[str, Any], headers: dict[str, str]
+) -> Iterator[TestMcpServer]:
+    """`mcp_server` for a test marked `cassette=`: a replay, or a recording under --mcp-record; its own server."""
+    from mcp_testkit.cassettes import CassetteError
+    from mcp_testkit.cassettes._pytest import cassette_server
+
+    options = {key: settings.pop(key) for key in _CASSETTE_KEYS if key in settings}
+    path = Path(request.node.path).parent / options["cassette"]
+    mode = request.config.stash[_OPTIONS].record
+    try:
+        server = cassette_server(path, mode, options, settings)
+    except CassetteError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    try:
+        for name, value in headers.items():
+            server.require_header(name, value)
+        if request.config.stash[_OPTIONS].transport == "socket":
+            server.start()
+        served = _serve(request.node, server, "mcp journal", settings.get("path", "/mcp"), headers)
+        yield server
+    finally:
+        server.stop()
+        server.close_upstream()
+    server.save()
+    if not served.checked:
+        _check([served])
 
 
 def _is_default(value: Any, default: Any) -> bool:

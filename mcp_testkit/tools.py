@@ -16,7 +16,7 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
-__all__ = ["Answer", "ScriptedTool", "ToolContext", "ToolError"]
+__all__ = ["Answer", "JsonRpcError", "RawResult", "ScriptedTool", "ToolContext", "ToolError"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 
@@ -49,6 +49,20 @@ class ToolError(Exception):
         return hash(("ToolError", self.text))
 
 
+class JsonRpcError(Exception):
+    """Raised by a handler to answer the call with a JSON-RPC error instead of a result (a replay's recorded one)."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class RawResult(dict[str, Any]):
+    """A `CallToolResult` already in wire form, answered exactly as given (a replay's recorded answer)."""
+
+
 @dataclass
 class ToolContext:
     """Handed to a handler that takes a second parameter: reports progress for the running call."""
@@ -61,6 +75,8 @@ class ToolContext:
     """The level the client asked for (`logging/setLevel`, or a 2026-07-28 request's `_meta`), if it did."""
     logs: bool = True
     """Whether log messages may be sent: a 2026-07-28 request that names no level gets none."""
+    era: str = "handshake"
+    """The protocol era of the request: 'handshake', or 'stateless' (2026-07-28), whose results may differ in shape."""
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send `notifications/progress` for this call, if the client asked for progress."""
@@ -110,6 +126,8 @@ def _block(block: Any) -> dict[str, Any]:
 
 def result_of(answer: Any) -> dict[str, Any]:
     """Turn a non-callable answer into a `CallToolResult` in wire form."""
+    if isinstance(answer, RawResult):
+        return dict(answer)
     if isinstance(answer, str):
         return {"content": [{"type": "text", "text": answer}]}
     if isinstance(answer, ToolError):

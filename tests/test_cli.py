@@ -45,6 +45,9 @@ def test_version_is_the_installed_distributions() -> None:
         (["check", "--examples", "lots"], "mcp-testkit check: ", "'lots' is not a whole number", "check"),
         (["check", "--exmaples", "5"], "mcp-testkit check: ", "--exmaples (did you mean --examples?)", "check"),
         (["check", "--transport", "pigeon"], "mcp-testkit check: ", "'pigeon'", "check"),
+        (["serve", "--match", "fuzzy"], "mcp-testkit serve: ", "'fuzzy'", "serve"),
+        (["record", "--out", "t.json"], "mcp-testkit record: ", "--upstream --upstream-command is required", "record"),
+        (["verify", "t.json", "--upstream", "u", "--hedaer"], "mcp-testkit verify: ", "--header?)", "verify"),
         (["client"], "mcp-testkit client: ", "the following arguments are required: url", "client"),
         (["client", "http://127.0.0.1/mcp", "--era", "old"], "mcp-testkit client: ", "'old'", "client"),
         (["chek"], "mcp-testkit: ", "'chek'", "top"),
@@ -66,8 +69,10 @@ def test_a_mistake_is_one_line_on_stderr_with_its_commands_usage(
     shown = {
         "serve": "--get-stream" in line,
         "check": "--examples N" in line,
+        "record": "--redact REGEX" in line,
+        "verify": "CASSETTE.json" in line,
         "client": "--arguments JSON" in line,
-        "top": "{serve,check,client}" in line,
+        "top": "{serve,check,record,verify,client}" in line,
     }
     assert [name for name, present in shown.items() if present] == [usage_of], line
 
@@ -195,4 +200,16 @@ def test_a_property_that_does_not_apply_to_a_bridge_is_said_never_held() -> None
     assert named == (
         "Exit status 0: every bridge named on the command line holds every property checked; "
         f"P8, P9 do not apply to sdk-client (auto) {reason}."
+    )
+
+
+def test_serve_stdio_refuses_a_scenario_of_the_stateless_era_only(tmp_path: Path) -> None:
+    """A JSON scenario serving only 2026-07-28 cannot be served over stdio: one line says why, exit 2."""
+    scenario = tmp_path / "modern.json"
+    scenario.write_text('{"eras": ["stateless"], "tools": []}')
+    done = _run("serve", "--stdio", "--scenario", str(scenario))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"mcp-testkit serve: --scenario {scenario}: its eras are stateless only, which needs HTTP: over --stdio the "
+        "server speaks the handshake era only\n"
     )

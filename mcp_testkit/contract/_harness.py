@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import inspect
 import logging
 import traceback
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from mcp_testkit.adapters import AdapterFactory
     from mcp_testkit.server import TestMcpServer
 
-__all__ = ["BridgeFacts", "ContractError", "ContractHarness", "ContractViolation"]
+__all__ = ["BridgeFacts", "ContractError", "ContractHarness", "ContractViolation", "server_fits_era", "unfit_server"]
 
 DEFAULT_EXAMPLE_TIMEOUT_S = 10.0
 _TRACE_HEAD = 40
@@ -128,6 +129,16 @@ def _name(adapter: Any) -> str:
     return repr(getattr(adapter, "name", type(adapter).__name__))
 
 
+def _takes_keyword(factory: Any, name: str) -> bool:
+    """Whether `factory` can be called with `name=`: a wrapper of an adapter that declares `eras` may not pass it
+    on, and then gets its adapter made as the wrapper makes it (it is not asked for an era it cannot take)."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
 def _declared_eras(adapter: Any) -> tuple[str, ...] | None:
     """The adapter's optional `eras`: those its factory can be asked to speak with `era=`."""
     eras = getattr(adapter, "eras", None)
@@ -182,6 +193,29 @@ class _LogCapture(logging.Handler):
         return lines
 
 
+def server_fits_era(server: TestMcpServer, era: str) -> bool:
+    """Whether the contract can run `era`'s properties on `server`: a server of the handshake era only for the
+    handshake era (a bridge that probes must meet a server from before 2026-07-28), one that speaks the stateless
+    era for the stateless era."""
+    return tuple(server.eras) == (HANDSHAKE,) if era == HANDSHAKE else STATELESS in server.eras
+
+
+def unfit_server(server: TestMcpServer, era: str) -> str:
+    """What to do when `server` cannot host `era`'s properties (see `server_fits_era`)."""
+    spoken = " and ".join(server.eras)
+    if era == HANDSHAKE:
+        return (
+            f"server {server.name!r} speaks the {spoken} eras: the handshake era's properties need a server of the "
+            "handshake era only (a bridge that probes would speak 2026-07-28 to it), so give one with "
+            "eras=('handshake',), e.g. TestMcpServer.from_cassette(path, eras=('handshake',)), or check the "
+            "stateless era only"
+        )
+    return (
+        f"server {server.name!r} speaks the {spoken} era only: the stateless era's properties need a server that "
+        "speaks 2026-07-28, so check the handshake era only (eras=('handshake',))"
+    )
+
+
 class ContractHarness:
     """A `TestMcpServer` and an event loop, shared by every example of a contract run in one protocol era.
 
@@ -191,7 +225,10 @@ class ContractHarness:
 
     `era="handshake"` serves the handshake era only (a server from before 2026-07-28: a bridge that
     probes falls back); `era="stateless"` serves both eras, as the `mcp` SDK's server does, so a bridge
-    may legitimately fall back to the handshake: `spoken_era()` says whether it did.
+    may legitimately fall back to the handshake: `spoken_era()` says whether it did. `server` is a
+    server of yours to run on (a replay of a recorded one, say) instead of a fresh empty one; it must
+    fit the era: the handshake era only for `era="handshake"`, the stateless era among its eras for
+    `era="stateless"` (`server_fits_era` says whether it does).
     """
 
     def __init__(
@@ -201,6 +238,7 @@ class ContractHarness:
         transport: str = "asgi",
         example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S,
         era: str = HANDSHAKE,
+        server: TestMcpServer | None = None,
     ) -> None:
         if transport not in ("asgi", "socket"):
             raise ValueError(f"transport must be 'asgi' or 'socket', not {transport!r}")
@@ -210,8 +248,11 @@ class ContractHarness:
             raise ValueError(f"example_timeout must be a positive number of seconds, not {example_timeout!r}")
         self.factory = factory
         self.transport = transport
+        if server is not None and not server_fits_era(server, era):
+            raise ValueError(unfit_server(server, era))
         self.era = era
         self.example_timeout = float(example_timeout)
+        self._given = server
         self.step = "start"
         self.steps: list[tuple[str, float]] = []
         """The adapter steps of the running example and when each began: what a hang report names."""
@@ -228,6 +269,8 @@ class ContractHarness:
     def _server(self) -> TestMcpServer:
         from mcp_testkit.server import TestMcpServer
 
+        if self._given is not None:
+            return self._given
         # The handshake column is a server from before 2026-07-28; the stateless column one of both eras,
         # the shape of the SDK's own server, where a bridge's fallback to the handshake is legitimate.
         eras = (HANDSHAKE,) if self.era == HANDSHAKE else (HANDSHAKE, STATELESS)
@@ -240,10 +283,10 @@ class ContractHarness:
             self._stack.callback(close)
         self._stack.enter_context(self._logs)
         self.server = self._server()
-        if self.transport == "socket":
-            self._stack.enter_context(self.server)
-        else:
+        if self.transport == "asgi":
             self._asgi = _Checkpointed(self.server.asgi_app)
+        elif not self.server.started:  # a server given already serving is the caller's to stop
+            self._stack.enter_context(self.server)
         self._loop = self._stack.enter_context(_Loop())
         return self
 
@@ -270,7 +313,7 @@ class ContractHarness:
         if self._takes_era is None:
             # The first adapter, made without era=, says whether the factory takes it; when not, it is the one.
             first = self._make(era=False)
-            self._takes_era = self.era in (_declared_eras(first) or ())
+            self._takes_era = self.era in (_declared_eras(first) or ()) and _takes_keyword(self.factory, "era")
             if not self._takes_era:
                 return first
         return self._make(era=self._takes_era)

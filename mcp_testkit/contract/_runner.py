@@ -21,12 +21,15 @@ from mcp_testkit.contract._harness import (
     ContractHarness,
     ContractViolation,
     _tb,
+    server_fits_era,
+    unfit_server,
 )
 from mcp_testkit.contract._properties import PROPERTIES, Property
 
 if TYPE_CHECKING:
     from mcp_testkit.adapters import AdapterFactory, BridgeAdapter
     from mcp_testkit.contract._harness import BridgeFacts
+    from mcp_testkit.server import TestMcpServer
 
 __all__ = ["DEFAULT_BUDGET_S", "PropertyResult", "check_property", "resilience_suite", "run_contract"]
 
@@ -351,27 +354,39 @@ def run_contract(
     *,
     max_examples: int = 100,
     properties: Sequence[str] | None = None,
-    eras: Sequence[str] = ERAS,
+    eras: Sequence[str] | None = None,
     transport: str = "asgi",
     derandomize: bool = True,
     example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S,
     budget: float = DEFAULT_BUDGET_S,
     progress: Callable[[PropertyResult], None] | None = None,
+    server: TestMcpServer | None = None,
 ) -> list[PropertyResult]:
     """Check every property (or those named) against the bridge that `factory` makes, in each era of `eras`.
 
     The results come era by era, in the order of `eras`, each with every property asked for: one
     that has no meaning in an era is there as "not_applicable". `example_timeout` is how long one
     example may take before it is reported as a hang; `budget` how long one property may take,
-    shrinking included.
+    shrinking included. `server` runs them on a server of yours, e.g.
+    `TestMcpServer.from_cassette(...)`: each example resets it and adds its own tools beside the
+    recorded catalogue. `eras` defaults to both; with `server`, to the eras it fits: the handshake
+    era if it speaks only that one, the stateless era if it speaks 2026-07-28. Naming an era the
+    server does not fit is a `ValueError` saying what to do.
     """
     chosen = list(properties) if properties is not None else list(PROPERTIES)
     unknown = [p for p in chosen if p not in PROPERTIES]
     if unknown:
         raise ValueError(f"unknown properties {unknown}; known: {', '.join(PROPERTIES)}")
     results = []
+    if eras is None:
+        eras = ERAS if server is None else [era for era in ERAS if server_fits_era(server, era)]
     for era in named_eras(eras):
-        with ContractHarness(factory, transport=transport, example_timeout=example_timeout, era=era) as harness:
+        if server is not None and not server_fits_era(server, era):
+            raise ValueError(unfit_server(server, era))
+    for era in named_eras(eras):
+        with ContractHarness(
+            factory, transport=transport, example_timeout=example_timeout, era=era, server=server
+        ) as harness:
             for property_id in chosen:
                 result = check_property(
                     harness, property_id, max_examples=max_examples, derandomize=derandomize, budget=budget

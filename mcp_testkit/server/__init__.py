@@ -16,10 +16,12 @@ from mcp_testkit.server._state import RequiredHeader, ServerState
 from mcp_testkit.tools import ScriptedTool
 
 if TYPE_CHECKING:
+    from pathlib import Path
     from types import TracebackType
 
     import mcp_types
 
+    from mcp_testkit.cassettes import Cassette, CassetteServer, Matcher
     from mcp_testkit.journal import Record
     from mcp_testkit.server._runner import Runner
     from mcp_testkit.server._sessions import Session
@@ -161,6 +163,20 @@ class TestMcpServer:
 
             PRESETS[self._preset](self)
         return state
+
+    @classmethod
+    def from_cassette(
+        cls, cassette: str | Path | Cassette, *, match: str | Matcher = "exact", **settings: Any
+    ) -> CassetteServer:
+        """A server replaying a recorded one: its info, capabilities and catalogue (paged as recorded, or by
+        `page_size=`), each `tools/call` answered by the recorded call it matches (`match`: 'exact',
+        'in_order', 'by_tool' or a callable), in the eras the recorded server spoke (or was never asked to),
+        each answer shaped for the era of its request. Other keywords are `TestMcpServer`'s (`eras=` among
+        them). See `mcp_testkit.cassettes`.
+        """
+        from mcp_testkit.cassettes import replay
+
+        return replay(cassette, match=match, **settings)
 
     def __repr__(self) -> str:
         where = self.url if self._runner is not None else "not started"

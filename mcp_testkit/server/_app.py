@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
 
-__all__ = ["JOURNAL_PREFIX", "McpApp", "ServerCrash", "read_body"]
+__all__ = ["JOURNAL_PREFIX", "McpApp", "ServerCrash", "cancel_on_disconnect", "read_body"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -735,7 +735,7 @@ class McpApp:
         try:
             await out.start_sse()
             async with anyio.create_task_group() as group:
-                group.start_soon(_cancel_at_disconnect, receive, group.cancel_scope)
+                group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
                 while True:
                     await outbox.wait()
                     message = outbox.queue.popleft()
@@ -767,7 +767,7 @@ class McpApp:
         stream, cursor = found
         await out.start_sse()
         async with anyio.create_task_group() as group:
-            group.start_soon(_cancel_at_disconnect, receive, group.cancel_scope)
+            group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
             while True:
                 for event in stream.after(cursor):
                     await out.send({"type": "http.response.body", "body": event.frame, "more_body": True})
@@ -819,13 +819,6 @@ def _stream_plan(
     if breaks is not None:
         plan.break_after, plan.break_retry_ms = breaks.after_events, breaks.retry_ms
     return plan
-
-
-async def _cancel_at_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
-    """Cancel `scope` when the client goes away (a stream that follows events has no other way to notice)."""
-    while (await receive())["type"] != "http.disconnect":
-        pass
-    scope.cancel()
 
 
 def _describe(record: Record, message: dict[str, Any]) -> None:
@@ -909,6 +902,13 @@ def _refusal(state: ServerState, scope: Scope, headers: Mapping[str, str]) -> Re
         if value is None or not hmac.compare_digest(value.encode(), required.value.encode()):
             return 401, INVALID_REQUEST, "", (required, value is None)
     return None
+
+
+async def cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    """Wait until the client goes away, then cancel `scope` (the task group serving it a stream)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
 
 
 async def read_body(receive: Receive, limit: int) -> tuple[bytes, int | None]:

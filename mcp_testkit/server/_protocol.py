@@ -17,7 +17,7 @@ import anyio
 from mcp_testkit import faults
 from mcp_testkit._eras import HANDSHAKE, HANDSHAKE_VERSIONS, STATELESS
 from mcp_testkit.server._paging import Cursor, decode_cursor, encode_cursor, page_of
-from mcp_testkit.tools import ToolContext, ToolError, result_of, start_answer, text_result
+from mcp_testkit.tools import JsonRpcError, ToolContext, ToolError, result_of, start_answer, text_result
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
@@ -132,14 +132,11 @@ async def _initialize(request_id: Any, params: dict[str, Any], call: Call) -> di
     if not isinstance(requested, str):
         return error_response(request_id, INVALID_PARAMS, "initialize needs params.protocolVersion (a string)")
     state = call.state
-    return result_response(
-        request_id,
-        {
-            "protocolVersion": negotiate(requested),
-            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
-            "serverInfo": {"name": state.name, "version": state.version},
-        },
-    )
+    answer = state.initialize_result or {
+        "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+        "serverInfo": {"name": state.name, "version": state.version},
+    }
+    return result_response(request_id, {"protocolVersion": negotiate(requested), **answer})
 
 
 async def _ping(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
@@ -246,6 +243,7 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
         _notify=call.notify,
         log_level=session.log_level if session is not None else call.log_level,
         logs=call.era == HANDSHAKE or call.log_level is not None,
+        era=call.era,
     )
     state.executions[name] += 1
     call.record.executed = True
@@ -264,6 +262,8 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
             if scope.cancelled_caught:
                 return CANCELLED
         result = result_of(answer)
+    except JsonRpcError as exc:
+        return error_response(request_id, exc.code, exc.message, exc.data)
     except ToolError as exc:
         result = text_result(exc.text, is_error=True)
     except Exception as exc:

@@ -68,8 +68,18 @@ class ServerState:
     plan: FaultPlan = field(default_factory=FaultPlan)
     empty_cursor: Cursor | None = None
     """Where the "" cursor an `EmptyCursor` page handed out in the stateless era leads."""
+    initialize_result: dict[str, Any] | None = None
+    """What `initialize` answers besides protocolVersion (capabilities, serverInfo...): a replay's recorded
+    answer; None for the scripted server's own."""
+    discover_result: dict[str, Any] | None = None
+    """What `server/discover` answers: a replay's recorded answer; None for the scripted server's own."""
     _definitions: list[dict[str, Any]] | None = None
     _catalogue_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def server_info(self) -> dict[str, Any]:
+        """The serverInfo both eras announce: a replay's recorded one (with any field it had), else name and version."""
+        recorded = self.initialize_result.get("serverInfo") if self.initialize_result is not None else None
+        return dict(recorded) if isinstance(recorded, dict) else {"name": self.name, "version": self.version}
 
     def definitions(self) -> list[dict[str, Any]]:
         """The catalogue in wire form, in the order tools were added."""

@@ -314,12 +314,14 @@ def fault_refusal(state: ServerState, fault: faults.Fault, version: str | None) 
 
 async def _discover(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
     state = call.state
+    if state.discover_result is not None:
+        return result_response(request_id, dict(state.discover_result))
     result = {
         "supportedVersions": versions(state),
         "capabilities": {"tools": {}, "logging": {}},
         # The schema puts the server's identity in the result's _meta (as `decorate` does); the page on
         # server/discover shows it as a field too. Both are sent, so a client reading either finds it.
-        "serverInfo": {"name": state.name, "version": state.version},
+        "serverInfo": state.server_info(),
     }
     return result_response(request_id, result)
 
@@ -354,7 +356,7 @@ def decorate(state: ServerState, method: str, response: Any) -> None:
         fresh["ttlMs"] = state.cache_ttl_ms
         fresh["cacheScope"] = state.cache_scope
     meta = fresh.get("_meta")
-    server_info = {"name": state.name, "version": state.version}
+    server_info = state.server_info()
     if meta is None:
         fresh["_meta"] = {SERVER_INFO_KEY: server_info}
     elif isinstance(meta, dict) and SERVER_INFO_KEY not in meta:

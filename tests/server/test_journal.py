@@ -170,6 +170,22 @@ async def test_to_jsonl_redacts_credentials_and_required_headers(via: str) -> No
     assert "k3y" in raw
 
 
+def test_passwords_credentials_and_signatures_are_redacted_but_challenges_are_not() -> None:
+    """The one redaction policy, which cassettes share, hides password, credential and signature headers."""
+    from mcp_testkit import Record
+
+    journal = Journal()
+    sent = {"X-Password": "pw", "X-Credential": "cr", "X-Amz-Signature": "sig", "WWW-Authenticate": 'Bearer realm="r"'}
+    journal._append(Record(1, 0.0, "POST", "/mcp", Headers(sent), b"{}"))
+    exported = json.loads(journal.to_jsonl())["headers"]
+    assert exported == {
+        "x-password": "***",
+        "x-credential": "***",
+        "x-amz-signature": "***",
+        "www-authenticate": 'Bearer realm="r"',
+    }
+
+
 def test_to_jsonl_of_an_unparsed_body_keeps_the_body() -> None:
     """A record whose body was not JSON exports the body text (or hex when it is not UTF-8)."""
     from mcp_testkit import Record

@@ -1,0 +1,123 @@
+"""`mcp-testkit record` and `mcp-testkit verify`: the command-line faces of recording and verifying."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import signal
+import sys
+import threading
+from typing import Any
+
+__all__ = ["add_parsers", "add_serve_options", "run_record", "run_verify"]
+
+
+def _upstream_options(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--upstream", metavar="URL", help="the live server's Streamable HTTP endpoint")
+    where.add_argument(
+        "--upstream-command", metavar="COMMAND", help='a stdio server\'s command line, e.g. "python server.py"'
+    )
+    parser.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="a header sent to the upstream on every request (repeatable); a value env:VAR is read from "
+        "the environment. Its value never reaches the cassette.",
+    )
+
+
+def add_serve_options(serve: argparse.ArgumentParser) -> None:
+    """`serve --cassette FILE [--match MODE]`: serve a replay instead of a scripted server."""
+    from mcp_testkit.cassettes._format import MATCH_MODES
+
+    replay = serve.add_argument_group("replay", "serve a server recorded by mcp-testkit record")
+    replay.add_argument("--cassette", metavar="FILE.json", help="replay a server recorded by mcp-testkit record")
+    replay.add_argument(
+        "--match",
+        choices=MATCH_MODES,
+        default=None,
+        help="how a call finds its recorded answer: exact tool and arguments (default), in_order (the recorded "
+        "calls one after another), by_tool (the tool's recorded answers in turn, whatever the arguments)",
+    )
+
+
+def add_parsers(commands: Any) -> None:
+    """Register `record` and `verify` on the CLI's subcommands."""
+    record = commands.add_parser(
+        "record",
+        help="record a live MCP server through a proxy on 127.0.0.1 into a cassette",
+        description="Runs a recording proxy on 127.0.0.1 in front of a live server and prints one line, "
+        "'recording <upstream> at http://127.0.0.1:PORT/mcp'; point a client at that URL as you would at the "
+        "server. On SIGINT or SIGTERM it writes the cassette: credentials in headers replaced by their names, "
+        "--redact matches and known token shapes in bodies by <redacted:N> placeholders. A cassette that "
+        "still holds a secret is refused (exit status 1) and nothing is written.",
+    )
+    _upstream_options(record)
+    record.add_argument("--out", required=True, metavar="FILE.json", help="where to write the cassette")
+    record.add_argument(
+        "--redact", action="append", default=[], metavar="REGEX", help="a regular expression to redact in bodies"
+    )
+    record.add_argument("--port", type=int, default=0, help="the proxy's port (0: a free one)")
+    record.add_argument("--path", default="/mcp", help="the proxy's endpoint path")
+    verify = commands.add_parser(
+        "verify",
+        help="check that a live server still matches a cassette; exit status 1 on a breaking change",
+        description="Sends a cassette's requests to the live server again (read-only calls only) and prints "
+        "what changed: tools added or removed, schema and annotation changes, different answers. Exits 1 on "
+        "a breaking change, 0 otherwise, 2 when the cassette or the server cannot be read.",
+    )
+    verify.add_argument("cassette", metavar="CASSETTE.json", help="a cassette written by mcp-testkit record")
+    _upstream_options(verify)
+
+
+def _fail(command: str, message: str, status: int = 2) -> int:
+    print(f"mcp-testkit {command}: {message}", file=sys.stderr, flush=True)
+    return status
+
+
+def run_record(args: argparse.Namespace) -> int:
+    from mcp_testkit.cassettes._format import CassetteError
+    from mcp_testkit.cassettes._record import Recording
+    from mcp_testkit.cassettes._upstream import headers_from
+
+    try:
+        headers = headers_from(args.header)
+        command = shlex.split(args.upstream_command) if args.upstream_command is not None else None
+        recording = Recording(
+            args.upstream, out=args.out, command=command, headers=headers, redact=args.redact, port=args.port,
+            path=args.path,
+        )  # fmt: skip
+    except (ValueError, CassetteError) as exc:
+        return _fail("record", str(exc))
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    try:
+        recording.start()
+    except (OSError, RuntimeError) as exc:
+        return _fail("record", f"cannot serve the proxy on 127.0.0.1:{args.port}: {exc}")
+    print(f"recording {recording.described} at {recording.url}", flush=True)
+    stop.wait()
+    try:
+        written = recording.stop()
+    except CassetteError as exc:
+        return _fail("record", str(exc), status=1)
+    print(f"mcp-testkit record: wrote {len(written)} exchanges to {args.out}", file=sys.stderr, flush=True)
+    return 0
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from mcp_testkit.cassettes._format import CassetteError
+    from mcp_testkit.cassettes._upstream import UpstreamError, headers_from
+    from mcp_testkit.cassettes._verify import verify
+
+    try:
+        headers = headers_from(args.header)
+        upstream = args.upstream if args.upstream is not None else shlex.split(args.upstream_command)
+        report = verify(args.cassette, upstream, headers=headers)
+    except (ValueError, CassetteError, UpstreamError) as exc:
+        return _fail("verify", str(exc))
+    print(report.format(), flush=True)
+    return report.exit_status

@@ -1,0 +1,488 @@
+"""Recording: a proxy on 127.0.0.1 in front of a live server that keeps every exchange, and writes them
+as a cassette when it stops.
+
+In front of a Streamable HTTP server the proxy passes each request through untouched (statuses,
+headers, SSE streams as they come) and records it at the JSON-RPC level; in front of a stdio server
+it serves Streamable HTTP itself, one server process per session. Either way a client points at the
+proxy as it would at the server.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+
+from mcp_testkit._eras import STATELESS_VERSIONS, VERSION_KEY
+from mcp_testkit.cassettes._format import Cassette, Exchange, Tape, era_of, split_messages, version_of
+from mcp_testkit.cassettes._redact import Redactor, kept_headers, save
+from mcp_testkit.cassettes._upstream import StdioUpstream, describe_upstream
+from mcp_testkit.server._app import Receive, Scope, Send, _lifespan, cancel_on_disconnect, read_body
+from mcp_testkit.server._stateless import error_status
+
+__all__ = ["Recording", "RecordingProxy", "StdioGateway", "record"]
+
+# Hop-by-hop headers, and those httpx2 sets itself; the rest pass through both ways.
+_NOT_FORWARDED = frozenset(
+    {"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te", "upgrade", "accept-encoding"}
+)
+_NOT_RETURNED = frozenset({"content-length", "connection", "keep-alive", "transfer-encoding", "content-encoding"})
+_JSON = b"application/json"
+MAX_BODY = 64 * 1024 * 1024
+"""The largest request body the proxy passes on: a live server may take more than the fake's 4 MiB."""
+
+
+def _json_body(message: Any) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode()
+
+
+async def _answer(send: Send, status: int, payload: Any, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
+    body = b"" if payload is None else _json_body(payload)
+    raw = [(b"content-length", str(len(body)).encode()), *headers]
+    if body:
+        raw.append((b"content-type", _JSON))
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _refusal(message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+
+
+def _decode(body: bytes) -> Any:
+    try:
+        return json.loads(body) if body else None
+    except ValueError:
+        return None
+
+
+def _headers(scope: Scope) -> list[tuple[str, str]]:
+    return [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
+
+
+class _Endpoint:
+    """An ASGI app serving one endpoint path: lifespan answered, other paths refused with 404, and a POST
+    body over `max_body` bytes refused with 413 (nothing is sent upstream, nothing recorded)."""
+
+    path: str
+    max_body: int = MAX_BODY
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        if scope["path"] != self.path:
+            await _answer(send, 404, _refusal(f"the recording proxy serves only {self.path}, not {scope['path']}"))
+            return
+        await self._handle(scope, receive, send)
+
+    async def _body(self, receive: Receive, send: Send) -> bytes | None:
+        """The request body; None, with a 413 sent, when it is too big."""
+        body, read = await read_body(receive, self.max_body)
+        if read is None:
+            return body
+        await _answer(
+            send,
+            413,
+            _refusal(f"the recording proxy passes bodies up to {self.max_body:,} bytes; this one has {read:,} or more"),
+        )
+        return None
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+class RecordingProxy(_Endpoint):
+    """ASGI app: forwards each request on `path` to the upstream URL unchanged, and records the exchange."""
+
+    def __init__(self, url: str, tape: Tape, *, path: str = "/mcp", headers: Mapping[str, str] | None = None) -> None:
+        self.url = url
+        self.tape = tape
+        self.path = path
+        self.headers = {name.lower(): value for name, value in (headers or {}).items()}
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await self._body(receive, send) if scope["method"] == "POST" else b""
+        if body is not None:
+            await self._forward(scope, body, receive, send)
+
+    async def _forward(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
+        import httpx2
+
+        from mcp_testkit.bridge._pool import _tls_context
+        from mcp_testkit.bridge._sse import SseDecoder
+
+        seq, at = self.tape.start()
+        method = scope["method"]
+        received = _headers(scope)
+        sent = {name: value for name, value in received if name not in _NOT_FORWARDED}
+        sent.update(self.headers)
+        message = _decode(body)
+        status: int | None = None
+        answered: list[tuple[str, str]] = []
+        framing, text, error = "empty", None, None
+        messages: list[Any] = []
+        timeout = httpx2.Timeout(30.0, read=None)
+        try:
+            # A client per request, on the loop serving it; the TLS context (costly to build) is shared.
+            async with httpx2.AsyncClient(timeout=timeout, follow_redirects=False, verify=_tls_context()) as client:
+                request = client.build_request(method, self.url, content=body or None, headers=sent)
+                try:
+                    response = await client.send(request, stream=True)
+                except httpx2.HTTPError as exc:
+                    error = f"the upstream did not answer: {type(exc).__name__}: {exc}"
+                    status = 502
+                    reply = _refusal(f"recording proxy: upstream {describe_upstream(self.url)} did not answer ({exc})")
+                    reply["error"]["code"] = -32603
+                    await _answer(send, 502, reply)
+                    return
+                try:
+                    status = response.status_code
+                    answered = list(response.headers.multi_items())
+                    returned = [
+                        (name.lower().encode("latin-1"), value.encode("latin-1"))
+                        for name, value in answered
+                        if name.lower() not in _NOT_RETURNED
+                    ]
+                    if response.headers.get("content-type", "").startswith("text/event-stream"):
+                        framing = "sse"
+                        await send({"type": "http.response.start", "status": status, "headers": returned})
+                        decoder = SseDecoder()
+                        ended = await self._stream(response, decoder, messages, receive, send)
+                        if not ended and split_messages(message, messages)[0] is None and message is not None:
+                            error = "the client closed the stream before the server answered"
+                        await send({"type": "http.response.body", "body": b""})
+                    else:
+                        raw = await response.aread()
+                        await send(
+                            {
+                                "type": "http.response.start",
+                                "status": status,
+                                "headers": [(b"content-length", str(len(raw)).encode()), *returned],
+                            }
+                        )
+                        await send({"type": "http.response.body", "body": raw})
+                        if raw:
+                            decoded = _decode(raw)
+                            if decoded is None:
+                                framing, text = "text", raw.decode("utf-8", errors="replace")
+                            else:
+                                framing = "json"
+                                messages.append(decoded)
+                except httpx2.HTTPError as exc:
+                    error = f"the upstream broke off its answer: {type(exc).__name__}: {exc}"
+                finally:
+                    await response.aclose()
+        finally:
+            # Kept even when the stream was cancelled: what came before the cancel was recorded all the same.
+            self._keep(seq, at, method, message, status, framing, sent, answered, messages, text, error)
+
+    async def _stream(self, response: Any, decoder: Any, messages: list[Any], receive: Receive, send: Send) -> bool:
+        """Pass an SSE body through as it comes, decoding its events; False when the client left first."""
+        ended = False
+        async with anyio.create_task_group() as group:
+            group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
+            async for chunk in response.aiter_raw():
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                messages.extend(_decode(e.data.encode()) or {"unparsed": e.data} for e in decoder.feed(chunk) if e.data)
+            ended = True
+            group.cancel_scope.cancel()
+        return ended
+
+    def _keep(
+        self,
+        seq: int,
+        at: float,
+        method: str,
+        message: Any,
+        status: int | None,
+        framing: str,
+        sent: Mapping[str, str],
+        answered: list[tuple[str, str]],
+        messages: list[Any],
+        text: str | None,
+        error: str | None,
+    ) -> None:
+        from mcp_testkit.cassettes._format import HttpInfo
+
+        if framing == "sse":
+            response, events = split_messages(message, messages)
+        else:
+            response, events = (messages[0] if messages else None), []
+        version = version_of(message, sent.get("mcp-protocol-version"), response)
+        session = sent.get("mcp-session-id") or dict(answered).get("mcp-session-id")
+        http = HttpInfo(method, status, framing, kept_headers(sent.items()), kept_headers(answered, response=True))
+        self.tape.add(
+            Exchange(seq, at, self.tape.elapsed_ms(at), "http", era_of(version), version, message, response,
+                     session=session, http=http, events=events, body=text, error=error)
+        )  # fmt: skip
+
+
+class StdioGateway(_Endpoint):
+    """ASGI app: Streamable HTTP in front of a stdio server, one server process per session.
+
+    `initialize` starts a process and opens a session on it; DELETE ends both. An answer comes as
+    JSON, or as SSE when the server sent notifications or requests before it (a client's answer to
+    a server request is POSTed back as usual and written to the process).
+
+    A 2026-07-28 request (no session; its version in `_meta` or the `MCP-Protocol-Version` header)
+    goes to one process shared by every such request, started at the first, one request at a time
+    so that clients' ids never collide on it; an error answer gets the status the era gives its code.
+    """
+
+    def __init__(self, command: Sequence[str], tape: Tape, *, path: str = "/mcp") -> None:
+        self.command = list(command)
+        self.tape = tape
+        self.path = path
+        self._links: dict[str, StdioUpstream] = {}
+        self._shared: StdioUpstream | None = None
+        self._shared_lock: anyio.Lock | None = None
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = dict(_headers(scope))
+        method = scope["method"]
+        if method == "GET":
+            await _answer(send, 405, _refusal("no GET stream: a stdio server's own messages are recorded"),
+                          [(b"allow", b"POST, DELETE")])  # fmt: skip
+            return
+        if method not in ("POST", "DELETE"):
+            await _answer(send, 405, _refusal(f"HTTP {method} is not supported"), [(b"allow", b"POST, DELETE")])
+            return
+        session_id = headers.get("mcp-session-id")
+        if method == "DELETE":
+            link = self._links.pop(session_id or "", None)
+            if link is None:
+                await _answer(send, 404, _refusal("Session not found"))
+                return
+            await anyio.to_thread.run_sync(link.close)
+            await _answer(send, 200, None)
+            return
+        body = await self._body(receive, send)
+        if body is None:
+            return
+        message = _decode(body)
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            await _answer(send, 400, _refusal("Invalid Request: the body is not a JSON-RPC 2.0 message"))
+            return
+        if message.get("method") == "initialize":
+            await self._initialize(message, send)
+            return
+        if session_id is None and _is_stateless(headers, message):
+            await self._stateless(message, send)
+            return
+        link = self._links.get(session_id or "")
+        if link is None:
+            status = 400 if session_id is None else 404
+            await _answer(send, status, _refusal("Missing Mcp-Session-Id" if status == 400 else "Session not found"))
+            return
+        session = [(b"mcp-session-id", (session_id or "").encode())]
+        if "method" not in message or "id" not in message:
+            await anyio.to_thread.run_sync(lambda: link.send(message))
+            await _answer(send, 202, None, session)
+            return
+        await self._request(link, message, send, session)
+
+    async def _initialize(self, message: dict[str, Any], send: Send) -> None:
+        link = await anyio.to_thread.run_sync(lambda: StdioUpstream(self.command, tape=self.tape))
+        exchange = await anyio.to_thread.run_sync(lambda: link.send(message))
+        if exchange.result is None:
+            await anyio.to_thread.run_sync(link.close)
+            reply = exchange.response or _refusal(f"the stdio server did not answer initialize: {exchange.error}")
+            await _answer(send, 200 if exchange.response is not None else 502, reply)
+            return
+        session_id = secrets.token_hex(16)
+        self._links[session_id] = link
+        await _answer(send, 200, exchange.response, [(b"mcp-session-id", session_id.encode())])
+
+    async def _stateless(self, message: dict[str, Any], send: Send) -> None:
+        if self._shared_lock is None:
+            self._shared_lock = anyio.Lock()
+        async with self._shared_lock:
+            if self._shared is None:
+                self._shared = await anyio.to_thread.run_sync(lambda: StdioUpstream(self.command, tape=self.tape))
+            link = self._shared
+            if "method" not in message or "id" not in message:
+                await anyio.to_thread.run_sync(lambda: link.send(message))
+                await _answer(send, 202, None)
+                return
+            await self._request(link, message, send, [], stateless=True)
+
+    async def _request(
+        self,
+        link: StdioUpstream,
+        message: dict[str, Any],
+        send: Send,
+        session: list[tuple[bytes, bytes]],
+        *,
+        stateless: bool = False,
+    ) -> None:
+        sender, inbox = anyio.create_memory_object_stream[Any](16)
+
+        def relay(event: Any) -> None:
+            anyio.from_thread.run(sender.send, ("event", event))
+
+        def run() -> None:
+            exchange = link.send(message, on_event=relay)
+            anyio.from_thread.run(sender.send, ("answer", exchange))
+
+        streaming = False
+        async with anyio.create_task_group() as group, inbox:
+            group.start_soon(anyio.to_thread.run_sync, run)
+            async for kind, item in inbox:
+                if kind == "event":
+                    if not streaming:
+                        streaming = True
+                        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache"), *session]
+                        await send({"type": "http.response.start", "status": 200, "headers": headers})
+                    await _event(send, item)
+                    continue
+                exchange: Exchange = item
+                reply = exchange.response or {
+                    "jsonrpc": "2.0",
+                    "id": message.get("id"),
+                    "error": {"code": -32603, "message": f"the stdio server did not answer: {exchange.error}"},
+                }
+                if streaming:
+                    await _event(send, reply)
+                    await send({"type": "http.response.body", "body": b""})
+                else:
+                    await _answer(send, error_status(reply) if stateless else 200, reply, session)
+                break
+        await sender.aclose()
+
+    def close(self) -> None:
+        """Stop every server process still running."""
+        links, self._links = list(self._links.values()), {}
+        if self._shared is not None:
+            links.append(self._shared)
+            self._shared = None
+        for link in links:
+            link.close()
+
+
+def _is_stateless(headers: Mapping[str, str], message: Mapping[str, Any]) -> bool:
+    """Whether a request without a session is of the 2026-07-28 era: by its version header, or its `_meta`."""
+    if headers.get("mcp-protocol-version") in STATELESS_VERSIONS:
+        return True
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and meta.get(VERSION_KEY) in STATELESS_VERSIONS
+
+
+async def _event(send: Send, message: Any) -> None:
+    frame = b"event: message\ndata: " + _json_body(message) + b"\n\n"
+    await send({"type": "http.response.body", "body": frame, "more_body": True})
+
+
+class Recording:
+    """A recording proxy on 127.0.0.1 and the cassette it writes when stopped; blocking, for the CLI and `record`."""
+
+    def __init__(
+        self,
+        upstream: str | None = None,
+        *,
+        out: str | Path,
+        command: Sequence[str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        redact: Sequence[str] = (),
+        known_shapes: bool = True,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        path: str = "/mcp",
+    ) -> None:
+        if (upstream is None) == (command is None):
+            raise ValueError("record needs exactly one upstream: a URL, or a command for a stdio server")
+        if upstream is not None and not upstream.startswith(("http://", "https://")):
+            raise ValueError(f"the upstream must be an http:// or https:// URL, not {describe_upstream(upstream)!r}")
+        self.out = Path(out)
+        self.headers = dict(headers or {})
+        self.redactor = Redactor(redact, known_shapes=known_shapes)
+        for name, value in self.headers.items():
+            self.redactor.header(name, value)
+        self.tape = Tape()
+        self.upstream: dict[str, Any]
+        self._gateway: StdioGateway | None = None
+        app: Any
+        if command is not None:
+            self.upstream = {"transport": "stdio", "command": list(command)}
+            app = self._gateway = StdioGateway(command, self.tape, path=path)
+        else:
+            assert upstream is not None
+            self.upstream = {"transport": "http", "url": upstream}
+            app = RecordingProxy(upstream, self.tape, path=path, headers=self.headers)
+        self.described = describe_upstream(upstream, command)
+        self._app = app
+        self._host, self._port, self._path = host, port, path
+        self._runner: Any = None
+
+    @property
+    def url(self) -> str:
+        """The proxy's endpoint, e.g. `http://127.0.0.1:PORT/mcp`."""
+        if self._runner is None:
+            raise RuntimeError("the recording proxy is not started")
+        return f"http://{self._host}:{self._runner.port}{self._path}"
+
+    def start(self) -> None:
+        """Serve the proxy from a background thread; returns once it accepts connections."""
+        from mcp_testkit.server._runner import Runner
+
+        # The socket timeouts of a TestMcpServer's defaults: a client slower than that is not recording.
+        runner = Runner(self._app, self._host, self._port, header_timeout=60.0, body_timeout=60.0, idle_timeout=75.0)
+        runner.start_thread("recording-proxy")
+        self._runner = runner
+
+    def stop(self) -> Cassette:
+        """Stop the proxy (and stdio servers), then redact, scan and write the cassette; the cassette written."""
+        runner, self._runner = self._runner, None
+        try:
+            if runner is not None:
+                runner.stop()
+        finally:
+            if self._gateway is not None:
+                self._gateway.close()
+        return save(self.tape.cassette(self.upstream), self.out, self.redactor)
+
+
+@asynccontextmanager
+async def record(
+    upstream: str | None = None,
+    *,
+    out: str | Path,
+    command: Sequence[str] | None = None,
+    headers: Mapping[str, str] | None = None,
+    redact: Sequence[str] = (),
+    known_shapes: bool = True,
+    port: int = 0,
+    path: str = "/mcp",
+) -> AsyncIterator[str]:
+    """Record a live server while the block runs: yields the proxy's URL, writes the cassette `out` on exit.
+
+    `upstream` is a Streamable HTTP URL; `command` instead runs a stdio server (one process per
+    session). `headers` are sent to the upstream on every request (their values are redacted);
+    `redact` are regular expressions whose matches in bodies become `<redacted:N>` placeholders.
+    """
+    recording = Recording(
+        upstream,
+        out=out,
+        command=command,
+        headers=headers,
+        redact=redact,
+        known_shapes=known_shapes,
+        port=port,
+        path=path,
+    )
+    await anyio.to_thread.run_sync(recording.start)
+    try:
+        yield recording.url
+    finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(recording.stop)

@@ -1,0 +1,271 @@
+"""Keeping secrets out of cassettes: credential headers by name, `--redact` patterns and known token
+shapes in bodies by stable placeholders, and a scan of the text before it is written.
+
+Which headers carry credentials is the journal's one redaction policy, `journal.is_secret_header`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from mcp_testkit.cassettes._format import Cassette, CassetteError, Exchange
+from mcp_testkit.journal import is_secret_header
+
+__all__ = [
+    "KNOWN_SHAPES",
+    "Redactor",
+    "kept_headers",
+    "placeholder_count",
+    "redacted",
+    "save",
+]
+
+_PLACEHOLDER = re.compile(r"<redacted:[^<>\s]+>")
+_MIN_SECRET = 4
+"""Shorter values are never treated as secrets: replacing every 'abc' in a file would say nothing."""
+
+KNOWN_SHAPES: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"\bgh[pousr]_[A-Za-z0-9]{36,}",  # GitHub tokens
+        r"\bgithub_pat_[A-Za-z0-9_]{22,}",
+        r"\bglpat-[A-Za-z0-9_\-]{20,}",  # GitLab
+        r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",  # Slack
+        r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key id
+        r"\bAIza[0-9A-Za-z_\-]{35}",  # Google API key
+        r"\bsk-[A-Za-z0-9_\-]{20,}",  # OpenAI, Anthropic
+        r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}",  # Stripe
+        r"\bnpm_[A-Za-z0-9]{36}\b",
+        r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWT
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+        r"(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{16,}",
+    )
+)
+"""Token shapes redacted in bodies even when no `--redact` pattern names them."""
+
+
+class Redactor:
+    """Replaces secrets with placeholders: a credential header's value by its name (`<redacted:authorization>`),
+    a body value matching a pattern or a known token shape by `<redacted:N>`, the same value always the same N."""
+
+    def __init__(
+        self,
+        patterns: Iterable[str] = (),
+        *,
+        known_shapes: bool = True,
+        secrets: Iterable[str] = (),
+        first_placeholder: int = 1,
+    ) -> None:
+        self.pattern_texts = list(patterns)
+        compiled = []
+        for text in self.pattern_texts:
+            try:
+                compiled.append(re.compile(text))
+            except re.error as exc:
+                raise CassetteError(f"--redact {text!r} is not a regular expression: {exc}") from None
+        self.known_shapes = known_shapes
+        self._patterns = compiled + (list(KNOWN_SHAPES) if known_shapes else [])
+        self._placeholders: dict[str, str] = {}
+        self._next = first_placeholder
+        self.header_names: set[str] = set()
+        for value in secrets:
+            self.secret(value)
+
+    @property
+    def values(self) -> dict[str, str]:
+        """Every secret seen, with its placeholder (never written anywhere)."""
+        return dict(self._placeholders)
+
+    def secret(self, value: str, placeholder: str | None = None) -> str:
+        """Remember `value` as a secret (and the credential after a scheme such as 'Bearer'); its placeholder."""
+        if len(value) < _MIN_SECRET or _PLACEHOLDER.fullmatch(value):
+            return placeholder or value
+        known = self._placeholders.get(value)
+        if known is not None:
+            return known
+        if placeholder is None:
+            placeholder = f"<redacted:{self._next}>"
+            self._next += 1
+        self._placeholders[value] = placeholder
+        scheme, _, credential = value.partition(" ")
+        if credential and scheme.isalpha() and len(credential) >= _MIN_SECRET:
+            self._placeholders.setdefault(credential, placeholder)
+        return placeholder
+
+    def header(self, name: str, value: str) -> str:
+        """A header value as written: a credential's value becomes a placeholder naming the header."""
+        if not is_secret_header(name):
+            return self.text(value)
+        self.header_names.add(name.lower())
+        return self.secret(value, f"<redacted:{name.lower()}>")
+
+    def text(self, text: str) -> str:
+        """`text` with every known secret, pattern match and token shape replaced; placeholders are left alone."""
+        if not text:
+            return text
+        text = _outside_placeholders(text, self._known)
+        for pattern in self._patterns:
+            text = _outside_placeholders(text, functools.partial(pattern.sub, self._match))
+        return text
+
+    def _known(self, text: str) -> str:
+        for value in sorted(self._placeholders, key=len, reverse=True):
+            if value in text:
+                text = text.replace(value, self._placeholders[value])
+        return text
+
+    def _match(self, match: re.Match[str]) -> str:
+        return self.secret(match.group(0))
+
+    def json(self, value: Any) -> Any:
+        """A JSON value with `text` applied to every string and object key."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.json(item) for item in value]
+        if isinstance(value, dict):
+            return {self.text(key): self.json(item) for key, item in value.items()}
+        return value
+
+    def url(self, url: str) -> str:
+        """A URL with its user info and the values of credential-named query parameters replaced."""
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, _, host = netloc.rpartition("@")
+            netloc = f"{self.secret(userinfo, '<redacted:userinfo>')}@{host}"
+        query = parts.query
+        if query:
+            pairs = [
+                (name, self.secret(value, f"<redacted:{name.lower()}>") if is_secret_header(name) else value)
+                for name, value in parse_qsl(query, keep_blank_values=True)
+            ]
+            query = urlencode(pairs, safe="<>:")
+        return self.text(urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment)))
+
+    def scan(self, text: str) -> list[str]:
+        """The placeholders whose secret value still appears in `text` (as is, or JSON-escaped)."""
+        import json
+
+        leaked = []
+        for value, placeholder in self._placeholders.items():
+            escaped = json.dumps(value, ensure_ascii=False)[1:-1]
+            if value in text or escaped in text:
+                leaked.append(placeholder)
+        return sorted(set(leaked))
+
+    def summary(self) -> dict[str, Any]:
+        """What was redacted, for the cassette's `redactions` key: names and patterns, never a value."""
+        numbered = {p for p in self._placeholders.values() if p[len("<redacted:") : -1].isdigit()}
+        return {
+            "headers": sorted(self.header_names),
+            "patterns": list(self.pattern_texts),
+            "known_shapes": self.known_shapes,
+            "placeholders": len(numbered),
+        }
+
+
+def redacted(cassette: Cassette, redactor: Redactor) -> Cassette:
+    """The cassette as it may be written: credential headers by name, bodies redacted, sessions as s1, s2..."""
+    sessions: dict[str, str] = {}
+
+    def session(value: str | None) -> str | None:
+        if value is None:
+            return None
+        if value not in sessions:
+            sessions[value] = f"s{len(sessions) + 1}"
+        return sessions[value]
+
+    # Headers first: a credential seen in any header is then also found wherever a body repeats it.
+    for exchange in cassette.exchanges:
+        if exchange.http is not None:
+            for name, value in [*exchange.http.request_headers.items(), *exchange.http.response_headers.items()]:
+                if is_secret_header(name):
+                    redactor.header(name, value)
+    exchanges = [_exchange(exchange, redactor, session) for exchange in cassette.exchanges]
+    upstream = dict(cassette.upstream)
+    if "url" in upstream:
+        upstream["url"] = redactor.url(upstream["url"])
+    if "command" in upstream:
+        upstream["command"] = [redactor.text(part) for part in upstream["command"]]
+    return dataclasses.replace(cassette, exchanges=exchanges, upstream=upstream, redactions=redactor.summary())
+
+
+def _exchange(exchange: Exchange, redactor: Redactor, session: Any) -> Exchange:
+    http = exchange.http
+    if http is not None:
+        http = dataclasses.replace(
+            http,
+            request_headers=_headers(http.request_headers, redactor, session),
+            response_headers=_headers(http.response_headers, redactor, session),
+        )
+    return dataclasses.replace(
+        exchange,
+        session=session(exchange.session),
+        http=http,
+        request=redactor.json(exchange.request),
+        response=redactor.json(exchange.response),
+        events=redactor.json(exchange.events),
+        body=redactor.text(exchange.body) if exchange.body is not None else None,
+        error=redactor.text(exchange.error) if exchange.error is not None else None,
+    )
+
+
+def _headers(headers: Any, redactor: Redactor, session: Any) -> dict[str, str]:
+    written = {}
+    for name, value in headers.items():
+        written[name] = session(value) if name.lower() == "mcp-session-id" else redactor.header(name, value)
+    return written
+
+
+def save(cassette: Cassette, path: str | Path, redactor: Redactor) -> Cassette:
+    """Redact `cassette`, scan the text, and write it atomically; CassetteError (nothing written) on a leak."""
+    path = Path(path)
+    written = redacted(cassette, redactor)
+    text = written.dumps()
+    leaked = redactor.scan(text)
+    if leaked:
+        raise CassetteError(
+            f"refusing to write cassette {path}: it still holds {len(leaked)} redacted value(s) "
+            f"({', '.join(leaked)}) in a place redaction does not reach; nothing was written"
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+    written.source = str(path)
+    return written
+
+
+def placeholder_count(cassette: Cassette) -> int:
+    """The highest `<redacted:N>` number a cassette uses, so that new placeholders continue after it."""
+    numbers = [int(n) for n in re.findall(r"<redacted:(\d+)>", cassette.dumps())]
+    return max(numbers, default=0)
+
+
+def _outside_placeholders(text: str, change: Callable[[str], str]) -> str:
+    """`change` applied to the parts of `text` between placeholders, so a placeholder is never redacted again."""
+    kept = _PLACEHOLDER.findall(text)
+    if not kept:
+        return change(text)
+    parts = [change(part) for part in _PLACEHOLDER.split(text)]
+    return "".join(part + (kept[i] if i < len(kept) else "") for i, part in enumerate(parts))
+
+
+_REQUEST_KEPT = frozenset(
+    {"accept", "content-type", "mcp-protocol-version", "mcp-session-id", "last-event-id", "mcp-method", "mcp-name"}
+)
+_RESPONSE_KEPT = frozenset({"content-type", "mcp-session-id", "www-authenticate", "retry-after", "allow"})
+
+
+def kept_headers(headers: Iterable[tuple[str, str]], *, response: bool = False) -> dict[str, str]:
+    """The headers that matter to a cassette: MCP's own, challenges, and credentials (redacted on save)."""
+    kept = _RESPONSE_KEPT if response else _REQUEST_KEPT
+    return {name.lower(): value for name, value in headers if name.lower() in kept or is_secret_header(name)}
