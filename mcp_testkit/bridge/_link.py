@@ -208,11 +208,14 @@ class ServerLink:
             self._session, self._refused = None, session
             raise
         self._offered(listed)
-        if tool.bare_name not in self._schemas:
+        found = [listed_tool for listed_tool in listed if listed_tool.name == tool.bare_name]
+        problem = invalid_annotation(found[0].input_schema) if found else None
+        if not found or problem is not None:
+            why = f": its inputSchema now breaks the x-mcp-header rules of 2026-07-28 ({problem})" if problem else ""
             raise MCPToolError(
                 name,
-                f"{tool.name} is no longer offered by its MCP server (listed again after HeaderMismatch (-32020)); "
-                "nothing ran and it was not sent again",
+                f"{tool.name} is no longer offered by its MCP server{why} (listed again after HeaderMismatch "
+                "(-32020)); nothing ran and it was not sent again",
             )
 
     async def _open(self) -> Session:
