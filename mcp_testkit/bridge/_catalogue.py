@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
 from mcp_testkit._eras import HANDSHAKE, HEADER_MISMATCH, MISSING_CAPABILITY
+from mcp_testkit._param_headers import invalid_annotation
 from mcp_testkit.bridge._errors import MCPAuthError, MCPConnectionError
 from mcp_testkit.bridge._session import AuthRefused, EraRefused, RpcError, WireError
 
@@ -19,9 +21,11 @@ if TYPE_CHECKING:
     from mcp_testkit.bridge._config import Kind, ServerConfig
     from mcp_testkit.bridge._session import RpcSession
 
-__all__ = ["BridgeTool", "read_catalogue", "select_tools"]
+__all__ = ["BridgeTool", "read_catalogue", "select_tools", "valid_header_marks"]
 
 Source = Literal["hint", "override", "default", "pool"]
+
+logger = logging.getLogger("mcp_testkit.bridge")
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,25 @@ def select_tools(config: ServerConfig, listed: list[mcp_types.Tool]) -> list[Bri
             )
         )
     return chosen
+
+
+def valid_header_marks(server: str, listed: list[mcp_types.Tool]) -> list[mcp_types.Tool]:
+    """The listed tools whose ``x-mcp-header`` marks keep the spec's rules; each other one is left out with a
+    warning naming it and why, so that one malformed definition costs only its own tool (2026-07-28, HTTP)."""
+    kept: list[mcp_types.Tool] = []
+    for tool in listed:
+        problem = invalid_annotation(tool.input_schema)
+        if problem is None:
+            kept.append(tool)
+        else:
+            logger.warning(
+                "server %r: tool %r left out of the tool list: its inputSchema breaks the x-mcp-header rules "
+                "of 2026-07-28 (%s)",
+                server,
+                tool.name,
+                problem,
+            )
+    return kept
 
 
 def _short(cursor: str) -> str:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from mcp_testkit._eras import HANDSHAKE, HEADER_MISMATCH, MISSING_CAPABILITY, STATELESS, UNSUPPORTED_VERSION
-from mcp_testkit.bridge._catalogue import read_catalogue
+from mcp_testkit._param_headers import invalid_annotation, param_headers
+from mcp_testkit.bridge._catalogue import read_catalogue, valid_header_marks
 from mcp_testkit.bridge._config import read_credentials
 from mcp_testkit.bridge._errors import (
     MCPAuthError,
@@ -47,6 +49,7 @@ logger = logging.getLogger("mcp_testkit.bridge")
 # A DELETE at shutdown is a courtesy to the server; it must never hold the pool open for long.
 CLOSE_TIMEOUT_S = 5.0
 _HEADER_NAMES = ("MCP-Protocol-Version", "Mcp-Method", "Mcp-Name")
+_PARAM_HEADER = re.compile(r"Mcp-Param-[!#$%&'*+\-.^_`|~0-9A-Za-z]+", re.IGNORECASE)
 
 Session = McpSession | StatelessSession | StdioSession
 
@@ -65,15 +68,23 @@ def _transient(error: Exception) -> bool:
     return isinstance(error, (ConnectionLost, SessionGone, TimeoutError))
 
 
-def _modern_refusal(server: str, error: RpcError, what: str) -> MCPConnectionError:
-    """-32020 (a bug of this bridge's headers), -32021 or an unresolved -32022, as a connection error naming it."""
+def _modern_refusal(server: str, error: RpcError, what: str, *, relisted: bool = False) -> MCPConnectionError:
+    """-32020 (a bug of this bridge's headers, or a server whose listing and checks disagree), -32021 or an
+    unresolved -32022, as a connection error naming it."""
     if error.code == HEADER_MISMATCH:
         named = [name for name in _HEADER_NAMES if name.lower() in error.message.lower()]
+        named += list(dict.fromkeys(_PARAM_HEADER.findall(error.message)))
         headers = " and ".join(named) if named else "the mirrored headers (" + ", ".join(_HEADER_NAMES) + ")"
+        again = ", also after listing the tools again and sending it once more" if relisted else ""
+        why = (
+            "the server checks them against another inputSchema than it lists"
+            if any(_PARAM_HEADER.fullmatch(name) for name in named)
+            else "this is a bug of the bridge, not of the call"
+        )
         return MCPConnectionError(
             server,
             f"{what} was refused with HeaderMismatch (-32020): {headers} did not match the body as the server "
-            "read it; this is a bug of the bridge, not of the call",
+            f"read it{again}; {why}",
         )
     if error.code == MISSING_CAPABILITY:
         needed = error.data.get("requiredCapabilities") if isinstance(error.data, dict) else None
@@ -99,6 +110,9 @@ class ServerLink:
         self._lock = anyio.Lock()
         self._era: str | None = None if config.era == "auto" else config.era
         """The era this server is spoken in: settled by the first probe in auto mode, kept until it fails."""
+        self._schemas: dict[str, Mapping[str, Any]] = {}
+        """Each tool's inputSchema as this link last listed it: what its Mcp-Param-* headers are derived from
+        (a listing read after the pool's, or none when the pool took its listing from the cache)."""
 
     @property
     def session_id(self) -> str | None:
@@ -119,13 +133,14 @@ class ServerLink:
         """
         session = await self._open()
         try:
-            return await read_catalogue(session, self.config)
+            listed = await read_catalogue(session, self.config)
         except EraRefused as exc:
             if self.config.era != "auto":
                 raise MCPConnectionError(self.config.name, f"tool listing failed: the server {exc.reason}") from None
             logger.warning("server %r: %s; falling back to the handshake era", self.config.name, exc.reason)
             self._era, self._session = HANDSHAKE, None
-            return await read_catalogue(await self._open(), self.config)
+            listed = await read_catalogue(await self._open(), self.config)
+        return self._offered(listed)
 
     async def relist(self) -> list[mcp_types.Tool]:
         """End any session, then open a new one and read the whole listing, between calls (under the lock).
@@ -147,6 +162,61 @@ class ServerLink:
         self._session = self._refused = None
         for session in sessions:
             await _end(session)
+
+    def _offered(self, listed: list[mcp_types.Tool]) -> list[mcp_types.Tool]:
+        """The listing as this era offers it, its schemas kept for the headers of later calls.
+
+        A client of 2026-07-28 over HTTP leaves out a tool whose ``x-mcp-header`` marks break the
+        spec's rules (logged); the handshake era and stdio have no such headers, so nothing is left out.
+        """
+        if self._era == STATELESS and self.config.url is not None:
+            listed = valid_header_marks(self.config.name, listed)
+        self._schemas = {tool.name: tool.input_schema for tool in listed}
+        return listed
+
+    def _param_headers(self, session: Session, tool: BridgeTool, arguments: Mapping[str, Any]) -> dict[str, str]:
+        """The ``Mcp-Param-*`` headers of a call in the stateless era (none in the handshake era);
+        ``MCPToolError``, with nothing sent, for a tool or an argument no header can carry."""
+        if not isinstance(session, StatelessSession):
+            return {}
+        schema = self._schemas.get(tool.bare_name, tool.input_schema)
+        problem = invalid_annotation(schema)
+        if problem is not None:
+            # Listed in the handshake era (or from its cache), called in this one: left out now, as a listing would.
+            raise MCPToolError(
+                self.config.name,
+                f"tool {tool.bare_name!r} cannot be called in the 2026-07-28 era, whose x-mcp-header rules its "
+                f"inputSchema breaks ({problem}); nothing was sent",
+            )
+        try:
+            return param_headers(schema, arguments)
+        except ValueError as exc:
+            raise MCPToolError(self.config.name, f"call to {tool.name!r} was not sent: {exc}") from None
+
+    async def _listed_again(self, session: Session, tool: BridgeTool) -> None:
+        """Read the listing again after a call was refused with -32020: its tool's schema may have changed.
+
+        ``MCPToolError`` when the server no longer lists the tool; a failed listing raises as at start-up.
+        """
+        name = self.config.name
+        try:
+            listed = await read_catalogue(session, self.config)
+        except EraRefused as exc:
+            self._session = None
+            raise MCPConnectionError(name, f"listing the tools again failed: the server {exc.reason}") from None
+        except MCPAuthError:
+            self._session, self._refused = None, session
+            raise
+        self._offered(listed)
+        found = [listed_tool for listed_tool in listed if listed_tool.name == tool.bare_name]
+        problem = invalid_annotation(found[0].input_schema) if found else None
+        if not found or problem is not None:
+            why = f": its inputSchema now breaks the x-mcp-header rules of 2026-07-28 ({problem})" if problem else ""
+            raise MCPToolError(
+                name,
+                f"{tool.name} is no longer offered by its MCP server{why} (listed again after HeaderMismatch "
+                "(-32020)); nothing ran and it was not sent again",
+            )
 
     async def _open(self) -> Session:
         name = self.config.name
@@ -239,7 +309,7 @@ class ServerLink:
     async def _call(self, tool: BridgeTool, arguments: Mapping[str, Any]) -> str:
         name = self.config.name
         budget = self.config.retry if tool.resendable else 0
-        resent_after_404 = renegotiated = restarted = False
+        resent_after_404 = renegotiated = restarted = relisted = False
         attempts = 0
         while True:
             session = self._session
@@ -250,10 +320,11 @@ class ServerLink:
             if session is None:
                 logger.info("server %r: reconnecting before calling %r", name, tool.bare_name)
                 session = await self._open()
+            headers = self._param_headers(session, tool, arguments)
             attempts += 1
             try:
                 with anyio.fail_after(self.config.timeout_s):
-                    result = await session.call_tool(tool.bare_name, arguments)
+                    result = await session.call_tool(tool.bare_name, arguments, headers)
             except AuthRefused as exc:
                 self._session, self._refused = None, session
                 raise MCPAuthError(name, f"refused the credentials (HTTP {exc.status})", status=exc.status) from None
@@ -285,8 +356,19 @@ class ServerLink:
                         logger.info("server %r: %s; starting it again before calling %r", name, reason, tool.bare_name)
                         continue
             except RpcError as exc:
+                if exc.code == HEADER_MISMATCH and isinstance(session, StatelessSession) and not relisted:
+                    # Refused before it ran, so even a write may go again: once, with headers from a new listing.
+                    relisted = True
+                    logger.info(
+                        "server %r: %r was refused with HeaderMismatch (-32020); listing the tools again, then "
+                        "sending it once more",
+                        name,
+                        tool.bare_name,
+                    )
+                    await self._listed_again(session, tool)
+                    continue
                 if exc.code in (HEADER_MISMATCH, UNSUPPORTED_VERSION):
-                    raise _modern_refusal(name, exc, f"call to {tool.name!r}") from None
+                    raise _modern_refusal(name, exc, f"call to {tool.name!r}", relisted=relisted) from None
                 raise MCPToolError(
                     name,
                     f"tool {tool.bare_name!r} failed: JSON-RPC error {exc.code}: {exc.message}",

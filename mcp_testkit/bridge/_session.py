@@ -162,9 +162,12 @@ class RpcSession:
         params = {} if cursor is None else {"cursor": cursor}
         return _validate(mcp_types.ListToolsResult, await self._request("tools/list", params))
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any]) -> mcp_types.CallToolResult:
-        """Send one ``tools/call`` and return its validated result."""
-        raw = await self._request("tools/call", {"name": name, "arguments": dict(arguments)})
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any], headers: Mapping[str, str] | None = None
+    ) -> mcp_types.CallToolResult:
+        """Send one ``tools/call`` and return its validated result; ``headers`` go with it over HTTP (the
+        ``Mcp-Param-*`` headers of the stateless era)."""
+        raw = await self._request("tools/call", {"name": name, "arguments": dict(arguments)}, headers)
         return _validate(mcp_types.CallToolResult, raw)
 
     async def close(self, credentials: Mapping[str, str] | None = None) -> None:
@@ -176,8 +179,11 @@ class RpcSession:
         self._next_id += 1
         return request_id, _dump(mcp_types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, params=params))
 
-    async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Send one request and return the result that answers it."""
+    async def _request(
+        self, method: str, params: dict[str, Any], headers: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """Send one request (with ``headers`` besides those of the era, where the wire has headers) and return
+        the result that answers it."""
         raise NotImplementedError
 
     def _answer_in(self, item: object, request_id: int) -> dict[str, Any] | None:
@@ -228,10 +234,12 @@ class _Exchange(RpcSession):
         """Raise the ``WireError`` (or ``RpcError``) a non-success status stands for."""
         raise NotImplementedError
 
-    async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def _request(
+        self, method: str, params: dict[str, Any], headers: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
         request_id, body = self._new_request(method, params)
         with _transport_errors():
-            async with self._post(body, self._headers(method, params)) as response:
+            async with self._post(body, {**self._headers(method, params), **(headers or {})}) as response:
                 if not 200 <= response.status_code < 300:
                     await self._refused(response, request_id)
                 if response.status_code == 202:
@@ -453,7 +461,9 @@ class StatelessSession(_Exchange):
     def _headers(self, method: str, params: dict[str, Any]) -> dict[str, str]:
         return {**super()._headers(method, params), **stateless_headers(method, params, self.protocol_version)}
 
-    async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def _request(
+        self, method: str, params: dict[str, Any], headers: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
         for attempt in (1, 2):
             full = stateless_params(
                 params,
@@ -462,7 +472,7 @@ class StatelessSession(_Exchange):
                 capabilities={},
             )
             try:
-                return await super()._request(method, full)
+                return await super()._request(method, full, headers)
             except RpcError as exc:
                 if exc.code != UNSUPPORTED_VERSION:
                     raise

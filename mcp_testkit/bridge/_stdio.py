@@ -144,7 +144,10 @@ class StdioSession(RpcSession):
         if process is not None:
             await stop_process(process, grace_s=grace_s)
 
-    async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def _request(
+        self, method: str, params: dict[str, Any], headers: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        # A pipe has no headers: what they would mirror is in the body already.
         if self._stopped or self._process is None:
             raise ConnectionLost(f"is stopped, so {method} was not sent", sent=False)
         request_id, request = self._new_request(method, params)

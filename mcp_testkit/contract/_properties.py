@@ -88,9 +88,10 @@ _STATELESS_CALL_FAULTS: tuple[faults.Fault, ...] = (
     faults.MissingCapability(),
     faults.EraDowngrade(),
 )
-"""The stateless era's own refusals of a call: a -32020 (a bug of the bridge's headers, as the server
-reads it), a -32022 offering the server's versions (renegotiated once), a -32021, and a half-upgraded
-deployment that refuses stateless requests as a handshake-era server does."""
+"""The stateless era's own refusals of a call: a -32020 (the bridge's mirrored headers, as the server
+reads them; a careful bridge lists again and resends once), a -32022 offering the server's versions
+(renegotiated once), a -32021, and a half-upgraded deployment that refuses stateless requests as a
+handshake-era server does."""
 
 
 def legal_in(era: str, fault: faults.Fault) -> bool:
@@ -548,8 +549,8 @@ def expected_kinds(where: str, kind: str, fault: faults.Fault, era: str = HANDSH
     if isinstance(fault, faults.Delay):
         return frozenset({"ok"})
     if isinstance(fault, _REFUSED_BEFORE_RUNNING):
-        # -32020 (the bridge's headers, as the server reads them) or -32022 again after renegotiating once:
-        # refused before it ran, and no resend helps.
+        # -32020 again after listing the tools again and resending once, or -32022 again after renegotiating
+        # once: refused before it ran, and no further resend helps.
         return frozenset({"connection_error"})
     if isinstance(fault, faults.MissingCapability):
         # -32021: this request needs a capability the client lacks; nothing ran, and no resend helps.

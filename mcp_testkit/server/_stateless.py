@@ -32,6 +32,7 @@ from mcp_testkit._eras import (
     VERSION_KEY,
     decode_header_value,
 )
+from mcp_testkit._param_headers import ABSENT, PARAM_HEADER_PREFIX, mirrored_params, value_at
 from mcp_testkit.server._protocol import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -59,7 +60,6 @@ __all__ = [
     "decorate",
     "error_status",
     "fault_refusal",
-    "mirrored_params",
     "refusal",
     "serves_stateless",
     "unsupported",
@@ -155,55 +155,36 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
     return None if value is None else value.strip(" \t")
 
 
-def mirrored_params(schema: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str]]:
-    """The parameters a tool's `inputSchema` mirrors into `Mcp-Param-{name}` headers (`x-mcp-header`), with their
-    paths: those reachable from the root through `properties` keys only, as the spec allows."""
-    found: list[tuple[tuple[str, ...], str]] = []
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    if not isinstance(properties, dict):
-        return found
-    for key, sub in properties.items():
-        if not isinstance(sub, dict):
-            continue
-        header = sub.get("x-mcp-header")
-        if isinstance(header, str) and header:
-            found.append(((*path, key), header))
-        found += mirrored_params(sub, (*path, key))
-    return found
-
-
-_ABSENT: Any = object()
-
-
-def _value_at(arguments: Any, path: tuple[str, ...]) -> Any:
-    for key in path:
-        if not isinstance(arguments, dict) or key not in arguments:
-            return _ABSENT
-        arguments = arguments[key]
-    return _ABSENT if arguments is None else arguments
-
-
 def _same_value(sent: str, value: Any) -> bool:
     """Whether a decoded header value stands for the body's value: a string as is, a boolean as true or false,
     an integer compared as a number (the spec's SHOULD: 42.0 is 42)."""
     if isinstance(value, bool):
         return sent == ("true" if value else "false")
-    if isinstance(value, int):
-        try:
-            return float(sent) == value
-        except ValueError:
+    if isinstance(value, (int, float)):
+        number = _JSON_NUMBER.fullmatch(sent)
+        if number is None:
             return False
+        try:
+            # An integer compares exactly, beyond the 2**53 a float holds.
+            return (float(sent) if number.group(1) else int(sent)) == value
+        except ValueError:
+            return False  # more digits than Python converts
     return isinstance(value, str) and sent == value
+
+
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)((?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)")
+"""A number as JSON writes it (no `_`, no `+`, no spaces, which Python's int() and float() take); group 1 is
+its fraction and exponent."""
 
 
 def _param_refusal(schema: Any, arguments: Any, headers: Mapping[str, str]) -> Refusal | None:
     """-32020 when a mirrored parameter's `Mcp-Param-{name}` header is missing, badly encoded or not the body's."""
     for path, name in mirrored_params(schema):
-        header = f"Mcp-Param-{name}"
+        header = PARAM_HEADER_PREFIX + name
         sent = _header(headers, header.lower())
-        value = _value_at(arguments, path)
+        value = value_at(arguments, path)
         where = "params.arguments." + ".".join(path)
-        if value is _ABSENT:
+        if value is ABSENT:
             if sent is not None:
                 return _mismatch(f"{header} header is sent, but the body has no {where}")
             continue

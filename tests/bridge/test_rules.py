@@ -410,19 +410,30 @@ async def test_rule_06_stateless_a_32022_renegotiates_once() -> None:
     assert server.executions("create") == 1
 
 
-async def test_rule_06_stateless_a_32020_is_a_bridge_bug_naming_the_header() -> None:
-    """Stateless era: -32020 is surfaced as a connection error naming the header; the call is not resent."""
+async def test_rule_06_stateless_a_32020_lists_again_and_sends_once_more() -> None:
+    """Stateless era: a -32020 to a call (refused before it ran) lists the tools again and sends the call once
+    more, which runs; a second -32020 is a connection error naming the header, and the write never ran."""
     server = script_tools(TestMcpServer())
     with anyio.fail_after(LIMIT_S):
         async with server, ToolPool([config_for(server, era="stateless")]) as pool:
             server.inject(faults.HeaderMismatch("Mcp-Name"), method="tools/call", tool="create")
+            assert await pool.call("t.create") == "created"
+            server.inject(faults.HeaderMismatch("Mcp-Name"), method="tools/call", tool="create", times=2)
             with pytest.raises(
                 MCPConnectionError, match=r"HeaderMismatch \(-32020\): Mcp-Name did not match"
             ) as caught:
                 await pool.call("t.create")
-            assert await pool.call("t.create") == "created"
+    assert "also after listing the tools again" in str(caught.value)
     assert "bug of the bridge" in str(caught.value)
-    assert [c.status for c in server.calls("create")] == [400, 200]
+    calls = [(r.rpc_method, r.status) for r in server.journal if r.rpc_method in ("tools/call", "tools/list")]
+    assert calls[1:] == [
+        ("tools/call", 400),
+        ("tools/list", 200),
+        ("tools/call", 200),
+        ("tools/call", 400),
+        ("tools/list", 200),
+        ("tools/call", 400),
+    ]
     assert server.executions("create") == 1
 
 

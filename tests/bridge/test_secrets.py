@@ -190,7 +190,12 @@ async def test_call_errors_show_no_credential(caplog: pytest.LogCaptureFixture, 
             MCPToolError,
         ),
         (lambda: server.restart(unknown_session_status=400), create, MCPCallOutcomeUnknown),
-        (lambda: server.inject(faults.HeaderMismatch(), era="stateless"), create, MCPConnectionError),
+        (
+            # Twice: the first -32020 is answered by listing again and sending once more.
+            lambda: server.inject(faults.HeaderMismatch(), era="stateless", method="tools/call", times=2),
+            create,
+            MCPConnectionError,
+        ),
         (lambda: server.inject(faults.MissingCapability(), era="stateless"), create, MCPToolError),
     ]
     if era == "stateless":  # no session to lose: the era's own refusals instead

@@ -188,11 +188,11 @@ def test_mutant_replaying_a_lost_request_with_its_id_fails_p5s(monkeypatch: pyte
     ids: dict[str, int] = {}
     request = _session.StatelessSession._request
 
-    async def replayed(self: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def replayed(self: Any, method: str, params: dict[str, Any], headers: Any = None) -> dict[str, Any]:
         if method == "tools/call":
             key = repr(sorted(params.items()))
             self._next_id = ids.setdefault(key, self._next_id)  # the same call, the same id
-        return await request(self, method, params)
+        return await request(self, method, params, headers)
 
     monkeypatch.setattr(_session.StatelessSession, "_request", replayed)
     counterexample = _check("P5s", "stateless")

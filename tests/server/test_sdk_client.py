@@ -219,3 +219,19 @@ async def test_unknown_tool_is_an_mcp_error(via: str) -> None:
                     await session.call_tool("nope", {})
         assert caught.value.code == -32602
         assert server.executions() == 0
+
+
+async def test_default_mode_mirrors_x_mcp_header_parameters(via: str) -> None:
+    """Client() in its default mode speaks 2026-07-28 and sends the preset tool's Mcp-Param-Region header,
+    base64 for a non-ASCII value, as the server's check requires: the call runs once, with the header."""
+    server = TestMcpServer(preset="conformance")
+    async with serving(server, via):
+        with anyio.fail_after(LIMIT_S):
+            async with Client(sdk_transport(server, via)) as client:
+                result = await client.call_tool("test_mirrored_header", {"region": "Hello, 世界", "query": "q"})
+    assert result.content == [mcp_types.TextContent(type="text", text="ran in Hello, 世界")]
+    ran = [record for record in server.calls("test_mirrored_header") if record.executed]
+    assert [(r.era, r.status, r.headers.get("mcp-param-region")) for r in ran] == [
+        ("stateless", 200, "=?base64?SGVsbG8sIOS4lueVjA==?=")
+    ]
+    assert server.executions("test_mirrored_header") == 1
