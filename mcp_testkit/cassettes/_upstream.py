@@ -30,6 +30,7 @@ from mcp_testkit._eras import (
     stateless_headers,
     stateless_params,
 )
+from mcp_testkit._param_headers import param_headers
 from mcp_testkit.cassettes._format import Exchange, Tape, era_of, split_messages, version_of
 from mcp_testkit.cassettes._redact import kept_headers
 
@@ -454,6 +455,8 @@ class UpstreamSession:
         self._ids = itertools.count(1)
         self.opened: dict[str, Any] | None = None
         """The result of `initialize` (or of `server/discover`)."""
+        self._schemas: dict[str, Any] = {}
+        """Each listed tool's `inputSchema`: the stateless era mirrors its marked arguments into headers."""
 
     @property
     def version(self) -> str:
@@ -474,18 +477,24 @@ class UpstreamSession:
         return UpstreamError(f"upstream {self.link.describe()}: {what} failed: {came}")
 
     def request(
-        self, method: str, params: Mapping[str, Any] | None = None, *, on_event: OnEvent | None = None
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        on_event: OnEvent | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Exchange:
-        """Send a request with a fresh id; in the stateless era with `_meta` and the headers mirroring it."""
+        """Send a request with a fresh id; in the stateless era with `_meta` and the headers mirroring it
+        (and `headers`, a call's `Mcp-Param-*`)."""
         body = dict(params or {})
-        headers: dict[str, str] = {}
+        sent: dict[str, str] = {}
         if self.era == STATELESS:
             body = stateless_params(body, version=self.version, client_info=self.client_info)
-            headers = stateless_headers(method, body, self.version)
+            sent = {**stateless_headers(method, body, self.version), **(headers or {})}
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": next(self._ids), "method": method}
         if body:
             message["params"] = body
-        return self.link.send(message, headers=headers, on_event=on_event)
+        return self.link.send(message, headers=sent, on_event=on_event)
 
     def open(self, initialize_params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The handshake (`initialize`, then `notifications/initialized`) or, stateless, `server/discover`.
@@ -527,9 +536,12 @@ class UpstreamSession:
             result = exchange.result
             if result is None or not isinstance(result.get("tools"), list):
                 raise self._fail(f"tools/list page {page}", exchange)
-            tools.extend(tool for tool in result["tools"] if isinstance(tool, dict))
+            page_tools = [tool for tool in result["tools"] if isinstance(tool, dict)]
+            tools.extend(page_tools)
+            self._schemas.update((tool["name"], tool.get("inputSchema")) for tool in page_tools if "name" in tool)
             cursor = result.get("nextCursor")
-            if not cursor:
+            # An empty-string cursor is a page like any other in the 2026-07-28 era; before it, the end.
+            if cursor is None or not isinstance(cursor, str) or (cursor == "" and self.era != STATELESS):
                 return tools
             if cursor in seen:
                 raise UpstreamError(f"upstream {self.link.describe()}: tools/list repeated cursor {cursor!r}")
@@ -551,10 +563,21 @@ class UpstreamSession:
             params["arguments"] = dict(arguments)
         if progress_token is not None:
             params["_meta"] = {"progressToken": progress_token}
-        exchange = self.request("tools/call", params, on_event=on_event)
+        exchange = self.request("tools/call", params, on_event=on_event, headers=self._param_headers(name, arguments))
         if exchange.result is None and exchange.rpc_error is None:
             raise self._fail(f"tools/call {name}", exchange)
         return exchange
+
+    def _param_headers(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, str]:
+        """The `Mcp-Param-*` headers a stateless call to `name` carries (its schema listed first if need be)."""
+        if self.era != STATELESS:
+            return {}
+        if name not in self._schemas:
+            self.list_tools()
+        try:
+            return param_headers(self._schemas.get(name), dict(arguments or {}))
+        except ValueError as error:
+            raise UpstreamError(f"upstream {self.link.describe()}: tools/call {name}: {error}") from error
 
     def close(self) -> None:
         self.link.close()

@@ -229,3 +229,29 @@ def test_verify_command_names_a_missing_cassette() -> None:
     missing = _run("no-such-tape.json", "--upstream", "http://127.0.0.1:1/mcp")
     assert missing.returncode == 2
     assert missing.stderr.strip() == "mcp-testkit verify: cassette no-such-tape.json: no such file"
+
+
+async def test_verify_mirrors_marked_arguments_and_follows_empty_cursors_in_the_stateless_era(tmp_path: Path) -> None:
+    """Verifying a 2026-07-28 cassette sends a marked argument's Mcp-Param header (the live server refuses a call
+    without it, which verify would report as a changed answer) and walks past an empty-string cursor."""
+    from mcp_testkit import faults
+
+    from ._support import bridge_answers
+
+    region = {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}
+    live = TestMcpServer("regions", eras=("stateless",), page_size=1)
+    live.tool("weather", read_only=True, input_schema=region, returns=lambda args: f"sunny in {args['region']}")
+    live.tool("zz_last", read_only=True, returns="z")
+    out = tmp_path / "regions.json"
+    async with live:
+        async with record(live.url, out=out) as proxy:
+            answers = await bridge_answers(proxy, [("weather", {"region": "eu-west 1"})], era="stateless")
+        assert answers["0:weather"] == "sunny in eu-west 1"
+        live.journal.clear()
+        live.inject(faults.EmptyCursor(1))
+        report = await _verify(out, live.url)
+    assert (report.changes, report.calls_compared, report.tools_compared, report.exit_status) == ([], 1, 2, 0)
+    [call] = [r for r in live.journal if r.rpc_method == "tools/call"]
+    assert (call.status, call.headers.get("mcp-param-region")) == (200, "eu-west 1")
+    cursors = [(r.params or {}).get("cursor") for r in live.journal if r.rpc_method == "tools/list"]
+    assert "" in cursors  # the empty cursor was sent back for the next page, not taken for the end
