@@ -144,6 +144,8 @@ class _Response:
         self, status: int, body: bytes, content_type: bytes | None, headers: list[tuple[bytes, bytes]] | None = None
     ) -> None:
         self.record.status = status
+        if status >= 400 and self.record.executed is None and self.record.rpc_method == "tools/call":
+            self.record.executed = False  # refused before dispatch (a header or capability check): it never ran
         raw = [(b"content-length", str(len(body)).encode()), *self.session_header]
         if body and content_type is not None:
             raw.append((b"content-type", content_type))

@@ -170,6 +170,7 @@ async def test_a_missing_or_mismatched_header_is_32020_with_400(via: str, case: 
     record = server.journal[0]
     assert (record.era, record.status, record.error) == ("stateless", 400, error["message"])
     assert server.executions() == 0
+    assert record.executed is (False if method == "tools/call" else None)
 
 
 async def test_a_base64_mcp_name_is_decoded_before_it_is_compared(via: str) -> None:
@@ -501,3 +502,4 @@ async def test_parameters_mirrored_into_mcp_param_headers_are_validated(
         error = _error(response, 400, -32020)
         assert refused in error["message"]
         assert server.executions("sql") == 0
+        assert server.journal[0].executed is False  # the journal says what the ledger says: it did not run
