@@ -44,7 +44,8 @@ def _digest(value: object) -> str:
 class ToolCacheKey:
     """What a cached listing belongs to: hashes of the endpoint and credential, and the allow/deny lists.
 
-    The endpoint (URL, or the pool's own transport; for a command server, its command and arguments)
+    The endpoint (URL, or the pool's own transport, and the era configured; for a command server, its command and
+    arguments)
     and the credential (the credential headers; for a command server, its environment) are kept only
     as keyed hashes, so neither a key nor its repr carries a credential, even one written into a URL.
     """
@@ -74,7 +75,9 @@ def cache_key(config: ServerConfig, credentials: Mapping[str, str], transport: o
         where = ""
         if transport is not None:
             where = _transport_ids.setdefault(transport, secrets.token_hex(8))
-        endpoint = _digest({"url": config.url, "transport": where})
+        # The era configured is part of the endpoint: what a listing holds depends on it (2026-07-28 leaves out
+        # tools whose x-mcp-header marks are invalid; the handshake era keeps them).
+        endpoint = _digest({"url": config.url, "transport": where, "era": config.era})
         credential = _digest(sorted((name.lower(), value) for name, value in credentials.items()))
     return ToolCacheKey(
         endpoint=endpoint,

@@ -141,6 +141,23 @@ async def test_bridge_b_tool_cache_entries_are_isolated_by_endpoint_and_tool_lis
     assert _methods(server).count("tools/list") == 5, "each entry was listed once"
 
 
+async def test_bridge_b_tool_cache_entries_are_isolated_by_era() -> None:
+    """A listing kept by a pool of one era is not served to a pool of another: a tool whose x-mcp-header mark is
+    invalid is listed in the handshake era and left out in the 2026-07-28 era, each era listing for itself."""
+    server = script_tools(TestMcpServer())
+    bad_mark = {"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}}
+    server.tool("measure", read_only=True, input_schema=bad_mark, returns="measured")
+    with anyio.fail_after(LIMIT_S):
+        async with server:
+            names = {era: await _names(config_for(server, era=era)) for era in ("handshake", "stateless", "auto")}
+            again = {era: await _names(config_for(server, era=era)) for era in ("handshake", "stateless", "auto")}
+    assert names == again
+    assert "measure" in names["handshake"]
+    assert "measure" not in names["stateless"]
+    assert "measure" not in names["auto"]  # auto speaks 2026-07-28 to a server of both eras
+    assert _methods(server).count("tools/list") == 3, "each era's entry was listed once"
+
+
 async def test_bridge_b_tool_cache_never_hides_a_change_past_its_ttl(clock: Clock) -> None:
     """Within ttl_s a hit serves the listing it kept; at ttl_s the entry is gone and the server is listed again."""
     server = script_tools(TestMcpServer())
