@@ -11,6 +11,7 @@ headers once, when it was built.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections.abc import Generator, Mapping
 from typing import Any, ClassVar
@@ -19,6 +20,7 @@ import httpx2
 
 from mcp_testkit.adapters._outcome import Outcome, SessionMode
 from mcp_testkit.adapters._sdk import SdkErrorClassifier
+from mcp_testkit.adapters._task import TaskHost
 
 __all__ = ["CurrentHeaders", "HostedBridgeAdapter", "render_result"]
 
@@ -40,7 +42,7 @@ def render_result(result: Any) -> str:
     return json.dumps(result.model_dump(by_alias=True, exclude_none=True, mode="json"), sort_keys=True)
 
 
-class HostedBridgeAdapter:
+class HostedBridgeAdapter(TaskHost):
     """A bridge that lives in a task of its own; subclasses say how to open it and how to call a tool.
 
     `open(stack, url)` builds the bridge, enters what it holds into `stack` and returns the MCP names
@@ -61,8 +63,6 @@ class HostedBridgeAdapter:
         self.retry = 0
         self.classifier = SdkErrorClassifier()
         self.headers: dict[str, str] = {}
-        self._group: Any = None
-        self._requests: Any = None
         self._tools: list[str] = []
 
     def http_client(self, **options: Any) -> httpx2.AsyncClient:
@@ -85,18 +85,9 @@ class HostedBridgeAdapter:
         return self.classifier.outcome(error, at="connect")
 
     async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
-        import anyio
-
         self.headers.clear()
         self.headers.update(headers)
-        self._group = anyio.create_task_group()
-        await self._group.__aenter__()
-        self._requests, requests = anyio.create_memory_object_stream[Any](0)
-        started = anyio.Event()
-        box: dict[str, Outcome] = {}
-        self._group.start_soon(self._serve, url, requests, started, box)
-        await started.wait()
-        return box.get("outcome") or Outcome.connection_error(RuntimeError(f"the {self.name} task ended"))
+        return await self._start(functools.partial(self._serve, url))
 
     async def _serve(self, url: str, requests: Any, started: Any, box: dict[str, Outcome]) -> None:
         try:
@@ -122,37 +113,5 @@ class HostedBridgeAdapter:
         finally:
             started.set()
 
-    async def list_tools(self) -> list[str]:
-        return list(self._tools)
-
-    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
-        import anyio
-
-        if self._requests is None:
-            return Outcome.connection_error(RuntimeError("not connected"))
-        reply, answer = anyio.create_memory_object_stream[Outcome](1)
-        try:
-            await self._requests.send((tool, dict(arguments), reply))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-            reply.close()
-            answer.close()
-            return Outcome.connection_error(RuntimeError(f"the {self.name} task had ended ({type(exc).__name__})"))
-        try:
-            async with answer:
-                return await answer.receive()
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
-            # The bridge's task died with this call in flight: it was sent, so it may have run.
-            ended = RuntimeError(f"the {self.name} task ended during the call ({type(exc).__name__})")
-            return Outcome.outcome_unknown(ended)
-
     def set_headers(self, headers: Mapping[str, str]) -> None:
         self.headers.update(headers)
-
-    async def close(self) -> None:
-        group, self._group = self._group, None
-        requests, self._requests = self._requests, None
-        if requests is not None:
-            await requests.aclose()
-        if group is not None:
-            with contextlib.suppress(Exception):
-                await group.__aexit__(None, None, None)

@@ -4,6 +4,7 @@ raises into outcome kinds from what crossed the wire rather than from error mess
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar, Literal
@@ -12,6 +13,7 @@ import httpx2
 
 from mcp_testkit._eras import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
 from mcp_testkit.adapters._outcome import Outcome, SessionMode
+from mcp_testkit.adapters._task import TaskHost
 
 __all__ = ["SdkClientAdapter", "SdkErrorClassifier"]
 
@@ -161,7 +163,7 @@ class _Body(httpx2.AsyncByteStream):
 Mode = Literal["auto", "legacy"]
 
 
-class SdkClientAdapter:
+class SdkClientAdapter(TaskHost):
     """The official `mcp` SDK `Client` as a bridge: it pages the listing and calls tools.
 
     `mode` is the client's: "auto" (its default: it probes with `server/discover`, speaks 2026-07-28
@@ -175,6 +177,7 @@ class SdkClientAdapter:
 
     name: ClassVar[str] = "sdk-client (auto)"
     sessions: SessionMode = "persistent"
+    task_name = "SDK client"  # errors say "the SDK client task ended"
 
     def __init__(
         self,
@@ -194,8 +197,6 @@ class SdkClientAdapter:
         self.page_limit: int | None = None
         self.retry = 0
         self._classifier = SdkErrorClassifier()
-        self._group: Any = None
-        self._requests: Any = None
         self._http: Any = None
         self._tools: list[str] = []
 
@@ -205,16 +206,7 @@ class SdkClientAdapter:
         return cls(transport=transport, mode="legacy", **options)
 
     async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
-        import anyio
-
-        self._group = anyio.create_task_group()
-        await self._group.__aenter__()
-        self._requests, requests = anyio.create_memory_object_stream[Any](0)
-        started = anyio.Event()
-        box: dict[str, Outcome] = {}
-        self._group.start_soon(self._serve, url, dict(headers), requests, started, box)
-        await started.wait()
-        return box.get("outcome") or Outcome.connection_error(RuntimeError("the SDK client task ended"))
+        return await self._start(functools.partial(self._serve, url, dict(headers)))
 
     async def _serve(
         self, url: str, headers: dict[str, str], requests: Any, started: Any, box: dict[str, Outcome]
@@ -250,42 +242,9 @@ class SdkClientAdapter:
         finally:
             started.set()
 
-    async def list_tools(self) -> list[str]:
-        return list(self._tools)
-
-    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
-        import anyio
-
-        if self._requests is None:
-            return Outcome.connection_error(RuntimeError("not connected"))
-        reply, answer = anyio.create_memory_object_stream[Outcome](1)
-        try:
-            await self._requests.send((tool, dict(arguments), reply))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-            reply.close()
-            answer.close()
-            return Outcome.connection_error(RuntimeError(f"the SDK client task had ended ({type(exc).__name__})"))
-        try:
-            async with answer:
-                return await answer.receive()
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
-            # The client's task died with this call in flight: it was sent, so it may have run.
-            return Outcome.outcome_unknown(
-                RuntimeError(f"the SDK client task ended during the call ({type(exc).__name__})")
-            )
-
     def set_headers(self, headers: Mapping[str, str]) -> None:
         if self._http is not None:
             self._http.headers.update(dict(headers))
-
-    async def close(self) -> None:
-        group, self._group = self._group, None
-        requests, self._requests = self._requests, None
-        if requests is not None:
-            await requests.aclose()
-        if group is not None:
-            with contextlib.suppress(Exception):
-                await group.__aexit__(None, None, None)
 
 
 async def _list_all(client: Any) -> list[str]:
