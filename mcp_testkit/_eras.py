@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 __all__ = [
@@ -35,7 +35,9 @@ __all__ = [
     "VERSION_KEY",
     "decode_header_value",
     "encode_header_value",
+    "error_status",
     "named_eras",
+    "spoken_versions",
     "stateless_headers",
     "stateless_params",
 ]
@@ -128,3 +130,30 @@ def stateless_headers(
     if isinstance(name, str):
         headers[NAME_HEADER] = encode_header_value(name)
     return headers
+
+
+_ERROR_STATUS = {
+    -32700: 400,  # parse error
+    -32600: 400,  # invalid request
+    -32602: 400,  # invalid params
+    HEADER_MISMATCH: 400,
+    MISSING_CAPABILITY: 400,
+    UNSUPPORTED_VERSION: 400,
+    -32601: 404,  # method not found
+}
+"""The HTTP status of a stateless answer carrying a JSON-RPC error, by code (200 for the others)."""
+
+
+def error_status(response: Any) -> int:
+    """The HTTP status of a stateless JSON answer: from the error code, 200 for a result."""
+    error = response.get("error") if isinstance(response, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return _ERROR_STATUS.get(code, 200) if isinstance(code, int) else 200
+
+
+def spoken_versions(eras: Collection[str]) -> list[str]:
+    """Every protocol version a server speaking `eras` speaks, newest first."""
+    spoken = [*STATELESS_VERSIONS] if STATELESS in eras else []
+    if HANDSHAKE in eras:
+        spoken += HANDSHAKE_VERSIONS
+    return sorted(spoken, reverse=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from mcp_testkit.bridge._approval import ApprovalRequired
 from mcp_testkit.bridge._cache import ToolCache, ToolCacheKey
-from mcp_testkit.bridge._catalogue import BridgeTool
 from mcp_testkit.bridge._config import BearerToken, Era, Headers, Kind, ServerConfig
 from mcp_testkit.bridge._errors import (
     MCPAuthError,
@@ -16,6 +15,7 @@ from mcp_testkit.bridge._errors import (
 )
 from mcp_testkit.bridge._pool import ToolDescription, ToolPool, describe_tools
 from mcp_testkit.bridge._render import render_result
+from mcp_testkit.bridge._tool import BridgeTool
 
 __all__ = [
     "ApprovalRequired",

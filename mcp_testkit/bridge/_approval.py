@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 if TYPE_CHECKING:
-    from mcp_testkit.bridge._catalogue import BridgeTool
+    from mcp_testkit.bridge._tool import BridgeTool
 
 __all__ = [
     "ApprovalPredicate",

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -12,39 +11,18 @@ from mcp_testkit._eras import HANDSHAKE, HEADER_MISMATCH, MISSING_CAPABILITY
 from mcp_testkit._param_headers import invalid_annotation
 from mcp_testkit.bridge._errors import MCPAuthError, MCPConnectionError
 from mcp_testkit.bridge._session import AuthRefused, EraRefused, RpcError, WireError
+from mcp_testkit.bridge._tool import BridgeTool, Kind, Source
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
 
     import mcp_types
 
-    from mcp_testkit.bridge._config import Kind, ServerConfig
+    from mcp_testkit.bridge._config import ServerConfig
     from mcp_testkit.bridge._session import RpcSession
 
 __all__ = ["BridgeTool", "read_catalogue", "select_tools", "valid_header_marks"]
 
-Source = Literal["hint", "override", "default", "pool"]
-
 logger = logging.getLogger("mcp_testkit.bridge")
-
-
-@dataclass(frozen=True)
-class BridgeTool:
-    """A server's tool as the pool exposes it: ``server.tool`` name, schema and read/write class."""
-
-    name: str
-    server: str
-    bare_name: str
-    description: str
-    input_schema: Mapping[str, Any] = field(hash=False, compare=True)
-    kind: Kind = "write"
-    idempotent: bool = False
-    classified_by: Source = "default"
-
-    @property
-    def resendable(self) -> bool:
-        """Whether the call may be sent again after its answer was lost: a read, or idempotent."""
-        return self.kind == "read" or self.idempotent
 
 
 def _classify(tool: mcp_types.Tool, config: ServerConfig) -> tuple[Kind, bool, Source]:

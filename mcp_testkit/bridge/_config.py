@@ -11,10 +11,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 from mcp_testkit.bridge._approval import ApprovalRule, normalize_approval
 from mcp_testkit.bridge._errors import MCPAuthError
+from mcp_testkit.bridge._tool import Kind
 
 __all__ = ["BearerToken", "Era", "Headers", "Kind", "ServerConfig", "positive_seconds", "read_credentials"]
 
-Kind = Literal["read", "write"]
 Era = Literal["auto", "handshake", "stateless"]
 
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mcp_testkit.bridge._catalogue import BridgeTool
+from mcp_testkit.bridge._tool import BridgeTool
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from mcp_testkit.bridge._errors import MCPResultWithheld
 
 if TYPE_CHECKING:
-    from mcp_testkit.bridge._catalogue import BridgeTool
+    from mcp_testkit.bridge._tool import BridgeTool
 
 __all__ = ["ResultGuardrail", "check_guardrails", "screen_result"]
 

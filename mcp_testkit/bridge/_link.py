@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     import httpx2
     import mcp_types
 
-    from mcp_testkit.bridge._catalogue import BridgeTool
     from mcp_testkit.bridge._config import ServerConfig
+    from mcp_testkit.bridge._tool import BridgeTool
 
 __all__ = ["ServerLink", "backoff_delays"]
 

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import functools
 import logging
-import ssl
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx2
 
+from mcp_testkit._tls import tls_context
 from mcp_testkit.bridge._approval import PendingApprovals, named_in_approval, needs_approval
 from mcp_testkit.bridge._cache import ToolCache, cache_key
-from mcp_testkit.bridge._catalogue import BridgeTool, select_tools
+from mcp_testkit.bridge._catalogue import select_tools
 from mcp_testkit.bridge._config import read_credentials
 from mcp_testkit.bridge._deferred import CALL_TOOL, SEARCH_TOOL, DeferredTools
 from mcp_testkit.bridge._errors import MCPBridgeError, MCPConnectionError, MCPToolError
 from mcp_testkit.bridge._guardrails import ResultGuardrail, check_guardrails, screen_result
 from mcp_testkit.bridge._link import ServerLink
+from mcp_testkit.bridge._tool import BridgeTool
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -33,12 +33,6 @@ if TYPE_CHECKING:
 __all__ = ["ToolDescription", "ToolPool", "describe_tools"]
 
 logger = logging.getLogger("mcp_testkit.bridge")
-
-
-@functools.lru_cache(maxsize=1)
-def _tls_context() -> ssl.SSLContext:
-    """One TLS context for every pool: loading the CA bundle costs milliseconds, a pool may live for one call."""
-    return ssl.create_default_context()
 
 
 class _BorrowedTransport(httpx2.AsyncBaseTransport):
@@ -93,7 +87,7 @@ class ToolPool:
             raise RuntimeError("ToolPool is already open")
         transport = _BorrowedTransport(self._transport) if self._transport is not None else None
         self._client = httpx2.AsyncClient(
-            transport=transport, timeout=None, follow_redirects=False, verify=_tls_context()
+            transport=transport, timeout=None, follow_redirects=False, verify=tls_context()
         )
         self._links = {config.name: ServerLink(config, self._client, self._environ) for config in self._configs}
         try:

@@ -31,7 +31,7 @@ from mcp_testkit._eras import (
     stateless_headers,
     stateless_params,
 )
-from mcp_testkit.bridge._sse import SseDecoder, SseEvent
+from mcp_testkit._sse import SseDecoder, SseEvent, SseEventTooLarge
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -332,6 +332,8 @@ class _Exchange(RpcSession):
             except (httpx2.ReadError, httpx2.RemoteProtocolError):
                 if not (self.resumable and decoder.last_event_id):
                     raise
+            except SseEventTooLarge as exc:
+                raise BadReply(f"answered with {exc}", sent=True) from None
             finally:
                 # The server ends the stream after the answer; reading to that end lets httpx2's body
                 # generators finish by themselves (trio reports ones collected half-way).
@@ -340,7 +342,7 @@ class _Exchange(RpcSession):
                         async for chunk in chunks:
                             for event in decoder.feed(chunk):
                                 self._answer_in_event(event, request_id, strict=False)
-                    except httpx2.HTTPError:
+                    except (httpx2.HTTPError, SseEventTooLarge):
                         pass
         return answer
 

@@ -20,12 +20,12 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
-from mcp_testkit._eras import STATELESS_VERSIONS, VERSION_KEY
+from mcp_testkit._asgi import Receive, Scope, Send, cancel_on_disconnect, lifespan, read_body
+from mcp_testkit._eras import STATELESS_VERSIONS, VERSION_KEY, error_status
+from mcp_testkit._sse import SseEventTooLarge
 from mcp_testkit.cassettes._format import Cassette, Exchange, Tape, era_of, split_messages, version_of
 from mcp_testkit.cassettes._redact import Redactor, kept_headers, save
 from mcp_testkit.cassettes._upstream import StdioUpstream, describe_upstream
-from mcp_testkit.server._app import Receive, Scope, Send, _lifespan, cancel_on_disconnect, read_body
-from mcp_testkit.server._stateless import error_status
 
 __all__ = ["Recording", "RecordingProxy", "StdioGateway", "record"]
 
@@ -76,7 +76,7 @@ class _Endpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await lifespan(receive, send)
             return
         if scope["type"] != "http":
             return
@@ -118,8 +118,8 @@ class RecordingProxy(_Endpoint):
     async def _forward(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
         import httpx2
 
-        from mcp_testkit.bridge._pool import _tls_context
-        from mcp_testkit.bridge._sse import SseDecoder
+        from mcp_testkit._sse import SseDecoder
+        from mcp_testkit._tls import tls_context
 
         seq, at = self.tape.start()
         method = scope["method"]
@@ -134,7 +134,7 @@ class RecordingProxy(_Endpoint):
         timeout = httpx2.Timeout(30.0, read=None)
         try:
             # A client per request, on the loop serving it; the TLS context (costly to build) is shared.
-            async with httpx2.AsyncClient(timeout=timeout, follow_redirects=False, verify=_tls_context()) as client:
+            async with httpx2.AsyncClient(timeout=timeout, follow_redirects=False, verify=tls_context()) as client:
                 request = client.build_request(method, self.url, content=body or None, headers=sent)
                 try:
                     response = await client.send(request, stream=True)
@@ -191,9 +191,18 @@ class RecordingProxy(_Endpoint):
         ended = False
         async with anyio.create_task_group() as group:
             group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
+            decoding = True
             async for chunk in response.aiter_raw():
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                messages.extend(_decode(e.data.encode()) or {"unparsed": e.data} for e in decoder.feed(chunk) if e.data)
+                if not decoding:
+                    continue
+                try:
+                    events = decoder.feed(chunk)
+                except SseEventTooLarge as exc:  # passed on to the client all the same; the cassette says why it stops
+                    messages.append({"unparsed": str(exc)})
+                    decoding = False
+                    continue
+                messages.extend(_decode(e.data.encode()) or {"unparsed": e.data} for e in events if e.data)
             ended = True
             group.cancel_scope.cancel()
         return ended
@@ -433,7 +442,7 @@ class Recording:
 
     def start(self) -> None:
         """Serve the proxy from a background thread; returns once it accepts connections."""
-        from mcp_testkit.server._runner import Runner
+        from mcp_testkit._runner import Runner
 
         # The socket timeouts of a TestMcpServer's defaults: a client slower than that is not recording.
         runner = Runner(self._app, self._host, self._port, header_timeout=60.0, body_timeout=60.0, idle_timeout=75.0)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcp_testkit._eras import ERAS, HANDSHAKE, SERVER_INFO_KEY, STATELESS
+from mcp_testkit._eras import ERAS, HANDSHAKE, SERVER_INFO_KEY, STATELESS, spoken_versions
 from mcp_testkit.cassettes._format import (
     MATCH_MODES,
     Cassette,
@@ -29,13 +29,12 @@ from mcp_testkit.cassettes._format import (
     is_placeholder_text,
 )
 from mcp_testkit.server import TestMcpServer
-from mcp_testkit.server._stateless import versions
 from mcp_testkit.tools import JsonRpcError, RawResult, ScriptedTool, ToolContext
 
 if TYPE_CHECKING:
     from mcp_testkit.cassettes._redact import Redactor
     from mcp_testkit.cassettes._upstream import UpstreamSession
-    from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server import ServerState
 
 __all__ = ["MATCH_MODES", "CassetteServer", "Matcher", "ReplayScript", "UnmatchedCall", "replay"]
 
@@ -557,7 +556,7 @@ class CassetteServer(TestMcpServer):
     def _fresh_state(self) -> ServerState:
         state = super()._fresh_state()
         state.initialize_result = self.script.initialize_result()
-        state.discover_result = self.script.discover_result(versions(state))
+        state.discover_result = self.script.discover_result(spoken_versions(state.eras))
         matching = self._matching = _Matching(self._index, self._match, self.cassette.source)
         for definition in self.script.tools:
             name = definition["name"]

@@ -180,7 +180,7 @@ class HttpUpstream:
     def _exchange(self, method: str, message: Any, sent: dict[str, str], on_event: OnEvent | None) -> Exchange:
         import httpx2
 
-        from mcp_testkit.bridge._sse import SseDecoder
+        from mcp_testkit._sse import SseDecoder, SseEventTooLarge
 
         seq, at = self.tape.start()
         status: int | None = None
@@ -218,7 +218,7 @@ class HttpUpstream:
                             framing = "json"
                         except ValueError:
                             framing, body = "text", raw.decode("utf-8", errors="replace")
-        except httpx2.HTTPError as exc:
+        except (httpx2.HTTPError, SseEventTooLarge) as exc:
             error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         answer, events = split_messages(message, messages) if framing == "sse" else (None, [])
         if framing == "json":

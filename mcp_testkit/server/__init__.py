@@ -21,12 +21,11 @@ if TYPE_CHECKING:
 
     import mcp_types
 
-    from mcp_testkit.cassettes import Cassette, CassetteServer, Matcher
+    from mcp_testkit._runner import Runner
     from mcp_testkit.journal import Record
-    from mcp_testkit.server._runner import Runner
     from mcp_testkit.server._sessions import Session
 
-__all__ = ["TestMcpServer"]
+__all__ = ["ServerState", "TestMcpServer"]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _RESPONSE_MODES = ("json", "sse")
@@ -166,13 +165,14 @@ class TestMcpServer:
 
     @classmethod
     def from_cassette(
-        cls, cassette: str | Path | Cassette, *, match: str | Matcher = "exact", **settings: Any
-    ) -> CassetteServer:
+        cls, cassette: str | Path | Any, *, match: str | Callable[..., Any] = "exact", **settings: Any
+    ) -> TestMcpServer:
         """A server replaying a recorded one: its info, capabilities and catalogue (paged as recorded, or by
         `page_size=`), each `tools/call` answered by the recorded call it matches (`match`: 'exact',
         'in_order', 'by_tool' or a callable), in the eras the recorded server spoke (or was never asked to),
         each answer shaped for the era of its request. Other keywords are `TestMcpServer`'s (`eras=` among
-        them). See `mcp_testkit.cassettes`.
+        them). See `mcp_testkit.cassettes`: its `replay` is the same, typed with the cassette's own classes (they
+        are not named here, so that the server does not import the cassettes that build on it).
         """
         from mcp_testkit.cassettes import replay
 
@@ -460,7 +460,7 @@ class TestMcpServer:
     def _new_runner(self) -> Runner:
         if self._runner is not None:
             raise RuntimeError(f"server {self.name!r} is already started at {self.url}")
-        from mcp_testkit.server._runner import Runner
+        from mcp_testkit._runner import Runner
 
         return Runner(
             self.asgi_app,

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
+from mcp_testkit._asgi import Receive, Scope, Send, read_body
+from mcp_testkit._runner import BODY_TIMED_OUT
 from mcp_testkit.scenario import ScenarioError, add_rules, add_tool, check_transport, from_json
-from mcp_testkit.server._app import Receive, Scope, Send, read_body
-from mcp_testkit.server._runner import BODY_TIMED_OUT
 
 if TYPE_CHECKING:
     from mcp_testkit.server import TestMcpServer

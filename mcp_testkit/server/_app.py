@@ -16,15 +16,17 @@ import hmac
 import json
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
 
 from mcp_testkit import faults
+from mcp_testkit._asgi import BODY_PREFIX, Receive, Scope, Send, cancel_on_disconnect, lifespan, read_body
 from mcp_testkit._eras import HANDSHAKE, HANDSHAKE_VERSIONS, STATELESS
 from mcp_testkit._json import JsonError, loads
+from mcp_testkit._runner import BODY_TIMED_OUT
 from mcp_testkit.journal import Headers, Record
 from mcp_testkit.server import _stateless
 from mcp_testkit.server._paging import page_number
@@ -41,18 +43,12 @@ from mcp_testkit.server._protocol import (
     handle_notification,
 )
 from mcp_testkit.server._resume import EventLog, StoredEvent, StreamPlan, sse_frame
-from mcp_testkit.server._runner import BODY_TIMED_OUT
 
 if TYPE_CHECKING:
     from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
 
-__all__ = ["JOURNAL_PREFIX", "McpApp", "ServerCrash", "cancel_on_disconnect", "read_body"]
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+__all__ = ["JOURNAL_PREFIX", "McpApp", "ServerCrash"]
 
 SESSION_NOT_FOUND = "Session not found: it has ended; re-initialize (send initialize without Mcp-Session-Id)"
 """The 404 message: it starts as the SDK's own does, then says what a client should do."""
@@ -89,7 +85,7 @@ def _accepts_both(accept: str) -> bool:
     return _accepts(accept, "application/json") and _accepts(accept, "text/event-stream")
 
 
-JOURNAL_PREFIX = 1024
+JOURNAL_PREFIX = BODY_PREFIX
 """How many bytes of a body refused for its size the journal keeps."""
 
 
@@ -254,7 +250,7 @@ class McpApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await lifespan(receive, send)
             return
         if scope["type"] != "http":
             return
@@ -906,33 +902,6 @@ def _refusal(state: ServerState, scope: Scope, headers: Mapping[str, str]) -> Re
     return None
 
 
-async def cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
-    """Wait until the client goes away, then cancel `scope` (the task group serving it a stream)."""
-    while (await receive())["type"] != "http.disconnect":
-        pass
-    scope.cancel()
-
-
-async def read_body(receive: Receive, limit: int) -> tuple[bytes, int | None]:
-    """The request body, read until it ends or passes `limit` bytes: (body, None), or (its first bytes, bytes read)."""
-    message = await receive()
-    body: bytes = message.get("body", b"")
-    if not message.get("more_body", False):
-        return (body, None) if len(body) <= limit else (body[:JOURNAL_PREFIX], len(body))
-    chunks = [body]
-    size = len(body)
-    while message.get("more_body", False) and size <= limit:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        chunks.append(chunk)
-        size += len(chunk)
-    if size > limit:
-        return b"".join(chunks)[:JOURNAL_PREFIX], size
-    return b"".join(chunks), None
-
-
 async def _read(state: ServerState, scope: Scope, receive: Receive, out: _Response) -> Refusal | None:
     """Read and decode a POST body into the record; the refusal (413, 408) when it is too big or too slow."""
     record = out.record
@@ -989,13 +958,3 @@ async def _crashed(state: ServerState, out: _Response, exc: Exception) -> None:
             await out.send({"type": "http.response.body", "body": b""})
         except Exception:  # the connection is gone too
             pass
-
-
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return

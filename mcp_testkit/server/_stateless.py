@@ -31,14 +31,14 @@ from mcp_testkit._eras import (
     UNSUPPORTED_VERSION,
     VERSION_KEY,
     decode_header_value,
+    error_status,
+    spoken_versions,
 )
 from mcp_testkit._param_headers import ABSENT, PARAM_HEADER_PREFIX, mirrored_params, value_at
 from mcp_testkit.server._protocol import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     LOG_LEVELS,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
     Call,
     Handler,
     call_tool,
@@ -65,17 +65,6 @@ __all__ = [
     "unsupported",
     "versions",
 ]
-
-ERROR_STATUS = {
-    PARSE_ERROR: 400,
-    INVALID_REQUEST: 400,
-    INVALID_PARAMS: 400,
-    HEADER_MISMATCH: 400,
-    MISSING_CAPABILITY: 400,
-    UNSUPPORTED_VERSION: 400,
-    METHOD_NOT_FOUND: 404,
-}
-"""The HTTP status of a stateless answer carrying a JSON-RPC error, by code (200 for the others)."""
 
 _CACHEABLE = frozenset({"server/discover", "tools/list"})
 _LEGACY_REFUSAL = "Bad Request: Missing session ID"
@@ -118,10 +107,7 @@ def serves_stateless(state: ServerState, headers: Mapping[str, str], message: An
 
 def versions(state: ServerState) -> list[str]:
     """Every protocol version the server speaks, newest first."""
-    spoken = [*STATELESS_VERSIONS] if STATELESS in state.eras else []
-    if HANDSHAKE in state.eras:
-        spoken += HANDSHAKE_VERSIONS
-    return sorted(spoken, reverse=True)
+    return spoken_versions(state.eras)
 
 
 def unsupported(state: ServerState, requested: Any, supported: list[str] | None = None) -> Refusal:
@@ -343,10 +329,3 @@ def decorate(state: ServerState, method: str, response: Any) -> None:
     elif isinstance(meta, dict) and SERVER_INFO_KEY not in meta:
         fresh["_meta"] = {**meta, SERVER_INFO_KEY: server_info}
     response["result"] = fresh
-
-
-def error_status(response: Any) -> int:
-    """The HTTP status of a stateless JSON answer: from the error code, 200 for a result."""
-    error = response.get("error") if isinstance(response, dict) else None
-    code = error.get("code") if isinstance(error, dict) else None
-    return ERROR_STATUS.get(code, 200) if isinstance(code, int) else 200

@@ -1,4 +1,9 @@
-"""A push decoder for ``text/event-stream`` bodies, fed chunk by chunk so the caller owns the iteration."""
+"""A push decoder for ``text/event-stream`` bodies, fed chunk by chunk so the caller owns the iteration.
+
+Shared by the reference bridge and the cassettes' recording proxy, which can both be pointed at any
+server: an event is bounded (`max_event_chars`), so a server that sends an event without end costs a
+clear `SseEventTooLarge`, not all the memory there is.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,23 @@ import codecs
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["SseDecoder", "SseEvent"]
+__all__ = ["MAX_EVENT_CHARS", "SseDecoder", "SseEvent", "SseEventTooLarge"]
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+MAX_EVENT_CHARS = 64 * 1024 * 1024
+"""The default bound on one event (its data lines and any unfinished line): 64 Mi characters."""
+
+
+class SseEventTooLarge(ValueError):
+    """An SSE event grew past the decoder's bound before it ended."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"an SSE event passed {limit} characters without ending (max_event_chars); "
+            "the server sends an event without end, or one larger than this client accepts"
+        )
+        self.limit = limit
 
 
 @dataclass(frozen=True)
@@ -29,6 +48,8 @@ class SseDecoder:
 
     last_event_id: str = ""
     retry_ms: int | None = None
+    max_event_chars: int | None = None
+    """The bound on one event; None: `MAX_EVENT_CHARS` as the module has it when the decoder is fed."""
     _text: codecs.IncrementalDecoder = field(
         default_factory=lambda: codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
     )
@@ -36,13 +57,14 @@ class SseDecoder:
     _event: str = ""
     _id: str | None = None
     _data: list[str] = field(default_factory=list)
+    _size: int = 0
 
     def resumed(self) -> SseDecoder:
         """A decoder for the stream's next response, carrying its last event id and reconnection time."""
-        return SseDecoder(self.last_event_id, self.retry_ms)
+        return SseDecoder(self.last_event_id, self.retry_ms, self.max_event_chars)
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
-        """The events completed by ``chunk``."""
+        """The events completed by ``chunk``; `SseEventTooLarge` once an event passes `max_event_chars`."""
         text = self._pending + self._text.decode(chunk)
         # A '\r' at the very end may be the first half of '\r\n': hold it back with its line.
         held = "\r" if text.endswith("\r") else ""
@@ -53,17 +75,22 @@ class SseDecoder:
             event = self._line(line)
             if event is not None:
                 events.append(event)
+        if self._size + len(self._pending) > self._limit():
+            raise SseEventTooLarge(self._limit())
         return events
+
+    def _limit(self) -> int:
+        return MAX_EVENT_CHARS if self.max_event_chars is None else self.max_event_chars
 
     def _line(self, line: str) -> SseEvent | None:
         if not line:
             if self._id is not None:  # the last event id is set at each dispatch, with data or without
                 self.last_event_id, self._id = self._id, None
             if not self._data:
-                self._event = ""
+                self._event, self._size = "", 0
                 return None
             event = SseEvent(self._event or "message", "\n".join(self._data))
-            self._event, self._data = "", []
+            self._event, self._data, self._size = "", [], 0
             return event
         if line.startswith(":"):
             return None
@@ -72,6 +99,9 @@ class SseDecoder:
         if name == "event":
             self._event = value
         elif name == "data":
+            self._size += len(value) + 1
+            if self._size > self._limit():
+                raise SseEventTooLarge(self._limit())
             self._data.append(value)
         elif name == "id" and "\0" not in value:
             self._id = value
