@@ -5,10 +5,12 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import os
 import threading
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from mcp_testkit._eras import CAPABILITIES_KEY, CLIENT_INFO_KEY, STATELESS
@@ -439,6 +441,22 @@ class Journal:
         """One JSON line per record; credentials and required headers read '***' unless `redact=False`."""
         hidden = self._redacted()
         return "".join(json.dumps(r.to_json(hidden, redact=redact), default=repr) + "\n" for r in list(self._records))
+
+    def to_mermaid(self, *, title: str | None = None) -> str:
+        """The journal as a Mermaid sequence diagram: an arrow per request and per answer, faults and session
+        changes as notes; it renders on GitHub and in the docs as it is."""
+        from mcp_testkit._diagram import mermaid
+
+        return mermaid(list(self._records), title=title)
+
+    def to_html(self, path: str | os.PathLike[str], *, title: str = "mcp-testkit journal") -> Path:
+        """Write the journal as one self-contained HTML page (inline SVG, CSS and script; nothing loaded from the
+        network): the same diagram, each arrow opening its request's and answer's headers and bodies, redacted."""
+        from mcp_testkit._diagram import html_page
+
+        target = Path(path)
+        target.write_text(html_page(list(self._records), title=title, hidden=self._redacted()), encoding="utf-8")
+        return target
 
     def format(self, *, limit: int = 50) -> str:
         """The journal as one line per request, at most `limit` lines plus a count of the rest."""

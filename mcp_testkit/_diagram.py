@@ -1,0 +1,223 @@
+"""A journal drawn as a sequence diagram: Mermaid text for GitHub and the docs, and one self-contained HTML page.
+
+When a resilience test fails, the answer is in the order of requests, faults and answers; a dozen
+records across two sessions read faster as arrows than as lines. Both drawings come from the same
+steps (`_steps`): one arrow per request and one per answer, the fault that hit a request marked on
+it, a note where the session changes, cancels drawn as the notifications they are. The HTML page
+needs nothing from the network when opened: its SVG, CSS and script are inline, and its content
+security policy forbids loading anything else.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp_testkit.journal import Record
+
+__all__ = ["html_page", "mermaid"]
+
+
+@dataclass(frozen=True)
+class _Step:
+    """What the diagram draws for one record: its request arrow, its answer arrow and the notes around them."""
+
+    seq: int
+    request: str
+    answer: str | None
+    """None: no answer reached the client (dropped, or the connection was cut)."""
+    fault: str | None
+    session: str | None
+    """A new session id first seen on this record (drawn as a note before it), else None."""
+    notification: bool
+    failed: bool
+
+
+def _label_of(record: Record) -> str:
+    what = record.rpc_method or ("batch" if isinstance(record.message, list) else record.http_method)
+    if record.http_method == "GET":
+        after = record.headers.get("last-event-id")
+        what = "GET stream" + (f" after event {after}" if after is not None else "")
+    elif record.http_method == "DELETE":
+        what = "DELETE session"
+    if record.tool:
+        what += f" {record.tool}"
+    if record.rpc_method == "notifications/cancelled":
+        request_id = (record.params or {}).get("requestId")
+        what = f"cancel request {request_id!r}" if request_id is not None else "cancel"
+    era = {"stateless": " (2026-07-28)", "handshake": ""}.get(record.era or "", "")
+    return f"#{record.seq} {what}{era}"
+
+
+def _answer_of(record: Record) -> str | None:
+    if record.status is None:
+        return None
+    answer = record.response if record.error is None else None
+    line = str(record.status)
+    if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
+        line += f" error {answer['error'].get('code')}"
+    elif isinstance(answer, dict) and isinstance(answer.get("result"), dict) and answer["result"].get("isError"):
+        line += " isError"
+    if record.error:
+        line += f" ({record.error})"
+    return line
+
+
+def _steps(records: Iterable[Record]) -> Iterator[_Step]:
+    session: str | None = None
+    for record in records:
+        fresh = record.session_id if record.session_id and record.session_id != session else None
+        if record.session_id:
+            session = record.session_id
+        answer = _answer_of(record)
+        yield _Step(
+            seq=record.seq,
+            request=_label_of(record),
+            answer=answer,
+            fault=None if record.fault is None else repr(record.fault),
+            session=fresh,
+            notification=isinstance(record.message, dict) and "id" not in record.message and "method" in record.message,
+            failed=answer is None or (record.status or 0) >= 400 or record.error is not None,
+        )
+
+
+# -- Mermaid -----------------------------------------------------------------------------------------
+
+_MERMAID_ESCAPES = str.maketrans({"#": "#35;", ";": "#59;", "<": "#60;", ">": "#62;", "\n": " ", "\r": " "})
+
+
+def _text(value: str, limit: int = 120) -> str:
+    value = value if len(value) <= limit else value[: limit - 1] + "…"
+    return value.translate(_MERMAID_ESCAPES)
+
+
+def mermaid(records: Iterable[Record], *, title: str | None = None) -> str:
+    """The records as a Mermaid sequence diagram, client on the left, server on the right."""
+    lines = ["sequenceDiagram"]
+    if title:
+        lines.append(f"    title {_text(title)}")
+    lines += ["    participant C as client", "    participant S as server"]
+    for step in _steps(records):
+        if step.session:
+            lines.append(f"    Note over C,S: session {_text(step.session[:8])}")
+        arrow = "-)" if step.notification else "->>"
+        lines.append(f"    C{arrow}S: {_text(step.request)}")
+        if step.fault:
+            lines.append(f"    Note right of S: fault {_text(step.fault)}")
+        if step.answer is None:
+            lines.append("    S--xC: no answer (connection cut)")
+        else:
+            lines.append(f"    S-->>C: {_text(step.answer)}")
+    return "\n".join(lines) + "\n"
+
+
+# -- HTML --------------------------------------------------------------------------------------------
+
+_LEFT, _RIGHT, _WIDTH, _TOP, _ROW = 140, 700, 1120, 70, 64
+
+_STYLE = """
+body{font:14px/1.4 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:16px;color:#1d2430}
+h1{font-size:18px}svg{display:block;max-width:100%;height:auto}
+.lane{stroke:#b8c0cc;stroke-dasharray:4 4}.actor rect{fill:#eef2f7;stroke:#8893a4}
+.arrow line{stroke:#2b5cab;stroke-width:1.6}.arrow text{font-size:12px;fill:#1d2430}
+.arrow.answer line{stroke:#4b8b3b;stroke-dasharray:6 3}.arrow.failed line{stroke:#b3261e}
+.arrow.lost line{stroke:#b3261e;stroke-dasharray:2 3}.arrow:hover text{text-decoration:underline}
+.fault circle{fill:#b3261e}.fault text{fill:#b3261e;font-size:11px;font-weight:600}
+.session text{fill:#6b4fa0;font-size:11px}.session line{stroke:#6b4fa0}
+details{border:1px solid #d5dbe3;border-radius:4px;margin:4px 0;padding:4px 8px}
+details:target,details[open]{background:#f7f9fc}pre{overflow:auto;font-size:12px;background:#fff;padding:6px}
+"""
+
+_SCRIPT = """
+function openTarget(){var id=location.hash.slice(1);var el=id&&document.getElementById(id);
+if(el&&el.tagName==='DETAILS'){el.open=true;el.scrollIntoView();}}
+window.addEventListener('hashchange',openTarget);window.addEventListener('DOMContentLoaded',openTarget);
+"""
+
+_POLICY = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+
+
+def _arrow(seq: int, y: int, label: str, classes: str, *, leftward: bool) -> str:
+    x1, x2 = (_RIGHT, _LEFT) if leftward else (_LEFT, _RIGHT)
+    head = "url(#head-back)" if leftward else "url(#head)"
+    return (
+        f'<a href="#r{seq}"><g class="arrow {classes}" data-seq="{seq}">'
+        f'<line x1="{x1}" y1="{y}" x2="{x2}" y2="{y}" marker-end="{head}"/>'
+        f'<text x="{(_LEFT + _RIGHT) // 2}" y="{y - 5}" text-anchor="middle">{html.escape(label)}</text></g></a>'
+    )
+
+
+def _svg(steps: Sequence[_Step]) -> str:
+    height = _TOP + _ROW * len(steps) + 30
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{height}" viewBox="0 0 {_WIDTH} {height}"'
+        ' role="img" aria-label="sequence diagram of the journal">',
+        '<defs><marker id="head" markerWidth="8" markerHeight="8" refX="8" refY="4" orient="auto">'
+        '<path d="M0,0 L8,4 L0,8 z" fill="#2b5cab"/></marker>'
+        '<marker id="head-back" markerWidth="8" markerHeight="8" refX="8" refY="4" orient="auto">'
+        '<path d="M0,0 L8,4 L0,8 z" fill="#4b8b3b"/></marker></defs>',
+    ]
+    for x, name in ((_LEFT, "client"), (_RIGHT, "server")):
+        parts.append(
+            f'<g class="actor"><rect x="{x - 60}" y="10" width="120" height="30" rx="4"/>'
+            f'<text x="{x}" y="30" text-anchor="middle">{name}</text></g>'
+            f'<line class="lane" x1="{x}" y1="40" x2="{x}" y2="{height - 10}"/>'
+        )
+    for index, step in enumerate(steps):
+        y = _TOP + _ROW * index
+        if step.session:
+            parts.append(
+                f'<g class="session"><line x1="{_LEFT - 70}" y1="{y - 24}" x2="{_RIGHT + 70}" y2="{y - 24}"/>'
+                f'<text x="{_RIGHT + 74}" y="{y - 20}">session {html.escape(step.session[:8])}</text></g>'
+            )
+        kind = "request notification" if step.notification else "request"
+        parts.append(_arrow(step.seq, y, step.request, kind, leftward=False))
+        if step.fault:
+            parts.append(
+                f'<g class="fault" data-seq="{step.seq}"><circle cx="{_RIGHT}" cy="{y}" r="6"/>'
+                f'<text x="{_RIGHT + 10}" y="{y + 4}">{html.escape(step.fault[:80])}</text></g>'
+            )
+        if step.answer is None:
+            parts.append(_arrow(step.seq, y + 26, "no answer (connection cut)", "answer lost failed", leftward=True))
+        else:
+            classes = "answer failed" if step.failed else "answer"
+            parts.append(_arrow(step.seq, y + 26, step.answer, classes, leftward=True))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _pretty(value: Any) -> str:
+    return html.escape(json.dumps(value, indent=2, ensure_ascii=False, default=repr))
+
+
+def _details(record: Record, hidden: Collection[str], start: float) -> str:
+    data = record.to_json(hidden)
+    request = {"headers": data["headers"], "message": data["message"] if data["message"] is not None else data["body"]}
+    return (
+        f'<details id="r{record.seq}"><summary>{html.escape(record.summary())}</summary>'
+        f"<p>received at +{(record.at - start) * 1000:.1f} ms"
+        f"{'' if record.fault is None else ' · fault ' + html.escape(repr(record.fault))}</p>"
+        f"<h3>request</h3><pre>{_pretty(request)}</pre>"
+        f"<h3>answer</h3><pre>{_pretty({'status': data['status'], 'response': data['response']})}</pre></details>"
+    )
+
+
+def html_page(records: Sequence[Record], *, title: str, hidden: Collection[str] = ()) -> str:
+    """One self-contained HTML page: the diagram, and under it each record's request and answer (redacted)."""
+    steps = list(_steps(records))
+    start = records[0].at if records else 0.0
+    faults = sum(step.fault is not None for step in steps)
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{_POLICY}">'
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>"
+        f"<h1>{html.escape(title)}</h1>"
+        f"<p>{len(records)} request{'' if len(records) == 1 else 's'}, {faults} with a fault. "
+        "Each arrow opens its request and answer below.</p>"
+        f"{_svg(steps)}<section>{''.join(_details(record, hidden, start) for record in records)}</section>"
+        "</body></html>\n"
+    )
