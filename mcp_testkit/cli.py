@@ -34,6 +34,10 @@ SERVE_SESSION_LIMIT = 1_000
 """`serve` keeps this many sessions by default (about 5 MB); --session-limit 0 keeps every one."""
 
 
+def _tools(count: int) -> str:
+    return f"{count} tool" if count == 1 else f"{count} tools"
+
+
 def _positive(kind: type[int] | type[float]) -> Any:
     def parse(text: str) -> int | float:
         value = kind(text)
@@ -57,19 +61,39 @@ class _Refused(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with every mistake on one line of stderr: the command, the problem, its usage; exit 2."""
+    """argparse with every mistake on one line of stderr: the command, the problem (and what was probably meant),
+    and where its usage is; exit 2. A usage of twenty options is a screenful, so it is named, not printed."""
 
     def error(self, message: str) -> NoReturn:
-        usage = " ".join(self.format_usage().split())
-        self.exit(2, f"{self.prog}: {message}{self._did_you_mean(message)}; {usage}\n")
+        self.exit(2, f"{self.prog}: {message}{self._did_you_mean(message)}; see '{self.prog} --help'\n")
 
     def _did_you_mean(self, message: str) -> str:
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from ([^)]*)\)", message)
+        if choice is not None:
+            offered = [name.strip().strip("'") for name in choice[2].split(",")]  # quoted or not, by Python version
+            close = difflib.get_close_matches(choice[1], offered, n=1)
+            return f" (did you mean {close[0]!r}?)" if close else ""
         unknown = re.match(r"unrecognized arguments: (\S+)", message)
         if unknown is None or not unknown[1].startswith("--"):
             return ""
         options = [option for action in self._actions for option in action.option_strings]
         close = difflib.get_close_matches(unknown[1].partition("=")[0], options, n=1)
         return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _overview(parser: argparse.ArgumentParser, commands: dict[str, _Parser]) -> str:
+    """What a bare `mcp-testkit` prints: each command with its one-line help, and where to read more."""
+    helps = {
+        action.dest: action.help or ""
+        for group in parser._subparsers._group_actions  # type: ignore[union-attr]
+        for action in getattr(group, "_choices_actions", [])
+    }
+    width = max(map(len, commands)) + 2
+    lines = [f"{parser.prog}: {parser.description}", "", "commands:"]
+    lines += [f"  {name.ljust(width)}{helps.get(name, '')}" for name in commands]
+    prog = parser.prog
+    lines += ["", f"Run '{prog} COMMAND --help' for a command's options; '{prog} --version' for the version."]
+    return "\n".join(lines) + "\n"
 
 
 def _port(text: str) -> int:
@@ -168,6 +192,9 @@ def _parser() -> tuple[_Parser, dict[str, _Parser]]:
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line, parsed; an unknown argument is reported by its subcommand, with that usage."""
     parser, commands = _parser()
+    if not (sys.argv[1:] if argv is None else argv):
+        sys.stdout.write(_overview(parser, commands))
+        raise SystemExit(0)
     args, extras = parser.parse_known_args(argv)
     if extras:
         commands[args.command].error(f"unrecognized arguments: {' '.join(extras)}")
@@ -344,7 +371,7 @@ def _serve_http(server: TestMcpServer, args: argparse.Namespace, prepare: Callab
     except (OSError, RuntimeError) as exc:
         raise _Refused(f"cannot serve on {args.host}:{args.port}: {exc}") from None
     try:
-        line = f"mcp-testkit: serving {server.name!r} at {server.url} ({len(server.tools)} tools)"
+        line = f"mcp-testkit: serving {server.name!r} at {server.url} ({_tools(len(server.tools))})"
         if token is not None:
             line += f"; admin at {server.base_url}{PREFIX} with token {token}"
         if args.journal:
@@ -362,7 +389,7 @@ def _serve_stdio(server: TestMcpServer, args: argparse.Namespace, protocol_out: 
 
     from mcp_testkit.server._stdio import serve_stdio
 
-    line = f"mcp-testkit: serving {server.name!r} over stdio ({len(server.tools)} tools)"
+    line = f"mcp-testkit: serving {server.name!r} over stdio ({_tools(len(server.tools))})"
     if args.journal:
         line += f"; journal to {args.journal}"
     print(line + "; close stdin or send SIGTERM to stop", file=sys.stderr, flush=True)
