@@ -8,6 +8,9 @@ import importlib.util
 import json
 import os
 import sys
+import textwrap
+import threading
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -130,6 +133,13 @@ def add_parser(commands: Any) -> None:
         help="also check every shipped adapter whose bridge is importable here (fastmcp, pydantic-ai, ...)",
     )
     check.add_argument("--json", metavar="FILE", help="also write every verdict, with its counterexample, to FILE")
+    shown = check.add_mutually_exclusive_group()
+    shown.add_argument(
+        "-v", "--verbose", action="store_true", help="also print each property's coverage (what its examples exercised)"
+    )
+    shown.add_argument(
+        "-q", "--quiet", action="store_true", help="print only the matrix, the failures and the closing line"
+    )
 
 
 def _eras(text: str) -> list[str]:
@@ -195,7 +205,7 @@ def _label(factory: Any, spec: str) -> str:
 def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     """Run the contract, print progress, the matrix and the counterexamples; the exit status."""
     from mcp_testkit.adapters import DriverFactory
-    from mcp_testkit.contract import PROPERTIES, run_contract
+    from mcp_testkit.contract import PROPERTIES
 
     named = list(args.adapters) + [f"--driver {command}" for command in args.drivers]
     specs = list(args.adapters)
@@ -222,44 +232,30 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         print(f"mcp-testkit check: unknown property {unknown[0]!r}; known: {', '.join(PROPERTIES)}", file=sys.stderr)
         return 2
     eras = tuple(dict.fromkeys(era for group in (args.eras or [list(ERAS)]) for era in group))
-    verdicts: Verdicts = {}
-    for spec, factory in factories:
-        label = _label(factory, spec)
-        transport = "socket" if isinstance(factory, DriverFactory) else (args.transport or "asgi")
-        results: dict[tuple[str, str], PropertyResult] = {}
-        for era in eras:
-            print(
-                f"checking {label} ({spec}) in the {era} era, {args.examples} examples per property, {transport}",
-                file=out,
-            )
-
-            def progress(result: PropertyResult) -> None:
-                print(
-                    f"  {result.property_id:3} {result.mark:9} {result.examples:4} examples {result.seconds:6.1f} s  "
-                    f"{result.title}",
-                    file=out,
-                )
-                print(f"        coverage: {result.coverage_line()}", file=out)
-                # An n/a result's one note is its reason, which the coverage line already gives.
-                for note in () if result.not_applicable else result.notes:
-                    print(f"        note: {note}", file=out)
-                out.flush()
-
-            for result in run_contract(
-                factory,
-                max_examples=args.examples,
-                properties=chosen,
-                eras=(era,),
-                transport=transport,
-                example_timeout=args.example_timeout,
-                budget=args.budget,
-                progress=progress,
-            ):
-                results[result.property_id, era] = result
-        verdicts[label] = results
+    labels = {spec: _label(factory, spec) for spec, factory in factories}
+    if not args.quiet:
+        print(_opening(labels, chosen, eras, args, named=bool(named)), file=out)
+    verdicts: Verdicts = {label: {} for label in labels.values()}
+    ticker = _Ticker(out) if not args.quiet and out.isatty() else None
+    try:
+        for spec, factory in factories:
+            label = labels[spec]
+            transport = "socket" if isinstance(factory, DriverFactory) else (args.transport or "asgi")
+            for era in eras:
+                _check_one(factory, label, spec, era, transport, chosen, args, verdicts[label], out, ticker)
+    except KeyboardInterrupt:
+        if ticker is not None:
+            ticker.stop()
+        done = sum(len(results) for results in verdicts.values())
+        print(f"\nmcp-testkit check: cut by Ctrl-C after {done} verdict{'s' * (done != 1)}; those so far:", file=out)
+        _matrix(verdicts, chosen, eras, out)
+        _counterexamples(verdicts, out)
+        print("\nExit status 130: the run was cut; a cell marked '-' was not checked.", file=out)
+        return 130
     if args.json:
         _write_json(args.json, factories, verdicts)
-    print(file=out)
+    if not args.quiet:
+        print(file=out)
     _matrix(verdicts, chosen, eras, out)
     _counterexamples(verdicts, out)
     errored = sorted({label for label, results in verdicts.items() if any(r.error for r in results.values())})
@@ -270,10 +266,122 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
             file=out,
         )
         return 2
-    labels = {spec: _label(factory, spec) for spec, factory in factories}
     failed_named = [labels[spec] for spec in named if _unsettled(verdicts[labels[spec]])]
     print(f"\n{_expected(labels, verdicts, chosen, eras, failed_named, named=bool(named))}", file=out)
     return 1 if failed_named else 0
+
+
+def _opening(
+    labels: dict[str, str], chosen: Sequence[str], eras: Sequence[str], args: argparse.Namespace, *, named: bool
+) -> str:
+    """The first line: what this run compares, and (for the default run) that the SDK client's failures are known."""
+    properties = ", ".join(chosen) if len(chosen) <= 3 else f"{len(chosen)} properties ({chosen[0]}-{chosen[-1]})"
+    said = {HANDSHAKE: "the handshake era", STATELESS: "the stateless (2026-07-28) era"}
+    where = "both eras (the handshake and 2026-07-28)" if len(eras) == 2 else said[eras[0]]
+    text = (
+        f"mcp-testkit check: {properties} against {', '.join(labels.values())}, in {where}, "
+        f"{args.examples} example{'s' * (args.examples != 1)} per property"
+    )
+    if not named and any(spec in _KNOWN_FAILS and spec != _REFERENCE for spec in labels):
+        text += (
+            "; the reference bridge holds every one, and the SDK client's failures below are known and expected "
+            f"({_SDK_VERDICTS})"
+        )
+    return text + "."
+
+
+def _check_one(
+    factory: Any,
+    label: str,
+    spec: str,
+    era: str,
+    transport: str,
+    chosen: Sequence[str],
+    args: argparse.Namespace,
+    results: dict[tuple[str, str], PropertyResult],
+    out: TextIO,
+    ticker: _Ticker | None,
+) -> None:
+    """Run the contract on one bridge in one era, printing a line per property as it ends."""
+    from mcp_testkit.contract import run_contract
+
+    if not args.quiet:
+        print(
+            f"checking {label} ({spec}) in the {era} era, {args.examples} examples per property, {transport}",
+            file=out,
+        )
+    pending = list(chosen)
+
+    def progress(result: PropertyResult) -> None:
+        results[result.property_id, era] = result
+        if ticker is not None:
+            ticker.stop()
+        if not args.quiet:
+            print(
+                f"  {result.property_id:3} {result.mark:9} {result.examples:4} examples {result.seconds:6.1f} s  "
+                f"{result.title}",
+                file=out,
+            )
+            if args.verbose:
+                print(f"        coverage: {result.coverage_line()}", file=out)
+            # An n/a result's one note is its reason, which its mark and the matrix already give.
+            for note in () if result.not_applicable else result.notes:
+                print(f"        note: {note}", file=out)
+        out.flush()
+        following = pending.index(result.property_id) + 1 if result.property_id in pending else len(pending)
+        if ticker is not None and following < len(pending):
+            ticker.start(f"  {pending[following]:3} running")
+
+    if ticker is not None and pending:
+        ticker.start(f"  {pending[0]:3} running")
+    for result in run_contract(
+        factory,
+        max_examples=args.examples,
+        properties=chosen,
+        eras=(era,),
+        transport=transport,
+        example_timeout=args.example_timeout,
+        budget=args.budget,
+        progress=progress,
+    ):
+        results[result.property_id, era] = result
+    if ticker is not None:
+        ticker.stop()
+
+
+class _Ticker:
+    """On a terminal, one line updated in place while a property runs (its elapsed time), erased when it ends;
+    never used when the output is not a terminal, so CI logs keep plain lines."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, text: str) -> None:
+        self.stop()
+        self._stopped.clear()
+        started = time.monotonic()
+
+        def tick() -> None:
+            while not self._stopped.wait(0.2):
+                with self._lock:
+                    self._out.write(f"\r{text} {time.monotonic() - started:5.1f} s\x1b[K")
+                    self._out.flush()
+
+        self._thread = threading.Thread(target=tick, name="mcp-testkit-check-ticker", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread is None:
+            return
+        self._stopped.set()
+        self._thread.join()
+        self._thread = None
+        with self._lock:
+            self._out.write("\r\x1b[K")
+            self._out.flush()
 
 
 def _unsettled(results: dict[tuple[str, str], PropertyResult]) -> bool:
@@ -425,26 +533,29 @@ def _write_json(path: str, factories: Sequence[tuple[str, Any]], verdicts: Verdi
 
 
 def _matrix(verdicts: Verdicts, chosen: Sequence[str], eras: Sequence[str], out: TextIO) -> None:
+    """A row per property and era, a column per bridge; titles wrapped in their column, never cut."""
     from mcp_testkit.contract import PROPERTIES
 
     labels = list(verdicts)
     widths = [max(len(label), 9) for label in labels]
+    title_width = 56
     header = (
-        "property".ljust(82)
+        "property".ljust(title_width + 2)
         + "era".ljust(11)
         + "  ".join(label.ljust(width) for label, width in zip(labels, widths, strict=True))
     )
     print(header.rstrip(), file=out)
     print("-" * len(header.rstrip()), file=out)
     for property_id in chosen:
-        title = f"{property_id} {PROPERTIES[property_id].title}"
-        for index, era in enumerate(eras):
+        title = textwrap.wrap(f"{property_id} {PROPERTIES[property_id].title}", title_width, subsequent_indent="    ")
+        for index in range(max(len(eras), len(title))):
+            era = eras[index] if index < len(eras) else ""
             cells = [
-                verdicts[label][property_id, era].mark.ljust(width)
+                (verdicts[label][property_id, era].mark if (property_id, era) in verdicts[label] else "-").ljust(width)
                 for label, width in zip(labels, widths, strict=True)
-            ]
-            first = title[:80] if index == 0 else ""
-            print((first.ljust(82) + era.ljust(11) + "  ".join(cells)).rstrip(), file=out)
+            ] if era else []
+            first = title[index] if index < len(title) else ""
+            print((first.ljust(title_width + 2) + era.ljust(11) + "  ".join(cells)).rstrip(), file=out)
 
 
 def _counterexamples(verdicts: Verdicts, out: TextIO) -> None:

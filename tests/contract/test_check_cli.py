@@ -52,8 +52,31 @@ def test_default_run_shows_progress_per_property(default_run: subprocess.Complet
         progress = [line for line in lines if line.startswith(f"  {property_id} ") and line.endswith(prop.title)]
         assert len(progress) == 6, progress
         assert progress[0].split()[1] == ("holds" if "handshake" in prop.eras else "n/a")
-        below = lines[lines.index(progress[0]) + 1]
-        assert below.startswith("        coverage: ")
+    assert not [line for line in lines if "coverage:" in line], "coverage is for --verbose"
+
+
+def test_default_run_opens_saying_what_it_compares(default_run: subprocess.CompletedProcess[str]) -> None:
+    """The first line names the properties, the bridges, the eras and the example count, and says that the SDK
+    client's failures are expected, before any of them is printed."""
+    first = default_run.stdout.splitlines()[0]
+    assert first.startswith("mcp-testkit check: 10 properties (P1-P9) against reference, sdk-client (auto), ")
+    assert "20 examples per property" in first
+    assert "the SDK client's failures below are known and expected" in first
+
+
+def test_verbose_adds_coverage_and_quiet_keeps_the_matrix_and_failures() -> None:
+    """-v prints each property's coverage under its line; -q prints no progress, only the matrix, the failures and
+    the closing line."""
+    verbose = _check(SDK, "--property", "P1", "--examples", "5", "--era", "handshake", "-v")
+    lines = verbose.stdout.splitlines()
+    [progress] = [line for line in lines if line.startswith("  P1 ")]
+    assert lines[lines.index(progress) + 1].startswith("        coverage: ")
+    quiet = _check(SDK, "--property", "P1", "--examples", "5", "--era", "handshake", "-q")
+    assert quiet.returncode == verbose.returncode == 1
+    assert not [line for line in quiet.stdout.splitlines() if line.startswith(("checking ", "  P1 ", "mcp-testkit"))]
+    assert quiet.stdout.splitlines()[0].startswith("property ")
+    assert "sdk-client (auto) fails P1 (" in quiet.stdout
+    assert quiet.stdout.strip().splitlines()[-1].startswith("Exit status 1:")
 
 
 def test_default_run_prints_the_matrix(default_run: subprocess.CompletedProcess[str]) -> None:
@@ -65,10 +88,15 @@ def test_default_run_prints_the_matrix(default_run: subprocess.CompletedProcess[
     start = lines.index(header) + 2
     rows = {}
     current = ""
-    for line in lines[start : start + 2 * len(PROPERTIES)]:
-        current = line.split()[0] if not line.startswith(" ") else current
-        era = line[82:93].strip()
-        rows[current, era] = [line[93:].split("  ")[0].strip(), *(c.strip() for c in line[93:].split("  ")[1:] if c)]
+    era_at, cells_at = header.index("era"), header.index("reference")
+    end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
+    for line in lines[start:end]:
+        current = line.split()[0] if line[:1] == "P" else current
+        era = line[era_at:cells_at].strip()
+        if not era:
+            continue  # the rest of a wrapped title
+        cells = line[cells_at:]
+        rows[current, era] = [cells.split("  ")[0].strip(), *(c.strip() for c in cells.split("  ")[1:] if c)]
     assert rows == {
         ("P1", "handshake"): ["holds", "FAILS", "FAILS"],
         ("P1", "stateless"): ["holds", "FAILS", "fell back"],
@@ -188,7 +216,7 @@ def test_socket_transport_is_named_in_the_progress() -> None:
     """--transport socket runs the bridge over 127.0.0.1 and says so."""
     done = _check(REFERENCE, "--property", "P5", "--examples", "5", "--transport", "socket", "--era", "handshake")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines()[0].endswith(", socket")
+    assert done.stdout.splitlines()[1].endswith(", socket")
 
 
 @pytest.mark.parametrize(
@@ -248,7 +276,7 @@ def test_console_script_imports_an_adapter_from_the_current_folder(tmp_path: Pat
     (tmp_path / "mymod.py").write_text(textwrap.dedent(_ADAPTERS))
     done = _console(tmp_path, "mymod:Fine", "--property", "P1", "--examples", "5")
     assert done.returncode == 0, done.stdout + done.stderr
-    first = done.stdout.splitlines()[0]
+    first = done.stdout.splitlines()[1]
     assert first == "checking fine (mymod:Fine) in the handshake era, 5 examples per property, asgi"
 
 
@@ -257,7 +285,7 @@ def test_an_adapter_error_is_reported_as_error_and_exits_two(tmp_path: Path) -> 
     (tmp_path / "mymod.py").write_text(textwrap.dedent(_ADAPTERS))
     done = _console(tmp_path, "mymod:Raising", "--property", "P2", "--examples", "5", "--era", "handshake")
     assert done.returncode == 2, done.stdout + done.stderr
-    assert done.stdout.splitlines()[1].split()[:2] == ["P2", "ERROR"]
+    assert done.stdout.splitlines()[2].split()[:2] == ["P2", "ERROR"]
     assert (
         "raising: P2 (A write runs at most once, exactly once when reported ok) could not be checked in the "
         "handshake era (error)"
@@ -293,3 +321,37 @@ def test_all_installed_runs_the_adapters_whose_bridge_imports() -> None:
     specs = list(dict.fromkeys(spec for spec, _ in checked))
     assert specs == [REFERENCE, SDK, SDK_LEGACY, *(spec for spec in _SHIPPED if _installed(spec))]
     assert {era for _, era in checked} == {"handshake", "stateless"}
+
+
+def test_ctrl_c_stops_with_the_verdicts_so_far() -> None:
+    """Ctrl-C during check stops it at once: the matrix of the verdicts found so far ('-' for the others), a line
+    saying the run was cut, exit status 130, and no traceback."""
+    import signal
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcp_testkit", "check", REFERENCE, "--examples", "100", "--era", "handshake"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        seen = []
+        while not any(line.startswith("  P1 ") for line in seen):  # the first verdict is in
+            line = process.stdout.readline()
+            assert line, "check ended before its first verdict"
+            seen.append(line)
+        process.send_signal(signal.SIGINT)
+        rest, errors = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        process.wait()
+    out = "".join(seen) + rest
+    assert process.returncode == 130, out + errors
+    assert "Traceback" not in out + errors
+    assert "mcp-testkit check: cut by Ctrl-C after " in out
+    [row] = [line for line in out.splitlines() if line.startswith("P1 ") and "handshake" in line]
+    assert row.split()[-1] == "holds"
+    [unchecked] = [line for line in out.splitlines() if line.startswith("P9 ")]
+    assert unchecked.split()[-1] == "-"
+    assert out.strip().splitlines()[-1] == "Exit status 130: the run was cut; a cell marked '-' was not checked."
