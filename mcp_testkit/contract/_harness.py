@@ -55,7 +55,9 @@ class ContractHarness:
 
     `transport="asgi"` runs the bridge in-process (fast); `"socket"` serves over 127.0.0.1. Each
     example gets a reset server and a fresh adapter, and must end within `example_timeout` seconds:
-    an example that does not is reported as a hang, with the step it hung in and its trace.
+    an example that does not is reported as a hang, with the step it hung in and its trace. The log
+    records that reach the root logger (or a logger the adapter names in `loggers`) while an example
+    runs are part of that trace; nothing else of the process's logging is touched.
 
     `era="handshake"` serves the handshake era only (a server from before 2026-07-28: a bridge that
     probes falls back); `era="stateless"` serves both eras, as the `mcp` SDK's server does, so a bridge
