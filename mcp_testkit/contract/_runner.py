@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_testkit import faults
 from mcp_testkit._eras import ERAS, HANDSHAKE, named_eras
+from mcp_testkit.contract._errors import traceback_text
 from mcp_testkit.contract._harness import (
     DEFAULT_EXAMPLE_TIMEOUT_S,
     ContractError,
     ContractHarness,
     ContractViolation,
-    _tb,
     server_fits_era,
     unfit_server,
 )
@@ -277,7 +277,7 @@ def check_property(
     except ContractError as error:
         return result("error", str(error))
     except Exception as error:
-        return result("error", f"the contract harness raised {type(error).__name__}: {error}\n{_tb(error)}")
+        return result("error", f"the contract harness raised {type(error).__name__}: {error}\n{traceback_text(error)}")
     if spoken != harness.era:
         return result("fell_back", how)
     run = _Run(harness, prop, facts, budget)
@@ -345,7 +345,7 @@ def _draw(
             # Hypothesis could not replay the failure (a bridge that is not deterministic): it still failed.
             notes.append(f"the failure did not reproduce on replay ({type(error).__name__})")
             return "failed", run.failure
-        return "error", f"the contract harness raised {type(error).__name__}: {error}\n{_tb(error)}"
+        return "error", f"the contract harness raised {type(error).__name__}: {error}\n{traceback_text(error)}"
     return None
 
 

@@ -319,7 +319,9 @@ def test_example_counts_exclude_shrinking() -> None:
 
 
 class _Chatty(_Wrapper):
-    """A bridge that logs through a logger of its own with its own handler."""
+    """A bridge that logs through a logger of its own with its own handler, which its adapter names in `loggers`."""
+
+    loggers = ("chatty.bridge",)
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
         logging.getLogger("chatty.bridge").warning("calling %s the chatty way", tool)
@@ -327,8 +329,9 @@ class _Chatty(_Wrapper):
         return Outcome.tool_error(RuntimeError("chatty"))
 
 
-def test_third_party_logs_are_captured_and_shown_with_a_failing_example() -> None:
-    """A bridge's own logger reaches none of its handlers during a run; its records appear under the failing example."""
+def test_a_declared_bridge_logger_is_captured_and_shown_with_a_failing_example() -> None:
+    """A bridge's own non-propagating logger named in `loggers` keeps its handler; its records appear under the
+    failing example."""
     seen: list[logging.LogRecord] = []
 
     class Keep(logging.Handler):
@@ -346,7 +349,7 @@ def test_third_party_logs_are_captured_and_shown_with_a_failing_example() -> Non
     finally:
         logger.removeHandler(handler)
         logger.propagate = True
-    assert seen == []
+    assert seen  # the bridge's own handler still had its records
     assert result.status == "failed"
     assert "log records during the example" in (result.counterexample or "")
     assert "WARNING chatty.bridge: calling tool the chatty way" in (result.counterexample or "")

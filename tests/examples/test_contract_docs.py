@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from mcp_testkit.contract import BridgeFacts, expected_kinds
-from mcp_testkit.contract._properties import _call_faults, fault_label
+from mcp_testkit.contract._properties._fault_sets import call_faults, fault_label
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -31,7 +31,7 @@ def _cells(row: str) -> tuple[set[str], set[str]]:
 def test_the_p6_table_is_the_one_the_contract_applies() -> None:
     """Each row of the P6 table in docs/contract.md gives the kinds expected_kinds gives, for each call fault class."""
     rows, _ = _tables()
-    faults_ = _call_faults(BridgeFacts(2, 100, 0.5, "persistent"), auth=True)
+    faults_ = call_faults(BridgeFacts(2, 100, 0.5, "persistent"), auth=True)
     assert sorted(rows) == sorted(fault_label(f) for f in faults_)
     for fault in faults_:
         read, write = _cells(rows[fault_label(fault)])
@@ -43,7 +43,7 @@ def test_the_stateless_p6_rows_are_the_ones_the_contract_applies() -> None:
     """In the stateless era every call fault class has the kinds of the stateless table's row when it has one, else
     of the handshake table's; the session faults are not among them."""
     handshake, stateless = _tables()
-    faults_ = _call_faults(BridgeFacts(2, 100, 0.5, "persistent", era="stateless"), auth=True)
+    faults_ = call_faults(BridgeFacts(2, 100, 0.5, "persistent", era="stateless"), auth=True)
     labels = [fault_label(f) for f in faults_]
     assert not {"LoseSession", "Restart(404)", "Restart(400)"} & set(labels)
     assert set(stateless) <= set(labels)

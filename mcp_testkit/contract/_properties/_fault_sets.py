@@ -1,0 +1,147 @@
+"""The faults the properties share: the call kinds, the faults a `tools/call` or a listing can meet in each
+era, how the coverage line labels a fault, and the lookup of a fault's row in a table keyed by its class
+(the properties classify faults by tables, never by a chain of `isinstance`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mcp_testkit import faults
+from mcp_testkit._eras import STATELESS
+
+if TYPE_CHECKING:
+    from mcp_testkit.contract._harness import BridgeFacts
+
+__all__ = [
+    "CALL_KINDS",
+    "LISTING_CASES",
+    "by_class",
+    "call_faults",
+    "fault_label",
+    "late_answer",
+    "legal_in",
+    "transient_faults",
+]
+
+Row = TypeVar("Row")
+
+CALL_KINDS = ("read", "idempotent", "write")
+"""How a tool is called: a read (`readOnlyHint`), an idempotent write (`idempotentHint`), a write (no hints)."""
+
+
+def by_class(table: Mapping[type[faults.Fault], Row], fault: faults.Fault) -> Row | None:
+    """The row of `table` for `fault`'s class, or for the nearest of its base classes that has one."""
+    for cls in type(fault).__mro__:
+        if cls in table:
+            return table[cls]
+    return None
+
+
+def late_answer(timeout_s: float) -> faults.LateAnswer:
+    """The answer of a call that ran, sent well after a client waiting `timeout_s` has given up."""
+    return faults.LateAnswer(round(timeout_s * 2 + 0.5, 3))
+
+
+_LABELS: dict[type[faults.Fault], Callable[[Any], str]] = {
+    faults.Drop: lambda fault: "Drop(after_execution=True)" if fault.after_execution else "Drop()",
+    faults.HttpStatus: lambda fault: f"HttpStatus({fault.status})",
+    faults.Restart: lambda fault: f"Restart({fault.unknown_session_status})",
+}
+"""The fault classes whose coverage label names a field, since each value of it is a case of its own."""
+
+
+def fault_label(fault: faults.Fault) -> str:
+    """The fault's class as the coverage line counts it: `Drop()`, `Drop(after_execution=True)`, `HttpStatus(503)`."""
+    label = by_class(_LABELS, fault)
+    return label(fault) if label is not None else type(fault).__name__
+
+
+_LEGAL_IN: dict[type[faults.Fault], tuple[str, ...]] = {faults.EmptyCursor: (STATELESS,)}
+"""The faults that are no fault at all in some era: an empty-string cursor is a legal page of 2026-07-28."""
+
+
+def legal_in(era: str, fault: faults.Fault) -> bool:
+    """Whether `fault` is no fault at all in `era`: an empty-string cursor is a legal page of 2026-07-28."""
+    return era in (by_class(_LEGAL_IN, fault) or ())
+
+
+_STATELESS_CALL_FAULTS: tuple[faults.Fault, ...] = (
+    faults.HeaderMismatch(),
+    faults.UnsupportedVersion(),
+    faults.MissingCapability(),
+    faults.EraDowngrade(),
+)
+"""The stateless era's own refusals of a call: a -32020 (the bridge's mirrored headers, as the server
+reads them; a careful bridge lists again and resends once), a -32022 offering the server's versions
+(renegotiated once), a -32021, and a half-upgraded deployment that refuses stateless requests as a
+handshake-era server does."""
+
+
+def _of_era(era: str, chosen: list[faults.Fault]) -> list[faults.Fault]:
+    """The faults of `chosen` that mean something in `era`: no session faults in the stateless era."""
+    return [fault for fault in chosen if era in fault.eras]
+
+
+def call_faults(facts: BridgeFacts, *, auth: bool) -> list[faults.Fault]:
+    """One fault of every class a `tools/call` can meet in the era checked, simplest first."""
+    chosen: list[faults.Fault] = [
+        faults.ErrorResult("scripted tool error"),
+        faults.ProtocolError(-32603, "scripted failure"),
+        faults.Delay(0.001),
+        faults.Drop(),
+        faults.Drop(after_execution=True),
+        faults.TruncateBody(),
+        faults.EndStream(),
+        faults.MalformedSse(),
+        faults.Accepted(),
+        faults.WrongContentType("text/html"),
+        faults.LoseSession(),
+        faults.Restart(),
+        faults.Restart(unknown_session_status=400),
+        faults.HttpStatus(400),
+        faults.HttpStatus(404),
+        faults.HttpStatus(429),
+        faults.HttpStatus(500),
+        faults.HttpStatus(503),
+    ]
+    if auth:
+        chosen += [faults.HttpStatus(401), faults.HttpStatus(403)]
+    if facts.timeout_s is not None:
+        chosen.append(late_answer(facts.timeout_s))
+    if facts.era == STATELESS:
+        chosen = [*_of_era(STATELESS, chosen), *_STATELESS_CALL_FAULTS]
+    return chosen
+
+
+def transient_faults(facts: BridgeFacts) -> list[faults.Fault]:
+    """What a resilient bridge resends a read after: lost connections, lost sessions (in the handshake
+    era), and timeouts."""
+    chosen: list[faults.Fault] = [
+        faults.Drop(),
+        faults.Drop(after_execution=True),
+        faults.EndStream(),
+        faults.LoseSession(),
+        faults.Restart(),
+        faults.Restart(unknown_session_status=400),
+    ]
+    if facts.era == STATELESS:
+        chosen = _of_era(STATELESS, chosen)
+    if facts.timeout_s is not None:
+        chosen.append(late_answer(facts.timeout_s))
+    return chosen
+
+
+LISTING_CASES: list[faults.Fault] = [
+    faults.DuplicateTool(1),
+    faults.DuplicateTool(2),
+    faults.RepeatCursor(2),
+    faults.StuckCursor(1),
+    faults.EmptyCursor(1),
+    faults.PageError(1),
+    faults.PageError(2),
+    faults.MalformedPage(2),
+    faults.InvalidCursor(2),
+    faults.EndlessPages(),
+]
+"""One fault of every listing fault class a bridge can detect, met at connect (P1, P6)."""
