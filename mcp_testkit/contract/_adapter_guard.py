@@ -5,22 +5,27 @@ report names) and turns what an adapter must not do (raise, return something els
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mcp_testkit.adapters import BridgeAdapter, Outcome
 from mcp_testkit.contract._errors import ContractError, traceback_text
 
-if TYPE_CHECKING:
-    from mcp_testkit.contract._harness import ContractHarness
-
 __all__ = ["GuardedAdapter"]
+
+
+class _StepLog(Protocol):
+    """What the guard writes to: the harness's current step and the steps so far (the harness, which imports
+    this module, so it is named by what it offers)."""
+
+    step: str
+    steps: list[tuple[str, float]]
 
 
 class GuardedAdapter:
     """The adapter as the properties see it: it tracks the step in progress for hang reports, and turns
     an exception escaping an adapter method, or a value that is not an `Outcome`, into a `ContractError`."""
 
-    def __init__(self, adapter: BridgeAdapter, harness: ContractHarness) -> None:
+    def __init__(self, adapter: BridgeAdapter, harness: _StepLog) -> None:
         self._adapter = adapter
         self._harness = harness
         self._closed = False
