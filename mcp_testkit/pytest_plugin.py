@@ -106,7 +106,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
         raise
     used = served.used_by(item, create=False)
     if used is not None:
-        served.check(used.served)
+        served.check(item, used.served)
     return result
 
 
@@ -167,7 +167,7 @@ def mcp_server(request: pytest.FixtureRequest, _mcp_server_pool: ServerPool) -> 
         if dedicated:
             server.stop()
     if not one.checked:
-        served.check([one])
+        served.check(request.node, [one])
 
 
 def _cassette_server(
@@ -195,7 +195,7 @@ def _cassette_server(
         server.close_upstream()
     server.save()
     if not one.checked:
-        served.check([one])
+        served.check(request.node, [one])
 
 
 @pytest.fixture

@@ -53,7 +53,7 @@ class McpServerFactory:
         stop_all(self.servers)
         used = used_by(self._item)
         assert used is not None
-        check([s for s in used.served if s.server in self.servers and not s.checked])
+        check(self._item, [s for s in used.served if s.server in self.servers and not s.checked])
 
 
 class McpEnv:

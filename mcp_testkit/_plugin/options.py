@@ -9,12 +9,14 @@ import pytest
 
 __all__ = [
     "CASSETTE_KEYS",
+    "FIRED_KEY",
     "JOURNAL_MODES",
     "MARKER",
     "OPTIONS",
     "RECORD_MODES",
     "TRANSPORTS",
     "Options",
+    "assert_all_fired",
     "keep_asyncio_fixture_loop_scope",
     "marker_settings",
     "read_options",
@@ -24,10 +26,13 @@ TRANSPORTS = ("socket", "asgi")
 JOURNAL_MODES = ("fail", "always", "never")
 RECORD_MODES = ("none", "once", "new", "all")
 CASSETTE_KEYS = ("cassette", "upstream", "upstream_headers", "upstream_era", "match", "redact")
+FIRED_KEY = "assert_all_fired"
+"""The marker keyword that relaxes the fail-closed check of scripted faults at teardown."""
 
 MARKER = (
     "mcp_server(name=..., page_size=..., response_mode=..., required_headers={...}, preset=...): "
     "configure the mcp_server fixture for this test (any TestMcpServer keyword except host and port); "
+    "assert_all_fired=False lets a scripted fault of the test's servers stay unfired; "
     "cassette='tapes/x.json' (with upstream=, upstream_headers=, upstream_era=, match=, redact=) replays or "
     "records a server"
 )
@@ -107,9 +112,20 @@ def _merged_marks(item: pytest.Item) -> dict[str, Any]:
     return merged
 
 
+def assert_all_fired(item: pytest.Item) -> bool:
+    """Whether every scripted fault of the test's servers must have fired by the end of the test (the default),
+    or the marker's `assert_all_fired=False` lets one stay unfired."""
+    value = _merged_marks(item).get(FIRED_KEY, True)
+    if not isinstance(value, bool):
+        pytest.fail(f"@pytest.mark.mcp_server: {FIRED_KEY} takes True or False, not {value!r}", pytrace=False)
+    return value
+
+
 def marker_settings(item: pytest.Item) -> tuple[dict[str, Any], dict[str, str]]:
     """The server settings of the test's `mcp_server` markers (closest wins), minus defaults, and its headers."""
+    assert_all_fired(item)
     merged = _merged_marks(item)
+    merged.pop(FIRED_KEY, None)
     headers = dict(merged.pop("required_headers", None) or {})
     cassette = {key: merged.pop(key) for key in CASSETTE_KEYS if key in merged}
     if cassette and "cassette" not in cassette:
@@ -117,7 +133,7 @@ def marker_settings(item: pytest.Item) -> tuple[dict[str, Any], dict[str, str]]:
     defaults = _constructor_defaults()
     unknown = sorted(set(merged) - (set(defaults) - {"host", "port"}))
     if unknown:
-        allowed = ", ".join(sorted({*defaults, "required_headers"} - {"host", "port"}))
+        allowed = ", ".join(sorted({*defaults, "required_headers", FIRED_KEY} - {"host", "port"}))
         pytest.fail(f"@pytest.mark.mcp_server: unknown keyword {', '.join(unknown)}; it takes {allowed}", pytrace=False)
     settings = {name: value for name, value in merged.items() if not _is_default(value, defaults[name])}
     return {**settings, **cassette}, headers

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from mcp_testkit._plugin.options import FIRED_KEY, assert_all_fired
+
 if TYPE_CHECKING:
     from mcp_testkit.server import TestMcpServer
 
@@ -85,8 +87,9 @@ def mark_checked(item: pytest.Item) -> None:
         served.checked = True
 
 
-def check(served: list[Served]) -> None:
-    """Raise the first handler error of these servers (the rest are in the journal section)."""
+def check(item: pytest.Item, served: list[Served]) -> None:
+    """Raise the first handler error of these servers (the rest are in the journal section), then, unless the
+    test's marker relaxes it, fail on a scripted fault that never fired: such a test proved nothing."""
     __tracebackhide__ = True
     for one in served:
         one.checked = True
@@ -96,6 +99,16 @@ def check(served: list[Served]) -> None:
         except AssertionError as exc:
             # The cause (the handler's own traceback) is what the reader needs, not check()'s frame.
             raise exc.with_traceback(None) from exc.__cause__
+    if not served or not assert_all_fired(item):
+        return
+    for one in served:
+        try:
+            one.server.check(unused_faults=True)
+        except AssertionError as exc:
+            raise AssertionError(
+                f"{exc}\nThe test never reached what its faults script, so it proved nothing; if a fault may "
+                f"stay unfired, mark the test @pytest.mark.mcp_server({FIRED_KEY}=False)."
+            ) from None
 
 
 def journal_text(served: Served, used: Used, limit: int) -> str:
