@@ -27,8 +27,10 @@ if TYPE_CHECKING:
         RecordedCall,
         cassette_schema,
     )
+    from mcp_testkit.cassettes._matching import Matcher, UnmatchedCall
     from mcp_testkit.cassettes._record import Recording, record
-    from mcp_testkit.cassettes._replay import CassetteServer, Matcher, ReplayScript, UnmatchedCall, replay
+    from mcp_testkit.cassettes._replay import CassetteServer, replay
+    from mcp_testkit.cassettes._script import ReplayScript
     from mcp_testkit.cassettes._upstream import UpstreamError
     from mcp_testkit.cassettes._verify import Change, VerifyReport, verify
 
@@ -70,9 +72,9 @@ _HOMES = {
     "record": "_record",
     "MATCH_MODES": "_format",
     "CassetteServer": "_replay",
-    "Matcher": "_replay",
-    "ReplayScript": "_replay",
-    "UnmatchedCall": "_replay",
+    "Matcher": "_matching",
+    "ReplayScript": "_script",
+    "UnmatchedCall": "_matching",
     "replay": "_replay",
     "UpstreamError": "_upstream",
     "Change": "_verify",

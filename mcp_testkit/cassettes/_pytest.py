@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from mcp_testkit.cassettes._format import Cassette, CassetteError
+from mcp_testkit.cassettes._forwarding import Forwarding
+from mcp_testkit.cassettes._matching import check_match
 from mcp_testkit.cassettes._redact import Redactor, placeholder_count
-from mcp_testkit.cassettes._replay import CassetteServer, _Forwarding, check_match, replay
+from mcp_testkit.cassettes._replay import CassetteServer, replay
 from mcp_testkit.cassettes._upstream import UPSTREAM_ERAS, UpstreamError, UpstreamSession, from_env, open_upstream
 
 __all__ = ["UPSTREAM_ENV", "cassette_server"]
@@ -71,7 +73,7 @@ def cassette_server(
     link = open_upstream(upstream, headers=headers)
     session = UpstreamSession(link, era=era)
     try:
-        forward = _Forwarding(session, redactor, path, base)
+        forward = Forwarding(session, redactor, path, base)
         if base is not None:
             return CassetteServer(base, match=match, forward=forward, **settings)
         session.open()

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from mcp_testkit._eras import HANDSHAKE, SERVER_INFO_KEY, STATELESS
+from mcp_testkit.cassettes._answers import handshake_result
 from mcp_testkit.cassettes._format import Cassette, RecordedCall
 from mcp_testkit.cassettes._redact import Redactor
-from mcp_testkit.cassettes._replay import ReplayScript, handshake_result
+from mcp_testkit.cassettes._script import ReplayScript
 from mcp_testkit.cassettes._upstream import UpstreamSession, describe_upstream, open_upstream
 
 __all__ = ["Change", "VerifyReport", "verify"]

@@ -1,12 +1,17 @@
-"""Where users are: pytest-xdist workers each with their own server, and no heavy import until a fixture is used."""
+"""Where users are: pytest-xdist workers each with their own server, no heavy import until a fixture is used, and a
+plugin module that stays thin."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+import mcp_testkit.pytest_plugin
 
 HEAVY = ("uvicorn", "mcp", "starlette", "httpx2", "hypothesis")
 
@@ -58,3 +63,25 @@ def test_a_run_without_our_fixtures_imports_nothing_heavy(pytester: pytest.Pytes
     # hypothesis' own pytest plugin imports hypothesis; it is not ours to judge here.
     pytester.runpytest_subprocess("-p", "no:hypothesispytest").assert_outcomes(passed=1)
     assert json.loads((pytester.path / "modules.json").read_text()) == []
+
+
+HELPERS = {
+    "_cassette_server": "mcp_server's body for a test marked cassette=; it imports the cassettes package's private "
+    "module, which only the composition root may",
+}
+"""Functions of the plugin module that are neither hooks nor fixtures, each with its reason."""
+
+
+def test_the_plugin_module_holds_hooks_options_and_fixtures_only() -> None:
+    """pytest_plugin.py defines no class and no function but hooks, fixtures and the helpers named here."""
+    tree = ast.parse(Path(mcp_testkit.pytest_plugin.__file__).read_text(encoding="utf-8"))
+    classes = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
+    functions = [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    other = [
+        node.name
+        for node in functions
+        if not node.name.startswith("pytest_")
+        and not any("fixture" in ast.unparse(decorator) for decorator in node.decorator_list)
+    ]
+    assert classes == [], f"the plugin's machinery lives in mcp_testkit._plugin, not in classes here: {classes}"
+    assert sorted(other) == sorted(HELPERS), f"move these to mcp_testkit._plugin: {sorted(set(other) - set(HELPERS))}"

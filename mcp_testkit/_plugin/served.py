@@ -1,0 +1,148 @@
+"""The servers one test used: the check that fails the test on a handler's error, and the journal sections
+of its report, with every credential hidden."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import pytest
+
+from mcp_testkit._plugin.options import FIRED_KEY, assert_all_fired
+
+if TYPE_CHECKING:
+    from mcp_testkit.server import TestMcpServer
+
+__all__ = ["Served", "Used", "add_secret", "check", "journal_text", "mark_checked", "serve", "served_of", "used_by"]
+
+
+@dataclass(eq=False)
+class Served:
+    """A server one test used: the title of its journal section, what to send it, what to hide."""
+
+    server: TestMcpServer
+    title: str
+    path: str
+    headers: dict[str, str]
+    checked: bool = False
+
+
+@dataclass(eq=False)
+class Used:
+    """What the plugin knows about one test's servers and secrets, kept in the item's stash."""
+
+    served: list[Served] = field(default_factory=list)
+    secrets: set[str] = field(default_factory=set)
+    secret_headers: set[str] = field(default_factory=set)
+    journal_on_failure: bool = False
+
+
+_USED = pytest.StashKey[Used]()
+
+
+def used_by(item: pytest.Item, *, create: bool = True) -> Used | None:
+    """What `item` used so far (made on first use; None if nothing yet and not `create`)."""
+    used = item.stash.get(_USED, None)
+    if used is None and create:
+        used = item.stash[_USED] = Used()
+    return used
+
+
+def _used(item: pytest.Item) -> Used:
+    used = used_by(item)
+    assert used is not None
+    return used
+
+
+def serve(item: pytest.Item, server: TestMcpServer, title: str, path: str, headers: dict[str, str]) -> Served:
+    """Note that `item` uses `server` (its journal section titled `title`) and the credentials it requires."""
+    served = Served(server, title, path, headers)
+    used = _used(item)
+    used.served.append(served)
+    for name, value in headers.items():
+        used.secrets.add(value)
+        used.secret_headers.add(name.lower())
+    return served
+
+
+def served_of(item: pytest.Item, server: TestMcpServer) -> Served:
+    """How `item` uses `server`; LookupError for a server no fixture of ours handed out."""
+    for served in _used(item).served:
+        if served.server is server:
+            return served
+    raise LookupError(f"server {server.name!r} was not handed out by mcp-testkit's fixtures")
+
+
+def add_secret(item: pytest.Item, header: str, secret: str) -> None:
+    """Hide `secret`, and any value of `header`, in `item`'s reports."""
+    used = _used(item)
+    used.secrets.add(secret)
+    used.secret_headers.add(header.lower())
+
+
+def mark_checked(item: pytest.Item) -> None:
+    """Check none of `item`'s servers at teardown: the test failed already, its report lists their errors."""
+    used = used_by(item, create=False)
+    for served in used.served if used is not None else ():
+        served.checked = True
+
+
+def check(item: pytest.Item, served: list[Served]) -> None:
+    """Raise the first handler error of these servers (the rest are in the journal section), then, unless the
+    test's marker relaxes it, fail on a scripted fault that never fired: such a test proved nothing."""
+    __tracebackhide__ = True
+    for one in served:
+        one.checked = True
+    for one in served:
+        try:
+            one.server.check()
+        except AssertionError as exc:
+            # The cause (the handler's own traceback) is what the reader needs, not check()'s frame.
+            raise exc.with_traceback(None) from exc.__cause__
+    if not served or not assert_all_fired(item):
+        return
+    for one in served:
+        try:
+            one.server.check(unused_faults=True)
+        except AssertionError as exc:
+            raise AssertionError(
+                f"{exc}\nThe test never reached what its faults script, so it proved nothing; if a fault may "
+                f"stay unfired, mark the test @pytest.mark.mcp_server({FIRED_KEY}=False)."
+            ) from None
+
+
+def journal_text(served: Served, used: Used, limit: int) -> str:
+    """The server, then one line a request (at most `limit`), then handler errors; credentials hidden."""
+    server = served.server
+    journal = server.journal
+    where = server.url if server.started else f"in-process at {served.path}"
+    lines = [f"server {server.name!r} {where}: {len(journal)} request{'s' * (len(journal) != 1)}"]
+    lines.append(journal.format(limit=limit))
+    errors = server.errors
+    if errors:
+        lines.append(f"tool handlers raised {len(errors)} exception{'s' * (len(errors) != 1)}:")
+        lines.extend(f"  {type(error).__name__}: {error}" for error in errors[:5])
+    return _redact("\n".join(lines), _secrets_of(served, used))
+
+
+def _secrets_of(served: Served, used: Used) -> set[str]:
+    """Values never to print: credentials the test configured and credential headers the server received."""
+    values = set(used.secrets)
+    from mcp_testkit.journal import is_secret_header
+
+    names = used.secret_headers | {name.lower() for name in served.headers} | served.server._state.hidden
+    for record in served.server.journal:
+        values.update(value for name, value in record.headers.items() if is_secret_header(name, names))
+    found: set[str] = set()
+    for value in values:
+        found.add(value)
+        credential = value.partition(" ")[2]
+        if credential:
+            found.add(credential)
+    return {value for value in found if len(value) >= 4}
+
+
+def _redact(text: str, secrets: set[str]) -> str:
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
