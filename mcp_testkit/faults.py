@@ -84,6 +84,10 @@ class Fault:
     """The era a rule of this fault hits when `inject` names none (None: requests of either era)."""
     skipped_methods: ClassVar[frozenset[str]] = frozenset()
     """JSON-RPC methods the fault never hits, whatever its rule says."""
+    transient: ClassVar[bool] = True
+    """For a fault of the connection, stream or session: whether a resilient client may take it for a passing
+    failure and retry (False: the answer arrives garbled or empty instead). What it does lives in
+    `server/_effects.py`."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -242,6 +246,8 @@ _BYTES = "$bytes"
 class Accepted(Fault):
     """Answer a request with 202 Accepted and no body, as if it were a notification; nothing runs."""
 
+    transient: ClassVar[bool] = False
+
 
 @dataclass(frozen=True)
 class WrongContentType(Fault):
@@ -264,6 +270,8 @@ class Drop(Fault):
 class TruncateBody(Fault):
     """Run the request, then send only the first half of the JSON answer."""
 
+    transient: ClassVar[bool] = False
+
 
 @dataclass(frozen=True)
 class EndStream(Fault):
@@ -273,6 +281,8 @@ class EndStream(Fault):
 @dataclass(frozen=True)
 class MalformedSse(Fault):
     """Run the request, then send an SSE event whose data is not JSON, and end the stream."""
+
+    transient: ClassVar[bool] = False
 
 
 @dataclass(frozen=True)
