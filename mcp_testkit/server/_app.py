@@ -98,9 +98,10 @@ class McpApp:
         refusal = blocked(state, scope, record.headers)
         if refusal is None and method == "POST":
             refusal = await read(state, scope, receive, out)
-        elif refusal is not None and refusal[0] == 401 and method == "POST":
+        elif refusal is not None and refusal[0] == 401 and method == "POST" and not refusal[3][1]:
             # A wrong credential is a scripted test condition, not an attack: read the (bounded) body
-            # anyway, so the journal shows which call was refused; a size or time problem wins.
+            # anyway, so the journal shows which call was refused; a size or time problem wins. A missing
+            # one is refused at once, as a bad Host or Origin is, without waiting for a body.
             refusal = await read(state, scope, receive, out) or refusal
         admit(state.journal, record)
         if refusal is not None:
