@@ -9,6 +9,7 @@ refuse (path, Host, Origin, required headers: `_http.blocked`) before reading on
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -33,6 +34,7 @@ from mcp_testkit.server._http import (
     usable_post,
 )
 from mcp_testkit.server._protocol import INVALID_REQUEST
+from mcp_testkit.server._runner import STOPPING
 
 if TYPE_CHECKING:
     from mcp_testkit.server._state import ServerState
@@ -80,6 +82,11 @@ class McpApp:
         out = Response(send, record)
         try:
             await self._handle(state, scope, receive, out)
+        except asyncio.CancelledError as exc:
+            if exc.args != (STOPPING,):
+                raise
+            # The server stops with this request running: close its connection, with nothing to log.
+            await out.drop("the server stopped before answering")
         except Exception as exc:
             if out.dropped:
                 raise  # in-process, a dropped connection is this exception, on purpose

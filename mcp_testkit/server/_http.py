@@ -163,9 +163,9 @@ class Response:
         await self.send({"type": "http.response.start", "status": status, "headers": raw})
         await self.send({"type": "http.response.body", "body": body})
 
-    async def drop(self) -> None:
+    async def drop(self, reason: str = "connection dropped by a fault") -> None:
         """Close the connection without (finishing) an answer, as a crashed server or proxy does."""
-        self.record.error = "connection dropped by a fault"
+        self.record.error = reason
         self.dropped = True
         transport = getattr(getattr(self.send, "__self__", None), "transport", None)
         if transport is None:
