@@ -40,7 +40,7 @@ class Fault:
     transient: ClassVar[bool] = True
     """For a fault of the connection, stream or session: whether a resilient client may take it for a passing
     failure and retry (False: the answer arrives garbled or empty instead). What it does lives in
-    `server/_effects.py`."""
+    `server/_effects/`."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

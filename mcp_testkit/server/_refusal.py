@@ -1,6 +1,6 @@
 """A request refused before it runs, and the refusals both the stateless era and the faults of that era send.
 
-Kept apart from the era's module so that the fault handlers (`_effects.py`) and the era (`_stateless.py`)
+Kept apart from the era's module so that the fault handlers (`_effects/`) and the era (`_stateless.py`)
 build the same answers without importing each other.
 """
 

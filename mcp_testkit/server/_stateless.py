@@ -4,7 +4,7 @@ There is no `initialize` and no session: every request names its protocol versio
 capabilities in `params._meta`, and the headers `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`
 mirror the body. It mirrors `_handshake.py`: `McpApp` (`_app.py`) routes a request here, the shared
 transport (`_http.py`) frames answers, the dispatcher (`_protocol.py`) answers `tools/list` and
-`tools/call` for both eras, and the era's faults act through their handlers (`_effects.py`); this module
+`tools/call` for both eras, and the era's faults act through their handlers (`_effects/`); this module
 holds the rest: the POST of the era (GET and DELETE have no meaning in it), the checks a request passes
 before it runs, `server/discover`, and the fields every result of the era carries. Statuses and codes
 follow the spec, checked against the `mcp` SDK's own server (`ERROR_CODE_HTTP_STATUS`).

@@ -1,4 +1,4 @@
-"""One home per fault: each fault's effect lives in `server/_effects.py`, and nothing else tests a fault's class."""
+"""One home per fault: each fault's effect lives in `server/_effects/`, and nothing else tests a fault's class."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from mcp_testkit import faults
 from mcp_testkit.server import _effects
 
 PACKAGE = Path(faults.__file__).parent
-HOME = PACKAGE / "server" / "_effects.py"
+HOME = PACKAGE / "server" / "_effects"
 ALLOWED = {
     # removed by the contract split: the contract helper moves these checks into the properties' declarations
     PACKAGE / "contract",
@@ -57,10 +57,10 @@ def test_no_fault_isinstance_outside_its_home() -> None:
     found = [
         check
         for path in sorted(PACKAGE.rglob("*.py"))
-        if path != HOME and not any(path.is_relative_to(allowed) for allowed in ALLOWED)
+        if not any(path.is_relative_to(allowed) for allowed in (HOME, *ALLOWED))
         for check in _fault_checks(path, concrete)
     ]
-    assert found == [], "a fault's effect belongs in mcp_testkit/server/_effects.py:\n" + "\n".join(found)
+    assert found == [], "a fault's effect belongs in mcp_testkit/server/_effects/:\n" + "\n".join(found)
 
 
 def test_the_walk_finds_a_fault_isinstance(tmp_path: Path) -> None:
