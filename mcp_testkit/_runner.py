@@ -9,11 +9,14 @@ import threading
 from collections.abc import Generator
 from typing import Any
 
-__all__ = ["BODY_TIMED_OUT", "Runner", "bind"]
+__all__ = ["BODY_TIMED_OUT", "STOPPING", "Runner", "bind"]
 
 _START_TIMEOUT_S = 10.0
 BODY_TIMED_OUT = "mcp_testkit.body_timed_out"
 """Set in a request's ASGI scope when its body did not arrive within body_timeout (the app answers 408)."""
+STOPPING = "mcp-testkit: the server is stopping"
+"""The message of the cancellation of a request still running when the server stops; the app closes its
+connection quietly on it, where uvicorn would log the cancellation with a traceback."""
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -138,6 +141,17 @@ def _server_class() -> Any:
                 self.on_ready()
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            tasks = list(self.server_state.tasks)
+            if tasks:
+                # A request still running (a Delay, a slow tool) may finish within the grace; then it is
+                # ended, quietly (see STOPPING).
+                for connection in list(self.server_state.connections):
+                    connection.shutdown()
+                _, running = await asyncio.wait(tasks, timeout=self.config.timeout_graceful_shutdown)
+                for task in running:
+                    task.cancel(msg=STOPPING)
+                if running:
+                    await asyncio.wait(running, timeout=_START_TIMEOUT_S)
             if self.server_state.connections or self.server_state.tasks:
                 await super().shutdown(sockets=sockets)
                 return

@@ -12,12 +12,20 @@ server.inject(faults.PageError(page=2))                           # the second t
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS
+from mcp_testkit._fault_base import _ANY as _ANY
+from mcp_testkit._fault_base import _KINDS as _KINDS
+from mcp_testkit._fault_base import Fault, _page, _positive, _status, _versions, from_json
+from mcp_testkit._fault_rules import _DEFAULT as _DEFAULT
+from mcp_testkit._fault_rules import FaultPlan as FaultPlan
+from mcp_testkit._fault_rules import MisplacedFault, Rule
+from mcp_testkit._fault_rules import describe as describe
+from mcp_testkit._fault_rules import misplaced as misplaced
+from mcp_testkit._fault_rules import rule_for as rule_for
 
 __all__ = [
     "ERAS",
@@ -61,76 +69,9 @@ __all__ = [
     "from_json",
 ]
 
-_ANY = "*"
-"""A rule's method that matches every JSON-RPC message."""
-
-
-_KINDS: dict[str, type[Fault]] = {}
-
-
-@dataclass(frozen=True)
-class Fault:
-    """Base of every fault. `default_method` is the JSON-RPC method a rule hits when none is named."""
-
-    default_method: ClassVar[str] = _ANY
-    default_times: ClassVar[int | None] = 1
-    listing: ClassVar[bool] = False
-    stdio_only: ClassVar[bool] = False
-    """Whether the fault means something only over stdio (`mcp-testkit serve --stdio`)."""
-    eras: ClassVar[tuple[str, ...]] = ERAS
-    """The protocol eras the fault means something in; where it hits a request of another era, the
-    server answers with an error that says so (see `MisplacedFault`)."""
-    default_era: ClassVar[str | None] = None
-    """The era a rule of this fault hits when `inject` names none (None: requests of either era)."""
-    skipped_methods: ClassVar[frozenset[str]] = frozenset()
-    """JSON-RPC methods the fault never hits, whatever its rule says."""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if not cls.__name__.startswith("_"):  # private bases group faults; they are not faults themselves
-            _KINDS[cls.__name__] = cls
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        """How Hypothesis prints a fault in a counterexample: as its repr, without the class settings."""
-        printer.text(repr(self))
-
-    def to_json(self) -> dict[str, Any]:
-        """`{"type": "Drop", "after_execution": true}`: the fault's class and fields as JSON data."""
-        data: dict[str, Any] = {"type": type(self).__name__}
-        for spec in fields(self):
-            value = getattr(self, spec.name)
-            data[spec.name] = list(value) if isinstance(value, tuple) else value
-        if "headers" in data and data["headers"] is not None:
-            data["headers"] = dict(data["headers"])
-        return data
-
-
-def from_json(data: Mapping[str, Any]) -> Fault:
-    """The fault that `data` (as made by `to_json`) describes; ValueError naming what is wrong."""
-    if not isinstance(data, Mapping) or not isinstance(data.get("type"), str):
-        raise ValueError(f"a fault must be an object with a 'type' naming the fault, not {data!r}")
-    kind = _KINDS.get(data["type"])
-    if kind is None or kind is Fault:
-        raise ValueError(f"unknown fault type {data['type']!r}; known: {', '.join(sorted(_KINDS))}")
-    arguments = {key: value for key, value in data.items() if key != "type"}
-    known = {spec.name for spec in fields(kind)}
-    unknown = sorted(set(arguments) - known)
-    if unknown:
-        raise ValueError(f"fault {data['type']}: unknown field {unknown[0]!r}; fields: {', '.join(sorted(known))}")
-    try:
-        return kind(**arguments)
-    except TypeError as exc:
-        raise ValueError(f"fault {data['type']}: {exc}") from None
-
-
-def _positive(value: float, what: str) -> None:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-        raise ValueError(f"{what} must be a number >= 0, not {value!r}")
-
-
-def _page(value: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"page must be an int >= 1 (the first page is 1), not {value!r}")
+for _public in (Fault, Rule, MisplacedFault, from_json):
+    _public.__module__ = __name__  # they are built elsewhere (no import circle), but this is where to find them
+del _public
 
 
 # -- answers ----------------------------------------------------------------------------------------
@@ -242,6 +183,8 @@ _BYTES = "$bytes"
 class Accepted(Fault):
     """Answer a request with 202 Accepted and no body, as if it were a notification; nothing runs."""
 
+    transient: ClassVar[bool] = False
+
 
 @dataclass(frozen=True)
 class WrongContentType(Fault):
@@ -264,6 +207,8 @@ class Drop(Fault):
 class TruncateBody(Fault):
     """Run the request, then send only the first half of the JSON answer."""
 
+    transient: ClassVar[bool] = False
+
 
 @dataclass(frozen=True)
 class EndStream(Fault):
@@ -273,6 +218,8 @@ class EndStream(Fault):
 @dataclass(frozen=True)
 class MalformedSse(Fault):
     """Run the request, then send an SSE event whose data is not JSON, and end the stream."""
+
+    transient: ClassVar[bool] = False
 
 
 @dataclass(frozen=True)
@@ -518,18 +465,6 @@ class ListChanged(_ListingFault):
 
 # -- eras -------------------------------------------------------------------------------------------
 
-
-def _status(value: Any, what: str) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or not 100 <= value <= 599:
-        raise ValueError(f"{what} must be an HTTP status between 100 and 599, not {value!r}")
-
-
-def _versions(value: Any, what: str) -> tuple[str, ...]:
-    if isinstance(value, str) or not all(isinstance(version, str) for version in value):
-        raise ValueError(f"{what} must be a list of protocol version strings, not {value!r}")
-    return tuple(value)
-
-
 @dataclass(frozen=True)
 class DiscoverError(Fault):
     """Answer `server/discover` with this HTTP status and JSON-RPC error (no body when `code` is None).
@@ -604,182 +539,3 @@ class EraDowngrade(_StatelessFault):
     default_times: ClassVar[int | None] = None
     default_era: ClassVar[str | None] = STATELESS
     skipped_methods: ClassVar[frozenset[str]] = frozenset({"server/discover"})
-
-
-class MisplacedFault(Exception):
-    """A fault hit a request of an era it means nothing in (a `LoseSession` on a stateless request)."""
-
-
-# -- rules ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Rule:
-    """Where a fault lands: the `nth` matching request from now on, `times` times (None: every time).
-
-    A request matches when its JSON-RPC method, tool, page and session match those given.
-    """
-
-    fault: Fault
-    method: str = _ANY
-    tool: str | None = None
-    page: int | None = None
-    session_id: str | None = None
-    nth: int = 1
-    times: int | None = 1
-    era: str | None = None
-    """The era of the requests it hits: 'handshake', 'stateless', or None for either."""
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.fault, Fault):
-            raise ValueError(f"a rule needs a fault from mcp_testkit.faults, not {self.fault!r}")
-        if self.era is not None and self.era not in ERAS:
-            raise ValueError(f"era must be 'handshake', 'stateless' or None (either), not {self.era!r}")
-        if self.era is not None and self.era not in self.fault.eras:
-            raise ValueError(misplaced(self.fault, self.era))
-        if not isinstance(self.nth, int) or self.nth < 1:
-            raise ValueError(f"nth must be an int >= 1, not {self.nth!r}")
-        if self.times is not None and (not isinstance(self.times, int) or self.times < 1):
-            raise ValueError(f"times must be an int >= 1 or None (every time), not {self.times!r}")
-
-    def matches(
-        self, method: str | None, tool: str | None, page: int | None, session_id: str | None, era: str = HANDSHAKE
-    ) -> bool:
-        return (
-            (self.method == _ANY or self.method == method)
-            and (self.tool is None or self.tool == tool)
-            and (self.page is None or self.page == page)
-            and (self.session_id is None or self.session_id == session_id)
-            and (self.era is None or self.era == era)
-            and method not in self.fault.skipped_methods
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "fault": self.fault.to_json(),
-            "method": self.method,
-            "tool": self.tool,
-            "page": self.page,
-            "session_id": self.session_id,
-            "nth": self.nth,
-            "times": self.times,
-            "era": self.era,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Rule:
-        if not isinstance(data, Mapping) or "fault" not in data:
-            raise ValueError(f"a rule must be an object with a 'fault', not {data!r}")
-        known = {spec.name for spec in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"rule: unknown field {unknown[0]!r}; fields: {', '.join(sorted(known))}")
-        return cls(**{**data, "fault": from_json(data["fault"])})
-
-
-@dataclass(eq=False)
-class _Armed:
-    rule: Rule
-    seen: int = 0
-    fired: int = 0
-
-    @property
-    def spent(self) -> bool:
-        return self.rule.times is not None and self.fired >= self.rule.times
-
-
-@dataclass(eq=False)
-class FaultPlan:
-    """The rules of one server, consumed in the order they were added; at most one hits a request."""
-
-    _armed: list[_Armed] = field(default_factory=list)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def add(self, rule: Rule) -> Rule:
-        with self._lock:
-            self._armed.append(_Armed(rule))
-        return rule
-
-    def __bool__(self) -> bool:
-        return bool(self._armed)
-
-    def take(
-        self, method: str | None, tool: str | None, page: int | None, session_id: str | None, era: str = HANDSHAKE
-    ) -> Fault | None:
-        """The fault for this request, if a rule hits it; counts the request against the rules it matches.
-
-        Every matching rule counts the request, so `nth` means the nth matching request since the rule
-        was added whatever earlier rules did; when several are due, the first added fires and the others
-        stay due for the next matching request.
-        """
-        chosen: Fault | None = None
-        with self._lock:
-            for armed in self._armed:
-                if armed.spent or not armed.rule.matches(method, tool, page, session_id, era):
-                    continue
-                armed.seen += 1
-                if chosen is None and armed.seen >= armed.rule.nth:
-                    armed.fired += 1
-                    chosen = armed.rule.fault
-        return chosen
-
-    def pending(self) -> list[Rule]:
-        """Rules that can still fire: not yet used up."""
-        return [armed.rule for armed in self._armed if not armed.spent]
-
-    def unfired(self) -> list[Rule]:
-        """Rules that never fired at all."""
-        return [armed.rule for armed in self._armed if armed.fired == 0]
-
-
-_DEFAULT: Any = object()
-"""Marks an argument of `inject` left to the fault's default."""
-
-
-def rule_for(
-    fault: Fault,
-    *,
-    method: str | object | None,
-    tool: str | None,
-    page: int | None,
-    session_id: str | None,
-    nth: int,
-    times: int | object | None,
-    era: str | object | None = _DEFAULT,
-) -> Rule:
-    """A rule with the fault's own defaults filled in (method, times, era, and page for listing faults)."""
-    if not isinstance(fault, Fault):
-        raise ValueError(f"inject() needs a fault from mcp_testkit.faults, not {fault!r}")
-    chosen_method = fault.default_method if method is _DEFAULT else (_ANY if method is None else method)
-    chosen_times = fault.default_times if times is _DEFAULT else times
-    chosen_era = fault.default_era if era is _DEFAULT else era
-    if page is None and fault.listing:
-        page = getattr(fault, "page", None)
-    if tool is not None and chosen_method not in ("tools/call", _ANY):
-        raise ValueError(f"tool={tool!r} only matches tools/call requests, not {chosen_method}")
-    return Rule(
-        fault,
-        method=str(chosen_method),
-        tool=tool,
-        page=page,
-        session_id=session_id,
-        nth=nth,
-        times=chosen_times,  # type: ignore[arg-type]
-        era=chosen_era,  # type: ignore[arg-type]
-    )
-
-
-def misplaced(fault: Fault, era: str) -> str:
-    """Why `fault` means nothing for a request of `era`, and what to do instead."""
-    home = fault.eras[0]
-    if era == STATELESS:
-        what = "a stateless (2026-07-28) request, which has no session"
-    else:
-        what = "a handshake-era request, which carries no 2026-07-28 metadata to refuse"
-    return f"{fault!r} has no meaning for {what}: inject it with era={home!r}, or drive the client in the {home} era"
-
-
-def describe(rules: Sequence[Rule]) -> str:
-    return "\n".join(
-        f"  {rule.fault!r} on {rule.method}" + (f" tool={rule.tool}" if rule.tool else "") for rule in rules
-    )

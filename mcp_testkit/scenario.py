@@ -164,9 +164,9 @@ def add_rules(server: TestMcpServer, data: Any, *, stdio: bool | None = None) ->
 def transport_problem(fault: faults.Fault, *, stdio: bool) -> str | None:
     """Why `fault` means nothing over stdio (or over HTTP), or None when it applies there."""
     if stdio:
-        from mcp_testkit.server._stdio import supports
+        from mcp_testkit.server import stdio_supports
 
-        if not supports(fault):
+        if not stdio_supports(fault):
             return f"{type(fault).__name__} means nothing over stdio (it is an HTTP fault)"
     elif fault.stdio_only:
         return f"{type(fault).__name__} means something only over stdio (mcp-testkit serve --stdio)"

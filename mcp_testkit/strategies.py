@@ -299,8 +299,7 @@ def call_faults(
         raise ValueError(f"call_faults: era must be 'handshake' or 'stateless', not {era!r}")
     stateless = era == STATELESS
     transport = [f for f in _TRANSPORT_FAULTS if era in f.eras]
-    transient = [f for f in transport if not isinstance(f, (faults.TruncateBody, faults.MalformedSse))]
-    transient = [f for f in transient if not isinstance(f, faults.Accepted)]
+    transient = [f for f in transport if f.transient]
     if transient_only:
         return st.sampled_from(transient)
     statuses = [400, 404, 429, 500, 503] + ([401, 403] if auth else [])

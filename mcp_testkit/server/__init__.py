@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
-from mcp_testkit._eras import ERAS, named_eras
+from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS, named_eras
 from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.journal import Journal
 from mcp_testkit.server._app import McpApp, ServerCrash
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from mcp_testkit.journal import Record
     from mcp_testkit.server._sessions import Session
 
-__all__ = ["ServerState", "TestMcpServer"]
+__all__ = ["ServerState", "TestMcpServer", "stdio_supports"]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _RESPONSE_MODES = ("json", "sse")
@@ -36,6 +36,13 @@ MAX_BODY = 4 * 1024 * 1024
 def _check_eras(eras: Sequence[str]) -> tuple[str, ...]:
     chosen = named_eras(eras)
     return tuple(era for era in ERAS if era in chosen)
+
+
+def stdio_supports(fault: faults.Fault) -> bool:
+    """Whether `fault` means something over stdio (an HTTP-only fault does not), as the fault's handler says."""
+    from mcp_testkit.server._effects import supports_stdio
+
+    return supports_stdio(fault)
 
 
 class TestMcpServer:
@@ -335,11 +342,25 @@ class TestMcpServer:
             alive = self._state.sessions.alive
             chosen = [s for s in alive if session_id is None or s.id == session_id]
             if not chosen:
-                raise LookupError(f"no live session {session_id!r}" if session_id else "no live session to lose")
+                raise LookupError(f"no live session {session_id!r}" if session_id else self._no_session_to_lose())
             session = chosen[-1]
             self._state.sessions.end(session.id)
             session.outbox.put(None)
             return session
+
+    def _no_session_to_lose(self) -> str:
+        """Why `lose_session()` finds nothing: naming the stateless era when that is why no session exists."""
+        state = self._state
+        if HANDSHAKE not in state.eras:
+            why = f"server {self.name!r} speaks only 2026-07-28 (the stateless era), which has no sessions"
+        elif len(state.sessions) == 0 and len(state.journal) and all(r.era == STATELESS for r in state.journal):
+            why = f"every client of server {self.name!r} speaks 2026-07-28 (the stateless era), which has no sessions"
+        else:
+            return "no live session to lose"
+        return (
+            f"no live session to lose: {why}; to script a lost session, build the server with "
+            'eras=("handshake",) so that clients open one with initialize'
+        )
 
     def restart(self, unknown_session_status: int = 404) -> None:
         """Forget every session, as a restarted server does; unknown sessions then get 404 (or 400)."""

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Cursor", "decode_cursor", "encode_cursor", "page_of"]
+__all__ = ["Cursor", "Page", "decode_cursor", "encode_cursor", "page_of"]
 
 _PREFIX = "mcptk"
 
@@ -20,6 +20,23 @@ class Cursor:
     page: int
     offset: int
     stuck: bool = False
+
+
+class Page:
+    """A `tools/list` page being answered, for a listing fault to reshape."""
+
+    __slots__ = ("following", "here", "next_cursor", "next_offset", "tools", "total")
+
+    def __init__(
+        self, tools: list[dict[str, Any]], here: Cursor, following: Cursor | None, next_offset: int | None, total: int
+    ) -> None:
+        self.tools = tools
+        self.here = here
+        self.following = following
+        self.next_offset = next_offset
+        self.total = total
+        self.next_cursor: str | None = None
+        """A literal `nextCursor` that replaces the encoded `following`."""
 
 
 def encode_cursor(cursor: Cursor) -> str:

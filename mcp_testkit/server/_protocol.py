@@ -7,6 +7,7 @@ back the JSON-RPC response to frame (or `CANCELLED` when the client cancelled th
 from __future__ import annotations
 
 import inspect
+import json
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -14,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from mcp_testkit import faults
 from mcp_testkit._eras import HANDSHAKE, HANDSHAKE_VERSIONS, STATELESS
-from mcp_testkit.server._paging import Cursor, decode_cursor, encode_cursor, page_of
+from mcp_testkit.server._paging import Cursor, Page, decode_cursor, encode_cursor, page_of
 from mcp_testkit.tools import JsonRpcError, ToolContext, ToolError, result_of, start_answer, text_result
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
+    from mcp_testkit.server._effects import Effect
     from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
 
@@ -33,6 +34,7 @@ __all__ = [
     "Handler",
     "call_tool",
     "dispatch",
+    "dumps",
     "error_response",
     "handle_notification",
     "list_tools",
@@ -79,8 +81,8 @@ class Call:
     protocol_version: str
     notify: Notify = field(default=_discard)
     """Sends a server notification related to this request (on its SSE stream, if it has one)."""
-    fault: faults.Fault | None = None
-    """The fault a rule applies to this request, if any."""
+    effect: Effect[Any] | None = None
+    """The effect of the fault a rule applies to this request, if any."""
     era: str = HANDSHAKE
     methods: dict[str, Handler] | None = None
     """The methods of the request's era (None: the handshake era's)."""
@@ -104,6 +106,13 @@ def result_response(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
+def dumps(payload: Any) -> bytes:
+    """A JSON-RPC message as compact JSON bytes."""
+    return _ENCODER.encode(payload).encode()
+
 
 async def dispatch(message: dict[str, Any], call: Call) -> Any:
     """Answer one JSON-RPC request with a method of its era."""
@@ -117,13 +126,11 @@ async def dispatch(message: dict[str, Any], call: Call) -> Any:
         params = {}
     elif not isinstance(params, dict):
         return error_response(request_id, INVALID_PARAMS, f"params of {method} must be an object")
-    fault = call.fault
-    if isinstance(fault, faults.ProtocolError):
-        return error_response(request_id, fault.code, fault.message, fault.data)
-    if isinstance(fault, faults.ErrorResult):
-        if method == "tools/call":
-            call.record.executed = False
-        return result_response(request_id, text_result(fault.text, is_error=True))
+    effect = call.effect
+    if effect is not None:
+        replaced = effect.answer(request_id, method, call)
+        if replaced is not None:
+            return replaced
     return await handler(request_id, params, call)
 
 
@@ -156,61 +163,35 @@ async def _set_level(request_id: Any, params: dict[str, Any], call: Call) -> dic
 
 async def list_tools(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
     state = call.state
-    fault = call.fault
+    effect = call.effect
     sent = params.get("cursor")
     here = Cursor(1, 0)
-    stateless = call.era == STATELESS
     if sent is not None:
         # In the stateless era "" is a legal cursor: the one an EmptyCursor page handed out.
-        decoded = state.empty_cursor if sent == "" and stateless else decode_cursor(sent)
+        decoded = state.empty_cursor if sent == "" and call.era == STATELESS else decode_cursor(sent)
         if decoded is None or decoded.offset > len(state.definitions()):
             return error_response(request_id, INVALID_PARAMS, f"Invalid cursor: {sent!r}")
         here = decoded
-    if isinstance(fault, faults.InvalidCursor):
-        return error_response(request_id, INVALID_PARAMS, f"Invalid cursor: {sent!r}")
-    if isinstance(fault, faults.PageError):
-        return error_response(request_id, fault.code, fault.message)
-    if isinstance(fault, faults.SlowPage):
-        await anyio.sleep(fault.seconds)
-    if isinstance(fault, faults.CatalogueChange):
-        # Announced on this page's own stream, where the walking client can see it; others hear it as usual.
-        state.change_catalogue(fault.add, fault.remove, quiet=call.session)
-        await call.notify({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-    if isinstance(fault, faults.MalformedPage):
-        return result_response(request_id, {"tools": "this page is deliberately malformed"})
+    if effect is not None:
+        replaced = await effect.before_page(call, request_id, sent)
+        if replaced is not None:
+            return replaced  # type: ignore[no-any-return]
     definitions = state.definitions()
     tools, next_offset = page_of(definitions, min(here.offset, len(definitions)), state.page_size)
     following = None if next_offset is None else Cursor(here.page + 1, next_offset)
     if here.stuck:
         following = here
-    if isinstance(fault, faults.StuckCursor):
-        following = Cursor(here.page + 1, next_offset if next_offset is not None else len(definitions), stuck=True)
-    elif isinstance(fault, faults.RepeatCursor):
-        following = here
-    elif isinstance(fault, faults.EndlessPages) and following is None:
-        following = Cursor(here.page + 1, len(definitions))
-    elif isinstance(fault, faults.DuplicateTool):
-        again = _duplicate(state, fault.name)
-        if again is not None:
-            tools.append(again)
-    elif isinstance(fault, faults.ListChanged):
-        await call.notify({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
     result: dict[str, Any] = {"tools": tools}
-    if isinstance(fault, faults.EmptyCursor):
-        result["nextCursor"] = ""
-        if stateless:
-            state.empty_cursor = following or Cursor(here.page + 1, len(definitions))
-    elif following is not None:
+    if effect is not None:
+        page = Page(tools, here, following, next_offset, len(definitions))
+        await effect.shape_page(call, page)
+        following = page.following
+        if page.next_cursor is not None:
+            result["nextCursor"] = page.next_cursor
+            return result_response(request_id, result)
+    if following is not None:
         result["nextCursor"] = encode_cursor(following)
     return result_response(request_id, result)
-
-
-def _duplicate(state: ServerState, name: str | None) -> dict[str, Any] | None:
-    """The definition a `DuplicateTool` fault lists again: `name`, else the first tool; None when there is none."""
-    if name is not None and name in state.tools:
-        return state.tools[name].definition
-    definitions = state.definitions()
-    return definitions[0] if definitions else None
 
 
 async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:

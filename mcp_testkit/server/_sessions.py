@@ -17,7 +17,10 @@ import sniffio
 if TYPE_CHECKING:
     from mcp_testkit.server._resume import EventLog
 
-__all__ = ["Outbox", "Session", "SessionTable"]
+__all__ = ["SESSION_NOT_FOUND", "Outbox", "Session", "SessionTable"]
+
+SESSION_NOT_FOUND = "Session not found: it has ended; re-initialize (send initialize without Mcp-Session-Id)"
+"""The 404 message: it starts as the SDK's own does, then says what a client should do."""
 
 
 def _waker(event: anyio.Event) -> Callable[[], None]:

@@ -2,39 +2,36 @@
 
 There is no `initialize` and no session: every request names its protocol version and the client's
 capabilities in `params._meta`, and the headers `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`
-mirror the body. The transport (`_app.py`) frames answers and keeps the journal; the dispatcher
-(`_protocol.py`) answers `tools/list` and `tools/call` for both eras; this module holds the rest:
-the checks a request passes before it runs, `server/discover`, the era's own faults, and the fields
-every result of the era carries. Statuses and codes follow the spec, checked against the `mcp` SDK's
-own server (`ERROR_CODE_HTTP_STATUS`).
+mirror the body. It mirrors `_handshake.py`: `McpApp` (`_app.py`) routes a request here, the shared
+transport (`_http.py`) frames answers, the dispatcher (`_protocol.py`) answers `tools/list` and
+`tools/call` for both eras, and the era's faults act through their handlers (`_effects/`); this module
+holds the rest: the POST of the era (GET and DELETE have no meaning in it), the checks a request passes
+before it runs, `server/discover`, and the fields every result of the era carries. Statuses and codes
+follow the spec, checked against the `mcp` SDK's own server (`ERROR_CODE_HTTP_STATUS`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcp_testkit import faults
 from mcp_testkit._eras import (
     CAPABILITIES_KEY,
     HANDSHAKE,
     HANDSHAKE_VERSIONS,
-    HEADER_MISMATCH,
     LOG_LEVEL_KEY,
-    MISSING_CAPABILITY,
     NAME_PARAMS,
     SERVER_INFO_KEY,
     STATELESS,
     STATELESS_VERSION,
     STATELESS_VERSIONS,
-    UNSUPPORTED_VERSION,
     VERSION_KEY,
     decode_header_value,
     error_status,
-    spoken_versions,
 )
 from mcp_testkit._param_headers import ABSENT, PARAM_HEADER_PREFIX, mirrored_params, value_at
+from mcp_testkit.server._http import answer, faulted, kind_of
+from mcp_testkit.server._paging import page_number
 from mcp_testkit.server._protocol import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -45,11 +42,14 @@ from mcp_testkit.server._protocol import (
     list_tools,
     result_response,
 )
+from mcp_testkit.server._refusal import Refusal, mismatch, missing_capability, unsupported, versions
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
 
     from mcp_testkit.journal import Record
+    from mcp_testkit.server._effects import Effect
+    from mcp_testkit.server._http import Receive, Response
     from mcp_testkit.server._state import ServerState
 
 __all__ = [
@@ -58,8 +58,10 @@ __all__ = [
     "Refusal",
     "call_for",
     "decorate",
+    "delete",
     "error_status",
-    "fault_refusal",
+    "get",
+    "post",
     "refusal",
     "serves_stateless",
     "unsupported",
@@ -67,21 +69,6 @@ __all__ = [
 ]
 
 _CACHEABLE = frozenset({"server/discover", "tools/list"})
-_LEGACY_REFUSAL = "Bad Request: Missing session ID"
-"""What a handshake-era server answers a request without a session (the `mcp` SDK's words)."""
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """A request refused before it runs: the HTTP status, and the JSON-RPC error of the body."""
-
-    status: int
-    code: int | None
-    """None: a bare status, no body."""
-    message: str
-    data: Any = None
-    request_id: bool = True
-    """Whether the error answers the request's id (False: `id` null, as a transport that never read it)."""
 
 
 def serves_stateless(state: ServerState, headers: Mapping[str, str], message: Any) -> bool:
@@ -103,36 +90,6 @@ def serves_stateless(state: ServerState, headers: Mapping[str, str], message: An
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     return isinstance(meta, dict) and VERSION_KEY in meta
-
-
-def versions(state: ServerState) -> list[str]:
-    """Every protocol version the server speaks, newest first."""
-    return spoken_versions(state.eras)
-
-
-def unsupported(state: ServerState, requested: Any, supported: list[str] | None = None) -> Refusal:
-    """-32022 with `data.supported` and `data.requested`, as the schema gives them."""
-    offered = versions(state) if supported is None else supported
-    asked = requested if isinstance(requested, str) else ""
-    return Refusal(
-        400,
-        UNSUPPORTED_VERSION,
-        f"Unsupported protocol version {asked!r}: this server speaks {', '.join(offered) or 'none'}",
-        {"supported": offered, "requested": asked},
-    )
-
-
-def _mismatch(message: str) -> Refusal:
-    return Refusal(400, HEADER_MISMATCH, f"Header mismatch: {message}")
-
-
-def _missing_capability(capabilities: Sequence[str]) -> Refusal:
-    return Refusal(
-        400,
-        MISSING_CAPABILITY,
-        f"Missing required client capability: {', '.join(capabilities)}",
-        {"requiredCapabilities": {name: {} for name in capabilities}},
-    )
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:
@@ -172,17 +129,17 @@ def _param_refusal(schema: Any, arguments: Any, headers: Mapping[str, str]) -> R
         where = "params.arguments." + ".".join(path)
         if value is ABSENT:
             if sent is not None:
-                return _mismatch(f"{header} header is sent, but the body has no {where}")
+                return mismatch(f"{header} header is sent, but the body has no {where}")
             continue
         if sent is None:
-            return _mismatch(f"the {header} header is missing; it must mirror {where}")
+            return mismatch(f"the {header} header is missing; it must mirror {where}")
         if not _PLAIN_VALUE.fullmatch(sent):
-            return _mismatch(f"{header} header holds characters a header value may not carry")
+            return mismatch(f"{header} header holds characters a header value may not carry")
         decoded = decode_header_value(sent)
         if decoded is None:
-            return _mismatch(f"{header} header is not valid =?base64?...?= (bad padding or characters)")
+            return mismatch(f"{header} header is not valid =?base64?...?= (bad padding or characters)")
         if not _same_value(decoded, value):
-            return _mismatch(f"{header} header {sent!r} does not match the body's {where}")
+            return mismatch(f"{header} header {sent!r} does not match the body's {where}")
     return None
 
 
@@ -222,32 +179,32 @@ def refusal(state: ServerState, headers: Mapping[str, str], message: Any, kind: 
             refused.data,
         )
     if version is None:
-        return _mismatch("the MCP-Protocol-Version header is missing; every 2026-07-28 request carries it")
+        return mismatch("the MCP-Protocol-Version header is missing; every 2026-07-28 request carries it")
     meta = params.get("_meta") if isinstance(params, dict) else None
     if version not in STATELESS_VERSIONS and not isinstance(meta, dict):
         return unsupported(state, version)  # a version of no era, and nothing else to go by: name ours
     method_header = _header(headers, "mcp-method")
     if method_header is None:
-        return _mismatch(f"the Mcp-Method header is missing; it must name the method, {method!r}")
+        return mismatch(f"the Mcp-Method header is missing; it must name the method, {method!r}")
     if not isinstance(params, dict) or not isinstance(meta, dict) or not {VERSION_KEY, CAPABILITIES_KEY} <= set(meta):
         missing = [key for key in (VERSION_KEY, CAPABILITIES_KEY) if not isinstance(meta, dict) or key not in meta]
         return Refusal(
             400, INVALID_PARAMS, f"Invalid params: params._meta must carry {' and '.join(map(repr, missing))}"
         )
     if meta[VERSION_KEY] != version:
-        return _mismatch(
+        return mismatch(
             f"MCP-Protocol-Version header {version!r} does not match the body's _meta version {meta[VERSION_KEY]!r}"
         )
     if method_header != method:
-        return _mismatch(f"Mcp-Method header {method_header!r} does not match the body's method {method!r}")
+        return mismatch(f"Mcp-Method header {method_header!r} does not match the body's method {method!r}")
     name_param = NAME_PARAMS.get(method)
     if name_param is not None:
         named = params.get(name_param)
         sent = _header(headers, "mcp-name")
         if sent is None:
-            return _mismatch(f"the Mcp-Name header is missing; for {method} it must carry params.{name_param}")
+            return mismatch(f"the Mcp-Name header is missing; for {method} it must carry params.{name_param}")
         if decode_header_value(sent) != named:
-            return _mismatch(f"Mcp-Name header {sent!r} does not match the body's params.{name_param} {named!r}")
+            return mismatch(f"Mcp-Name header {sent!r} does not match the body's params.{name_param} {named!r}")
     if version not in STATELESS_VERSIONS:
         return unsupported(state, version)
     named = params.get("name")
@@ -259,23 +216,7 @@ def refusal(state: ServerState, headers: Mapping[str, str], message: Any, kind: 
         declared = meta.get(CAPABILITIES_KEY)
         lacking = [name for name in tool.requires if not (isinstance(declared, dict) and name in declared)]
         if lacking:
-            return _missing_capability(lacking)
-    return None
-
-
-def fault_refusal(state: ServerState, fault: faults.Fault, version: str | None) -> Refusal | None:
-    """The answer of a stateless era's fault (and of `DiscoverError`), or None for any other fault."""
-    if isinstance(fault, faults.DiscoverError):
-        return Refusal(fault.status, fault.code, fault.message, fault.data)
-    if isinstance(fault, faults.HeaderMismatch):
-        return _mismatch(f"{fault.header} header does not match the request body")
-    if isinstance(fault, faults.UnsupportedVersion):
-        offered = list(fault.supported) if fault.supported is not None else None
-        return unsupported(state, version, offered)
-    if isinstance(fault, faults.MissingCapability):
-        return _missing_capability(fault.capabilities)
-    if isinstance(fault, faults.EraDowngrade):
-        return Refusal(400, INVALID_REQUEST, _LEGACY_REFUSAL, request_id=False)
+            return missing_capability(lacking)
     return None
 
 
@@ -297,7 +238,7 @@ METHODS: dict[str, Handler] = {"server/discover": _discover, "tools/list": list_
 """The methods of the stateless era: `ping`, `logging/setLevel` and `initialize` are not among them."""
 
 
-def call_for(state: ServerState, record: Record, meta: Mapping[str, Any], fault: faults.Fault | None) -> Call:
+def call_for(state: ServerState, record: Record, meta: Mapping[str, Any], effect: Effect[Any] | None) -> Call:
     """What dispatch needs for a stateless request: no session, the era's methods, the log level of `_meta`."""
     level = meta.get(LOG_LEVEL_KEY)
     return Call(
@@ -305,7 +246,7 @@ def call_for(state: ServerState, record: Record, meta: Mapping[str, Any], fault:
         record,
         None,
         record.protocol_version or STATELESS_VERSION,
-        fault=fault,
+        effect=effect,
         era=STATELESS,
         methods=METHODS,
         log_level=level if isinstance(level, str) and level in LOG_LEVELS else None,
@@ -329,3 +270,71 @@ def decorate(state: ServerState, method: str, response: Any) -> None:
     elif isinstance(meta, dict) and SERVER_INFO_KEY not in meta:
         fresh["_meta"] = {**meta, SERVER_INFO_KEY: server_info}
     response["result"] = fresh
+
+
+async def post(state: ServerState, out: Response) -> None:
+    """A 2026-07-28 request: checked, faulted, dispatched, answered; no session is read, made or echoed."""
+    record = out.record
+    record.era = STATELESS
+    record.session_id = None  # an older client's Mcp-Session-Id is ignored, as the spec says
+    out.event_ids = False
+    message = out.message
+    kind = None if isinstance(message, list) else kind_of(message)
+    params = message.get("params") if kind is not None else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict):
+        meta = {}
+    version = meta.get(VERSION_KEY)
+    record.protocol_version = version if isinstance(version, str) else record.headers.get("mcp-protocol-version")
+    refused = refusal(state, record.headers, message, kind)
+    if refused is not None:
+        await out.refuse(refused)
+        return
+    if kind == "notification":
+        # The era defines no client notifications over HTTP (closing a stream cancels): accepted, dropped.
+        await out.json(202, None)
+        return
+    effect = None
+    if state.plan:
+        cursor = params.get("cursor") if isinstance(params, dict) else None
+        page = None
+        if record.rpc_method == "tools/list":
+            empty = state.empty_cursor
+            page = empty.page if cursor == "" and empty is not None else page_number(cursor)
+        fault = state.plan.take(record.rpc_method, record.tool, page, None, STATELESS)
+        if fault is not None:
+            effect, answered = await faulted(state, out, fault, None)
+            if answered:
+                return
+    call = call_for(state, record, meta, effect)
+    method = record.rpc_method or ""
+
+    def settle(response: Any) -> int:
+        decorate(state, method, response)
+        return error_status(response)
+
+    await answer(state, message, out, call, effect, settle=settle)
+
+
+async def _no_stream(state: ServerState, out: Response) -> None:
+    """GET and DELETE of an older client to a server in the stateless era: 405 (no stream, no session)."""
+    record = out.record
+    record.era = STATELESS
+    record.session_id = None
+    await out.error(
+        405,
+        INVALID_REQUEST,
+        f"HTTP {record.http_method} has no meaning in the stateless era (2026-07-28): "
+        "it has no stream and no session; POST each request",
+        [(b"allow", b"POST")],
+    )
+
+
+async def get(state: ServerState, receive: Receive, out: Response, hint: str) -> None:
+    """A GET: the era has no stream to open (405)."""
+    await _no_stream(state, out)
+
+
+async def delete(state: ServerState, out: Response) -> None:
+    """A DELETE: the era has no session to end (405)."""
+    await _no_stream(state, out)

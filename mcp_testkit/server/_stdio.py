@@ -24,10 +24,10 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from mcp_testkit import faults
 from mcp_testkit._json import JsonError, loads
 from mcp_testkit.journal import Headers, Record
-from mcp_testkit.server._app import JOURNAL_PREFIX, ServerCrash, _describe, _kind
+from mcp_testkit.server._effects import effect_of, supports_stdio
+from mcp_testkit.server._http import JOURNAL_PREFIX, ServerCrash, describe, kind_of
 from mcp_testkit.server._paging import page_number
 from mcp_testkit.server._protocol import (
     CANCELLED,
@@ -45,26 +45,17 @@ from mcp_testkit.server._protocol import (
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
+    from mcp_testkit import faults
     from mcp_testkit.server import TestMcpServer
+    from mcp_testkit.server._effects import Effect
     from mcp_testkit.server._sessions import Session
 
 __all__ = ["StdioServer", "serve_stdio", "supports"]
 
-_ANSWER_FAULTS = (
-    faults.ErrorResult,
-    faults.ProtocolError,
-    faults.Delay,
-    faults.LateAnswer,
-    faults.TruncateBody,
-    faults.MalformedLine,
-    faults.Exit,
-    faults.Crash,
-)
-
 
 def supports(fault: faults.Fault) -> bool:
     """Whether `fault` means something over stdio."""
-    return fault.listing or isinstance(fault, _ANSWER_FAULTS)
+    return supports_stdio(fault)
 
 
 def _lines(stdin: BinaryIO, limit: int) -> Iterator[tuple[bytes, int]]:
@@ -215,24 +206,24 @@ class StdioServer:
             self._refuse(record, None, PARSE_ERROR, f"Parse error: {exc}")
             return
         record.message = message
-        kind = _kind(message)
+        kind = kind_of(message)
         if kind is None:
             request_id = message.get("id") if isinstance(message, dict) else None
             what = "a batch; batches are not used over stdio" if isinstance(message, list) else "a JSON-RPC 2.0 message"
             self._refuse(record, request_id, INVALID_REQUEST, f"Invalid Request: the line is not {what}")
             return
-        _describe(record, message)
+        describe(record, message)
         if kind == "response":
             journal._finish(record)  # we send no requests, so there is nothing to match it with
             return
-        fault = None
+        effect = None
         if state.plan:
             page = page_number((record.params or {}).get("cursor")) if record.rpc_method == "tools/list" else None
             fault = state.plan.take(record.rpc_method, record.tool, page, record.session_id)
             record.fault = fault
+            effect = effect_of(fault)
         if kind == "notification":
-            if isinstance(fault, (faults.Exit, faults.Crash)):
-                self._die(fault, record)
+            if effect is not None and effect.notification_line(_LineTurn(self), record):
                 return
             record.error = handle_notification(message, session)
             journal._finish(record)
@@ -240,7 +231,7 @@ class StdioServer:
         if session is not None:
             session.requests += 1
         assert self._group is not None
-        self._group.start_soon(self._request, message, record, fault)
+        self._group.start_soon(self._request, message, record, effect)
 
     def _refuse(self, record: Record, request_id: Any, code: int, text: str, note: str | None = None) -> None:
         """Answer with a JSON-RPC error; the journal gets `note` as the record's error, else `text`."""
@@ -249,53 +240,40 @@ class StdioServer:
         self._write(record.response)
         self.server._state.journal._finish(record)
 
-    async def _request(self, message: dict[str, Any], record: Record, fault: faults.Fault | None) -> None:
+    async def _request(self, message: dict[str, Any], record: Record, effect: Effect[Any] | None) -> None:
         state = self.server._state
+        turn = _LineTurn(self) if effect is not None else None
         finished = False
         try:
-            if isinstance(fault, (faults.Exit, faults.Crash)) and not fault.after_execution:
-                finished = True
-                self._die(fault, record)
+            if effect is not None and turn is not None and await effect.before_line(turn, record):
                 return
-            if isinstance(fault, faults.Delay):
-                await anyio.sleep(fault.seconds)
             try:
-                response = await self._answer(message, record, fault)
+                response = await self._answer(message, record, effect)
             except Exception as exc:  # a crash of ours: answered, journaled, and check() reports it
                 finished = True
                 self._crashed(record, exc, record.rpc_id)
                 return
-            if isinstance(fault, faults.LateAnswer):
-                await anyio.sleep(fault.seconds)
+            if effect is not None:
+                await effect.after()
             if response is CANCELLED:
                 record.error = "cancelled by the client: nothing sent"
                 return
-            if isinstance(fault, (faults.Exit, faults.Crash)):
-                finished = True
-                self._die(fault, record)
+            if effect is not None and turn is not None and effect.send_line(turn, record, response, _line(response)):
                 return
-            if isinstance(fault, faults.MalformedLine):
-                record.error = "answered with a malformed line by a fault"
-                self._write_raw(b"{this line is not JSON\n")
-            elif isinstance(fault, faults.TruncateBody):
-                record.error = "answered with half a line by a fault"
-                data = _line(response)
-                self._write_raw(data[: len(data) // 2] + b"\n")
-            else:
-                record.response = response
-                self._write(response)
+            record.response = response
+            self._write(response)
         finally:
-            if not finished:
+            if not finished and (turn is None or not turn.finished):
                 state.journal._finish(record)
 
-    async def _answer(self, message: dict[str, Any], record: Record, fault: faults.Fault | None) -> Any:
+    async def _answer(self, message: dict[str, Any], record: Record, effect: Effect[Any] | None) -> Any:
         state = self.server._state
         method = record.rpc_method
         if method == "server/discover":
             # The stateless 2026-07-28 probe: refusing it sends SDK clients back to initialize.
             return error_response(record.rpc_id, METHOD_NOT_FOUND, "Method not found: server/discover")
         if method == "initialize":
-            response = await dispatch(message, Call(state, record, None, DEFAULT_VERSION, self._notify, fault))
+            response = await dispatch(message, Call(state, record, None, DEFAULT_VERSION, self._notify, effect))
             result = response.get("result") if isinstance(response, dict) else None
             if result is not None:
                 self._open_session(result["protocolVersion"], record)
@@ -305,7 +283,7 @@ class StdioServer:
             record.error = "request before initialize"
             return error_response(record.rpc_id, INVALID_REQUEST, f"Invalid Request: send initialize before {method}")
         version = session.protocol_version if session is not None else DEFAULT_VERSION
-        return await dispatch(message, Call(state, record, session, version, self._notify, fault))
+        return await dispatch(message, Call(state, record, session, version, self._notify, effect))
 
     def _open_session(self, version: str, record: Record) -> None:
         """`initialize` opens the one session; a second one replaces the first."""
@@ -317,20 +295,43 @@ class StdioServer:
         record.session_id = self._session.id
         record.protocol_version = version
 
-    def _die(self, fault: faults.Exit | faults.Crash, record: Record) -> None:
-        """End the process as `fault` says, the journal line of this message written first."""
-        if isinstance(fault, faults.Crash):
-            record.error = "the server crashed (SIGKILL) by a fault, without answering"
-            self.server._state.journal._finish(record)
-            print("mcp-testkit: crashing (Crash fault): SIGKILL", file=sys.stderr, flush=True)
-            os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
-            return
-        record.error = f"the server exited with status {fault.code} by a fault, without answering"
+    def _exit(self, record: Record, code: int) -> None:
+        """End the process with status `code` (an `Exit` fault), the journal line of this message written first."""
+        record.error = f"the server exited with status {code} by a fault, without answering"
         self.server._state.journal._finish(record)
-        print(f"mcp-testkit: exiting with status {fault.code} (Exit fault)", file=sys.stderr, flush=True)
-        self.exit_code = fault.code
+        print(f"mcp-testkit: exiting with status {code} (Exit fault)", file=sys.stderr, flush=True)
+        self.exit_code = code
         assert self._group is not None
         self._group.cancel_scope.cancel()
+
+    def _crash(self, record: Record) -> None:
+        """Die at once by SIGKILL (a `Crash` fault), the journal line of this message written first."""
+        record.error = "the server crashed (SIGKILL) by a fault, without answering"
+        self.server._state.journal._finish(record)
+        print("mcp-testkit: crashing (Crash fault): SIGKILL", file=sys.stderr, flush=True)
+        os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
+
+
+class _LineTurn:
+    """What a fault may do to one stdio message (`_effects.LineTurn`); `finished` once its record was."""
+
+    __slots__ = ("finished", "server")
+
+    def __init__(self, server: StdioServer) -> None:
+        self.server = server
+        self.finished = False
+
+    def write_line(self, record: Record, data: bytes, note: str) -> None:
+        record.error = note
+        self.server._write_raw(data)
+
+    def exit(self, record: Record, code: int) -> None:
+        self.finished = True
+        self.server._exit(record, code)
+
+    def crash(self, record: Record) -> None:
+        self.finished = True
+        self.server._crash(record)
 
 
 async def serve_stdio(server: TestMcpServer, stdin: BinaryIO, stdout: BinaryIO) -> int:

@@ -6,9 +6,22 @@ import anyio
 import pytest
 from mcp import MCPError
 
-from mcp_testkit import faults
+from mcp_testkit import TestMcpServer, faults
 
-from ._support import FRAMINGS, LIMIT_S, Serve, Wire, call, json_bytes, rpc, sdk_client, socket_client, tools
+from ._support import (
+    FRAMINGS,
+    LIMIT_S,
+    Modern,
+    Serve,
+    Wire,
+    asgi_client,
+    call,
+    json_bytes,
+    rpc,
+    sdk_client,
+    socket_client,
+    tools,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -122,6 +135,22 @@ async def test_lose_session_shortcut_forgets_the_latest_or_a_named_session(serve
             assert server.lose_session(first.session_id).id == first.session_id
             assert (await first.post(PING)).status_code == 404
     with pytest.raises(LookupError, match="no live session"):
+        server.lose_session()
+
+
+def test_lose_session_on_a_stateless_only_server_names_the_handshake_era() -> None:
+    """lose_session() on a server that speaks only 2026-07-28 says it has no sessions and names eras=("handshake",)."""
+    server = TestMcpServer("modern", eras=("stateless",))
+    with pytest.raises(LookupError, match=r'speaks only 2026-07-28.*eras=\("handshake",\)'):
+        server.lose_session()
+
+
+async def test_lose_session_when_every_client_is_stateless_names_the_handshake_era() -> None:
+    """With both eras served but only 2026-07-28 clients seen, lose_session() says why and names the way out."""
+    server = tools(TestMcpServer("both"), "create")
+    async with asgi_client(server) as client:
+        assert (await Modern(client).post("tools/list")).status_code == 200
+    with pytest.raises(LookupError, match=r'every client .* speaks 2026-07-28.*eras=\("handshake",\)'):
         server.lose_session()
 
 

@@ -7,10 +7,12 @@ import socket
 import threading
 
 import anyio
+import anyio.lowlevel
+import anyio.to_thread
 import httpx2
 import pytest
 
-from mcp_testkit import TestMcpServer
+from mcp_testkit import TestMcpServer, faults
 
 from ._support import ACCEPT, LATEST, LIMIT_S, Wire, asgi_client, rpc
 
@@ -197,3 +199,39 @@ def test_repr_names_the_server_and_where_it_is() -> None:
     assert repr(server) == "<TestMcpServer 'r' not started tools=5>"
     with server:
         assert repr(server) == f"<TestMcpServer 'r' {server.url} tools=5>"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("fault", [faults.Delay(30), faults.LateAnswer(30)], ids=["Delay", "LateAnswer"])
+async def test_stopping_with_a_delayed_request_in_flight_is_quiet(
+    fault: faults.Fault, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Stopping a server whose request waits on a Delay drops that connection at once, logging nothing."""
+    server = TestMcpServer("quiet")
+    server.tool("slow", returns="late")
+    server.start()
+    try:
+        async with httpx2.AsyncClient(timeout=LIMIT_S) as client:
+            session_id = (await client.post(server.url, json=INIT, headers=HEADERS)).headers["mcp-session-id"]
+            server.inject(fault, tool="slow")
+            outcome: list[BaseException] = []
+
+            async def call() -> None:
+                headers = {**HEADERS, "mcp-session-id": session_id, "mcp-protocol-version": LATEST}
+                try:
+                    await client.post(server.url, json=rpc("tools/call", {"name": "slow"}, 2), headers=headers)
+                except httpx2.TransportError as exc:
+                    outcome.append(exc)
+
+            with anyio.fail_after(LIMIT_S):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(call)
+                    while server.pending_faults() or (fault == faults.LateAnswer(30) and not server.executions()):
+                        await anyio.lowlevel.checkpoint()
+                    await anyio.to_thread.run_sync(server.stop)
+    finally:
+        server.stop()
+    assert [type(error).__name__ for error in outcome] == ["RemoteProtocolError"]
+    assert server.calls("slow")[0].error == "the server stopped before answering"
+    printed = capfd.readouterr().err + caplog.text
+    assert [word for word in ("Cancel", "Traceback", "Exception in ASGI", "graceful") if word in printed] == []

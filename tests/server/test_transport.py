@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import anyio
 import pytest
 
 from mcp_testkit import TestMcpServer
 
-from ._support import LATEST, messages, note, rpc, serving
+from ._support import LATEST, LIMIT_S, messages, note, rpc, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -245,6 +246,40 @@ async def test_missing_credentials_get_401_with_a_bearer_challenge(via: str) -> 
         wire.client.headers["authorization"] = "Bearer t0k"
         await wire.initialize()
         await wire.ping_ok()
+
+
+async def _status_without_a_body(server: TestMcpServer, headers: dict[str, str]) -> bytes:
+    """The status line of a POST whose headers announce 1 MB that never comes."""
+    lines = ["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{server.port}", "Content-Type: application/json"]
+    lines += ["Accept: application/json, text/event-stream", "Content-Length: 1000000"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    with anyio.fail_after(LIMIT_S):
+        async with await anyio.connect_tcp("127.0.0.1", server.port) as stream:
+            await stream.send(("\r\n".join(lines) + "\r\n\r\n").encode())
+            return (await stream.receive()).split(b"\r\n", 1)[0]
+
+
+@pytest.mark.parametrize("status", [401, 403])
+async def test_a_missing_required_header_is_refused_before_the_body_is_read(status: int) -> None:
+    """A POST without a required header gets its 401 (or 403) at once, although its announced body never comes."""
+    server = _server()
+    server.require_header("Authorization", "Bearer t0k", status=status)
+    with server:
+        line = await _status_without_a_body(server, {})
+    assert line == f"HTTP/1.1 {status} ".encode() + (b"Unauthorized" if status == 401 else b"Forbidden")
+    record = server.journal.last
+    assert (record.status, record.body) == (status, b"")
+    assert "Authorization" in (record.error or "")
+
+
+async def test_a_wrong_required_header_still_journals_the_refused_call() -> None:
+    """A wrong credential is a scripted condition: its (bounded) body is read, so the journal names the call."""
+    server = _server()
+    server.require_header("Authorization", "Bearer t0k")
+    async with serving(server, "socket") as wire:
+        response = await wire.post(rpc("ping"), headers={"authorization": "Bearer wrong"})
+    assert response.status_code == 401
+    assert (server.journal.last.rpc_method, server.journal.last.error) == ("ping", "wrong Authorization header")
 
 
 async def test_insufficient_scope_gets_403(via: str) -> None:

@@ -1,0 +1,195 @@
+"""Which requests a fault hits: `Rule`, the plan of a server's rules (`FaultPlan`), and the words for a misplaced fault.
+
+Re-exported by `mcp_testkit.faults`, the module to import.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS
+from mcp_testkit._fault_base import _ANY, Fault, from_json
+
+__all__ = ["FaultPlan", "MisplacedFault", "Rule", "describe", "misplaced", "rule_for"]
+
+
+class MisplacedFault(Exception):
+    """A fault hit a request of an era it means nothing in (a `LoseSession` on a stateless request)."""
+
+
+# -- rules ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Where a fault lands: the `nth` matching request from now on, `times` times (None: every time).
+
+    A request matches when its JSON-RPC method, tool, page and session match those given.
+    """
+
+    fault: Fault
+    method: str = _ANY
+    tool: str | None = None
+    page: int | None = None
+    session_id: str | None = None
+    nth: int = 1
+    times: int | None = 1
+    era: str | None = None
+    """The era of the requests it hits: 'handshake', 'stateless', or None for either."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.fault, Fault):
+            raise ValueError(f"a rule needs a fault from mcp_testkit.faults, not {self.fault!r}")
+        if self.era is not None and self.era not in ERAS:
+            raise ValueError(f"era must be 'handshake', 'stateless' or None (either), not {self.era!r}")
+        if self.era is not None and self.era not in self.fault.eras:
+            raise ValueError(misplaced(self.fault, self.era))
+        if not isinstance(self.nth, int) or self.nth < 1:
+            raise ValueError(f"nth must be an int >= 1, not {self.nth!r}")
+        if self.times is not None and (not isinstance(self.times, int) or self.times < 1):
+            raise ValueError(f"times must be an int >= 1 or None (every time), not {self.times!r}")
+
+    def matches(
+        self, method: str | None, tool: str | None, page: int | None, session_id: str | None, era: str = HANDSHAKE
+    ) -> bool:
+        return (
+            (self.method == _ANY or self.method == method)
+            and (self.tool is None or self.tool == tool)
+            and (self.page is None or self.page == page)
+            and (self.session_id is None or self.session_id == session_id)
+            and (self.era is None or self.era == era)
+            and method not in self.fault.skipped_methods
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fault": self.fault.to_json(),
+            "method": self.method,
+            "tool": self.tool,
+            "page": self.page,
+            "session_id": self.session_id,
+            "nth": self.nth,
+            "times": self.times,
+            "era": self.era,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Rule:
+        if not isinstance(data, Mapping) or "fault" not in data:
+            raise ValueError(f"a rule must be an object with a 'fault', not {data!r}")
+        known = {spec.name for spec in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"rule: unknown field {unknown[0]!r}; fields: {', '.join(sorted(known))}")
+        return cls(**{**data, "fault": from_json(data["fault"])})
+
+
+@dataclass(eq=False)
+class _Armed:
+    rule: Rule
+    seen: int = 0
+    fired: int = 0
+
+    @property
+    def spent(self) -> bool:
+        return self.rule.times is not None and self.fired >= self.rule.times
+
+
+@dataclass(eq=False)
+class FaultPlan:
+    """The rules of one server, consumed in the order they were added; at most one hits a request."""
+
+    _armed: list[_Armed] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, rule: Rule) -> Rule:
+        with self._lock:
+            self._armed.append(_Armed(rule))
+        return rule
+
+    def __bool__(self) -> bool:
+        return bool(self._armed)
+
+    def take(
+        self, method: str | None, tool: str | None, page: int | None, session_id: str | None, era: str = HANDSHAKE
+    ) -> Fault | None:
+        """The fault for this request, if a rule hits it; counts the request against the rules it matches.
+
+        Every matching rule counts the request, so `nth` means the nth matching request since the rule
+        was added whatever earlier rules did; when several are due, the first added fires and the others
+        stay due for the next matching request.
+        """
+        chosen: Fault | None = None
+        with self._lock:
+            for armed in self._armed:
+                if armed.spent or not armed.rule.matches(method, tool, page, session_id, era):
+                    continue
+                armed.seen += 1
+                if chosen is None and armed.seen >= armed.rule.nth:
+                    armed.fired += 1
+                    chosen = armed.rule.fault
+        return chosen
+
+    def pending(self) -> list[Rule]:
+        """Rules that can still fire: not yet used up."""
+        return [armed.rule for armed in self._armed if not armed.spent]
+
+    def unfired(self) -> list[Rule]:
+        """Rules that never fired at all."""
+        return [armed.rule for armed in self._armed if armed.fired == 0]
+
+
+_DEFAULT: Any = object()
+"""Marks an argument of `inject` left to the fault's default."""
+
+
+def rule_for(
+    fault: Fault,
+    *,
+    method: str | object | None,
+    tool: str | None,
+    page: int | None,
+    session_id: str | None,
+    nth: int,
+    times: int | object | None,
+    era: str | object | None = _DEFAULT,
+) -> Rule:
+    """A rule with the fault's own defaults filled in (method, times, era, and page for listing faults)."""
+    if not isinstance(fault, Fault):
+        raise ValueError(f"inject() needs a fault from mcp_testkit.faults, not {fault!r}")
+    chosen_method = fault.default_method if method is _DEFAULT else (_ANY if method is None else method)
+    chosen_times = fault.default_times if times is _DEFAULT else times
+    chosen_era = fault.default_era if era is _DEFAULT else era
+    if page is None and fault.listing:
+        page = getattr(fault, "page", None)
+    if tool is not None and chosen_method not in ("tools/call", _ANY):
+        raise ValueError(f"tool={tool!r} only matches tools/call requests, not {chosen_method}")
+    return Rule(
+        fault,
+        method=str(chosen_method),
+        tool=tool,
+        page=page,
+        session_id=session_id,
+        nth=nth,
+        times=chosen_times,  # type: ignore[arg-type]
+        era=chosen_era,  # type: ignore[arg-type]
+    )
+
+
+def misplaced(fault: Fault, era: str) -> str:
+    """Why `fault` means nothing for a request of `era`, and what to do instead."""
+    home = fault.eras[0]
+    if era == STATELESS:
+        what = "a stateless (2026-07-28) request, which has no session"
+    else:
+        what = "a handshake-era request, which carries no 2026-07-28 metadata to refuse"
+    return f"{fault!r} has no meaning for {what}: inject it with era={home!r}, or drive the client in the {home} era"
+
+
+def describe(rules: Sequence[Rule]) -> str:
+    return "\n".join(
+        f"  {rule.fault!r} on {rule.method}" + (f" tool={rule.tool}" if rule.tool else "") for rule in rules
+    )

@@ -1,0 +1,116 @@
+"""Faults of a `tools/list` walk: a page refused, slow, malformed or reshaped, a wrong cursor, a changing catalogue."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from mcp_testkit import faults
+from mcp_testkit._eras import STATELESS
+from mcp_testkit.server._effects._base import Effect, handles
+from mcp_testkit.server._paging import Cursor, Page
+from mcp_testkit.server._protocol import INVALID_PARAMS, error_response, result_response
+
+if TYPE_CHECKING:
+    from mcp_testkit.server._protocol import Call
+    from mcp_testkit.server._sessions import Session
+
+
+_LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+
+
+class _Listing(Effect[Any]):
+    stdio = True
+
+
+@handles(faults.InvalidCursor)
+class _InvalidCursor(_Listing):
+    async def before_page(self, call: Call, request_id: Any, sent: Any) -> Any:
+        return error_response(request_id, INVALID_PARAMS, f"Invalid cursor: {sent!r}")
+
+
+@handles(faults.PageError)
+class _PageError(_Listing):
+    async def before_page(self, call: Call, request_id: Any, sent: Any) -> Any:
+        return error_response(request_id, self.fault.code, self.fault.message)
+
+
+@handles(faults.SlowPage)
+class _SlowPage(_Listing):
+    async def before_page(self, call: Call, request_id: Any, sent: Any) -> Any:
+        await anyio.sleep(self.fault.seconds)
+        return None
+
+
+@handles(faults.MalformedPage)
+class _MalformedPage(_Listing):
+    async def before_page(self, call: Call, request_id: Any, sent: Any) -> Any:
+        return result_response(request_id, {"tools": "this page is deliberately malformed"})
+
+
+def _announces(session: Session | None) -> bool | None:
+    """No GET stream to carry list_changed: it rides on this page's own SSE stream, or it is lost."""
+    return True if session is None or not session.outbox.streaming else None
+
+
+@handles(faults.CatalogueChange)
+class _CatalogueChange(_Listing):
+    def sse(self, session: Session | None) -> bool | None:
+        return _announces(session)
+
+    async def before_page(self, call: Call, request_id: Any, sent: Any) -> Any:
+        # Announced on this page's own stream, where the walking client can see it; others hear it as usual.
+        call.state.change_catalogue(self.fault.add, self.fault.remove, quiet=call.session)
+        await call.notify(dict(_LIST_CHANGED))
+        return None
+
+
+@handles(faults.ListChanged)
+class _ListChanged(_Listing):
+    def sse(self, session: Session | None) -> bool | None:
+        return _announces(session)
+
+    async def shape_page(self, call: Call, page: Page) -> None:
+        await call.notify(dict(_LIST_CHANGED))
+
+
+@handles(faults.StuckCursor)
+class _StuckCursor(_Listing):
+    async def shape_page(self, call: Call, page: Page) -> None:
+        offset = page.next_offset if page.next_offset is not None else page.total
+        page.following = Cursor(page.here.page + 1, offset, stuck=True)
+
+
+@handles(faults.RepeatCursor)
+class _RepeatCursor(_Listing):
+    async def shape_page(self, call: Call, page: Page) -> None:
+        page.following = page.here
+
+
+@handles(faults.EndlessPages)
+class _EndlessPages(_Listing):
+    async def shape_page(self, call: Call, page: Page) -> None:
+        if page.following is None:
+            page.following = Cursor(page.here.page + 1, page.total)
+
+
+@handles(faults.DuplicateTool)
+class _DuplicateTool(_Listing):
+    async def shape_page(self, call: Call, page: Page) -> None:
+        state, name = call.state, self.fault.name
+        if name is not None and name in state.tools:
+            page.tools.append(state.tools[name].definition)
+            return
+        definitions = state.definitions()
+        if definitions:
+            page.tools.append(definitions[0])
+
+
+@handles(faults.EmptyCursor)
+class _EmptyCursor(_Listing):
+    async def shape_page(self, call: Call, page: Page) -> None:
+        page.next_cursor = ""
+        if call.era == STATELESS:
+            # In the stateless era "" is a legal cursor: remember where it leads.
+            call.state.empty_cursor = page.following or Cursor(page.here.page + 1, page.total)
