@@ -50,14 +50,16 @@ class Headers(dict[str, str]):
         self, raw: Iterable[tuple[bytes, bytes]] | Mapping[str, str] = (), required: frozenset[str] = frozenset()
     ) -> None:
         self.required = required
-        if isinstance(raw, Mapping):
-            super().__init__((k.lower(), v) for k, v in raw.items())
-            return
-        pairs = raw if isinstance(raw, list) else list(raw)
-        super().__init__([(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in pairs])
-        if len(self) < len(pairs):  # a header sent more than once: join its values, as HTTP allows
+        if type(raw) is not list:  # an ASGI scope's headers are a list: the one case that must be fast
+            if isinstance(raw, Mapping):
+                dict.update(self, ((k.lower(), v) for k, v in raw.items()))
+                return
+            raw = list(raw)
+        for name, value in raw:
+            self[name.decode("latin-1").lower()] = value.decode("latin-1")
+        if len(self) < len(raw):  # a header sent more than once: join its values, as HTTP allows
             dict.clear(self)
-            for name, value in pairs:
+            for name, value in raw:
                 key, text = name.decode("latin-1").lower(), value.decode("latin-1")
                 previous = dict.get(self, key)
                 dict.__setitem__(self, key, text if previous is None else f"{previous},{text}")

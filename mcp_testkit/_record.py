@@ -24,6 +24,7 @@ _UNDECODED: Any = object()
  _STATUS, _FAULT, _EXECUTED, _ERROR, _ERA, _RESPONSE, _REQUIRED) = range(17)
 FILTERED = operator.itemgetter(_RPC_METHOD, _TOOL, _SESSION_ID, _HTTP_METHOD, _STATUS, _ERA)
 """The fields `Journal.requests` filters on, read straight from a row (no `Record` built)."""
+_flatten = itertools.chain.from_iterable
 _ANSWER_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
@@ -289,13 +290,16 @@ class Record:
         (kept as is, in a 1-tuple, when it is not JSON data).
         """
         headers = self._headers
-        if type(headers) is tuple:  # a record over a row: its headers are the row's
+        flat: Any
+        if type(headers) is Headers:  # as the server builds them: names lower-case already
+            required: Any = headers.required
+            flat = _flatten(dict.items(headers))
+        elif type(headers) is tuple:  # a record over a row: its headers are the row's
             required = headers[_REQUIRED + 1 : _REQUIRED + 1 + headers[_REQUIRED]]
-            flat: Any = headers[_REQUIRED + 1 + len(required) :]
+            flat = headers[_REQUIRED + 1 + len(required) :]
         else:
             required = getattr(headers, "required", ())
-            items = dict.items(headers) if isinstance(headers, Headers) else headers.items()
-            flat = itertools.chain.from_iterable((name.lower(), value) for name, value in items)
+            flat = _flatten((name.lower(), value) for name, value in headers.items())
         response: Any = self._response
         if response is None:
             response = self._response_raw
