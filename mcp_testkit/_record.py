@@ -11,7 +11,7 @@ from typing import Any
 from mcp_testkit._eras import CAPABILITIES_KEY, CLIENT_INFO_KEY, STATELESS
 from mcp_testkit._headers import Headers, redacted
 
-__all__ = ["FILTERED", "SEQ", "Record"]
+__all__ = ["FILTERED", "SEQ", "Record", "record_of_row"]
 
 _UNDECODED: Any = object()
 
@@ -45,7 +45,6 @@ class Record:
     """
 
     __slots__ = (
-        "_headers",
         "_message",
         "_response",
         "_response_raw",
@@ -55,6 +54,7 @@ class Record:
         "error",
         "executed",
         "fault",
+        "headers",
         "http_method",
         "path",
         "protocol_version",
@@ -81,7 +81,7 @@ class Record:
     executed: bool | None
     error: str | None
     era: str | None
-    _headers: Any
+    headers: Mapping[str, str]
     _message: Any
     _response: Any
     _response_raw: bytes | None
@@ -108,7 +108,7 @@ class Record:
         _response: Any = None,
         _response_raw: bytes | None = None,
     ) -> None:
-        self.seq, self.at, self.http_method, self.path, self._headers, self.body = (
+        self.seq, self.at, self.http_method, self.path, self.headers, self.body = (
             seq, at, http_method, path, headers, body
         )
         self.rpc_method, self.rpc_id, self.tool, self.session_id = rpc_method, rpc_id, tool, session_id
@@ -136,21 +136,6 @@ class Record:
 
     def __hash__(self) -> int:
         return hash((self.seq, self.at))
-
-    @property
-    def headers(self) -> Mapping[str, str]:
-        """The request's headers (a `Headers`: case-insensitive, credentials hidden from its repr)."""
-        headers = self._headers
-        if type(headers) is tuple:  # the row of a finished record: built on first read
-            start = _REQUIRED + 1 + headers[_REQUIRED]
-            flat = headers[start:]
-            required = frozenset(headers[_REQUIRED + 1 : start])
-            headers = self._headers = Headers._of(zip(flat[::2], flat[1::2], strict=True), required)
-        return headers  # type: ignore[no-any-return]
-
-    @headers.setter
-    def headers(self, value: Mapping[str, str]) -> None:
-        self._headers = value
 
     @property
     def message(self) -> Any:
@@ -289,14 +274,11 @@ class Record:
         The answer is kept as JSON bytes: the ones sent, or the decoded answer encoded again
         (kept as is, in a 1-tuple, when it is not JSON data).
         """
-        headers = self._headers
+        headers = self.headers
         flat: Any
         if type(headers) is Headers:  # as the server builds them: names lower-case already
             required: Any = headers.required
             flat = _flatten(dict.items(headers))
-        elif type(headers) is tuple:  # a record over a row: its headers are the row's
-            required = headers[_REQUIRED + 1 : _REQUIRED + 1 + headers[_REQUIRED]]
-            flat = headers[_REQUIRED + 1 + len(required) :]
         else:
             required = getattr(headers, "required", ())
             flat = _flatten((name.lower(), value) for name, value in headers.items())
@@ -314,20 +296,46 @@ class Record:
             response, len(required), *required, *flat,
         )
 
-    @classmethod
-    def _of_row(cls, row: tuple[Any, ...], faults: list[Any]) -> Record:
-        """A record over a finished row of the journal (`faults` resolves its fault's number)."""
-        record = cls.__new__(cls)
-        (
-            record.seq, record.at, record.http_method, record.path, record.body, record.rpc_method,
-            record.rpc_id, record.tool, record.session_id, record.protocol_version, record.status, fault,
-            record.executed, record.error, record.era, response,
-        ) = row[:_REQUIRED]
-        record._headers = row
-        record.fault = None if fault is None else faults[fault]
-        record._message = _UNDECODED
-        if type(response) is tuple:
-            record._response, record._response_raw = response[0], None
-        else:
-            record._response, record._response_raw = None, response
-        return record
+
+class _RowRecord(Record):
+    """A `Record` over a finished row of the journal; its headers are built from the row when first read."""
+
+    __slots__ = ("_built", "_row_data")
+
+    _built: Headers | None
+    _row_data: tuple[Any, ...]
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """The request's headers (a `Headers`: case-insensitive, credentials hidden from its repr)."""
+        built = self._built
+        if built is None:
+            row = self._row_data
+            start = _REQUIRED + 1 + row[_REQUIRED]
+            flat = row[start:]
+            required = frozenset(row[_REQUIRED + 1 : start])
+            built = self._built = Headers._of(zip(flat[::2], flat[1::2], strict=True), required)
+        return built
+
+    @headers.setter
+    def headers(self, value: Mapping[str, str]) -> None:
+        self._built = value if isinstance(value, Headers) else Headers(value)
+
+
+def record_of_row(row: tuple[Any, ...], faults: list[Any]) -> Record:
+    """A record over a finished row of the journal (`faults` resolves its fault's number)."""
+    record = _RowRecord.__new__(_RowRecord)
+    (
+        record.seq, record.at, record.http_method, record.path, record.body, record.rpc_method,
+        record.rpc_id, record.tool, record.session_id, record.protocol_version, record.status, fault,
+        record.executed, record.error, record.era, response,
+    ) = row[:_REQUIRED]
+    record._row_data = row
+    record._built = None
+    record.fault = None if fault is None else faults[fault]
+    record._message = _UNDECODED
+    if type(response) is tuple:
+        record._response, record._response_raw = response[0], None
+    else:
+        record._response, record._response_raw = None, response
+    return record

@@ -13,7 +13,7 @@ from mcp_testkit._headers import REDACTED as REDACTED  # the redaction policy, w
 from mcp_testkit._headers import Headers
 from mcp_testkit._headers import is_secret_header as is_secret_header
 from mcp_testkit._headers import redacted as redacted
-from mcp_testkit._record import FILTERED, SEQ, Record
+from mcp_testkit._record import FILTERED, SEQ, Record, record_of_row
 
 __all__ = ["Headers", "Journal", "Record"]
 
@@ -84,12 +84,11 @@ class Journal:
         records[index] = record._row(number)
 
     def _view(self, item: Record | tuple[Any, ...]) -> Record:
-        return Record._of_row(item, self._faults) if type(item) is tuple else item  # type: ignore[return-value]
+        return record_of_row(item, self._faults) if type(item) is tuple else item  # type: ignore[return-value]
 
     def _views(self) -> list[Record]:
         faults = self._faults
-        of_row = Record._of_row
-        return [of_row(item, faults) if type(item) is tuple else item for item in list(self._records)]  # type: ignore[misc]
+        return [record_of_row(item, faults) if type(item) is tuple else item for item in list(self._records)]  # type: ignore[misc]
 
     def subscribe(self, callback: Callable[[Record], None]) -> Callable[[], None]:
         """Call `callback(record)` as each request is done (from the server's thread); returns an unsubscribe."""
