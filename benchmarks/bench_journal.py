@@ -138,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['tracked_objects']:>15,}")
         print(f"\n{args.calls:,} calls into one journal per row; the last full GC walks a journal that long.")
         for label, source in sources:
-            print(f"{label}: mcp_testkit imported from {source}" + (f" ({args.baseline})" if label == "baseline" else ""))
+            named = f" ({args.baseline})" if label == "baseline" else ""
+            print(f"{label}: mcp_testkit imported from {source}{named}")
     return 0
 
 
