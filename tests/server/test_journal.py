@@ -296,3 +296,21 @@ async def test_a_large_journal_adds_almost_no_tracked_objects() -> None:
         after = len(gc.get_objects())
     assert len(server.calls("create")) == 101
     assert after - before < 50, f"{after - before} more tracked objects after 100 calls"
+
+
+def test_rows_replace_their_own_records_whatever_order_requests_finish_in() -> None:
+    """A finished record becomes a row in its own place, out of order too; one the limit dropped stays out."""
+    from mcp_testkit import Record
+
+    journal = Journal(limit=3)
+    records = [Record(n, float(n), "POST", "/mcp", Headers({"X-N": str(n)}), b"{}") for n in range(1, 5)]
+    for record in records:
+        journal._append(record)  # the fourth drops the first (journal_limit=3)
+    for record in (records[3], records[1], records[0]):
+        journal._finish(record)
+    assert [type(item).__name__ for item in journal._records] == ["tuple", "Record", "tuple"]
+    assert [record.headers["X-N"] for record in journal] == ["2", "3", "4"]
+    journal._finish(records[2])
+    assert all(type(item) is tuple for item in journal._records)
+    assert journal.records == records[1:]
+    assert journal.dropped == 1
