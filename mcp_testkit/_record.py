@@ -11,7 +11,7 @@ from typing import Any
 from mcp_testkit._eras import CAPABILITIES_KEY, CLIENT_INFO_KEY, STATELESS
 from mcp_testkit._headers import Headers, redacted
 
-__all__ = ["FILTERED", "SEQ", "Record", "record_of_row"]
+__all__ = ["FILTERED", "SEQ", "Record", "record_of_row", "row_of"]
 
 _UNDECODED: Any = object()
 
@@ -268,34 +268,6 @@ class Record:
             "error": self.error,
         }
 
-    def _row(self, fault: int | None) -> tuple[Any, ...]:
-        """The record as one tuple of atoms (`fault` is its journal's number for the fault), for the journal to keep.
-
-        The answer is kept as JSON bytes: the ones sent, or the decoded answer encoded again
-        (kept as is, in a 1-tuple, when it is not JSON data).
-        """
-        headers = self.headers
-        flat: Any
-        if type(headers) is Headers:  # as the server builds them: names lower-case already
-            required: Any = headers.required
-            flat = _flatten(dict.items(headers))
-        else:
-            required = getattr(headers, "required", ())
-            flat = _flatten((name.lower(), value) for name, value in headers.items())
-        response: Any = self._response
-        if response is None:
-            response = self._response_raw
-        else:
-            try:
-                response = _ANSWER_JSON.encode(response).encode()
-            except (TypeError, ValueError):
-                response = (response,)
-        return (
-            self.seq, self.at, self.http_method, self.path, self.body, self.rpc_method, self.rpc_id, self.tool,
-            self.session_id, self.protocol_version, self.status, fault, self.executed, self.error, self.era,
-            response, len(required), *required, *flat,
-        )
-
 
 class _RowRecord(Record):
     """A `Record` over a finished row of the journal; its headers are built from the row when first read."""
@@ -339,3 +311,32 @@ def record_of_row(row: tuple[Any, ...], faults: list[Any]) -> Record:
     else:
         record._response, record._response_raw = None, response
     return record
+
+
+def row_of(record: Record, fault: int | None) -> tuple[Any, ...]:
+    """`record` as one flat tuple of atoms (`fault` is its journal's number for the fault), for the journal to keep.
+
+    The answer is kept as JSON bytes: the ones sent, or the decoded answer encoded again
+    (kept as is, in a 1-tuple, when it is not JSON data).
+    """
+    headers = record.headers
+    flat: Any
+    if type(headers) is Headers:  # as the server builds them: names lower-case already
+        required: Any = headers.required
+        flat = _flatten(dict.items(headers))
+    else:
+        required = getattr(headers, "required", ())
+        flat = _flatten((name.lower(), value) for name, value in headers.items())
+    response: Any = record._response
+    if response is None:
+        response = record._response_raw
+    else:
+        try:
+            response = _ANSWER_JSON.encode(response).encode()
+        except (TypeError, ValueError):
+            response = (response,)
+    return (
+        record.seq, record.at, record.http_method, record.path, record.body, record.rpc_method, record.rpc_id,
+        record.tool, record.session_id, record.protocol_version, record.status, fault, record.executed,
+        record.error, record.era, response, len(required), *required, *flat,
+    )

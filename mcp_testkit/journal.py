@@ -13,7 +13,7 @@ from mcp_testkit._headers import REDACTED as REDACTED  # the redaction policy, w
 from mcp_testkit._headers import Headers
 from mcp_testkit._headers import is_secret_header as is_secret_header
 from mcp_testkit._headers import redacted as redacted
-from mcp_testkit._record import FILTERED, SEQ, Record, record_of_row
+from mcp_testkit._record import FILTERED, SEQ, Record, record_of_row, row_of
 
 __all__ = ["Headers", "Journal", "Record"]
 
@@ -81,7 +81,7 @@ class Journal:
             if number is None:  # kept for the journal's life, so that no other fault ever takes its id
                 number = self._fault_numbers[id(fault)] = len(self._faults)
                 self._faults.append(fault)
-        records[index] = record._row(number)
+        records[index] = row_of(record, number)
 
     def _view(self, item: Record | tuple[Any, ...]) -> Record:
         return record_of_row(item, self._faults) if type(item) is tuple else item  # type: ignore[return-value]
