@@ -167,7 +167,20 @@ def main(argv: list[str]) -> int:
         timeout_graceful_shutdown=2,
     )
     threading.Thread(target=_exit_with_parent, daemon=True).start()
-    _ReadyServer(config).run(sockets=[sock])
+    # MCP_TESTKIT_BENCH_PROFILE=FILE: profile the server with cProfile and write its stats to FILE on exit.
+    profile_to = os.environ.get("MCP_TESTKIT_BENCH_PROFILE")
+    if not profile_to:
+        _ReadyServer(config).run(sockets=[sock])
+        return 0
+    import cProfile
+
+    profiler = cProfile.Profile()
+    # uvicorn re-raises the SIGTERM it stopped on once it is done; end this way, so the stats get written.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+    try:
+        profiler.runcall(_ReadyServer(config).run, sockets=[sock])
+    finally:
+        profiler.dump_stats(profile_to)
     return 0
 
 

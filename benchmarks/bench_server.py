@@ -5,7 +5,8 @@ Run it from the repository root::
     sudo apt-get install -y wrk                   # the load generator (Debian/Ubuntu)
     python benchmarks/bench_server.py             # 3 interleaved rounds of 5 s per server
     python benchmarks/bench_server.py --quick     # 1 round of 2 s per server
-    python benchmarks/bench_server.py --baseline /path/to/an/older/checkout   # before/after in one run
+    python benchmarks/bench_server.py --baseline main   # before/after in one run: main's code beside this one
+    python benchmarks/bench_server.py --baseline /path/to/an/older/checkout
 
 Each server runs under uvicorn (httptools, uvloop when installed, 127.0.0.1, a free port) in
 its own process (``benchmarks/_serve.py``), so the load generator never shares a process or
@@ -20,14 +21,15 @@ and with SSE answers, and ``TestMcpServer`` with JSON and with SSE answers, each
 eras: the handshake era (a session, as above) and the stateless era of 2026-07-28 (no session: a
 ``server/discover`` check first, then every call carries ``_meta`` and the ``Mcp-Method`` and
 ``Mcp-Name`` headers; the SDK server serves these through its stateless per-request path); with
-``--baseline DIR``, also TestMcpServer as the checkout in DIR has it (in the eras measured,
-before/after in one run); and a replay of a cassette of 1,000 recorded calls and the recording
+``--baseline DIR`` or ``--baseline REF``, also TestMcpServer as the checkout in DIR, or the git
+commit REF of this repository (exported with ``git archive`` into a temporary directory), has it
+(in the eras measured, before/after in one run); and a replay of a cassette of 1,000 recorded calls and the recording
 proxy, in both eras (docs/cassettes.md).  Every server is measured
 ``--rounds`` times, interleaved, and its best round is kept, since other load on the
 machine only ever slows a round down; the server's own CPU time per call, which such load
 hardly changes, is printed beside it as a cross-check, and so is wrk's CPU use.  Figures
 compare with each other within one run only (DESIGN.md section 8).  The exit status is 2 when
-a server could not be measured and, with ``--strict``, 1 when a target of issue 2 is missed.
+a server could not be measured and, with ``--strict``, 1 when a target is missed.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import io
 import json
 import os
 import platform
@@ -45,6 +48,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -564,10 +568,10 @@ def report(results: list[Result], args: argparse.Namespace) -> tuple[str, bool]:
         "CPU use in the best round (well under 100% means other load starved it); wrk CPU: the load",
         "generator's CPU use then (far under 100%: it is not the bottleneck).",
         "",
-        "targets (issues 2 and 13)                  calls/s ratio     cross-check by CPU per call",
+        "targets (issues 2, 13 and 20)              calls/s ratio     cross-check by CPU per call",
     ]
     targets = [
-        ("TestMcpServer JSON >= 0.6 x ceiling", row("testkit", "json"), ceiling, 0.6),
+        ("TestMcpServer JSON >= 0.9 x ceiling", row("testkit", "json"), ceiling, 0.9),
         ("TestMcpServer JSON >= 3 x SDK JSON", row("testkit", "json"), row("sdk", "json"), 3.0),
         ("TestMcpServer SSE  >= 3 x SDK SSE", row("testkit", "sse"), row("sdk", "sse"), 3.0),
         ("2026-07-28 JSON >= 3 x SDK 2026-07-28 JSON", *_pair(row, "json", "stateless"), 3.0),
@@ -585,7 +589,7 @@ def report(results: list[Result], args: argparse.Namespace) -> tuple[str, bool]:
         all_met = all_met and met
         cross = "-" if by_cpu is None else f"{by_cpu:.2f} ({'meets' if by_cpu >= goal else 'misses'})"
         lines.append(f"  {name:<40} {'PASS' if met else 'MISS'} {_fmt(ratio, '.2f'):>6}      {cross}")
-    lines.append("targets (issue 11)                         p99 ratio")
+    lines.append("targets (issues 11 and 20)                 p99 ratio")
     for framing in ("json", "sse"):
         subject = row("testkit", framing)
         ratio = _ratio(subject.p99_ms if subject else None, ceiling.p99_ms if ceiling else None)
@@ -623,9 +627,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument(
         "--baseline",
-        type=Path,
-        metavar="DIR",
-        help="also measure TestMcpServer as the checkout in DIR has it (e.g. `git worktree add DIR main`)",
+        metavar="DIR|REF",
+        help="also measure TestMcpServer as the checkout in DIR has it, or as the git commit REF of this "
+        "repository has it (e.g. main; exported into a temporary directory)",
     )
     args = parser.parse_args(argv)
     if args.quick:
@@ -637,12 +641,54 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def baseline_checkout(spec: str, cleanup: contextlib.ExitStack) -> Path:
+    """The directory the baseline rows import mcp_testkit from: ``spec`` itself when it is a checkout,
+    else the git commit ``spec`` names in this repository, exported into a temporary directory."""
+    path = Path(spec)
+    if (path / "mcp_testkit" / "__init__.py").is_file():
+        return path.resolve()
+    repo = str(HERE.parent)
+    found = subprocess.run(
+        ["git", "-C", repo, "rev-parse", "--verify", "--quiet", f"{spec}^{{commit}}"], capture_output=True, text=True
+    )
+    if found.returncode != 0:
+        sys.exit(f"bench_server.py: --baseline {spec}: neither a checkout with an mcp_testkit package nor a git commit")
+    commit = found.stdout.strip()
+    archive = subprocess.run(["git", "-C", repo, "archive", "--format=tar", commit], capture_output=True, check=True)
+    where = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix=f"bench_baseline_{commit[:10]}_")))
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(where, filter="data")
+    return where
+
+
+def compare_baseline(results: list[Result]) -> str:
+    """Before (the baseline) against after (this checkout), per framing and era: calls/s, CPU per call, p99."""
+    by_key = {(r.kind, r.framing, r.era): r for r in results if r.calls_per_s is not None}
+    lines = ["before -> after             calls/s (after/before)     CPU us/call        p99 ms"]
+    for (kind, framing, era), before in by_key.items():
+        after = by_key.get(("testkit", framing, era))
+        if kind != "baseline" or after is None:
+            continue
+        calls = f"{_fmt(before.calls_per_s, ',.0f'):>7} -> {_fmt(after.calls_per_s, ',.0f'):>7}"
+        lines.append(
+            f"  {framing.upper():<4} {era:<9}  {calls} ({_fmt(_ratio(after.calls_per_s, before.calls_per_s), '.2f')})"
+            f"   {_fmt(before.cpu_us_per_call, '.0f'):>4} -> {_fmt(after.cpu_us_per_call, '.0f'):>4}"
+            f"     {_fmt(before.p99_ms, '.1f'):>6} -> {_fmt(after.p99_ms, '.1f')}"
+        )
+    return "\n".join(lines)
+
+
 def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    with contextlib.ExitStack() as cleanup:
+        return _main(args, cleanup)
+
+
+def _main(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> int:
     wrk = find_wrk()
     signal.signal(signal.SIGTERM, _raise_interrupt)  # so that `finally` stops the servers
     rows = [
@@ -651,9 +697,7 @@ def main(argv: list[str] | None = None) -> int:
         if row[1] == "ceiling" or ((not args.only or row[1] in args.only) and (not args.era or row[3] in args.era))
     ]
     if args.baseline is not None:
-        if not (args.baseline / "mcp_testkit" / "__init__.py").is_file():
-            sys.exit(f"bench_server.py: --baseline {args.baseline}: no mcp_testkit package there")
-        BASELINE["dir"] = args.baseline.resolve()
+        BASELINE["dir"] = baseline_checkout(args.baseline, cleanup)
         here = ("TestMcpServer", "testkit", "json", "handshake")
         at = rows.index(here) if here in rows else len(rows)
         eras = args.era or list(ERAS)
@@ -661,6 +705,8 @@ def main(argv: list[str] | None = None) -> int:
             ("TestMcpServer (baseline)", "baseline", framing, era) for era in eras for framing in ("json", "sse")
         ]
     print(environment(wrk))
+    if args.baseline is not None:
+        print(f"baseline: {BASELINE['dir']} ({args.baseline})")
     rounds = f", best of {args.rounds} interleaved rounds" if args.rounds > 1 else ""
     print(f"wrk -t1 -c{args.connections} -d{args.duration}s per server (after a {args.warmup}s warm-up{rounds})\n")
     try:
@@ -671,6 +717,7 @@ def main(argv: list[str] | None = None) -> int:
     table, all_met = report(results, args)
     print(table)
     if args.baseline is not None:
+        print("\n" + compare_baseline(results))
         where = f"{SOURCES.get('baseline')}, the others from {SOURCES.get('testkit')}"
         print(f"\nbaseline rows imported mcp_testkit from {where}")
     failed = [r for r in results if r.error]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import json
 
 import pytest
 
-from mcp_testkit import Headers, Journal, TestMcpServer, ToolError
+from mcp_testkit import Headers, Journal, TestMcpServer, ToolError, faults
 
-from ._support import LATEST, rpc, serving
+from ._support import LATEST, Stateless, rpc, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -250,3 +251,66 @@ def test_headers_are_case_insensitive() -> None:
     assert headers.get("accept") == "*/*"
     assert "ACCEPT" in headers
     assert headers.get("missing", "-") == "-"
+
+
+@pytest.mark.parametrize("response_mode", ["json", "sse"])
+async def test_finished_records_cost_the_garbage_collector_nothing(via: str, response_mode: str) -> None:
+    """Once answered, every record (faulted, refused, stateless ones too) is a tuple the collector does not track."""
+    server = TestMcpServer("j", response_mode=response_mode)
+    server.tool("create", returns="created")
+    fault = faults.ErrorResult("scripted")
+    server.inject(fault, method="tools/call", tool="create", nth=3, times=5)
+    async with serving(server, via) as wire:
+        await wire.initialize()
+        for n in range(40):
+            await wire.call("create", {"n": n})
+        await wire.post(content=b"nope")
+        await Stateless(wire).result("tools/call", {"name": "create", "arguments": {"n": 40}})
+    gc.collect()
+    stored = list(server.journal._records)
+    assert len(stored) == 44
+    assert all(type(row) is tuple for row in stored)
+    assert [row for row in stored if gc.is_tracked(row)] == []
+    calls = server.calls("create")
+    assert [call.arguments for call in calls] == [{"n": n} for n in range(41)]
+    assert [call.fault for call in calls].count(fault) == 5
+    assert calls[2].fault is fault
+    assert calls[2].response["result"] == {"content": [{"type": "text", "text": "scripted"}], "isError": True}
+    assert calls[-1].era == "stateless"
+    assert server.journal.last == server.journal[-1] == calls[-1]
+    assert [row for row in server.journal._records if gc.is_tracked(row)] == [], "reading re-tracked a row"
+
+
+async def test_a_large_journal_adds_almost_no_tracked_objects() -> None:
+    """A hundred more calls over a socket leave the collector with about as many tracked objects as before."""
+    server = _server()
+    # Over a socket: in-process, the ASGI transport leaves timer handles of its own on the loop.
+    async with serving(server, "socket") as wire:
+        await wire.initialize()
+        await wire.call("create")
+        gc.collect()
+        before = len(gc.get_objects())
+        for n in range(100):
+            await wire.call("create", {"n": n})
+        gc.collect()
+        after = len(gc.get_objects())
+    assert len(server.calls("create")) == 101
+    assert after - before < 50, f"{after - before} more tracked objects after 100 calls"
+
+
+def test_rows_replace_their_own_records_whatever_order_requests_finish_in() -> None:
+    """A finished record becomes a row in its own place, out of order too; one the limit dropped stays out."""
+    from mcp_testkit import Record
+
+    journal = Journal(limit=3)
+    records = [Record(n, float(n), "POST", "/mcp", Headers({"X-N": str(n)}), b"{}") for n in range(1, 5)]
+    for record in records:
+        journal._append(record)  # the fourth drops the first (journal_limit=3)
+    for record in (records[3], records[1], records[0]):
+        journal._finish(record)
+    assert [type(item).__name__ for item in journal._records] == ["tuple", "Record", "tuple"]
+    assert [record.headers["X-N"] for record in journal] == ["2", "3", "4"]
+    journal._finish(records[2])
+    assert all(type(item) is tuple for item in journal._records)
+    assert journal.records == records[1:]
+    assert journal.dropped == 1
