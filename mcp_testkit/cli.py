@@ -361,7 +361,8 @@ def _serve_http(server: TestMcpServer, args: argparse.Namespace, prepare: Callab
     server.asgi_app.get_stream_hint = "mcp-testkit serve --get-stream"
     token = secrets.token_urlsafe(24) if args.admin else None
     if token is not None:
-        # The admin wrapper is served in place of the bare MCP app, so admin requests never reach the journal.
+        # A Starlette Router served in place of the bare MCP app: /_testkit/... goes to the admin routes and never
+        # reaches the MCP app or its journal; everything else goes to the MCP app, raw ASGI (see docs/server.md).
         server.asgi_app = AdminApp(server, token, on_reset=prepare)  # type: ignore[assignment]
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -10,7 +10,8 @@ from mcp_testkit import faults
 from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS, named_eras
 from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.journal import Journal
-from mcp_testkit.server._app import McpApp, ServerCrash
+from mcp_testkit.server._app import ServerCrash
+from mcp_testkit.server._mount import MountableMcpApp
 from mcp_testkit.server._sessions import SessionTable
 from mcp_testkit.server._state import RequiredHeader, ServerState
 from mcp_testkit.tools import ScriptedTool
@@ -152,8 +153,8 @@ class TestMcpServer:
         self._runner: Runner | None = None
         self._lock = threading.RLock()
         self._state = self._fresh_state()
-        self.asgi_app = McpApp(lambda: self._state)
-        """The ASGI app, for in-process use: `httpx2.AsyncClient(transport=httpx2.ASGITransport(app=...))`."""
+        self.asgi_app = MountableMcpApp(lambda: self._state)
+        """The ASGI app: in-process (`httpx2.ASGITransport(app=...)`), or mounted in a Starlette or FastAPI app."""
 
     def _fresh_state(self) -> ServerState:
         journal_limit, session_limit, session_idle_timeout = self._limits

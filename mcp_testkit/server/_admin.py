@@ -1,9 +1,9 @@
 """The admin API of `mcp-testkit serve --admin`: script and inspect a running server over HTTP.
 
-An ASGI wrapper: requests under `/_testkit/` go to the admin endpoints (bearer token required),
-everything else to the server's MCP app. Admin requests are never recorded in the MCP journal,
-and the MCP endpoint never answers them. Every bad request gets a 4xx JSON error naming the
-problem; none stops the server.
+A Starlette `Router`: `/_testkit/...` goes through a token gate (a bearer token, checked before any
+body is read) to one `Route` per admin endpoint, and everything else to the server's MCP app, which
+stays raw ASGI. Admin requests are never recorded in the MCP journal, and the MCP endpoint never
+answers them. Every bad request gets a 4xx JSON error naming the problem; none stops the server.
 """
 
 from __future__ import annotations
@@ -11,15 +11,20 @@ from __future__ import annotations
 import hmac
 import json
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs
 
-from mcp_testkit._asgi import Receive, Scope, Send, read_body
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, Router
+
+from mcp_testkit._asgi import read_body
 from mcp_testkit._runner import BODY_TIMED_OUT
 from mcp_testkit.scenario import ScenarioError, add_rules, add_tool, check_transport, from_json
 
 if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
     from mcp_testkit.server import TestMcpServer
 
 __all__ = ["PREFIX", "AdminApp"]
@@ -29,23 +34,39 @@ PREFIX = "/_testkit"
 """Where the admin endpoints live; the MCP endpoint may not be under it."""
 
 _LIVE_SETTINGS = ("page_size", "response_mode", "get_stream")
+_BODY_METHODS = ("POST", "PUT", "PATCH")
 
 
 class AdminError(Exception):
     """A request the admin API refuses: HTTP status, a short error code and a message naming the problem."""
 
-    def __init__(self, status: int, error: str, message: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    def __init__(self, status: int, error: str, message: str, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.error = error
         self.message = message
-        self.headers = headers or []
+        self.headers = dict(headers or {})
+
+    def response(self) -> AdminResponse:
+        return AdminResponse({"error": self.error, "message": self.message}, self.status, self.headers)
+
+
+class AdminResponse(JSONResponse):
+    """A JSON answer of the admin API: never cached, and any value printable (`repr` for what JSON cannot say)."""
+
+    def __init__(self, content: Any, status_code: int = 200, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(content, status_code, {**(headers or {}), "cache-control": "no-store"})
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, default=repr).encode()
 
 
 class _Request:
+    """What an endpoint handler reads: the method, the query and the (bounded) body."""
+
     __slots__ = ("body", "method", "query")
 
-    def __init__(self, method: str, query: dict[str, list[str]], body: bytes) -> None:
+    def __init__(self, method: str, query: dict[str, str], body: bytes) -> None:
         self.method = method
         self.query = query
         self.body = body
@@ -60,25 +81,28 @@ class _Request:
             return json.loads(self.body)
         except ValueError as exc:
             raise AdminError(400, "bad_request", f"the body is not JSON: {exc}") from None
+        except RecursionError:
+            raise AdminError(400, "bad_request", "the body is not JSON this server reads: nested too deep") from None
 
     def params(self, *allowed: str) -> dict[str, str]:
-        """The query parameters, each given once; 400 naming an unknown one."""
+        """The query parameters (the last value of a repeated one); 400 naming an unknown one."""
         unknown = sorted(set(self.query) - set(allowed))
         if unknown:
             known = ", ".join(allowed) or "none"
             message = f"unknown query parameter {unknown[0]!r}; this endpoint takes: {known}"
             raise AdminError(400, "bad_request", message)
-        return {name: values[-1] for name, values in self.query.items()}
+        return self.query
 
 
-Handler = Callable[[_Request], Any]
+Handler = Callable[[_Request], tuple[int, Any]]
 
 
-class AdminApp:
-    """Routes `/_testkit/...` to the admin endpoints of `server` and everything else to `app`.
+class AdminApp(Router):
+    """The `serve --admin` application: `/_testkit/...` routed to the admin endpoints of `server`, the rest to `app`.
 
-    `on_reset(server)` runs after `POST /_testkit/reset`, to script the fresh state again (the
-    command line re-applies its scenario there and re-attaches the journal file).
+    `app` is the server's MCP app unless given. `on_reset(server)` runs after `POST /_testkit/reset`, to
+    script the fresh state again (the command line re-applies its scenario there and re-attaches the
+    journal file).
     """
 
     def __init__(
@@ -92,10 +116,8 @@ class AdminApp:
         if not token:
             raise ValueError("the admin API needs a non-empty token")
         self.server = server
-        self._token = token.encode()
-        self._app = app if app is not None else server.asgi_app
         self._on_reset = on_reset
-        self._routes: dict[str, dict[str, Handler]] = {
+        self._endpoints: dict[str, dict[str, Handler]] = {
             "health": {"GET": self._health},
             "journal": {"GET": self._journal},
             "executions": {"GET": self._executions},
@@ -106,69 +128,37 @@ class AdminApp:
             "restart": {"POST": self._restart},
             "lose-session": {"POST": self._lose_session},
         }
+        endpoints = Router(
+            [Route(f"/{name}", _Endpoint(self, name, methods)) for name, methods in self._endpoints.items()],
+            redirect_slashes=False,
+            default=self._not_found,
+        )
+        gate = _TokenGate(token.encode(), endpoints)
+        super().__init__(
+            # Two routes: /_testkit itself (a 404 listing the endpoints, once authorized) and what is under it.
+            [Route(PREFIX, gate), Route(PREFIX + "/{rest:path}", gate)],
+            redirect_slashes=False,
+            default=app if app is not None else server.asgi_app,  # the MCP endpoint, raw ASGI
+        )
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope.get("path", "")
-        if scope["type"] != "http" or not (path == PREFIX or path.startswith(PREFIX + "/")):
-            await self._app(scope, receive, send)
-            return
-        try:
-            self._authorize(scope)  # before the body is read: no token, no memory spent on it
-            handler = self._route(scope["method"], path[len(PREFIX) :].strip("/"))
-            body = await self._body(scope, receive) if scope["method"] in ("POST", "PUT", "PATCH") else b""
-            query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-            status, payload = handler(_Request(scope["method"], query, body))
-            headers: list[tuple[bytes, bytes]] = []
-        except AdminError as exc:
-            status, payload, headers = exc.status, {"error": exc.error, "message": exc.message}, exc.headers
-        except Exception as exc:  # a bug of ours must not stop the server
-            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            status, payload, headers = 500, {"error": "internal_error", "message": detail}, []
-        data = json.dumps(payload, default=repr).encode()
-        raw = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(data)).encode()),
-            (b"cache-control", b"no-store"),
-            *headers,
-        ]
-        await send({"type": "http.response.start", "status": status, "headers": raw})
-        await send({"type": "http.response.body", "body": data})
+    async def _not_found(self, scope: Scope, receive: Receive, send: Send) -> None:
+        endpoints = ", ".join(f"{m} {PREFIX}/{n}" for n, ms in self._endpoints.items() for m in ms)
+        message = f"no admin endpoint {PREFIX}/{_endpoint_name(scope)}; endpoints: {endpoints}"
+        await AdminError(404, "not_found", message).response()(scope, receive, send)
 
-    async def _body(self, scope: Scope, receive: Receive) -> bytes:
+    async def _body(self, request: Request) -> bytes:
         """The request body, bounded by the server's max_body and body_timeout, as the MCP endpoint's."""
         state = self.server._state
-        close = [(b"connection", b"close")]
-        for name, value in scope.get("headers", []):
-            if name == b"content-length" and value.isdigit() and int(value) > state.max_body:
-                raise AdminError(413, "payload_too_large", f"the body exceeds max_body ({state.max_body} bytes)", close)
-        body, size = await read_body(receive, state.max_body)
-        if scope.get(BODY_TIMED_OUT):
+        close = {"connection": "close"}
+        too_large = f"the body exceeds max_body ({state.max_body} bytes)"
+        if any(_exceeds(value, state.max_body) for value in request.headers.getlist("content-length")):
+            raise AdminError(413, "payload_too_large", too_large, close)
+        body, size = await read_body(request.receive, state.max_body)
+        if request.scope.get(BODY_TIMED_OUT):
             raise AdminError(408, "request_timeout", f"the body did not arrive within {state.body_timeout} s", close)
         if size is not None:
-            raise AdminError(413, "payload_too_large", f"the body exceeds max_body ({state.max_body} bytes)", close)
+            raise AdminError(413, "payload_too_large", too_large, close)
         return body
-
-    def _authorize(self, scope: Scope) -> None:
-        values = [v for k, v in scope.get("headers", []) if k.lower() == b"authorization"]
-        challenge = [(b"www-authenticate", b'Bearer realm="mcp-testkit admin"')]
-        if not values:
-            message = "missing admin token: send Authorization: Bearer <the token mcp-testkit serve printed>"
-            raise AdminError(401, "unauthorized", message, challenge)
-        scheme, _, credential = values[0].partition(b" ")
-        if scheme.lower() != b"bearer" or not hmac.compare_digest(credential.strip(), self._token):
-            raise AdminError(401, "unauthorized", "wrong admin token (it changes on every start)", challenge)
-
-    def _route(self, method: str, name: str) -> Handler:
-        methods = self._routes.get(name)
-        if methods is None:
-            endpoints = ", ".join(f"{m} {PREFIX}/{n}" for n, ms in self._routes.items() for m in ms)
-            raise AdminError(404, "not_found", f"no admin endpoint {PREFIX}/{name}; endpoints: {endpoints}")
-        handler = methods.get(method)
-        if handler is None:
-            allow = ", ".join(methods)
-            message = f"{PREFIX}/{name} takes {allow}, not {method}"
-            raise AdminError(405, "method_not_allowed", message, [(b"allow", allow.encode())])
-        return handler
 
     # -- endpoints -----------------------------------------------------------------------------------------------
 
@@ -274,6 +264,79 @@ class AdminApp:
         except LookupError as exc:
             raise AdminError(409, "conflict", str(exc).strip("'\"")) from None
         return 200, {"session_id": session.id}
+
+
+class _Endpoint:
+    """One admin endpoint as ASGI: its methods, each answered by a handler (any other method gets 405)."""
+
+    def __init__(self, admin: AdminApp, name: str, methods: dict[str, Handler]) -> None:
+        self._admin = admin
+        self._name = name
+        self._methods = methods
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await self._answer(Request(scope, receive))
+        await response(scope, receive, send)
+
+    async def _answer(self, request: Request) -> Response:
+        try:
+            handler = self._methods.get(request.method)
+            if handler is None:
+                allow = ", ".join(self._methods)
+                message = f"{PREFIX}/{self._name} takes {allow}, not {request.method}"
+                raise AdminError(405, "method_not_allowed", message, {"allow": allow})
+            body = await self._admin._body(request) if request.method in _BODY_METHODS else b""
+            status, payload = handler(_Request(request.method, dict(request.query_params), body))
+        except AdminError as exc:
+            return exc.response()
+        except Exception as exc:  # a bug of ours must not stop the server
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            return AdminResponse({"error": "internal_error", "message": detail}, 500)
+        return AdminResponse(payload, status)
+
+
+class _TokenGate:
+    """Refuses an admin request without the bearer token (401, before its body is read), else routes it on.
+
+    The endpoint is named by what follows `/_testkit/`, surrounding slashes dropped (`/_testkit/health/`
+    is `health`), so the endpoint router sees `/health`.
+    """
+
+    def __init__(self, token: bytes, endpoints: ASGIApp) -> None:
+        self._token = token
+        self._endpoints = endpoints
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            self._authorize(scope)  # before the body is read: no token, no memory spent on it
+        except AdminError as exc:
+            await exc.response()(scope, receive, send)
+            return
+        root = scope.get("root_path", "")
+        await self._endpoints({**scope, "path": f"{root}/{_endpoint_name(scope)}"}, receive, send)
+
+    def _authorize(self, scope: Scope) -> None:
+        values = [v for k, v in scope.get("headers", []) if k.lower() == b"authorization"]
+        challenge = {"www-authenticate": 'Bearer realm="mcp-testkit admin"'}
+        if not values:
+            message = "missing admin token: send Authorization: Bearer <the token mcp-testkit serve printed>"
+            raise AdminError(401, "unauthorized", message, challenge)
+        scheme, _, credential = values[0].partition(b" ")
+        if scheme.lower() != b"bearer" or not hmac.compare_digest(credential.strip(), self._token):
+            raise AdminError(401, "unauthorized", "wrong admin token (it changes on every start)", challenge)
+
+
+def _endpoint_name(scope: Scope) -> str:
+    """The admin endpoint a request names: what follows `/_testkit/`, surrounding slashes dropped."""
+    return str(scope["path_params"].get("rest", "")).strip("/")
+
+
+def _exceeds(declared: str, limit: int) -> bool:
+    """Whether a Content-Length announces more than `limit` bytes (a value that is no number is left to the body)."""
+    if not (declared.isascii() and declared.isdigit()):
+        return False
+    digits = declared.lstrip("0")
+    return len(digits) > len(str(limit)) or int(digits or "0") > limit  # no int() of a 5,000-digit value
 
 
 def _int_param(params: dict[str, str], name: str, default: int) -> int:
