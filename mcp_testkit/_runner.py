@@ -1,4 +1,16 @@
-"""Serving the app with uvicorn on loopback: in a background thread, or as a task of the running loop."""
+"""Serving the app with uvicorn on loopback: in a background thread, or as a task of the running loop.
+
+The fence around uvicorn's internals: this module subclasses private classes of uvicorn (its httptools and
+h11 protocols, ``uvicorn.Server``), overrides some of their methods and reads some of their attributes,
+none of which uvicorn promises to keep. pyproject.toml therefore pins uvicorn to ``UVICORN_TESTED``, the
+releases this module was tested with, and ``UVICORN_INTERNALS`` lists every internal it relies on: the
+methods it overrides or calls with their parameters, the attributes it reads, and the names it adds, which
+uvicorn must not use itself. The canary (``tests/test_runner.py``) checks the installed uvicorn against that
+list, so a release that changes one fails it naming the change ("uvicorn 0.60.0 changed
+H11Protocol.data_received(self, data) ...") rather than as a hang or a silent loss of the bounds below.
+To widen the pin: install the new release, run the canary and the server tests, then raise the bound in
+both places (pyproject.toml and ``UVICORN_TESTED``).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +18,11 @@ import asyncio
 import contextlib
 import socket
 import threading
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BODY_TIMED_OUT", "STOPPING", "Runner", "bind"]
+__all__ = ["BODY_TIMED_OUT", "STOPPING", "UVICORN_INTERNALS", "UVICORN_TESTED", "Runner", "UvicornInternal", "bind"]
 
 _START_TIMEOUT_S = 10.0
 BODY_TIMED_OUT = "mcp_testkit.body_timed_out"
@@ -17,6 +30,78 @@ BODY_TIMED_OUT = "mcp_testkit.body_timed_out"
 STOPPING = "mcp-testkit: the server is stopping"
 """The message of the cancellation of a request still running when the server stops; the app closes its
 connection quietly on it, where uvicorn would log the cancellation with a traceback."""
+
+UVICORN_TESTED = ">=0.50,<0.55"
+"""The uvicorn releases this module is tested with: pyproject.toml pins the same range. Before 0.36 there is
+no ``Config.get_loop_factory`` (``Runner.start_thread`` calls it); before 0.50 uvicorn's default websockets
+protocol imports ``websockets.legacy``, whose DeprecationWarning fails a test run that makes warnings errors."""
+
+
+@dataclass(frozen=True)
+class UvicornInternal:
+    """One private class of uvicorn as this module uses it: the methods it overrides or calls (each with its
+    parameter names), the keywords it passes, the attributes it reads, and the names its subclass adds."""
+
+    path: str
+    methods: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    keywords: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
+    adds: tuple[str, ...] = ()
+
+
+_PROTOCOL_METHODS = {
+    "connection_made": ("self", "transport"),
+    "data_received": ("self", "data"),
+    "connection_lost": ("self", "exc"),
+}
+_PROTOCOL_READS = ("cycle", "loop", "transport")
+_PROTOCOL_ADDS = ("_header_deadline", "_body_deadline", "_arm", "_disarm", "_headers_too_slow", "_body_too_slow")
+_CYCLE_READS = ("scope", "more_body", "response_complete", "message_event")
+
+UVICORN_INTERNALS = (
+    *(
+        UvicornInternal(
+            f"uvicorn.protocols.http.{module}.{protocol}",
+            methods=_PROTOCOL_METHODS,
+            reads=_PROTOCOL_READS,
+            adds=_PROTOCOL_ADDS,
+        )
+        for module, protocol in (("httptools_impl", "HttpToolsProtocol"), ("h11_impl", "H11Protocol"))
+    ),
+    UvicornInternal("uvicorn.protocols.http.httptools_impl.RequestResponseCycle", reads=_CYCLE_READS),
+    UvicornInternal("uvicorn.protocols.http.h11_impl.RequestResponseCycle", reads=_CYCLE_READS),
+    UvicornInternal(
+        "uvicorn.server.Server",
+        methods={
+            "__init__": ("self", "config"),
+            "capture_signals": ("self",),
+            "startup": ("self", "sockets"),
+            "shutdown": ("self", "sockets"),
+            "main_loop": ("self",),
+            "on_tick": ("self", "counter"),
+            "serve": ("self", "sockets"),
+        },
+        reads=("config", "should_exit", "server_state", "servers"),
+        adds=("ready", "_wake", "_loop", "on_ready", "stop"),
+    ),
+    UvicornInternal("uvicorn.server.ServerState", reads=("connections", "tasks")),
+    UvicornInternal(
+        "uvicorn.config.Config",
+        methods={"get_loop_factory": ("self",)},
+        keywords=(
+            "app",
+            "lifespan",
+            "log_level",
+            "access_log",
+            "http",
+            "timeout_keep_alive",
+            "timeout_graceful_shutdown",
+            "date_header",
+            "server_header",
+        ),
+    ),
+)
+"""Every uvicorn internal this module relies on, for the canary to check the installed uvicorn against."""
 
 
 def bind(host: str, port: int) -> socket.socket:

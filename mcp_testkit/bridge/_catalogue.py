@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
 import anyio
 
-from mcp_testkit._eras import HANDSHAKE, HEADER_MISMATCH, MISSING_CAPABILITY
-from mcp_testkit._param_headers import invalid_annotation
+from mcp_testkit._eras import HEADER_MISMATCH, MISSING_CAPABILITY
 from mcp_testkit.bridge._errors import MCPAuthError, MCPConnectionError
-from mcp_testkit.bridge._session import AuthRefused, EraRefused, RpcError, WireError
+from mcp_testkit.bridge._rpc import AuthRefused, EraRefused, RpcError, WireError
 from mcp_testkit.bridge._tool import BridgeTool, Kind, Source
 
 if TYPE_CHECKING:
@@ -18,11 +16,9 @@ if TYPE_CHECKING:
     import mcp_types
 
     from mcp_testkit.bridge._config import ServerConfig
-    from mcp_testkit.bridge._session import RpcSession
+    from mcp_testkit.bridge._rpc import RpcSession
 
-__all__ = ["BridgeTool", "read_catalogue", "select_tools", "valid_header_marks"]
-
-logger = logging.getLogger("mcp_testkit.bridge")
+__all__ = ["BridgeTool", "read_catalogue", "select_tools"]
 
 
 def _classify(tool: mcp_types.Tool, config: ServerConfig) -> tuple[Kind, bool, Source]:
@@ -59,25 +55,6 @@ def select_tools(config: ServerConfig, listed: list[mcp_types.Tool]) -> list[Bri
             )
         )
     return chosen
-
-
-def valid_header_marks(server: str, listed: list[mcp_types.Tool]) -> list[mcp_types.Tool]:
-    """The listed tools whose ``x-mcp-header`` marks keep the spec's rules; each other one is left out with a
-    warning naming it and why, so that one malformed definition costs only its own tool (2026-07-28, HTTP)."""
-    kept: list[mcp_types.Tool] = []
-    for tool in listed:
-        problem = invalid_annotation(tool.input_schema)
-        if problem is None:
-            kept.append(tool)
-        else:
-            logger.warning(
-                "server %r: tool %r left out of the tool list: its inputSchema breaks the x-mcp-header rules "
-                "of 2026-07-28 (%s)",
-                server,
-                tool.name,
-                problem,
-            )
-    return kept
 
 
 def _short(cursor: str) -> str:
@@ -129,7 +106,7 @@ async def read_catalogue(session: RpcSession, config: ServerConfig) -> list[mcp_
                 cursor = page.next_cursor
                 if cursor is None:
                     return tools
-                if not cursor and session.era == HANDSHAKE:
+                if not cursor and not session.empty_cursor_is_a_cursor:
                     raise failed("got an empty nextCursor")
                 if cursor in sent:
                     raise failed(f"repeated cursor {_short(cursor)}")

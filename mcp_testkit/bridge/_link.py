@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from mcp_testkit._eras import HANDSHAKE, HEADER_MISMATCH, MISSING_CAPABILITY, STATELESS, UNSUPPORTED_VERSION
-from mcp_testkit._param_headers import invalid_annotation, param_headers
-from mcp_testkit.bridge._catalogue import read_catalogue, valid_header_marks
+from mcp_testkit._eras import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
+from mcp_testkit._param_headers import invalid_annotation
+from mcp_testkit.bridge._catalogue import read_catalogue
 from mcp_testkit.bridge._config import read_credentials
+from mcp_testkit.bridge._era_choice import EraChoice
 from mcp_testkit.bridge._errors import (
     MCPAuthError,
     MCPCallOutcomeUnknown,
@@ -19,19 +20,17 @@ from mcp_testkit.bridge._errors import (
     MCPToolError,
 )
 from mcp_testkit.bridge._render import render_result
-from mcp_testkit.bridge._session import (
+from mcp_testkit.bridge._rpc import (
     MODERN_CODES,
     AuthRefused,
     ConnectionLost,
     EraRefused,
     HttpFailure,
-    McpSession,
     RpcError,
     SessionGone,
-    StatelessSession,
     WireError,
 )
-from mcp_testkit.bridge._stdio import CommandFailed, StdioSession
+from mcp_testkit.bridge._stdio import CommandFailed
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
     import mcp_types
 
     from mcp_testkit.bridge._config import ServerConfig
+    from mcp_testkit.bridge._rpc import RpcSession
     from mcp_testkit.bridge._tool import BridgeTool
 
 __all__ = ["ServerLink", "backoff_delays"]
@@ -50,8 +50,6 @@ logger = logging.getLogger("mcp_testkit.bridge")
 CLOSE_TIMEOUT_S = 5.0
 _HEADER_NAMES = ("MCP-Protocol-Version", "Mcp-Method", "Mcp-Name")
 _PARAM_HEADER = re.compile(r"Mcp-Param-[!#$%&'*+\-.^_`|~0-9A-Za-z]+", re.IGNORECASE)
-
-Session = McpSession | StatelessSession | StdioSession
 
 
 def backoff_delays(config: ServerConfig) -> list[float]:
@@ -104,11 +102,11 @@ class ServerLink:
         self.config = config
         self._client = client
         self._environ = environ
-        self._session: Session | None = None
+        self._session: RpcSession | None = None
         # A session whose credentials were refused: ended and replaced before the next call is sent.
-        self._refused: Session | None = None
+        self._refused: RpcSession | None = None
         self._lock = anyio.Lock()
-        self._era: str | None = None if config.era == "auto" else config.era
+        self._choice = EraChoice(config.era)
         """The era this server is spoken in: settled by the first probe in auto mode, kept until it fails."""
         self._schemas: dict[str, Mapping[str, Any]] = {}
         """Each tool's inputSchema as this link last listed it: what its Mcp-Param-* headers are derived from
@@ -117,13 +115,12 @@ class ServerLink:
     @property
     def session_id(self) -> str | None:
         """The id of the live session, if any (never in the stateless era)."""
-        session = self._session
-        return session.session_id if isinstance(session, McpSession) else None
+        return self._session.session_id if self._session is not None else None
 
     @property
     def era(self) -> str | None:
         """'handshake' or 'stateless' once connected; None before the first probe settled it."""
-        return self._era
+        return self._choice.settled
 
     async def start(self) -> list[mcp_types.Tool]:
         """Connect (retrying), then read the whole tool listing (never retried).
@@ -135,12 +132,11 @@ class ServerLink:
         try:
             listed = await read_catalogue(session, self.config)
         except EraRefused as exc:
-            if self.config.era != "auto":
-                raise MCPConnectionError(self.config.name, f"tool listing failed: the server {exc.reason}") from None
-            logger.warning("server %r: %s; falling back to the handshake era", self.config.name, exc.reason)
-            self._era, self._session = HANDSHAKE, None
-            listed = await read_catalogue(await self._open(), self.config)
-        return self._offered(listed)
+            self._choice.listing_refused(self.config.name, exc)
+            self._session = None
+            session = await self._open()
+            listed = await read_catalogue(session, self.config)
+        return self._offered(session, listed)
 
     async def relist(self) -> list[mcp_types.Tool]:
         """End any session, then open a new one and read the whole listing, between calls (under the lock).
@@ -163,37 +159,13 @@ class ServerLink:
         for session in sessions:
             await _end(session)
 
-    def _offered(self, listed: list[mcp_types.Tool]) -> list[mcp_types.Tool]:
-        """The listing as this era offers it, its schemas kept for the headers of later calls.
-
-        A client of 2026-07-28 over HTTP leaves out a tool whose ``x-mcp-header`` marks break the
-        spec's rules (logged); the handshake era and stdio have no such headers, so nothing is left out.
-        """
-        if self._era == STATELESS and self.config.url is not None:
-            listed = valid_header_marks(self.config.name, listed)
+    def _offered(self, session: RpcSession, listed: list[mcp_types.Tool]) -> list[mcp_types.Tool]:
+        """The listing as the session's era offers it, its schemas kept for the headers of later calls."""
+        listed = session.offered(self.config.name, listed)
         self._schemas = {tool.name: tool.input_schema for tool in listed}
         return listed
 
-    def _param_headers(self, session: Session, tool: BridgeTool, arguments: Mapping[str, Any]) -> dict[str, str]:
-        """The ``Mcp-Param-*`` headers of a call in the stateless era (none in the handshake era);
-        ``MCPToolError``, with nothing sent, for a tool or an argument no header can carry."""
-        if not isinstance(session, StatelessSession):
-            return {}
-        schema = self._schemas.get(tool.bare_name, tool.input_schema)
-        problem = invalid_annotation(schema)
-        if problem is not None:
-            # Listed in the handshake era (or from its cache), called in this one: left out now, as a listing would.
-            raise MCPToolError(
-                self.config.name,
-                f"tool {tool.bare_name!r} cannot be called in the 2026-07-28 era, whose x-mcp-header rules its "
-                f"inputSchema breaks ({problem}); nothing was sent",
-            )
-        try:
-            return param_headers(schema, arguments)
-        except ValueError as exc:
-            raise MCPToolError(self.config.name, f"call to {tool.name!r} was not sent: {exc}") from None
-
-    async def _listed_again(self, session: Session, tool: BridgeTool) -> None:
+    async def _listed_again(self, session: RpcSession, tool: BridgeTool) -> None:
         """Read the listing again after a call was refused with -32020: its tool's schema may have changed.
 
         ``MCPToolError`` when the server no longer lists the tool; a failed listing raises as at start-up.
@@ -207,7 +179,7 @@ class ServerLink:
         except MCPAuthError:
             self._session, self._refused = None, session
             raise
-        self._offered(listed)
+        self._offered(session, listed)
         found = [listed_tool for listed_tool in listed if listed_tool.name == tool.bare_name]
         problem = invalid_annotation(found[0].input_schema) if found else None
         if not found or problem is not None:
@@ -218,7 +190,7 @@ class ServerLink:
                 "(-32020)); nothing ran and it was not sent again",
             )
 
-    async def _open(self) -> Session:
+    async def _open(self) -> RpcSession:
         name = self.config.name
         credentials = read_credentials(self.config, self._environ)
         if self._refused is not None:
@@ -227,10 +199,10 @@ class ServerLink:
         delays = backoff_delays(self.config)
         attempts = self.config.connect_retries + 1
         for attempt in range(1, attempts + 1):
-            opened: list[Session] = []
+            opened: list[RpcSession] = []
             try:
                 with anyio.fail_after(self.config.connect_timeout_s):
-                    session = await self._connect(credentials, opened)
+                    session = await self._choice.connect(self.config, self._client, credentials, opened)
             except AuthRefused as exc:
                 await _end(*opened)
                 raise MCPAuthError(name, f"refused the credentials (HTTP {exc.status})", status=exc.status) from None
@@ -259,52 +231,9 @@ class ServerLink:
                 raise
             else:
                 self._session = session
-                logger.debug("server %r: connected in the %s era", name, self._era)
+                logger.debug("server %r: connected in the %s era", name, session.era)
                 return session
         raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _connect(self, credentials: Mapping[str, str], opened: list[Session]) -> Session:
-        """Start a command server; or probe and speak the stateless era, or open a handshake session, as the
-        era and the server decide.
-
-        In auto mode a probe answered as no modern server answers it falls back to the handshake (the
-        spec's rule), and a handshake refused with a modern error (a server of the stateless era only)
-        goes back to the stateless era.
-        """
-        config = self.config
-        if config.command is not None:
-            command = StdioSession(config.command, config.args, config.env, config.read_timeout_s)
-            opened.append(command)
-            await command.initialize()
-            self._era = HANDSHAKE
-            return command
-        assert config.url is not None
-        auto = config.era == "auto"
-        if self._era != HANDSHAKE:
-            stateless = StatelessSession(self._client, config.url, credentials)
-            opened.append(stateless)
-            try:
-                await stateless.discover()
-            except EraRefused as exc:
-                if not auto or self._era == STATELESS:
-                    raise MCPConnectionError(
-                        self.config.name, f"the server does not speak the stateless era: it {exc.reason}"
-                    ) from None
-                logger.info("server %r: %s; falling back to the handshake era", self.config.name, exc.reason)
-            else:
-                self._era = STATELESS
-                return stateless
-        session = McpSession(self._client, config.url, credentials)
-        opened.append(session)
-        try:
-            await session.initialize()
-        except RpcError as exc:
-            if not (auto and self._era == HANDSHAKE and exc.code in MODERN_CODES):
-                raise
-            self._era = None  # the handshake was refused by a modern server: probe it again
-            return await self._connect(credentials, opened)
-        self._era = HANDSHAKE
-        return session
 
     async def _call(self, tool: BridgeTool, arguments: Mapping[str, Any]) -> str:
         name = self.config.name
@@ -320,7 +249,8 @@ class ServerLink:
             if session is None:
                 logger.info("server %r: reconnecting before calling %r", name, tool.bare_name)
                 session = await self._open()
-            headers = self._param_headers(session, tool, arguments)
+            schema = self._schemas.get(tool.bare_name, tool.input_schema)
+            headers = session.call_headers(name, tool, schema, arguments)
             attempts += 1
             try:
                 with anyio.fail_after(self.config.timeout_s):
@@ -338,8 +268,7 @@ class ServerLink:
             except EraRefused as exc:
                 # The stateless era no longer holds: speak the handshake from the next connect on.
                 self._session = None
-                if self.config.era == "auto":
-                    self._era = HANDSHAKE
+                self._choice.call_refused()
                 if not exc.sent and not renegotiated:
                     renegotiated = True  # refused before it ran (-32022): sent once more in the other era
                     logger.info("server %r: %s; reconnecting, then resending %r", name, exc.reason, tool.bare_name)
@@ -356,7 +285,7 @@ class ServerLink:
                         logger.info("server %r: %s; starting it again before calling %r", name, reason, tool.bare_name)
                         continue
             except RpcError as exc:
-                if exc.code == HEADER_MISMATCH and isinstance(session, StatelessSession) and not relisted:
+                if exc.code == HEADER_MISMATCH and session.relists_on_header_mismatch and not relisted:
                     # Refused before it ran, so even a write may go again: once, with headers from a new listing.
                     relisted = True
                     logger.info(
@@ -400,7 +329,7 @@ def _reason(error: Exception, timeout_s: float) -> str:
     return error.reason
 
 
-async def _end(*sessions: Session, credentials: Mapping[str, str] | None = None) -> None:
+async def _end(*sessions: RpcSession, credentials: Mapping[str, str] | None = None) -> None:
     for session in sessions:
         with anyio.move_on_after(CLOSE_TIMEOUT_S, shield=True):
             await session.close(credentials)

@@ -14,14 +14,8 @@ import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from mcp_testkit._eras import HANDSHAKE
-from mcp_testkit.bridge._session import (
-    BadReply,
-    ConnectionLost,
-    RpcSession,
-    WireError,
-    initialize_params,
-    initialized,
-)
+from mcp_testkit.bridge._handshake import initialize_params, initialized
+from mcp_testkit.bridge._rpc import BadReply, ConnectionLost, RpcSession, WireError
 
 if TYPE_CHECKING:
     import mcp_types

@@ -11,7 +11,7 @@ import pytest
 
 from mcp_testkit import faults
 from mcp_testkit.adapters import BridgeAdapter, Outcome, ReferenceBridgeAdapter
-from mcp_testkit.bridge import _catalogue
+from mcp_testkit.bridge._stateless import StatelessSession
 from mcp_testkit.contract import (
     PROPERTIES,
     BridgeFacts,
@@ -162,7 +162,7 @@ def test_the_pytest_suite_has_a_case_per_property_and_era_and_expects_failures_p
 def test_an_empty_cursor_is_a_page_in_the_stateless_era(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bridge that refuses an empty nextCursor, right in the handshake era, fails P1 in the stateless era, where
     "" is a legal cursor: the listing failed although no fault fired."""
-    monkeypatch.setattr(_catalogue, "HANDSHAKE", "stateless")  # the refusal now applies to the stateless era
+    monkeypatch.setattr(StatelessSession, "empty_cursor_is_a_cursor", False)  # the handshake era's refusal
     [result] = run_contract(ReferenceBridgeAdapter, properties=["P1"], eras=["stateless"])
     assert result.status == "failed"
     text = result.counterexample or ""

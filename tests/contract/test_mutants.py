@@ -24,11 +24,14 @@ from mcp_testkit.bridge import (
     _approval,
     _cache,
     _catalogue,
+    _era_choice,
+    _handshake,
     _link,
     _pool,
-    _session,
+    _stateless,
 )
-from mcp_testkit.bridge._session import McpSession, RpcError, SessionGone, WireError
+from mcp_testkit.bridge._handshake import McpSession
+from mcp_testkit.bridge._rpc import RpcError, SessionGone, WireError
 from mcp_testkit.contract import PROPERTIES, run_contract
 
 
@@ -120,14 +123,14 @@ def test_mutant_retrying_a_read_without_bound_fails_p3(monkeypatch: pytest.Monke
 
 def test_mutant_resending_after_a_401_fails_p4(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bridge that takes a 401 for a lost session really sends the work again with the refused credential."""
-    check_status = _session._check_status
+    check_status = _handshake._check_status
 
     def refusal_as_lost_session(response: Any, *, has_session: bool) -> None:
         if response.status_code in (401, 403) and has_session:
             raise SessionGone(404)
         check_status(response, has_session=has_session)
 
-    monkeypatch.setattr(_session, "_check_status", refusal_as_lost_session)
+    monkeypatch.setattr(_handshake, "_check_status", refusal_as_lost_session)
     counterexample = _check("P4")
     assert re.search(
         r"after HTTP 40[13] the bridge re-attempted the work \d+ times with the refused credential", counterexample
@@ -172,7 +175,7 @@ def test_mutant_reinitializing_with_the_stale_session_id_fails_p5(monkeypatch: p
             last["id"] = self.session_id
             return result
 
-    monkeypatch.setattr(_link, "McpSession", StickySession)
+    monkeypatch.setattr(_era_choice, "McpSession", StickySession)
     counterexample = _check("P5")
     assert re.search(r"the new initialize \(#\d+\) carried the stale session id", counterexample)
     assert "LoseSession()" in counterexample or "how='restart'" in counterexample or "lose_session" in counterexample
@@ -186,7 +189,7 @@ def test_mutant_replaying_a_lost_request_with_its_id_fails_p5s(monkeypatch: pyte
     """A bridge that re-issues a read whose stream broke as the very request it sent (same JSON-RPC id) is caught
     by P5s: the stateless era asks for a new id."""
     ids: dict[str, int] = {}
-    request = _session.StatelessSession._request
+    request = _stateless.StatelessSession._request
 
     async def replayed(self: Any, method: str, params: dict[str, Any], headers: Any = None) -> dict[str, Any]:
         if method == "tools/call":
@@ -194,7 +197,7 @@ def test_mutant_replaying_a_lost_request_with_its_id_fails_p5s(monkeypatch: pyte
             self._next_id = ids.setdefault(key, self._next_id)  # the same call, the same id
         return await request(self, method, params, headers)
 
-    monkeypatch.setattr(_session.StatelessSession, "_request", replayed)
+    monkeypatch.setattr(_stateless.StatelessSession, "_request", replayed)
     counterexample = _check("P5s", "stateless")
     assert re.search(r"the (read|idempotent) call was re-issued with the same JSON-RPC id \d+", counterexample)
     assert "stateless tools/call tool" in counterexample
