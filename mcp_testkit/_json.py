@@ -123,7 +123,9 @@ def _refused_number(token: str) -> bool:
 
 
 def _shown(stack: list[list[Any]], limit: int = 8) -> str:
-    parts = [str(slot) for _, slot in stack if slot is not None]
+    from mcp_testkit._terminal import printable
+
+    parts = [printable(str(slot)) for _, slot in stack if slot is not None]
     if len(parts) > limit:
         parts = [*parts[:limit], f"... ({len(parts) - limit} levels more)"]
     return "/".join(parts)
