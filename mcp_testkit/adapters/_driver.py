@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar
 
 from mcp_testkit._json import JsonError, loads
+from mcp_testkit._terminal import printable
 from mcp_testkit.adapters._outcome import Outcome, SessionMode
 
 if TYPE_CHECKING:
@@ -140,7 +141,7 @@ class _Process:
 
     def _read_stderr(self, stream: IO[bytes]) -> None:
         for line in stream:
-            self._stderr.append(line.decode("utf-8", "replace").rstrip()[:300])
+            self._stderr.append(printable(line.decode("utf-8", "replace").rstrip()[:300]))
 
     def wait_line(self, timeout: float) -> bool:
         """Block until a line (or the end of stdout) is there, at most `timeout` s; consumes nothing."""

@@ -138,6 +138,10 @@ def test_the_schema_is_valid_and_describes_the_protocol() -> None:
     }
     assert _problem("hello", hello) is None
     assert _problem("hello", {**hello, "sessions": "sometimes"}) is not None
+    assert _problem("hello", {**hello, "bridge": "\x1b[2Jfake"}) is not None, "a name with control characters"
+    assert _problem("hello", {**hello, "bridge": "langchain-mcp-adapters", "bridge_version": "0.3.2+ü"}) is None
+    assert _problem("hello", {**hello, "retry": 101}) == "retry: 101 is greater than the maximum of 100"
+    assert _problem("hello", {**hello, "timeout_s": 601}) == "timeout_s: 601 is greater than the maximum of 600"
     assert _problem("request", {"id": 1, "op": "call", "name": "t", "arguments": {}, "watchdog_s": 2}) is None
     assert _problem("request", {"id": 1, "op": "call", "name": "t", "watchdog_s": 2}) is not None
     assert _problem("answer", {"id": 1, "kind": "ok", "text": "x", "message": ""}) is None
