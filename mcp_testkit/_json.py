@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "JsonError", "loads"]
+__all__ = ["MAX_DEPTH", "JsonError", "loads", "where_refused"]
 
 MAX_DEPTH = 128
 """The deepest nesting of arrays and objects a message may have. Far beyond any real message, and
@@ -32,8 +33,9 @@ def _finite(text: str) -> float:
 _DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
 
 
-def loads(data: bytes, what: str = "body") -> Any:
-    """Decode one message; `JsonError` for bytes that are not UTF-8, not JSON, non-finite or nested too deeply."""
+def loads(data: bytes, what: str = "body", *, max_depth: int = MAX_DEPTH) -> Any:
+    """Decode one message; `JsonError` for bytes that are not UTF-8, not JSON, non-finite or nested deeper than
+    `max_depth` (a file holding messages allows a few levels more, for its envelope)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -42,15 +44,15 @@ def loads(data: bytes, what: str = "body") -> Any:
     try:
         value = _DECODER.decode(text)
     except RecursionError:
-        raise JsonError(f"the JSON is nested too deeply (more than {MAX_DEPTH} levels)") from None
+        raise JsonError(f"the JSON is nested too deeply (more than {max_depth} levels)") from None
     except ValueError as exc:  # JSONDecodeError, a constant or number refused above, an int of too many digits
         if "\x00" in text:  # JSON never holds a raw NUL: this is UTF-16 or UTF-32 without a byte order mark
             reason = "it holds NUL bytes: UTF-16 or UTF-32?"
             raise JsonError(f"the {what} is not UTF-8, as MCP messages must be ({reason})") from None
         raise JsonError(f"the {what} is not JSON ({exc})") from None
     # Counting brackets costs next to nothing; only a message with many of them is walked.
-    if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
-        raise JsonError(f"the JSON is nested too deeply (more than {MAX_DEPTH} levels)")
+    if data.count(b"[") + data.count(b"{") > max_depth and _deeper_than(value, max_depth):
+        raise JsonError(f"the JSON is nested too deeply (more than {max_depth} levels)")
     return value
 
 
@@ -70,3 +72,60 @@ def _deeper_than(value: Any, limit: int) -> bool:
         stack.extend((child, depth + 1) for child in children)
     return False
 
+
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
+
+
+def where_refused(text: str, max_depth: int = MAX_DEPTH) -> str:
+    """The path (`exchanges/0/request/params`) to where `loads` refuses `text`: the first value nested deeper than
+    `max_depth`, or holding NaN, Infinity or a number out of range; "" when none is found.
+
+    For error messages about files only: a token scan without recursion, linear in the text.
+    """
+    stack: list[list[Any]] = []  # per open array or object: its bracket, then the index or key being read
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token in ("{", "["):
+            if len(stack) >= max_depth:
+                return _shown(stack)
+            stack.append([token, 0 if token == "[" else None])
+        elif token in ("}", "]"):
+            if stack:
+                stack.pop()
+        elif token == ",":
+            if stack:
+                stack[-1][1] = stack[-1][1] + 1 if stack[-1][0] == "[" else None
+        elif token == ":":
+            continue
+        elif token.startswith('"'):
+            if stack and stack[-1][0] == "{" and stack[-1][1] is None:
+                stack[-1][1] = _string(token)
+        elif _refused_number(token):
+            return _shown(stack)
+    return ""
+
+
+def _string(token: str) -> str:
+    try:
+        return str(json.loads(token))
+    except ValueError:
+        return token[1:-1]
+
+
+def _refused_number(token: str) -> bool:
+    if token in ("NaN", "Infinity", "-Infinity"):
+        return True
+    try:
+        return math.isinf(float(token))
+    except ValueError:
+        return False
+
+
+def _shown(stack: list[list[Any]], limit: int = 8) -> str:
+    from mcp_testkit._terminal import printable
+
+    parts = [printable(str(slot)) for _, slot in stack if slot is not None]
+    if len(parts) > limit:
+        parts = [*parts[:limit], f"... ({len(parts) - limit} levels more)"]
+    return "/".join(parts)

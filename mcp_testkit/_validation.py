@@ -2,10 +2,13 @@
 
 Two bounds that plain `jsonschema` does not set. No `$ref` is ever fetched: validators use a
 registry that retrieves nothing (the schema's own `$defs` and the JSON Schema meta-schemas still
-resolve), and a `$ref` that does not resolve is refused when the tool is defined. Pattern
-matching (`pattern`, `patternProperties`, `additionalProperties`) runs on the `regex` engine
-under a time budget per call, since Python's `re` holds the GIL through a whole match and a
-catastrophic pattern would stall every session.
+resolve), and a `$ref` that does not resolve is refused when the tool is defined. And validation
+runs on the event loop under a time budget per call (`VALIDATION_BUDGET_S`), so that no call can
+stall another session: every keyword application checks the budget (a chain of `anyOf` through
+`$ref` grows exponentially), `uniqueItems` runs in linear time instead of jsonschema's quadratic
+one, and pattern matching (`pattern`, `patternProperties`, `additionalProperties`) runs on the
+`regex` engine with the budget's remainder as its timeout, since Python's `re` holds the GIL
+through a whole match.
 """
 
 from __future__ import annotations
@@ -20,16 +23,43 @@ if TYPE_CHECKING:
     from referencing import Resource
     from referencing._core import Resolver
 
-__all__ = ["PATTERN_BUDGET_S", "argument_problem", "build_validator"]
+__all__ = ["VALIDATION_BUDGET_S", "argument_problem", "build_validator"]
 
-PATTERN_BUDGET_S = 0.1
-"""The time all pattern matching of one call's arguments may take, in seconds."""
+VALIDATION_BUDGET_S = 0.1
+"""The time validating one call's arguments may take, in seconds, pattern matching included; read at each
+call, so a test may set it (`monkeypatch.setattr(mcp_testkit._validation, "VALIDATION_BUDGET_S", 1.0)`)."""
 
 
 class _PatternTooSlow(Exception):
     def __init__(self, pattern: str) -> None:
         super().__init__(pattern)
         self.pattern = pattern
+
+
+class _OverBudget(Exception):
+    """The budget ran out when `keyword` was about to be applied."""
+
+    def __init__(self, keyword: str) -> None:
+        super().__init__(keyword)
+        self.keyword = keyword
+
+    def culprit(self) -> str:
+        """The keyword to name: the outermost combinator on the way in (whose branches multiplied), else the last.
+
+        Read off the traceback's frames of keyword functions, so that applying a keyword costs no frame of its own.
+        """
+        found = []
+        trace = self.__traceback__
+        while trace is not None:
+            keyword = _KEYWORD_OF.get(trace.tb_frame.f_code)
+            if keyword is not None:
+                found.append(keyword)
+            trace = trace.tb_next
+        combinators = [keyword for keyword in found if keyword in _COMBINATORS]
+        return combinators[0] if combinators else self.keyword
+
+
+_COMBINATORS = frozenset({"anyOf", "oneOf", "allOf", "not", "if", "contains", "uniqueItems"})
 
 
 class _Budget(threading.local):
@@ -43,7 +73,7 @@ def _search(pattern: str, text: str) -> bool:
     import regex
 
     deadline = _budget.deadline
-    remaining = PATTERN_BUDGET_S if deadline is None else deadline - time.monotonic()
+    remaining = VALIDATION_BUDGET_S if deadline is None else deadline - time.monotonic()
     if remaining <= 0:
         raise _PatternTooSlow(pattern)
     try:
@@ -91,12 +121,65 @@ def _additional_properties(validator: Any, additional: Any, instance: Any, schem
             yield ValidationError(f"Additional properties are not allowed ({names} unexpected)")
 
 
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema.exceptions import ValidationError
+
+    if not (unique and validator.is_type(instance, "array")):
+        return
+    seen: set[Any] = set()
+    for item in instance:
+        key = _canonical(item)
+        if key in seen:
+            yield ValidationError(f"{_shown(instance)} has non-unique elements")
+            return
+        seen.add(key)
+
+
+def _canonical(value: Any) -> Any:
+    """A hashable key equal for JSON-equal values: 1 and 1.0 alike, true and 1 not, object keys in any order."""
+    if value is True or value is False:
+        return ("bool", value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return ("object", frozenset((key, _canonical(item)) for key, item in value.items()))
+    if isinstance(value, list):
+        return ("array", tuple(_canonical(item) for item in value))
+    return value
+
+
+def _shown(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 _BOUNDED = {
     "pattern": _pattern,
     "patternProperties": _pattern_properties,
     "additionalProperties": _additional_properties,
+    "uniqueItems": _unique_items,
 }
 _classes: dict[type[Any], type[Any]] = {}
+
+
+def _timed(keyword: str, check: Any) -> Any:
+    """`check` that first spends a step of the call's budget (a check of the clock), naming `keyword` when none is left.
+
+    It returns what `check` returns, so the errors' generator runs without a frame of this wrapper: validating
+    arguments 128 levels deep stays far from the recursion limit.
+    """
+
+    def timed(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        deadline = _budget.deadline
+        if deadline is not None and time.monotonic() > deadline:
+            raise _OverBudget(keyword)
+        return check(validator, value, instance, schema)
+
+    return timed
+
+
+_KEYWORD_OF: dict[Any, str] = {}
+"""The keyword each keyword function's code applies, to name keywords from a traceback."""
 
 
 def _bounded_class(schema: Mapping[str, Any]) -> type[Any]:
@@ -105,7 +188,9 @@ def _bounded_class(schema: Mapping[str, Any]) -> type[Any]:
     base = validators.validator_for(schema)
     bounded = _classes.get(base)
     if bounded is None:
-        keywords = {name: check for name, check in _BOUNDED.items() if name in base.VALIDATORS}
+        checks = {**base.VALIDATORS, **{name: check for name, check in _BOUNDED.items() if name in base.VALIDATORS}}
+        keywords = {name: _timed(name, check) for name, check in checks.items()}
+        _KEYWORD_OF.update((check.__code__, name) for name, check in checks.items() if hasattr(check, "__code__"))
         bounded = _classes[base] = validators.extend(base, keywords)  # type: ignore[no-untyped-call]
     return bounded
 
@@ -171,17 +256,25 @@ def _walk_refs(name: str, resolver: Resolver[Any], resource: Resource[Any]) -> N
 
 
 def argument_problem(name: str, validator: Validator, arguments: Mapping[str, Any]) -> str | None:
-    """Why `arguments` break the tool's input schema, or None when they fit; pattern matching is time-bounded."""
+    """Why `arguments` break the tool's input schema, or None when they fit; bounded in time (`VALIDATION_BUDGET_S`)."""
     from referencing.exceptions import Unresolvable
 
-    _budget.deadline = time.monotonic() + PATTERN_BUDGET_S
+    budget = VALIDATION_BUDGET_S
+    _budget.deadline = time.monotonic() + budget
     try:
         error = next(iter(validator.iter_errors(arguments)), None)
     except _PatternTooSlow as exc:
         return (
             f"invalid arguments for tool {name!r}: matching the pattern {exc.pattern!r} took longer than "
-            f"{PATTERN_BUDGET_S} s, the bound mcp-testkit sets on pattern matching"
+            f"{budget} s, the bound mcp-testkit sets on validating one call"
         )
+    except _OverBudget as exc:
+        return (
+            f"invalid arguments for tool {name!r}: validating the keyword {exc.culprit()!r} of the input schema took "
+            f"longer than {budget} s, the bound mcp-testkit sets on validating one call"
+        )
+    except RecursionError:
+        return f"invalid arguments for tool {name!r}: the input schema refers to itself too deeply for these arguments"
     except Unresolvable as exc:
         return f"invalid arguments for tool {name!r}: the input schema's reference {exc.ref!r} does not resolve"
     finally:

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import shlex
+import signal
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
@@ -23,6 +24,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar
 
+from mcp_testkit._json import JsonError, loads
+from mcp_testkit._terminal import printable
 from mcp_testkit.adapters._outcome import Outcome, SessionMode
 
 if TYPE_CHECKING:
@@ -90,7 +93,11 @@ def _problem(part: str, value: Any) -> str | None:
 
 
 class _Process:
-    """One running driver: its stdin, a thread reading stdout lines, a thread keeping the tail of stderr."""
+    """One running driver: its stdin, a thread reading stdout lines, a thread keeping the tail of stderr.
+
+    On POSIX the driver leads a process group of its own, and stopping it ends the whole group: a driver
+    started through a wrapper (`bash -c '...'`) leaves no orphan holding its pipes.
+    """
 
     def __init__(self, argv: Sequence[str], cwd: str | None, env: Mapping[str, str] | None) -> None:
         self.argv = list(argv)
@@ -102,6 +109,7 @@ class _Process:
                 stderr=subprocess.PIPE,
                 cwd=cwd,
                 env=None if env is None else {**os.environ, **env},
+                start_new_session=os.name == "posix",
             )
         except OSError as exc:
             raise DriverError(f"driver {shlex.join(self.argv)!r} could not be started: {exc}") from None
@@ -133,7 +141,7 @@ class _Process:
 
     def _read_stderr(self, stream: IO[bytes]) -> None:
         for line in stream:
-            self._stderr.append(line.decode("utf-8", "replace").rstrip()[:300])
+            self._stderr.append(printable(line.decode("utf-8", "replace").rstrip()[:300]))
 
     def wait_line(self, timeout: float) -> bool:
         """Block until a line (or the end of stdout) is there, at most `timeout` s; consumes nothing."""
@@ -172,7 +180,8 @@ class _Process:
         return self.popen.poll() is None
 
     def stop(self, grace: float = 5.0) -> None:
-        """End the driver: close its stdin (a driver exits at the end of its input), then kill it after `grace`."""
+        """End the driver: close its stdin (a driver exits at the end of its input), then kill it after `grace`;
+        either way, what is left of its process group is killed."""
         if self._stopped:
             return
         self._stopped = True
@@ -182,13 +191,24 @@ class _Process:
         try:
             self.popen.wait(grace)
         except subprocess.TimeoutExpired:
-            self.popen.kill()
+            self._kill()
             self.popen.wait()
+        else:
+            self._kill()
         for thread in self._threads:
             thread.join(grace)
         for stream in (self.popen.stdout, self.popen.stderr):
             if stream is not None:
                 stream.close()
+
+
+    def _kill(self) -> None:
+        """Kill the driver and every process of its group (a wrapper's children too)."""
+        if os.name != "posix":
+            self.popen.kill()
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
 
 
 class DriverFactory:
@@ -470,7 +490,7 @@ def _decode(process: _Process, line: bytes, what: str) -> Any:
     if len(line) > MAX_LINE or not line.endswith(b"\n"):
         raise process.error(f"wrote {what} on a line longer than {MAX_LINE} bytes or without its newline")
     try:
-        return json.loads(line)
-    except ValueError:
+        return loads(line, what="line")
+    except JsonError as exc:
         shown = line[:120].decode("utf-8", "replace").rstrip()
-        raise process.error(f"wrote {what} as a line that is not JSON: {shown!r}") from None
+        raise process.error(f"wrote {what} as a line that is not JSON: {shown!r} ({exc})") from None

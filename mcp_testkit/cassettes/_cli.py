@@ -118,6 +118,8 @@ def run_verify(args: argparse.Namespace) -> int:
         upstream = args.upstream if args.upstream is not None else shlex.split(args.upstream_command)
         report = verify(args.cassette, upstream, headers=headers)
     except (ValueError, CassetteError, UpstreamError) as exc:
-        return _fail("verify", str(exc))
+        from mcp_testkit._terminal import printable  # what a file or a server said, escaped
+
+        return _fail("verify", printable(str(exc)))
     print(report.format(), flush=True)
     return report.exit_status

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from mcp_testkit._eras import HANDSHAKE, STATELESS, STATELESS_VERSIONS, VERSION_KEY
+from mcp_testkit._json import MAX_DEPTH, JsonError, where_refused
+from mcp_testkit._json import loads as strict_loads
 
 __all__ = [
     "FORMAT",
@@ -61,6 +63,9 @@ _EXCHANGE_KEYS = (
 )
 _OPTIONAL = frozenset({"session", "http", "events", "body", "error"})
 _PLACEHOLDER = re.compile(r"<redacted:[^<>\s]+>")
+_MAX_DEPTH = MAX_DEPTH + 3
+"""A message nests at most MAX_DEPTH levels, as on the wire; the file wraps it in three more (the document, its
+`exchanges` and the exchange)."""
 
 
 class CassetteError(ValueError):
@@ -319,10 +324,14 @@ class Cassette:
 
     @classmethod
     def loads(cls, text: str, *, source: str = "<cassette>") -> Cassette:
-        """A cassette from its JSON text, checked against the schema."""
+        """A cassette from its JSON text, decoded strictly (no NaN or Infinity, bounded nesting), checked against
+        the schema; CassetteError naming the source and the field."""
         try:
-            data = json.loads(text)
-        except ValueError as exc:
+            data = strict_loads(text.encode("utf-8", "surrogatepass"), what="file", max_depth=_MAX_DEPTH)
+        except JsonError as exc:
+            where = where_refused(text, _MAX_DEPTH)
+            if where:
+                raise CassetteError(f"cassette {source}: {where}: {exc}") from None
             raise CassetteError(f"cassette {source}: not valid JSON: {exc}") from None
         return cls.from_json(data, source=source)
 
@@ -427,4 +436,33 @@ def _validate(data: Any, source: str) -> None:
     error = best_match(Draft202012Validator(cassette_schema()).iter_errors(data))
     if error is not None:
         where = "/".join(str(part) for part in error.absolute_path) or "(top level)"
-        raise CassetteError(f"cassette {source}: {where}: {error.message}")
+        message = error.message if len(error.message) <= 300 else error.message[:297] + "..."
+        raise CassetteError(f"cassette {source}: {where}: {message}")
+    for index, exchange in enumerate(data["exchanges"]):
+        _check_cursors(exchange, f"exchanges/{index}", source)
+
+
+def _check_cursors(exchange: Mapping[str, Any], where: str, source: str) -> None:
+    """A cursor sent or offered is a string (an offered one may be null), as MCP says; replay keys pages by it."""
+    request, response = exchange.get("request"), exchange.get("response")
+    requests = request if isinstance(request, list) else [request]
+    responses = response if isinstance(response, list) else [response]
+    for index, message in enumerate(requests):
+        params = message.get("params") if isinstance(message, dict) else None
+        if isinstance(params, dict) and "cursor" in params and not isinstance(params["cursor"], str):
+            at = f"{where}/request{'/' + str(index) if isinstance(request, list) else ''}/params/cursor"
+            _not_a_cursor(source, at, params["cursor"])
+    for index, message in enumerate(responses):
+        result = message.get("result") if isinstance(message, dict) else None
+        if isinstance(result, dict) and result.get("nextCursor") is not None and not isinstance(
+            result["nextCursor"], str
+        ):
+            at = f"{where}/response{'/' + str(index) if isinstance(response, list) else ''}/result/nextCursor"
+            _not_a_cursor(source, at, result["nextCursor"])
+
+
+def _not_a_cursor(source: str, where: str, value: Any) -> None:
+    kind = {dict: "an object", list: "an array", bool: "a boolean", int: "a number", float: "a number"}
+    raise CassetteError(
+        f"cassette {source}: {where}: a cursor is a string, not {kind.get(type(value), type(value).__name__)}"
+    )

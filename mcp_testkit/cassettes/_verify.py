@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_testkit._eras import HANDSHAKE, SERVER_INFO_KEY, STATELESS
+from mcp_testkit._terminal import printable
 from mcp_testkit.cassettes._answers import handshake_result
 from mcp_testkit.cassettes._format import Cassette, RecordedCall
 from mcp_testkit.cassettes._redact import Redactor
@@ -41,9 +42,9 @@ class Change:
     breaking: bool = False
 
     def line(self) -> str:
-        return f"  {'!' if self.breaking else '~'} {self.subject}: {self.detail}" + (
-            " (breaking)" if self.breaking else ""
-        )
+        """The change as `verify` prints it; names and texts from a server or a file have control characters escaped."""
+        mark, note = ("!", " (breaking)") if self.breaking else ("~", "")
+        return printable(f"  {mark} {self.subject}: {self.detail}{note}")
 
 
 @dataclass
@@ -67,13 +68,14 @@ class VerifyReport:
         return 1 if self.breaking else 0
 
     def format(self) -> str:
-        lines = [f"mcp-testkit verify: cassette {self.source} against {self.upstream}"]
+        """The report as `verify` prints it, one line per change, control characters escaped."""
+        lines = [printable(f"mcp-testkit verify: cassette {self.source} against {self.upstream}")]
         lines.extend(change.line() for change in self.changes)
         tools, calls = _count(self.tools_compared, "tool"), _count(self.calls_compared, "read-only call")
         summary = f"{tools} compared, {calls} sent"
         if self.skipped:
             summary += "; not sent: " + "; ".join(self.skipped)
-        lines.append(summary)
+        lines.append(printable(summary))
         breaking = len(self.breaking)
         if breaking:
             lines.append(_count(breaking, "breaking change"))

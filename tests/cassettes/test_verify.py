@@ -255,3 +255,32 @@ async def test_verify_mirrors_marked_arguments_and_follows_empty_cursors_in_the_
     assert (call.status, call.headers.get("mcp-param-region")) == (200, "eu-west 1")
     cursors = [(r.params or {}).get("cursor") for r in live.journal if r.rpc_method == "tools/list"]
     assert "" in cursors  # the empty cursor was sent back for the next page, not taken for the end
+
+
+def test_verify_prints_escape_sequences_from_a_cassette_escaped(tmp_path: Path) -> None:
+    """Item 7: a tool name holding `ESC [ 2 J` (clear the screen) and a bidi override, read from the cassette, is
+    printed as visible `\\x1b` and `\\u202e`, never as the bytes a terminal would run."""
+    before = TestMcpServer("svc")
+    before.tool("lookup", read_only=True, returns="found")
+    out = tmp_path / "svc.json"
+    _cassette_of(before, [("lookup", {})], out)
+    out.write_text(out.read_text().replace('"lookup"', '"\\u001b[2J\\u001b[H\\u202elookup"'))
+    after = TestMcpServer("svc")
+    after.tool("other", read_only=True, returns="found")
+    with after:
+        done = _run(str(out), "--upstream", after.url)
+    assert done.returncode == 1, done.stderr
+    assert "\x1b" not in done.stdout
+    assert "\u202e" not in done.stdout
+    assert "  ! tool \\x1b[2J\\x1b[H\\u202elookup: removed (breaking)" in done.stdout.splitlines()
+
+
+def test_verify_names_an_odd_key_of_a_refused_cassette_escaped(tmp_path: Path) -> None:
+    """A cassette refused for a NaN under a key holding `ESC` names the key escaped, on one line, exit 2."""
+    bad = tmp_path / "bad.json"
+    upstream = '{"\\u001b[2Jx": NaN}'
+    bad.write_text('{"format": "mcp-testkit cassette", "version": 1, "upstream": ' + upstream + ', "exchanges": []}')
+    done = _run(str(bad), "--upstream", "http://127.0.0.1:9/mcp")
+    assert done.returncode == 2
+    assert "\x1b" not in done.stderr
+    assert f"cassette {bad}: upstream/\\x1b[2Jx: " in done.stderr

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
+import anyio
+import anyio.to_thread
 import pytest
 from jsonschema import Draft202012Validator
 
@@ -134,6 +138,10 @@ def test_the_schema_is_valid_and_describes_the_protocol() -> None:
     }
     assert _problem("hello", hello) is None
     assert _problem("hello", {**hello, "sessions": "sometimes"}) is not None
+    assert _problem("hello", {**hello, "bridge": "\x1b[2Jfake"}) is not None, "a name with control characters"
+    assert _problem("hello", {**hello, "bridge": "langchain-mcp-adapters", "bridge_version": "0.3.2+ü"}) is None
+    assert _problem("hello", {**hello, "retry": 101}) == "retry: 101 is greater than the maximum of 100"
+    assert _problem("hello", {**hello, "timeout_s": 601}) == "timeout_s: 601 is greater than the maximum of 600"
     assert _problem("request", {"id": 1, "op": "call", "name": "t", "arguments": {}, "watchdog_s": 2}) is None
     assert _problem("request", {"id": 1, "op": "call", "name": "t", "watchdog_s": 2}) is not None
     assert _problem("answer", {"id": 1, "kind": "ok", "text": "x", "message": ""}) is None
@@ -170,3 +178,74 @@ def test_check_refuses_a_driver_in_process() -> None:
     )
     assert done.returncode == 2
     assert "a driver runs its bridge in another process" in done.stderr
+
+
+def _ended(pid: int) -> bool:
+    """Whether process `pid` has ended (gone, or a zombie that nobody reaped yet)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+def _ask_within(factory: DriverFactory, limit_s: float) -> DriverError:
+    """Make an adapter and connect it under `fail_after(limit_s)`; the DriverError that ends it."""
+
+    async def run() -> DriverError:
+        with anyio.fail_after(limit_s):
+            try:
+                adapter = await anyio.to_thread.run_sync(factory, abandon_on_cancel=True)
+                await adapter.connect("http://127.0.0.1:9/mcp", {})
+            except DriverError as exc:
+                return exc
+        raise AssertionError("the driver was expected to fail")
+
+    return anyio.run(run)
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        ("huge", "page_limit: 1000000000000000000 is greater than the maximum of 1000"),
+        ("deep", "nested too deeply"),
+        ("nan", "NaN is not JSON"),
+    ],
+)
+def test_an_odd_hello_is_refused_at_once_naming_the_field(mode: str, said: str) -> None:
+    """Item 4: a hello with 10**18 pages, nested 100,000 deep or holding NaN is a DriverError saying why, quickly,
+    and the driver is stopped (no RecursionError traceback, no process left)."""
+    with DriverAdapter.factory(_fake(mode)) as factory:
+        error = _ask_within(factory, 5.0)
+    assert said in str(error)
+    assert "\n" not in str(error).split("; it")[0], "one line says what is wrong"
+    assert _stopped(factory)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the driver's state in /proc")
+@pytest.mark.parametrize("mode", ["mute", "silent"])
+def test_a_wrapped_driver_that_never_answers_leaves_no_process(mode: str) -> None:
+    """Item 4: a never-answering driver started through `bash -c` ends within its timeout, its child killed too."""
+    wrapped = ["bash", "-c", f"{shlex.join(_fake(mode))}; true"]
+    with DriverAdapter.factory(wrapped, start_timeout=1.0) as factory:
+        error = _ask_within(factory, 5.0)
+        assert "no hello line within 1 s" in str(error) or "gave no answer to connect" in str(error)
+    found = re.search(r"fake driver in mode \w+ has pid (\d+)", str(error))
+    assert found is not None, "the driver's stderr is shown"
+    assert _ended(int(found[1])), "the wrapper's child was killed with it"
+
+
+def test_check_reports_an_odd_hello_as_an_adapter_error() -> None:
+    """`mcp-testkit check --driver` with a hello of 10**18 pages, or nested 100,000 deep, exits 2 naming the field
+    or the nesting: an error of the adapter, no RecursionError, no memory blown on 10**18 pages."""
+    for mode, said in (("huge", "page_limit: 1000000000000000000 is greater than the maximum of 1000"), ("deep", "")):
+        done = subprocess.run(
+            [*CHECK, "--driver", shlex.join(_fake(mode)), "--property", "P1", "--examples", "1"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        output = done.stdout + done.stderr
+        assert done.returncode == 2, output
+        assert "RecursionError" not in output
+        assert (said or "the JSON is nested too deeply") in output

@@ -5,7 +5,11 @@
 - silent: never answers connect;
 - hung: answers every connect with `hung`, as a driver whose watchdog fired;
 - old-version: says hello in protocol version 99;
-- wrong-kind: answers connect with a `tools` answer.
+- wrong-kind: answers connect with a `tools` answer;
+- huge: says a hello whose page_limit is 10**18 and retry 10**9;
+- deep: says a hello nested 100,000 levels deep;
+- nan: says a hello whose timeout_s is NaN;
+- mute: never says hello.
 
 usage: python fake_driver.py MODE
 """
@@ -13,6 +17,7 @@ usage: python fake_driver.py MODE
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -29,12 +34,21 @@ HELLO = {
 }
 
 
+print(f"fake driver in mode {MODE} has pid {os.getpid()}", file=sys.stderr, flush=True)
+if MODE == "huge":
+    HELLO.update(page_limit=10**18, retry=10**9)
+elif MODE == "nan":
+    HELLO["timeout_s"] = float("nan")
+elif MODE == "mute":
+    time.sleep(60)
+
+
 def say(message: object) -> None:
     sys.stdout.write((message if isinstance(message, str) else json.dumps(message)) + "\n")
     sys.stdout.flush()
 
 
-say(HELLO)
+say('{"bridge": ' + "[" * 100_000 + "]" * 100_000 + "}" if MODE == "deep" else HELLO)
 for line in sys.stdin:
     request = json.loads(line)
     if request["op"] != "connect":

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import httpx2
 import pytest
 
@@ -136,3 +138,111 @@ def test_a_pathological_pattern_property_is_bounded_too() -> None:
         answer = _call(server.port, session_id, "names", {"a" * 40 + "!": "x"})
     assert answer["result"]["isError"] is True
     assert server.executions("names") == 0
+
+
+def _answered_while_others_ping(server: TestMcpServer, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Send one call and, while it is out, ping from another session again and again, each ping within 0.5 s."""
+
+    async def run() -> dict[str, Any]:
+        caller = await anyio.to_thread.run_sync(initialize, server.port)
+        other = await anyio.to_thread.run_sync(initialize, server.port)
+        answers: list[dict[str, Any]] = []
+        done = anyio.Event()
+
+        async def call() -> None:
+            answers.append(await anyio.to_thread.run_sync(_call, server.port, caller, tool, arguments))
+            done.set()
+
+        with anyio.fail_after(LIMIT_S):
+            async with anyio.create_task_group() as group:
+                group.start_soon(call)
+                while not done.is_set():
+                    with anyio.fail_after(0.5):
+                        assert (await anyio.to_thread.run_sync(ping, server.port, other))["result"] == {}
+        return answers[0]
+
+    with server:
+        return anyio.run(run)
+
+
+def test_a_long_unique_items_array_is_answered_without_stalling_other_sessions() -> None:
+    """Item 1: a 64 kB array of objects (which jsonschema compares pairwise) under `uniqueItems` is answered in
+    linear time, and another session's pings meanwhile."""
+    schema = {"type": "object", "properties": {"xs": {"type": "array", "uniqueItems": True}}}
+    server = TestMcpServer()
+    server.tool("uniq", input_schema=schema, returns="ok")
+    items: list[Any] = [{"n": i} for i in range(6000)]
+    assert len(json.dumps(items)) > 64_000
+    answer = _answered_while_others_ping(server, "uniq", {"xs": items})
+    assert answer["result"]["content"][0]["text"] == "ok"
+    repeated = _answered_while_others_ping(server, "uniq", {"xs": [*items, {"n": 7.0}]})
+    assert repeated["result"]["isError"] is True
+    assert "non-unique" in repeated["result"]["content"][0]["text"]
+
+
+def _any_of_chain(levels: int) -> dict[str, Any]:
+    defs: dict[str, Any] = {
+        f"l{i}": {"anyOf": [{"$ref": f"#/$defs/l{i + 1}"}, {"$ref": f"#/$defs/l{i + 1}"}]} for i in range(levels)
+    }
+    defs[f"l{levels}"] = {"type": "object", "required": ["never"]}
+    return {"type": "object", "$defs": defs, "properties": {"v": {"$ref": "#/$defs/l0"}}}
+
+
+def test_an_exponential_any_of_chain_is_cut_off_by_the_budget() -> None:
+    """Item 2: 20 levels of `anyOf` through `$defs` get a validation error naming `anyOf`; other sessions are served."""
+    schema = _any_of_chain(20)
+    assert len(json.dumps(schema)) < 1600
+    server = TestMcpServer()
+    server.tool("chain", input_schema=schema, returns="ok")
+    answer = _answered_while_others_ping(server, "chain", {"v": {"a": 1}})
+    assert answer["result"]["isError"] is True
+    text = answer["result"]["content"][0]["text"]
+    assert "'anyOf'" in text
+    assert "took longer than" in text
+    assert server.executions("chain") == 0
+
+
+def test_the_budget_is_configurable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`VALIDATION_BUDGET_S` is read at each call: a larger budget lets a short chain validate to its real answer."""
+    from mcp_testkit import _validation
+
+    monkeypatch.setattr(_validation, "VALIDATION_BUDGET_S", 30.0)
+    validator = _validation.build_validator("chain", _any_of_chain(6))
+    problem = _validation.argument_problem("chain", validator, {"v": {"a": 1}})
+    assert problem is not None
+    assert "'never' is a required property" in problem or "is not valid under any" in problem
+    monkeypatch.setattr(_validation, "VALIDATION_BUDGET_S", 0.0)
+    problem = _validation.argument_problem("chain", validator, {"v": {"a": 1}})
+    assert problem is not None
+    assert "took longer than 0.0 s" in problem
+
+
+@pytest.mark.parametrize(
+    ("items", "unique"),
+    [
+        ([1, 1.0], False),
+        ([1, True], True),
+        ([0, False], True),
+        ([{"a": [1], "b": 2}, {"b": 2, "a": [1.0]}], False),
+        ([[1, 2], [2, 1]], True),
+        ([None, "null", 0], True),
+        (["a", "a"], False),
+    ],
+)
+def test_unique_items_keeps_json_equality(items: list[Any], unique: bool) -> None:
+    """The linear `uniqueItems` compares as JSON does: 1 equals 1.0, true is not 1, object keys in any order."""
+    from mcp_testkit import _validation
+
+    schema = {"type": "object", "properties": {"xs": {"type": "array", "uniqueItems": True}}}
+    validator = _validation.build_validator("uniq", schema)
+    assert (_validation.argument_problem("uniq", validator, {"xs": items}) is None) is unique
+
+
+def test_a_schema_that_refers_to_itself_endlessly_is_an_answer() -> None:
+    """A `$ref` cycle that consumes nothing is answered with a validation error, not a RecursionError."""
+    from mcp_testkit import _validation
+
+    validator = _validation.build_validator("loop", {"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"})
+    problem = _validation.argument_problem("loop", validator, {})
+    assert problem is not None
+    assert "refers to itself" in problem
