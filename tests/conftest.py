@@ -22,6 +22,19 @@ pytest_plugins = ["pytester"]
 
 
 @pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytester whose inner runs do not see that this run is a pytest-xdist worker's.
+
+    xdist tells its workers apart by environment variables, which the inner runs would inherit: they
+    would then act as workers too (pytest-benchmark, for one, warns that it is off, and `-W error`
+    turns that into an error). Inner runs are the plain runs a user starts, serial or with their own `-n`.
+    """
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
+    return pytester
+
+
+@pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
 
