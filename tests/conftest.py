@@ -1,8 +1,9 @@
-"""Shared test set-up: tests run on anyio's asyncio backend unless they ask for more."""
+"""Shared test set-up: the suite runs on pytest-xdist workers, tests on anyio's asyncio backend unless they ask."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from node_trees import ConformanceSuite, conformance_next_suite, conformance_suite
@@ -18,7 +19,63 @@ import uvicorn  # noqa: F401  # isort: skip
 import mcp_testkit.bridge  # isort: skip
 import mcp_testkit.server  # isort: skip
 
+if TYPE_CHECKING:
+    from xdist.workermanage import WorkerController
+
 pytest_plugins = ["pytester"]
+_DIST = "mcp_testkit_dist"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """A plain `pytest` runs the suite on pytest-xdist workers, one per core, handing out tests one at a
+    time as workers free up, except the tests that share a module's fixture, which go together (loadgroup).
+
+    Set here rather than as `-n auto` in addopts, which would make `pytest -p no:xdist` an error:
+    `-p no:xdist`, `-n 0` and `--pdb` run in one process, `-n N` and `--dist` choose as usual.
+    """
+    if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
+        return  # xdist is off, or this is one of its workers (which must not start workers of its own)
+    if config.option.numprocesses is None:
+        config.option.numprocesses = "auto"
+        if config.option.dist == "no":
+            config.option.dist = "loadgroup"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: WorkerController) -> None:
+    """Each xdist worker is told the distribution mode: it parses only the command line, which may not name it."""
+    node.workerinput[_DIST] = node.config.option.dist
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups off the marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `--dist loadgroup`, the tests that use a module-scoped fixture of this suite go to one worker,
+    which then builds it once: some take half a minute (a whole contract run, a `check` subprocess)."""
+    workerinput = getattr(config, "workerinput", {})
+    if workerinput.get(_DIST) != "loadgroup":
+        return
+    config.option.loadgroup = True  # what xdist's worker looks at, set from its own command line
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)  # pytest keeps an item's fixture definitions there
+        module = item.getparent(pytest.Module)
+        if info is None or module is None:
+            continue
+        if any(defs[-1].scope == "module" and defs[-1].baseid for defs in info.name2fixturedefs.values()):
+            item.add_marker(pytest.mark.xdist_group(module.nodeid))
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytester whose inner runs do not see that this run is a pytest-xdist worker's.
+
+    xdist tells its workers apart by environment variables, which the inner runs would inherit: they
+    would then act as workers too (pytest-benchmark, for one, warns that it is off, and `-W error`
+    turns that into an error). Inner runs are the plain runs a user starts, serial or with their own `-n`.
+    """
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
+    return pytester
 
 
 @pytest.fixture
