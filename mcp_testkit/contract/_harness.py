@@ -13,10 +13,11 @@ from mcp_testkit.contract._adapter_guard import GuardedAdapter
 from mcp_testkit.contract._errors import ContractError, ContractViolation, traceback_text
 from mcp_testkit.contract._event_loop import CheckpointedTransport, EventLoop
 from mcp_testkit.contract._facts import BridgeFacts, declared_eras, declared_loggers, takes_keyword
+from mcp_testkit.contract._ledger import CallLedger
 from mcp_testkit.contract._log_capture import LogCapture
 
 if TYPE_CHECKING:
-    from mcp_testkit.adapters import AdapterFactory, BridgeAdapter
+    from mcp_testkit.adapters import AdapterFactory, BridgeAdapter, Outcome
     from mcp_testkit.server import TestMcpServer
 
 __all__ = ["BridgeFacts", "ContractError", "ContractHarness", "ContractViolation", "server_fits_era", "unfit_server"]
@@ -92,6 +93,8 @@ class ContractHarness:
         self.step = "start"
         self.steps: list[tuple[str, float]] = []
         """The adapter steps of the running example and when each began: what a hang report names."""
+        self.ledger = CallLedger()
+        """The write calls of the running example, checked against the handler runs after the adapter's close."""
         self._stack = contextlib.ExitStack()
         self._logs = LogCapture()
         self.server: TestMcpServer
@@ -221,6 +224,7 @@ class ContractHarness:
 
         self.server.reset()
         self._logs.records.clear()
+        self.ledger.clear()
         self.step = "start"
         timeout = self.example_timeout
 
@@ -257,6 +261,10 @@ class ContractHarness:
                 raise self.fail(f"hung in {hung_in} after {timeout:g} s", **facts)
             if raised is not None:
                 raise raised
+            # Every property that calls tools ends here: what the bridge sent when it closed counts too.
+            breach = self.ledger.breach(self.server)
+            if breach is not None:
+                raise self.fail(f"after close(): {breach.what}", **breach.facts)
             misplaced = [error for error in self.server.errors if isinstance(error, faults.MisplacedFault)]
             if misplaced:
                 raise ContractError(f"the contract harness injected a fault of another era: {misplaced[0]}")
@@ -268,6 +276,10 @@ class ContractHarness:
         outcome = await adapter.connect(self.url, dict(headers or {}))
         if outcome.kind != "ok":
             raise self.fail("the bridge could not connect to a healthy server", outcome=outcome)
+
+    def called(self, tool: str, arguments: Mapping[str, Any], outcome: Outcome) -> None:
+        """Note a call the example made through the adapter, for the ledger checked after close."""
+        self.ledger.called(self.server, tool, arguments, outcome)
 
     def fired(self) -> list[Any]:
         """The faults that fired in this example, in order."""

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from mcp_testkit import faults
 from mcp_testkit import strategies as mst
 from mcp_testkit._eras import HANDSHAKE
+from mcp_testkit.contract._errors import BridgeFellBack
 from mcp_testkit.contract._harness import DEFAULT_EXAMPLE_TIMEOUT_S, ContractHarness
 from mcp_testkit.contract._properties import place
 
@@ -76,7 +77,8 @@ def resilience_machine(
     credential rotations against one connected bridge, checking the ledger after every step.
 
     `era="stateless"` drives the bridge against a server of both eras with the faults of 2026-07-28
-    (no sessions to lose: those rules never run). Use it as
+    (no sessions to lose: those rules never run); a bridge that falls back to the handshake era there
+    fails with `BridgeFellBack` saying so, whatever else it does. Use it as
     `TestMyBridgeMachine = resilience_machine(MyAdapter).TestCase`.
     """
     from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -87,6 +89,8 @@ def resilience_machine(
             self.harness = ContractHarness(
                 factory, transport=transport, example_timeout=example_timeout, era=era
             ).__enter__()
+            # In the stateless era, a bridge that speaks the handshake era to a server of both has no verdict.
+            self.fell_back = self.harness.spoken_era()[1]
             self.server = self.harness.server
             self.server.reset()
             self.token = 1
@@ -102,6 +106,8 @@ def resilience_machine(
 
         @initialize()
         def connect(self) -> None:
+            if self.fell_back is not None:
+                raise BridgeFellBack(f"no verdict in the {era} era: {self.fell_back}")
             self.driver = _Driver(self.harness)
             url = self.harness.url
             outcome = self.driver.step(lambda adapter: adapter.connect(url, {"Authorization": self._bearer()}))

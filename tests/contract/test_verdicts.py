@@ -385,3 +385,62 @@ def test_sdk_client_adapter_walks_more_pages_than_100() -> None:
     outcome, names = anyio.run(load)
     assert outcome.kind == "ok"
     assert len(names) == 150
+
+
+# -- issue 21: the wrong verdicts a bridge built to fool the contract got --------------------------------
+
+
+class _OutboxFlushedAtClose(_Wrapper):
+    """Keeps every call whose outcome was unknown and sends it again when it closes: an outbox flushed at shutdown."""
+
+    def __init__(self, *, transport: Any = None) -> None:
+        super().__init__(transport=transport)
+        self.outbox: list[tuple[str, Mapping[str, Any]]] = []
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        outcome = await self.inner.call(tool, arguments)
+        if outcome.kind in ("outcome_unknown", "connection_error"):
+            self.outbox.append((tool, arguments))
+        return outcome
+
+    async def close(self) -> None:
+        for tool, arguments in self.outbox:
+            await self.inner.call(tool, arguments)
+        await self.inner.close()
+
+
+def test_a_write_resent_when_the_bridge_closes_fails_p2() -> None:
+    """A bridge that resends, in close(), writes whose outcome was unknown fails P2: the ledger is read after close."""
+    [result] = run_contract(_OutboxFlushedAtClose, properties=["P2"], eras=["handshake"])
+    assert result.status == "failed"
+    text = result.counterexample or ""
+    assert "after close(): a write ran 2 times for 1 call" in text
+    assert "handler runs after close(): 2" in text
+
+
+def test_expect_fail_never_turns_a_fallback_into_an_xfail(pytester: pytest.Pytester) -> None:
+    """resilience_suite with expect_fail=["P1"] fails P1-stateless of a bridge that falls back, saying it fell back,
+    instead of reporting XFAIL."""
+    pytester.makepyfile(
+        test_fallback="""
+        from mcp_testkit.adapters import SdkClientAdapter
+        from mcp_testkit.contract import resilience_suite
+
+        test_legacy = resilience_suite(SdkClientAdapter.legacy, eras=["stateless"], expect_fail=["P1"], max_examples=5)
+        """
+    )
+    result = pytester.runpytest("-q", "-p", "no:randomly", "-k", "P1-stateless")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*P1*in the stateless era has no verdict: the bridge fell back to the handshake era*"])
+
+
+def test_the_state_machine_says_when_a_bridge_fell_back() -> None:
+    """resilience_machine in the stateless era fails a bridge that falls back to the handshake era, saying so."""
+    from hypothesis import settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    from mcp_testkit.contract import resilience_machine
+
+    machine = resilience_machine(SdkClientAdapter.legacy, era="stateless")
+    with pytest.raises(Exception, match="no verdict in the stateless era: the bridge spoke the handshake era"):
+        run_state_machine_as_test(machine, settings=settings(max_examples=1, database=None, deadline=None))
