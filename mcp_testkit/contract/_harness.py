@@ -13,6 +13,7 @@ from mcp_testkit.contract._adapter_guard import GuardedAdapter
 from mcp_testkit.contract._errors import ContractError, ContractViolation, traceback_text
 from mcp_testkit.contract._event_loop import CheckpointedTransport, EventLoop
 from mcp_testkit.contract._facts import BridgeFacts, declared_eras, declared_loggers, takes_keyword
+from mcp_testkit.contract._firing import Firing, firing
 from mcp_testkit.contract._ledger import CallLedger
 from mcp_testkit.contract._log_capture import LogCapture
 
@@ -93,6 +94,8 @@ class ContractHarness:
         self.step = "start"
         self.steps: list[tuple[str, float]] = []
         """The adapter steps of the running example and when each began: what a hang report names."""
+        self.firing = Firing()
+        """What fired in the last example, as the server reports it (its journal and its rules)."""
         self.ledger = CallLedger()
         """The write calls of the running example, checked against the handler runs after the adapter's close."""
         self._stack = contextlib.ExitStack()
@@ -252,6 +255,7 @@ class ContractHarness:
                             await adapter.close()
                         except ContractError as exc:
                             raised = raised or exc
+            self.firing = firing(self.server)
             if scope.cancel_called:
                 # The deadline passed: a hang, even when the bridge ignored the cancellation and went on.
                 deadline = started + timeout

@@ -25,6 +25,7 @@ from mcp_testkit.contract._harness import (
     unfit_server,
 )
 from mcp_testkit.contract._properties import PROPERTIES, Property
+from mcp_testkit.contract._properties._fault_sets import fault_label
 
 if TYPE_CHECKING:
     from mcp_testkit.adapters import AdapterFactory, BridgeAdapter
@@ -152,16 +153,22 @@ class _Run:
         self.coverage: Counter[str] = Counter()
         self.failure: str | None = None
         self.failing = False
+        self.unrun: list[tuple[str, bool, str]] = []
+        """The declared cases that did not run as planned (no fault of theirs fired): where, whether not firing
+        was the bridge's doing (it never sent the request the fault waited for), and the example's trace."""
 
     def header(self, inputs: Mapping[str, Any], where: str) -> str:
         args = "".join(f"    {name}={_show(value)},\n" for name, value in inputs.items())
         return f"{self.prop.property_id} counterexample ({where}): {self.prop.name}(\n{args})"
 
     def example(self, inputs: dict[str, Any], where: str) -> None:
-        """Run one example; a violation propagates (with the inputs above its trace), an error stops the run."""
-        if not self.failing:
+        """Run one example; a violation propagates (with the inputs above its trace), an error stops the run.
+
+        Its coverage is what the server reports fired (and Hypothesis' `event()` for a drawn one); a declared
+        case none of whose faults fired is noted as not run."""
+        counted = not self.failing
+        if counted:
             self.examples += 1
-            self.coverage.update(self.prop.labels(inputs))
 
         async def check(h: ContractHarness, adapter: BridgeAdapter) -> None:
             await self.prop.check(h, adapter, self.facts, inputs)
@@ -169,11 +176,42 @@ class _Run:
         try:
             self.harness.run(check)
         except ContractViolation as violation:
+            if counted:
+                self._count(inputs, where)
             self.failing = True
             self.failure = f"{self.header(inputs, where)}\n{violation}"
             raise ContractViolation(self.failure) from None
         except ContractError as error:
             raise _Stop("error", error) from None
+        if counted:
+            self._count(inputs, where)
+        fired = self.harness.firing
+        if where.startswith("declared") and not fired.ran:
+            unsent = bool(fired.unsent) and len(fired.unsent) == len(fired.unfired)
+            planned = ", ".join(_show(rule) for rule in fired.unfired)
+            why = (
+                "the bridge never sent the request it waited for, so the case checked nothing"
+                if unsent
+                else "the bridge sent its request, but not as the case needs"
+            )
+            trace = self.harness.fail(f"no fault of this declared case fired ({planned}): {why}")
+            self.unrun.append((where, unsent, f"{self.header(inputs, where)}\n{trace}"))
+
+    def _count(self, inputs: dict[str, Any], where: str) -> None:
+        """Count the example's labels, but those of the faults that never fired."""
+        labels = list(self.prop.labels(inputs))
+        for rule in self.harness.firing.unfired:
+            label = fault_label(rule.fault)
+            if label in labels:
+                labels.remove(label)
+        if not labels:
+            labels = ["no fault fired"]
+        self.coverage.update(labels)
+        if where == "drawn":
+            from hypothesis import event
+
+            for label in labels:
+                event(f"{self.prop.property_id} {label}")
 
     def over_budget(self) -> bool:
         return time.perf_counter() > self.deadline
@@ -299,6 +337,8 @@ def check_property(
                 return result("failed", str(violation), run, number)
             except _Stop as stop:
                 return result("error", str(stop.error), run, number)
+        if run.unrun:
+            return _unrun(run, result, len(cases))
         remaining = max_examples - len(cases)
         if remaining > 0:
             verdict = _draw(run, prop, facts, remaining, derandomize, notes)
@@ -306,6 +346,28 @@ def check_property(
                 status, text = verdict
                 return result(status, text, run, len(cases))
     return result("passed", None, run, len(cases))
+
+
+def _unrun(run: _Run, result: Callable[..., PropertyResult], declared: int) -> PropertyResult:
+    """The verdict when declared cases did not run as planned: it cannot hold. Failed when not firing was the
+    bridge's doing (it never sent the request a case's fault waited for), an error listing them otherwise."""
+    listed = ", ".join(where for where, _, _ in run.unrun)
+    for _where, unsent, trace in run.unrun:
+        if unsent:
+            return result(
+                "failed",
+                f"{trace}\n(the bridge never sent what this declared case's faults wait for, so the property cannot "
+                f"be checked and does not hold; declared cases that did not run: {listed})",
+                run,
+                declared,
+            )
+    return result(
+        "error",
+        f"{len(run.unrun)} declared case(s) did not run: no fault of theirs fired ({listed}), so the property "
+        f"cannot hold\n{run.unrun[0][2]}",
+        run,
+        declared,
+    )
 
 
 def _draw(

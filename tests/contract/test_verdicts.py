@@ -444,3 +444,32 @@ def test_the_state_machine_says_when_a_bridge_fell_back() -> None:
     machine = resilience_machine(SdkClientAdapter.legacy, era="stateless")
     with pytest.raises(Exception, match="no verdict in the stateless era: the bridge spoke the handshake era"):
         run_state_machine_as_test(machine, settings=settings(max_examples=1, database=None, deadline=None))
+
+
+class _NeverSendsWrites(_Wrapper):
+    """Answers every write outcome_unknown without sending it: nothing a fault could hit ever reaches the server."""
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        if tool == "write":
+            return Outcome.outcome_unknown(TimeoutError("no answer"))
+        return await self.inner.call(tool, arguments)
+
+
+def test_a_bridge_that_never_sends_a_write_does_not_hold_p2_and_its_coverage_lists_no_fault() -> None:
+    """A bridge that never sends a write fails P2, its declared faults never fired, and its coverage line lists none
+    of them: coverage counts what the server saw fire, not what was drawn."""
+    [result] = run_contract(_NeverSendsWrites, properties=["P2"], eras=["handshake"])
+    assert result.status == "failed"
+    text = result.counterexample or ""
+    assert "no fault of this declared case fired" in text
+    assert "the bridge never sent what this declared case's faults wait for" in text
+    assert "Drop(after_execution=True)" not in result.coverage
+    assert set(result.coverage) == {"no fault fired"}
+
+
+def test_coverage_counts_the_faults_that_fired() -> None:
+    """The reference bridge's P2 coverage counts each fault class as fired, and every declared case ran."""
+    [result] = run_contract(ReferenceBridgeAdapter, properties=["P2"], eras=["handshake"], max_examples=30)
+    assert result.passed, result.counterexample
+    assert result.coverage["Drop(after_execution=True)"] >= 2
+    assert "no fault fired" not in result.coverage or result.coverage["no fault fired"] < result.examples
