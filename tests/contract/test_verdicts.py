@@ -191,11 +191,11 @@ def test_a_hang_is_a_failure_with_its_step_faults_and_requests() -> None:
 
 
 class _HangingOnLongResults(_Wrapper):
-    """A bridge that hangs only on results of three blocks or more: found by draws, then shrunk."""
+    """A bridge that hangs only on renderings of four blocks or more: found by draws, then shrunk."""
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
         outcome = await self.inner.call(tool, arguments)
-        if (outcome.text or "").count("\n") >= 2:
+        if (outcome.text or "").count("\n") >= 3:  # four blocks: P7 adds one to the declared cases' up to two
             await anyio.sleep_forever()
         return outcome
 
@@ -473,3 +473,19 @@ def test_coverage_counts_the_faults_that_fired() -> None:
     assert result.passed, result.counterexample
     assert result.coverage["Drop(after_execution=True)"] >= 2
     assert "no fault fired" not in result.coverage or result.coverage["no fault fired"] < result.examples
+
+
+class _RendersNothing(_Wrapper):
+    """Renders every result, error or not, as "": right in kind, and the same every time."""
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        outcome = await self.inner.call(tool, arguments)
+        return dataclasses.replace(outcome, text="") if outcome.kind in ("ok", "tool_error") else outcome
+
+
+def test_a_bridge_rendering_every_result_as_empty_fails_p7() -> None:
+    """P7 checks content: a bridge that renders every result as "" fails, naming the text it left out."""
+    [result] = run_contract(_RendersNothing, properties=["P7"], eras=["handshake"])
+    assert result.status == "failed"
+    text = result.counterexample or ""
+    assert "leaves out what the result says" in text or "rendered the same" in text
