@@ -16,6 +16,7 @@ from mcp_testkit.contract._facts import BridgeFacts, declared_eras, declared_log
 from mcp_testkit.contract._firing import Firing, firing
 from mcp_testkit.contract._ledger import CallLedger
 from mcp_testkit.contract._log_capture import LogCapture
+from mcp_testkit.contract._time_limit import DEFAULT_EXAMPLE_TIMEOUT_S
 
 if TYPE_CHECKING:
     from mcp_testkit.adapters import AdapterFactory, BridgeAdapter, Outcome
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BridgeFacts", "ContractError", "ContractHarness", "ContractViolation", "server_fits_era", "unfit_server"]
 
-DEFAULT_EXAMPLE_TIMEOUT_S = 10.0
 _TRACE_HEAD = 40
 _TRACE_TAIL = 20
 _FAULTS_SHOWN = 10
@@ -56,10 +56,11 @@ class ContractHarness:
     """A `TestMcpServer` and an event loop, shared by every example of a contract run in one protocol era.
 
     `transport="asgi"` runs the bridge in-process (fast); `"socket"` serves over 127.0.0.1. Each
-    example gets a reset server and a fresh adapter, and must end within `example_timeout` seconds:
-    an example that does not is reported as a hang, with the step it hung in and its trace. The log
-    records that reach the root logger (or a logger the adapter names in `loggers`) while an example
-    runs are part of that trace; nothing else of the process's logging is touched.
+    example gets a reset server and a fresh adapter, and must end within its time limit
+    (`example_timeout` seconds, or when None one derived from the bridge's declared waits): an example
+    that does not is reported as a hang, with the step it hung in and its trace. The log records that
+    reach the root logger (or a logger the adapter names in `loggers`) while an example runs are part
+    of that trace; nothing else of the process's logging is touched.
 
     `era="handshake"` serves the handshake era only (a server from before 2026-07-28: a bridge that
     probes falls back); `era="stateless"` serves both eras, as the `mcp` SDK's server does, so a bridge
@@ -74,7 +75,7 @@ class ContractHarness:
         factory: AdapterFactory,
         *,
         transport: str = "asgi",
-        example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S,
+        example_timeout: float | None = None,
         era: str = HANDSHAKE,
         server: TestMcpServer | None = None,
     ) -> None:
@@ -82,14 +83,18 @@ class ContractHarness:
             raise ValueError(f"transport must be 'asgi' or 'socket', not {transport!r}")
         if era not in ERAS:
             raise ValueError(f"era must be 'handshake' or 'stateless' (2026-07-28), not {era!r}")
-        if not isinstance(example_timeout, (int, float)) or example_timeout <= 0:
-            raise ValueError(f"example_timeout must be a positive number of seconds, not {example_timeout!r}")
+        if example_timeout is not None and (not isinstance(example_timeout, (int, float)) or example_timeout <= 0):
+            raise ValueError(
+                f"example_timeout must be a positive number of seconds or None (it follows the bridge), "
+                f"not {example_timeout!r}"
+            )
         self.factory = factory
         self.transport = transport
         if server is not None and not server_fits_era(server, era):
             raise ValueError(unfit_server(server, era))
         self.era = era
-        self.example_timeout = float(example_timeout)
+        self.example_timeout = float(example_timeout) if example_timeout is not None else None
+        """The limit the user gave for one example; None: derived per example from the bridge's declared waits."""
         self._given = server
         self.step = "start"
         self.steps: list[tuple[str, float]] = []
@@ -217,7 +222,9 @@ class ContractHarness:
 
     # -- running one example -------------------------------------------------------------------------
 
-    def run(self, example: Callable[[ContractHarness, BridgeAdapter], Awaitable[None]]) -> None:
+    def run(
+        self, example: Callable[[ContractHarness, BridgeAdapter], Awaitable[None]], timeout: float | None = None
+    ) -> None:
         """Run one example on a freshly reset server with a fresh adapter; always closes the adapter.
 
         Raises `ContractViolation` when the bridge broke the property or hung, `ContractError` when
@@ -229,7 +236,8 @@ class ContractHarness:
         self._logs.records.clear()
         self.ledger.clear()
         self.step = "start"
-        timeout = self.example_timeout
+        if timeout is None:
+            timeout = self.example_timeout if self.example_timeout is not None else DEFAULT_EXAMPLE_TIMEOUT_S
 
         async def body() -> None:
             adapter: Any = GuardedAdapter(self.adapter(), self)

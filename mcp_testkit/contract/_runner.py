@@ -17,7 +17,6 @@ from mcp_testkit import faults
 from mcp_testkit._eras import ERAS, HANDSHAKE, named_eras
 from mcp_testkit.contract._errors import traceback_text
 from mcp_testkit.contract._harness import (
-    DEFAULT_EXAMPLE_TIMEOUT_S,
     ContractError,
     ContractHarness,
     ContractViolation,
@@ -26,6 +25,7 @@ from mcp_testkit.contract._harness import (
 )
 from mcp_testkit.contract._properties import PROPERTIES, Property
 from mcp_testkit.contract._properties._fault_sets import fault_label
+from mcp_testkit.contract._time_limit import time_limit
 
 if TYPE_CHECKING:
     from mcp_testkit.adapters import AdapterFactory, BridgeAdapter
@@ -173,8 +173,19 @@ class _Run:
         async def check(h: ContractHarness, adapter: BridgeAdapter) -> None:
             await self.prop.check(h, adapter, self.facts, inputs)
 
+        limit = time_limit(inputs, self.facts, self.harness.example_timeout)
+        if limit.seconds < limit.least_s:
+            raise _Stop(
+                "error",
+                ContractError(
+                    f"{self.header(inputs, where)}example_timeout={limit.seconds:g} s cuts the waits this example "
+                    f"declares for a bridge with timeout_s={self.facts.timeout_s}, retry={self.facts.retry}: "
+                    f"{', '.join(limit.waits)}, {limit.waits_s:g} s of waiting; give at least {limit.least_s:g} s, "
+                    "or leave example_timeout unset (None) so that it follows the bridge. Not a verdict on the bridge."
+                ),
+            )
         try:
-            self.harness.run(check)
+            self.harness.run(check, limit.seconds)
         except ContractViolation as violation:
             if counted:
                 self._count(inputs, where)
@@ -419,7 +430,7 @@ def run_contract(
     eras: Sequence[str] | None = None,
     transport: str = "asgi",
     derandomize: bool = True,
-    example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S,
+    example_timeout: float | None = None,
     budget: float = DEFAULT_BUDGET_S,
     progress: Callable[[PropertyResult], None] | None = None,
     server: TestMcpServer | None = None,
@@ -428,7 +439,10 @@ def run_contract(
 
     The results come era by era, in the order of `eras`, each with every property asked for: one
     that has no meaning in an era is there as "not_applicable". `example_timeout` is how long one
-    example may take before it is reported as a hang; `budget` how long one property may take,
+    example may take before it is reported as a hang; None (the default) derives it per example from
+    the adapter's `timeout_s` and `retry` and the waits its faults declare (10 s plus 1.5 times the
+    waits); one given that is shorter than an example's declared waits (with the margin) is an `error`
+    naming them, never a hang of the bridge; `budget` how long one property may take,
     shrinking included. `server` runs them on a server of yours, e.g.
     `TestMcpServer.from_cassette(...)`: each example resets it and adds its own tools beside the
     recorded catalogue. `eras` defaults to both; with `server`, to the eras it fits: the handshake
@@ -466,7 +480,7 @@ def resilience_suite(
     eras: Sequence[str] = ERAS,
     transport: str = "asgi",
     expect_fail: Sequence[str] = (),
-    example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S,
+    example_timeout: float | None = None,
     budget: float = DEFAULT_BUDGET_S,
 ) -> Callable[[str, str], None]:
     """A pytest test, one case per property and era it applies to: `test_my_bridge = resilience_suite(MyAdapter)`.

@@ -221,9 +221,10 @@ def test_a_bridge_retrying_without_end_in_process_is_a_hang(monkeypatch: pytest.
         init(self, dataclasses.replace(config, retry=10**6), *args, **kwargs)
 
     monkeypatch.setattr(_link.ServerLink, "__init__", unbounded)
-    [result] = run_contract(ReferenceBridgeAdapter, eras=["handshake"], properties=["P6"], example_timeout=1)
-    assert result.status == "failed"
-    assert "hung in call('tool') after 1 s" in (result.counterexample or "")
+    # 4 s: the shortest limit that does not cut the waits P6's declared late answers cost this bridge.
+    [result] = run_contract(ReferenceBridgeAdapter, eras=["handshake"], properties=["P6"], example_timeout=4)
+    assert result.status == "failed", result.counterexample
+    assert "hung in call('tool') after 4 s" in (result.counterexample or "")
     assert "Drop(after_execution=False)" in (result.counterexample or "")
     assert re.search(
         r"faults fired: (#\d+ Drop\(after_execution=False\), ){10}\.\.\. \d+ more", result.counterexample or ""
@@ -489,3 +490,25 @@ def test_a_bridge_rendering_every_result_as_empty_fails_p7() -> None:
     assert result.status == "failed"
     text = result.counterexample or ""
     assert "leaves out what the result says" in text or "rendered the same" in text
+
+
+def _slow_reference(*, transport: Any = None) -> ReferenceBridgeAdapter:
+    """The reference bridge waiting 5 s for an answer, as a careful bridge may."""
+    return ReferenceBridgeAdapter(transport=transport, timeout_s=5.0)
+
+
+def test_a_bridge_with_a_long_timeout_holds_p3_its_limit_follows_the_bridge() -> None:
+    """With example_timeout left unset, a bridge declaring timeout_s=5 holds P3: declared case 7's two late answers
+    (10 s of waiting) get a limit derived from its timeout and retry, not a hang after 10 s."""
+    [result] = run_contract(_slow_reference, properties=["P3"], eras=["handshake"], max_examples=1)
+    assert result.status == "passed", result.counterexample
+
+
+def test_an_example_timeout_cutting_the_declared_waits_is_an_error_naming_them() -> None:
+    """A user's example_timeout shorter than an example's declared waits is an error naming them, never a hang."""
+    [result] = run_contract(_slow_reference, properties=["P3"], eras=["handshake"], example_timeout=10.0)
+    assert result.status == "error"
+    text = result.counterexample or ""
+    assert "example_timeout=10 s cuts the waits this example declares" in text
+    assert "LateAnswer(" in text
+    assert "Not a verdict on the bridge" in text
