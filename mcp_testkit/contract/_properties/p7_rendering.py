@@ -76,20 +76,32 @@ def _leaves(value: Any) -> list[str]:
     return [value if isinstance(value, str) else json.dumps(value)]
 
 
+def _absent(texts: list[str], rendering: str) -> list[str]:
+    return [text for text in texts if text and not any(form in rendering for form in _forms(text))]
+
+
 def _missing(result: Any, rendering: str) -> list[str]:
-    """The texts of `result` that its rendering does not show: each text block's (error or not), and, for a
-    result without blocks, its structured content's keys and values. Non-text blocks may render as placeholders."""
-    wanted = [block.text for block in result.content if block.type == "text" and block.text]
-    if not result.content and result.structured_content is not None:
-        wanted += [leaf for leaf in _leaves(result.structured_content) if leaf]
-    return [text for text in wanted if not any(form in rendering for form in _forms(text))]
+    """The texts of `result` that its rendering does not show: each text block's (error or not). A result with
+    `structuredContent` may show that instead (its keys and values), as the spec makes its blocks a fallback for
+    it; without blocks it must. Non-text blocks may render as the adapter's placeholders."""
+    texts = _absent([block.text for block in result.content if block.type == "text"], rendering)
+    if result.structured_content is None:
+        return texts
+    leaves = _absent(_leaves(result.structured_content), rendering)
+    if not result.content or not leaves:
+        return leaves
+    return texts
 
 
 def _variant(result: Any) -> Any:
+    """`result` with one more text block (and one more structured key, where it has structured content)."""
     import mcp_types
 
     extra = mcp_types.TextContent(type="text", text=_VARIANT)
-    return result.model_copy(update={"content": [*result.content, extra]})
+    update: dict[str, Any] = {"content": [*result.content, extra]}
+    if result.structured_content is not None:
+        update["structured_content"] = {**result.structured_content, "p7": _VARIANT}
+    return result.model_copy(update=update)
 
 
 async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, inputs: Inputs) -> None:
@@ -114,9 +126,7 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
         shown = ", ".join(repr(text) for text in missing[:5])
         raise h.fail(f"the rendering {first.text!r} leaves out what the result says: {shown}", **facts_)
     if third.text == first.text:
-        raise h.fail(
-            f"a result with another text block ({_VARIANT!r}) rendered the same: {third.text!r}", **facts_
-        )
+        raise h.fail(f"a result with another text block ({_VARIANT!r}) rendered the same: {third.text!r}", **facts_)
 
 
 PROPERTY = Property(
@@ -131,9 +141,9 @@ PROPERTY = Property(
     guarantee=(
         "Rendering is total, deterministic and faithful for every valid result, errors included: any mix of text, "
         "image, audio, resource links and embedded resources, `structuredContent`, `isError`. Every text block's "
-        "text (an error's too) appears in the rendering, verbatim or JSON-escaped, and so do a block-less result's "
-        "`structuredContent` keys and values; other blocks may render as the adapter's placeholder; a result with "
-        "different content renders differently."
+        "text (an error's too) appears in the rendering, verbatim or JSON-escaped, or else (the blocks being its "
+        "fallback) every key and value of the result's `structuredContent`; other blocks may render as the "
+        "adapter's placeholder; a result with different content renders differently."
     ),
     breaks=(
         "crashing on an unexpected block kind; rendering one result, or one error, two ways; dropping a text, an "
