@@ -244,6 +244,7 @@ class ContractHarness:
             started = anyio.current_time()
             self.steps = [("start", started)]
             raised: BaseException | None = None
+            raised_at = 0.0
             # The example's logs only: one handler, on the root logger and the adapter's `loggers`, while it runs.
             with self._logs.watching(declared_loggers(adapter)):
                 # The adapter is closed inside the very scope it was opened in, with no scope of ours around
@@ -252,18 +253,26 @@ class ContractHarness:
                     try:
                         await example(self, adapter)
                     except (ContractViolation, ContractError) as exc:
-                        raised = exc
+                        raised, raised_at = exc, anyio.current_time()
                     except Exception as exc:
-                        raised = ContractError(
-                            f"the contract harness raised {type(exc).__name__} in {self.step}: {exc}\n"
-                            f"{traceback_text(exc)}"
+                        raised, raised_at = (
+                            ContractError(
+                                f"the contract harness raised {type(exc).__name__} in {self.step}: {exc}\n"
+                                f"{traceback_text(exc)}"
+                            ),
+                            anyio.current_time(),
                         )
                     finally:
                         try:
                             await adapter.close()
                         except ContractError as exc:
-                            raised = raised or exc
+                            if raised is None:
+                                raised, raised_at = exc, anyio.current_time()
             self.firing = firing(self.server)
+            if isinstance(raised, ContractError) and raised_at <= started + timeout:
+                # The adapter raised before the deadline: its error, not a hang of the bridge, even when closing
+                # it then ran past the deadline.
+                raise raised
             if scope.cancel_called:
                 # The deadline passed: a hang, even when the bridge ignored the cancellation and went on.
                 deadline = started + timeout

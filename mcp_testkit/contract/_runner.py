@@ -400,6 +400,15 @@ def _draw(
         with _context_free_draws():
             test()
     except _Stop as stop:
+        if stop.error is not None and run.failure is not None:
+            # The adapter raised while Hypothesis shrank a failure: the bridge did fail, on the case found so far.
+            first = str(stop.error).splitlines()[0] if str(stop.error) else type(stop.error).__name__
+            notes.append("shrinking stopped early: the adapter raised on a smaller case")
+            return (
+                "failed",
+                f"{run.failure}\n(shrinking stopped: the adapter raised on a smaller case, so this is the shortest "
+                f"counterexample found before: {first})",
+            )
         if stop.error is not None:
             return "error", str(stop.error)
         if run.failure is None:

@@ -512,3 +512,53 @@ def test_an_example_timeout_cutting_the_declared_waits_is_an_error_naming_them()
     assert "example_timeout=10 s cuts the waits this example declares" in text
     assert "LateAnswer(" in text
     assert "Not a verdict on the bridge" in text
+
+
+class _RaisesThenClosesSlowly(_Wrapper):
+    """Its call raises at once; its close then outlasts the example's time limit."""
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        raise KeyError(tool)
+
+    async def close(self) -> None:
+        try:
+            await anyio.sleep(5)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.inner.close()
+
+
+def test_an_adapter_exception_wins_over_a_deadline_passed_after_it() -> None:
+    """An adapter that raised before the deadline is an error of the adapter, not a hang of the bridge, even when
+    closing it then runs past the deadline."""
+    [result] = run_contract(_RaisesThenClosesSlowly, properties=["P2"], eras=["handshake"], example_timeout=0.5)
+    assert result.status == "error", result.counterexample
+    assert "the adapter's call('write') raised KeyError" in (result.counterexample or "")
+
+
+class _RaisesWhileShrinking(_Wrapper):
+    """Misrenders results of four blocks or more; once it has, raises on any smaller result with blocks."""
+
+    misrendered = False
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        outcome = await self.inner.call(tool, arguments)
+        lines = (outcome.text or "").count("\n")
+        if outcome.kind == "ok" and lines >= 3:
+            type(self).misrendered = True
+            return Outcome.tool_error(RuntimeError("misrendered"))
+        if type(self).misrendered and 1 <= lines < 3:
+            raise RuntimeError("the adapter broke on a smaller case")
+        return outcome
+
+
+def test_an_adapter_exception_while_shrinking_keeps_the_counterexample() -> None:
+    """An adapter that raises while a failure is being shrunk leaves the failure with the counterexample found so
+    far, saying the adapter raised on a smaller case."""
+    _RaisesWhileShrinking.misrendered = False
+    [result] = run_contract(_RaisesWhileShrinking, properties=["P7"], eras=["handshake"])
+    assert result.status == "failed", result.counterexample
+    text = result.counterexample or ""
+    assert "P7 counterexample (drawn)" in text
+    assert "the adapter raised on a smaller case" in text
+    assert "the adapter broke on a smaller case" in text
