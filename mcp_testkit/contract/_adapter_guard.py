@@ -20,6 +20,9 @@ class _StepLog(Protocol):
     step: str
     steps: list[tuple[str, float]]
 
+    def called(self, tool: str, arguments: Mapping[str, Any], outcome: Outcome) -> None:
+        """Note a call and its outcome for the ledger checked after close."""
+
 
 class GuardedAdapter:
     """The adapter as the properties see it: it tracks the step in progress for hang reports, and turns
@@ -64,7 +67,9 @@ class GuardedAdapter:
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
         step = f"call({tool!r})"
-        return self._outcome(step, await self._step(step, lambda: self._adapter.call(tool, arguments)))
+        outcome = self._outcome(step, await self._step(step, lambda: self._adapter.call(tool, arguments)))
+        self._harness.called(tool, arguments, outcome)
+        return outcome
 
     def set_headers(self, headers: Mapping[str, str]) -> None:
         self._sync("set_headers", headers)

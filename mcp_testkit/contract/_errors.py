@@ -1,11 +1,12 @@
-"""The two ways an example ends other than passing: the bridge broke a property (`ContractViolation`), or the
-harness or the adapter raised and nothing is known about the bridge (`ContractError`)."""
+"""The ways an example ends other than passing: the bridge broke a property (`ContractViolation`), it fell back
+to the handshake era (`BridgeFellBack`: no verdict), or the harness or the adapter raised and nothing is known
+about the bridge (`ContractError`)."""
 
 from __future__ import annotations
 
 import traceback
 
-__all__ = ["ContractError", "ContractViolation", "traceback_text"]
+__all__ = ["BridgeFellBack", "ContractError", "ContractViolation", "traceback_text"]
 
 
 class ContractViolation(AssertionError):
@@ -14,6 +15,11 @@ class ContractViolation(AssertionError):
 
 class ContractError(Exception):
     """The harness or the adapter itself raised: no verdict about the bridge; the message has the traceback."""
+
+
+class BridgeFellBack(Exception):
+    """In the stateless era the bridge spoke the handshake era to a server of both: no verdict, neither a pass nor
+    a `ContractViolation` (so never taken for an expected failure)."""
 
 
 def traceback_text(error: BaseException) -> str:

@@ -13,15 +13,17 @@ from mcp_testkit.contract._adapter_guard import GuardedAdapter
 from mcp_testkit.contract._errors import ContractError, ContractViolation, traceback_text
 from mcp_testkit.contract._event_loop import CheckpointedTransport, EventLoop
 from mcp_testkit.contract._facts import BridgeFacts, declared_eras, declared_loggers, takes_keyword
+from mcp_testkit.contract._firing import Firing, firing
+from mcp_testkit.contract._ledger import CallLedger
 from mcp_testkit.contract._log_capture import LogCapture
+from mcp_testkit.contract._time_limit import DEFAULT_EXAMPLE_TIMEOUT_S
 
 if TYPE_CHECKING:
-    from mcp_testkit.adapters import AdapterFactory, BridgeAdapter
+    from mcp_testkit.adapters import AdapterFactory, BridgeAdapter, Outcome
     from mcp_testkit.server import TestMcpServer
 
 __all__ = ["BridgeFacts", "ContractError", "ContractHarness", "ContractViolation", "server_fits_era", "unfit_server"]
 
-DEFAULT_EXAMPLE_TIMEOUT_S = 10.0
 _TRACE_HEAD = 40
 _TRACE_TAIL = 20
 _FAULTS_SHOWN = 10
@@ -54,10 +56,11 @@ class ContractHarness:
     """A `TestMcpServer` and an event loop, shared by every example of a contract run in one protocol era.
 
     `transport="asgi"` runs the bridge in-process (fast); `"socket"` serves over 127.0.0.1. Each
-    example gets a reset server and a fresh adapter, and must end within `example_timeout` seconds:
-    an example that does not is reported as a hang, with the step it hung in and its trace. The log
-    records that reach the root logger (or a logger the adapter names in `loggers`) while an example
-    runs are part of that trace; nothing else of the process's logging is touched.
+    example gets a reset server and a fresh adapter, and must end within its time limit
+    (`example_timeout` seconds, or when None one derived from the bridge's declared waits): an example
+    that does not is reported as a hang, with the step it hung in and its trace. The log records that
+    reach the root logger (or a logger the adapter names in `loggers`) while an example runs are part
+    of that trace; nothing else of the process's logging is touched.
 
     `era="handshake"` serves the handshake era only (a server from before 2026-07-28: a bridge that
     probes falls back); `era="stateless"` serves both eras, as the `mcp` SDK's server does, so a bridge
@@ -72,7 +75,7 @@ class ContractHarness:
         factory: AdapterFactory,
         *,
         transport: str = "asgi",
-        example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S,
+        example_timeout: float | None = None,
         era: str = HANDSHAKE,
         server: TestMcpServer | None = None,
     ) -> None:
@@ -80,18 +83,26 @@ class ContractHarness:
             raise ValueError(f"transport must be 'asgi' or 'socket', not {transport!r}")
         if era not in ERAS:
             raise ValueError(f"era must be 'handshake' or 'stateless' (2026-07-28), not {era!r}")
-        if not isinstance(example_timeout, (int, float)) or example_timeout <= 0:
-            raise ValueError(f"example_timeout must be a positive number of seconds, not {example_timeout!r}")
+        if example_timeout is not None and (not isinstance(example_timeout, (int, float)) or example_timeout <= 0):
+            raise ValueError(
+                f"example_timeout must be a positive number of seconds or None (it follows the bridge), "
+                f"not {example_timeout!r}"
+            )
         self.factory = factory
         self.transport = transport
         if server is not None and not server_fits_era(server, era):
             raise ValueError(unfit_server(server, era))
         self.era = era
-        self.example_timeout = float(example_timeout)
+        self.example_timeout = float(example_timeout) if example_timeout is not None else None
+        """The limit the user gave for one example; None: derived per example from the bridge's declared waits."""
         self._given = server
         self.step = "start"
         self.steps: list[tuple[str, float]] = []
         """The adapter steps of the running example and when each began: what a hang report names."""
+        self.firing = Firing()
+        """What fired in the last example, as the server reports it (its journal and its rules)."""
+        self.ledger = CallLedger()
+        """The write calls of the running example, checked against the handler runs after the adapter's close."""
         self._stack = contextlib.ExitStack()
         self._logs = LogCapture()
         self.server: TestMcpServer
@@ -211,7 +222,9 @@ class ContractHarness:
 
     # -- running one example -------------------------------------------------------------------------
 
-    def run(self, example: Callable[[ContractHarness, BridgeAdapter], Awaitable[None]]) -> None:
+    def run(
+        self, example: Callable[[ContractHarness, BridgeAdapter], Awaitable[None]], timeout: float | None = None
+    ) -> None:
         """Run one example on a freshly reset server with a fresh adapter; always closes the adapter.
 
         Raises `ContractViolation` when the bridge broke the property or hung, `ContractError` when
@@ -221,14 +234,17 @@ class ContractHarness:
 
         self.server.reset()
         self._logs.records.clear()
+        self.ledger.clear()
         self.step = "start"
-        timeout = self.example_timeout
+        if timeout is None:
+            timeout = self.example_timeout if self.example_timeout is not None else DEFAULT_EXAMPLE_TIMEOUT_S
 
         async def body() -> None:
             adapter: Any = GuardedAdapter(self.adapter(), self)
             started = anyio.current_time()
             self.steps = [("start", started)]
             raised: BaseException | None = None
+            raised_at = 0.0
             # The example's logs only: one handler, on the root logger and the adapter's `loggers`, while it runs.
             with self._logs.watching(declared_loggers(adapter)):
                 # The adapter is closed inside the very scope it was opened in, with no scope of ours around
@@ -237,17 +253,26 @@ class ContractHarness:
                     try:
                         await example(self, adapter)
                     except (ContractViolation, ContractError) as exc:
-                        raised = exc
+                        raised, raised_at = exc, anyio.current_time()
                     except Exception as exc:
-                        raised = ContractError(
-                            f"the contract harness raised {type(exc).__name__} in {self.step}: {exc}\n"
-                            f"{traceback_text(exc)}"
+                        raised, raised_at = (
+                            ContractError(
+                                f"the contract harness raised {type(exc).__name__} in {self.step}: {exc}\n"
+                                f"{traceback_text(exc)}"
+                            ),
+                            anyio.current_time(),
                         )
                     finally:
                         try:
                             await adapter.close()
                         except ContractError as exc:
-                            raised = raised or exc
+                            if raised is None:
+                                raised, raised_at = exc, anyio.current_time()
+            self.firing = firing(self.server)
+            if isinstance(raised, ContractError) and raised_at <= started + timeout:
+                # The adapter raised before the deadline: its error, not a hang of the bridge, even when closing
+                # it then ran past the deadline.
+                raise raised
             if scope.cancel_called:
                 # The deadline passed: a hang, even when the bridge ignored the cancellation and went on.
                 deadline = started + timeout
@@ -257,6 +282,10 @@ class ContractHarness:
                 raise self.fail(f"hung in {hung_in} after {timeout:g} s", **facts)
             if raised is not None:
                 raise raised
+            # Every property that calls tools ends here: what the bridge sent when it closed counts too.
+            breach = self.ledger.breach(self.server)
+            if breach is not None:
+                raise self.fail(f"after close(): {breach.what}", **breach.facts)
             misplaced = [error for error in self.server.errors if isinstance(error, faults.MisplacedFault)]
             if misplaced:
                 raise ContractError(f"the contract harness injected a fault of another era: {misplaced[0]}")
@@ -268,6 +297,10 @@ class ContractHarness:
         outcome = await adapter.connect(self.url, dict(headers or {}))
         if outcome.kind != "ok":
             raise self.fail("the bridge could not connect to a healthy server", outcome=outcome)
+
+    def called(self, tool: str, arguments: Mapping[str, Any], outcome: Outcome) -> None:
+        """Note a call the example made through the adapter, for the ledger checked after close."""
+        self.ledger.called(self.server, tool, arguments, outcome)
 
     def fired(self) -> list[Any]:
         """The faults that fired in this example, in order."""

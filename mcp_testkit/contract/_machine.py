@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 from mcp_testkit import faults
 from mcp_testkit import strategies as mst
 from mcp_testkit._eras import HANDSHAKE
-from mcp_testkit.contract._harness import DEFAULT_EXAMPLE_TIMEOUT_S, ContractHarness
+from mcp_testkit.contract._errors import BridgeFellBack
+from mcp_testkit.contract._harness import ContractHarness
 from mcp_testkit.contract._properties import place
+from mcp_testkit.contract._time_limit import DEFAULT_EXAMPLE_TIMEOUT_S
 
 if TYPE_CHECKING:
     from mcp_testkit.adapters import AdapterFactory, BridgeAdapter, Outcome
@@ -50,7 +52,7 @@ class _Driver:
 
         async def go() -> Any:
             reply, answer = anyio.create_memory_object_stream[Any](1)
-            with anyio.fail_after(self._harness.example_timeout):
+            with anyio.fail_after(self._harness.example_timeout or DEFAULT_EXAMPLE_TIMEOUT_S):
                 await self._send.send((step, reply))
                 async with answer:
                     result, error = await answer.receive()
@@ -62,21 +64,22 @@ class _Driver:
 
     def close(self) -> None:
         self._harness._loop.call(self._send.aclose)
-        self._harness._loop.join(self._done, self._harness.example_timeout)
+        self._harness._loop.join(self._done, self._harness.example_timeout or DEFAULT_EXAMPLE_TIMEOUT_S)
 
 
 def resilience_machine(
     factory: AdapterFactory,
     *,
     transport: str = "asgi",
-    example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S,
+    example_timeout: float | None = None,
     era: str = HANDSHAKE,
 ) -> type:
     """A Hypothesis `RuleBasedStateMachine` that interleaves calls, faults, lost sessions, restarts and
     credential rotations against one connected bridge, checking the ledger after every step.
 
     `era="stateless"` drives the bridge against a server of both eras with the faults of 2026-07-28
-    (no sessions to lose: those rules never run). Use it as
+    (no sessions to lose: those rules never run); a bridge that falls back to the handshake era there
+    fails with `BridgeFellBack` saying so, whatever else it does. Use it as
     `TestMyBridgeMachine = resilience_machine(MyAdapter).TestCase`.
     """
     from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -85,8 +88,10 @@ def resilience_machine(
         def __init__(self) -> None:
             super().__init__()
             self.harness = ContractHarness(
-                factory, transport=transport, example_timeout=example_timeout, era=era
+                factory, transport=transport, example_timeout=example_timeout or DEFAULT_EXAMPLE_TIMEOUT_S, era=era
             ).__enter__()
+            # In the stateless era, a bridge that speaks the handshake era to a server of both has no verdict.
+            self.fell_back = self.harness.spoken_era()[1]
             self.server = self.harness.server
             self.server.reset()
             self.token = 1
@@ -102,6 +107,8 @@ def resilience_machine(
 
         @initialize()
         def connect(self) -> None:
+            if self.fell_back is not None:
+                raise BridgeFellBack(f"no verdict in the {era} era: {self.fell_back}")
             self.driver = _Driver(self.harness)
             url = self.harness.url
             outcome = self.driver.step(lambda adapter: adapter.connect(url, {"Authorization": self._bearer()}))

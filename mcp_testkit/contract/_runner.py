@@ -17,7 +17,6 @@ from mcp_testkit import faults
 from mcp_testkit._eras import ERAS, HANDSHAKE, named_eras
 from mcp_testkit.contract._errors import traceback_text
 from mcp_testkit.contract._harness import (
-    DEFAULT_EXAMPLE_TIMEOUT_S,
     ContractError,
     ContractHarness,
     ContractViolation,
@@ -25,6 +24,8 @@ from mcp_testkit.contract._harness import (
     unfit_server,
 )
 from mcp_testkit.contract._properties import PROPERTIES, Property
+from mcp_testkit.contract._properties._fault_sets import fault_label
+from mcp_testkit.contract._time_limit import time_limit
 
 if TYPE_CHECKING:
     from mcp_testkit.adapters import AdapterFactory, BridgeAdapter
@@ -152,28 +153,76 @@ class _Run:
         self.coverage: Counter[str] = Counter()
         self.failure: str | None = None
         self.failing = False
+        self.unrun: list[tuple[str, bool, str]] = []
+        """The declared cases that did not run as planned (no fault of theirs fired): where, whether not firing
+        was the bridge's doing (it never sent the request the fault waited for), and the example's trace."""
 
     def header(self, inputs: Mapping[str, Any], where: str) -> str:
         args = "".join(f"    {name}={_show(value)},\n" for name, value in inputs.items())
         return f"{self.prop.property_id} counterexample ({where}): {self.prop.name}(\n{args})"
 
     def example(self, inputs: dict[str, Any], where: str) -> None:
-        """Run one example; a violation propagates (with the inputs above its trace), an error stops the run."""
-        if not self.failing:
+        """Run one example; a violation propagates (with the inputs above its trace), an error stops the run.
+
+        Its coverage is what the server reports fired (and Hypothesis' `event()` for a drawn one); a declared
+        case none of whose faults fired is noted as not run."""
+        counted = not self.failing
+        if counted:
             self.examples += 1
-            self.coverage.update(self.prop.labels(inputs))
 
         async def check(h: ContractHarness, adapter: BridgeAdapter) -> None:
             await self.prop.check(h, adapter, self.facts, inputs)
 
+        limit = time_limit(inputs, self.facts, self.harness.example_timeout)
+        if limit.seconds < limit.least_s:
+            raise _Stop(
+                "error",
+                ContractError(
+                    f"{self.header(inputs, where)}example_timeout={limit.seconds:g} s cuts the waits this example "
+                    f"declares for a bridge with timeout_s={self.facts.timeout_s}, retry={self.facts.retry}: "
+                    f"{', '.join(limit.waits)}, {limit.waits_s:g} s of waiting; give at least {limit.least_s:g} s, "
+                    "or leave example_timeout unset (None) so that it follows the bridge. Not a verdict on the bridge."
+                ),
+            )
         try:
-            self.harness.run(check)
+            self.harness.run(check, limit.seconds)
         except ContractViolation as violation:
+            if counted:
+                self._count(inputs, where)
             self.failing = True
             self.failure = f"{self.header(inputs, where)}\n{violation}"
             raise ContractViolation(self.failure) from None
         except ContractError as error:
             raise _Stop("error", error) from None
+        if counted:
+            self._count(inputs, where)
+        fired = self.harness.firing
+        if where.startswith("declared") and not fired.ran:
+            unsent = bool(fired.unsent) and len(fired.unsent) == len(fired.unfired)
+            planned = ", ".join(_show(rule) for rule in fired.unfired)
+            why = (
+                "the bridge never sent the request it waited for, so the case checked nothing"
+                if unsent
+                else "the bridge sent its request, but not as the case needs"
+            )
+            trace = self.harness.fail(f"no fault of this declared case fired ({planned}): {why}")
+            self.unrun.append((where, unsent, f"{self.header(inputs, where)}\n{trace}"))
+
+    def _count(self, inputs: dict[str, Any], where: str) -> None:
+        """Count the example's labels, but those of the faults that never fired."""
+        labels = list(self.prop.labels(inputs))
+        for rule in self.harness.firing.unfired:
+            label = fault_label(rule.fault)
+            if label in labels:
+                labels.remove(label)
+        if not labels:
+            labels = ["no fault fired"]
+        self.coverage.update(labels)
+        if where == "drawn":
+            from hypothesis import event
+
+            for label in labels:
+                event(f"{self.prop.property_id} {label}")
 
     def over_budget(self) -> bool:
         return time.perf_counter() > self.deadline
@@ -299,6 +348,8 @@ def check_property(
                 return result("failed", str(violation), run, number)
             except _Stop as stop:
                 return result("error", str(stop.error), run, number)
+        if run.unrun:
+            return _unrun(run, result, len(cases))
         remaining = max_examples - len(cases)
         if remaining > 0:
             verdict = _draw(run, prop, facts, remaining, derandomize, notes)
@@ -306,6 +357,28 @@ def check_property(
                 status, text = verdict
                 return result(status, text, run, len(cases))
     return result("passed", None, run, len(cases))
+
+
+def _unrun(run: _Run, result: Callable[..., PropertyResult], declared: int) -> PropertyResult:
+    """The verdict when declared cases did not run as planned: it cannot hold. Failed when not firing was the
+    bridge's doing (it never sent the request a case's fault waited for), an error listing them otherwise."""
+    listed = ", ".join(where for where, _, _ in run.unrun)
+    for _where, unsent, trace in run.unrun:
+        if unsent:
+            return result(
+                "failed",
+                f"{trace}\n(the bridge never sent what this declared case's faults wait for, so the property cannot "
+                f"be checked and does not hold; declared cases that did not run: {listed})",
+                run,
+                declared,
+            )
+    return result(
+        "error",
+        f"{len(run.unrun)} declared case(s) did not run: no fault of theirs fired ({listed}), so the property "
+        f"cannot hold\n{run.unrun[0][2]}",
+        run,
+        declared,
+    )
 
 
 def _draw(
@@ -327,6 +400,15 @@ def _draw(
         with _context_free_draws():
             test()
     except _Stop as stop:
+        if stop.error is not None and run.failure is not None:
+            # The adapter raised while Hypothesis shrank a failure: the bridge did fail, on the case found so far.
+            first = str(stop.error).splitlines()[0] if str(stop.error) else type(stop.error).__name__
+            notes.append("shrinking stopped early: the adapter raised on a smaller case")
+            return (
+                "failed",
+                f"{run.failure}\n(shrinking stopped: the adapter raised on a smaller case, so this is the shortest "
+                f"counterexample found before: {first})",
+            )
         if stop.error is not None:
             return "error", str(stop.error)
         if run.failure is None:
@@ -357,7 +439,7 @@ def run_contract(
     eras: Sequence[str] | None = None,
     transport: str = "asgi",
     derandomize: bool = True,
-    example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S,
+    example_timeout: float | None = None,
     budget: float = DEFAULT_BUDGET_S,
     progress: Callable[[PropertyResult], None] | None = None,
     server: TestMcpServer | None = None,
@@ -366,7 +448,10 @@ def run_contract(
 
     The results come era by era, in the order of `eras`, each with every property asked for: one
     that has no meaning in an era is there as "not_applicable". `example_timeout` is how long one
-    example may take before it is reported as a hang; `budget` how long one property may take,
+    example may take before it is reported as a hang; None (the default) derives it per example from
+    the adapter's `timeout_s` and `retry` and the waits its faults declare (10 s plus 1.5 times the
+    waits); one given that is shorter than an example's declared waits (with the margin) is an `error`
+    naming them, never a hang of the bridge; `budget` how long one property may take,
     shrinking included. `server` runs them on a server of yours, e.g.
     `TestMcpServer.from_cassette(...)`: each example resets it and adds its own tools beside the
     recorded catalogue. `eras` defaults to both; with `server`, to the eras it fits: the handshake
@@ -404,7 +489,7 @@ def resilience_suite(
     eras: Sequence[str] = ERAS,
     transport: str = "asgi",
     expect_fail: Sequence[str] = (),
-    example_timeout: float = DEFAULT_EXAMPLE_TIMEOUT_S,
+    example_timeout: float | None = None,
     budget: float = DEFAULT_BUDGET_S,
 ) -> Callable[[str, str], None]:
     """A pytest test, one case per property and era it applies to: `test_my_bridge = resilience_suite(MyAdapter)`.
@@ -413,10 +498,10 @@ def resilience_suite(
     Properties named in `expect_fail`, as "P1" (in every era) or "P1@stateless" (in one), are marked
     `xfail(strict=True)` for a `ContractViolation`: the suite then documents which guarantees a bridge
     does not give, and tells you when it starts to. A bridge that falls back to the handshake era in
-    the stateless era fails there with a `ContractViolation` saying so (check such a bridge with
-    `eras=("handshake",)`). A property that needs a capability the adapter does not declare (P8, P9)
-    is skipped, with the reason: it is not held either. An error of the harness or the adapter fails the
-    test as a `ContractError`, expected or not.
+    the stateless era fails there with `pytest.fail` saying it fell back, expected to fail or not: a
+    fallback is never an xfail (check such a bridge with `eras=("handshake",)`). A property that needs
+    a capability the adapter does not declare (P8, P9) is skipped, with the reason: it is not held
+    either. An error of the harness or the adapter fails the test as a `ContractError`, expected or not.
     """
     import pytest
 
@@ -455,9 +540,12 @@ def resilience_suite(
         if result.failed:
             raise ContractViolation(f"{where} failed:\n{result.counterexample}")
         if result.status == "fell_back":
-            raise ContractViolation(
+            # Its own failure, never a ContractViolation: expect_fail's xfail must not take a fallback for the
+            # property failing (pytest fails an xfail(raises=...) test that raises anything else).
+            pytest.fail(
                 f"{where} has no verdict: the bridge fell back to the handshake era (check a bridge of the "
-                f"handshake era only with eras=('handshake',)):\n{result.counterexample}"
+                f"handshake era only with eras=('handshake',)):\n{result.counterexample}",
+                pytrace=False,
             )
 
     test_resilience.__doc__ = (
