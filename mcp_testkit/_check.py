@@ -108,9 +108,10 @@ def add_parser(commands: Any) -> None:
     check.add_argument(
         "--example-timeout",
         type=_seconds,
-        default=10.0,
+        default=None,
         metavar="S",
-        help="seconds one example may take before it is reported as a hang (default 10)",
+        help="seconds one example may take before it is reported as a hang (default: 10 plus the waits the "
+        "adapter declares for the example's faults)",
     )
     check.add_argument(
         "--budget",

@@ -11,7 +11,13 @@ import mcp_testkit
 ROOT = Path(mcp_testkit.__file__).parent
 MAX_MODULE_LINES = 600
 MAX_CLASS_LINES = 250
-EXCEPTIONS: dict[str, str] = {}
+EXCEPTIONS: dict[str, str] = {
+    "server/__init__.py:TestMcpServer": "the one facade a test scripts: each verb a few lines delegating to the state, "
+    "sessions and fault plan; splitting it into mixins would scatter its API (issue 20 note)",
+    "contract/_harness.py:ContractHarness": "one example's whole life (start, faults, adapter, ledger after close, "
+    "hang and error attribution) in order; 19 lines over, left for the next contract split",
+    "journal.py:Journal": "the query API tests read (respx's shape); 5 lines over",
+}
 """`path` or `path:Class` relative to the package, with the reason it may be longer."""
 
 

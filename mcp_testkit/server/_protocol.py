@@ -21,7 +21,6 @@ from mcp_testkit.tools import JsonRpcError, ToolContext, ToolError, result_of, s
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
-    from mcp_testkit.server._effects import Effect
     from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
 
@@ -81,8 +80,9 @@ class Call:
     protocol_version: str
     notify: Notify = field(default=_discard)
     """Sends a server notification related to this request (on its SSE stream, if it has one)."""
-    effect: Effect[Any] | None = None
-    """The effect of the fault a rule applies to this request, if any."""
+    effect: Any = None
+    """The effect of the fault a rule applies to this request, if any: a `server._effects.Effect` (not named
+    here: that module names `Call` in turn)."""
     era: str = HANDSHAKE
     methods: dict[str, Handler] | None = None
     """The methods of the request's era (None: the handshake era's)."""
