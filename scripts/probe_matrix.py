@@ -263,9 +263,12 @@ def kind_at_connect(fault: Any) -> Probe:
 
 
 def render(what: str) -> Probe:
-    """P7: a read answering one valid result, called twice: ok (tool_error for isError) both times, the same text."""
+    """P7: a read answering one valid result, called twice: ok (tool_error for isError) both times, the same text,
+    showing the text of every text block."""
 
     async def body(p: Probing) -> Finding:
+        import mcp_types
+
         result = _results()[what]
         p.tool("tool", "read", returns=result)
         if (failed := await p.connect()) is not None:
@@ -274,8 +277,11 @@ def render(what: str) -> Probe:
         second = await p.adapter.call("tool", {})
         expected = "tool_error" if result.is_error else "ok"
         same = "the same text" if first.text == second.text else "two different texts"
-        saw = f"{_said(first)}, then {second.kind}: {same}; wanted {expected}"
-        return Finding(first.kind == second.kind == expected and first.text == second.text, saw)
+        texts = [block.text for block in result.content if isinstance(block, mcp_types.TextContent)]
+        lost = [text for text in texts if text not in (first.text or "")]
+        saw = f"{_said(first)}, then {second.kind}: {same}" + (f", without {lost!r}" if lost else "")
+        saw += f"; wanted {expected}"
+        return Finding(first.kind == second.kind == expected and first.text == second.text and not lost, saw)
 
     return Probe("P7", f"a result of {what}", body)
 
@@ -289,6 +295,13 @@ def _results() -> dict[str, Any]:
         ),
         "one text block, isError": mcp_types.CallToolResult(
             content=[mcp_types.TextContent(type="text", text="hello")], is_error=True
+        ),
+        "two text blocks, isError": mcp_types.CallToolResult(
+            content=[
+                mcp_types.TextContent(type="text", text="store unavailable"),
+                mcp_types.TextContent(type="text", text="retry after 5 s"),
+            ],
+            is_error=True,
         ),
     }
 
@@ -319,6 +332,8 @@ def probes_for(column: str) -> dict[str, Probe]:
         "openai-agents-retrying": {"P3": read_within_budget(f.LoseSession())},
         "llama-index": {"P1": listing(), **drops_is_error},
         "pydantic-ai": {"P6": kind_at_call("read", f.Drop(), transient)},
+        # P7: fastmcp's ToolError keeps only the first block's text (docs/matrix.md, Changes).
+        "fastmcp": {"P7": render("two text blocks, isError")},
         "langchain-mcp-adapters": {
             "P2": write_once(f.TruncateBody()),
             "P3": read_within_budget(f.EndStream()),
