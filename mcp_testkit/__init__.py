@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         SdkErrorClassifier,
     )
     from mcp_testkit.contract import PropertyResult, resilience_machine, resilience_suite, run_contract
+    from mcp_testkit.faults import Fault, Rule
     from mcp_testkit.journal import Headers, Journal, Record
     from mcp_testkit.server import TestMcpServer
     from mcp_testkit.tools import ScriptedTool, ToolContext, ToolError
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BridgeAdapter",
     "DriverAdapter",
+    "Fault",
     "Headers",
     "Journal",
     "Outcome",
@@ -35,6 +37,7 @@ __all__ = [
     "PropertyResult",
     "Record",
     "ReferenceBridgeAdapter",
+    "Rule",
     "ScriptedTool",
     "SdkClientAdapter",
     "SdkErrorClassifier",
@@ -72,6 +75,8 @@ _HOMES = {
     "ToolError": "mcp_testkit.tools",
     "cassettes": "mcp_testkit.cassettes",
     "faults": "mcp_testkit.faults",
+    "Fault": "mcp_testkit.faults",
+    "Rule": "mcp_testkit.faults",
     "strategies": "mcp_testkit.strategies",
 }
 
