@@ -12,6 +12,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from mcp_testkit.bridge import MCPToolError, ServerConfig, ToolPool
+from mcp_testkit.cassettes import FORMAT, VERSION
 from mcp_testkit.cassettes._redact import Redactor
 
 from .upstream import SECRET_TOKEN
@@ -138,3 +139,26 @@ __all__ = [
     "stdio_parameters",
     "without_secrets",
 ]
+
+
+def minimal_cassette(request: Any = None, response: Any = None, **changes: Any) -> dict[str, Any]:
+    """A valid cassette of one exchange (a ping unless `request`/`response` say otherwise), with top-level `changes`."""
+    data: dict[str, Any] = {
+        "format": FORMAT,
+        "version": VERSION,
+        "upstream": {"transport": "http", "url": "http://127.0.0.1:1/mcp"},
+        "exchanges": [
+            {
+                "seq": 1,
+                "at_ms": 0,
+                "elapsed_ms": 1.5,
+                "transport": "http",
+                "era": "handshake",
+                "protocol_version": "2025-11-25",
+                "request": request or {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                "response": response or {"jsonrpc": "2.0", "id": 1, "result": {}},
+            }
+        ],
+    }
+    data.update(changes)
+    return data

@@ -11,6 +11,8 @@ from jsonschema import Draft202012Validator
 
 from mcp_testkit.cassettes import FORMAT, VERSION, Cassette, CassetteError, cassette_schema
 
+from ._support import minimal_cassette
+
 
 def test_a_recorded_cassette_is_valid_against_the_shipped_schema(http_tape: tuple[Path, Any]) -> None:
     """The schema in the package is a valid JSON Schema and a real recording satisfies it."""
@@ -48,31 +50,11 @@ def test_each_exchange_is_one_block_one_key_a_line(http_tape: tuple[Path, Any]) 
         assert all(line.startswith('      "') for line in block)
 
 
-def _minimal(**changes: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "format": FORMAT,
-        "version": VERSION,
-        "upstream": {"transport": "http", "url": "http://127.0.0.1:1/mcp"},
-        "exchanges": [
-            {
-                "seq": 1,
-                "at_ms": 0,
-                "elapsed_ms": 1.5,
-                "transport": "http",
-                "era": "handshake",
-                "protocol_version": "2025-11-25",
-                "request": {"jsonrpc": "2.0", "id": 1, "method": "ping"},
-                "response": {"jsonrpc": "2.0", "id": 1, "result": {}},
-            }
-        ],
-    }
-    data.update(changes)
-    return data
 
 
 def test_a_bad_field_is_named_by_its_path() -> None:
     """A cassette that breaks the schema is a CassetteError naming the source and the field's path."""
-    data = _minimal()
+    data = minimal_cassette()
     data["exchanges"][0]["era"] = "bronze"
     with pytest.raises(CassetteError, match=r"cassette tape\.json: exchanges/0/era: 'bronze' is not one of"):
         Cassette.from_json(data, source="tape.json")
@@ -81,7 +63,7 @@ def test_a_bad_field_is_named_by_its_path() -> None:
 def test_a_newer_format_version_is_refused_naming_both_versions() -> None:
     """A cassette from a newer mcp-testkit says which version it is and which this one reads."""
     with pytest.raises(CassetteError, match=rf"format version {VERSION + 1} .* reads version {VERSION}: upgrade"):
-        Cassette.from_json(_minimal(version=VERSION + 1), source="new.json")
+        Cassette.from_json(minimal_cassette(version=VERSION + 1), source="new.json")
 
 
 def test_not_json_is_named(tmp_path: Path) -> None:

@@ -11,31 +11,18 @@ from typing import Any
 
 import pytest
 
-from mcp_testkit.cassettes import FORMAT, VERSION, Cassette, CassetteError
+from mcp_testkit.cassettes import Cassette, CassetteError
+
+from ._support import minimal_cassette
 
 _MARK = '"MARK"'
 
 
 def _text(request: Any = None, response: Any = None) -> str:
     """A valid cassette of one exchange, as text; `"MARK"` in `request` or `response` is replaced afterwards."""
-    data = {
-        "format": FORMAT,
-        "version": VERSION,
-        "upstream": {"transport": "http", "url": "http://127.0.0.1:1/mcp"},
-        "exchanges": [
-            {
-                "seq": 1,
-                "at_ms": 0,
-                "elapsed_ms": 1.5,
-                "transport": "http",
-                "era": "handshake",
-                "protocol_version": "2025-11-25",
-                "request": request or {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                "response": response or {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}},
-            }
-        ],
-    }
-    return json.dumps(data)
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    empty = {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}
+    return json.dumps(minimal_cassette(request or listing, response or empty))
 
 
 def _call(arguments: str) -> str:

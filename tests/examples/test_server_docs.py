@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import re
 import socket
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -14,15 +12,15 @@ import pytest
 import uvicorn
 from mcp import Client
 
-PAGE = Path(__file__).parents[2] / "docs" / "server.md"
+from ._support import DOCS, example
+
+PAGE = DOCS / "server.md"
 LIMIT_S = 30.0
 
 
 def _example(name: str) -> str:
     """The code block that follows `<!-- example: NAME -->` on the page."""
-    found = re.search(rf"<!-- example: {name} -->\n```\w+\n(.*?)```", PAGE.read_text(), re.S)
-    assert found is not None, f"no example {name!r} in {PAGE}"
-    return found.group(1)
+    return example(PAGE, name)
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,15 +18,15 @@ from mcp_testkit import TestMcpServer
 from mcp_testkit.journal import Headers, Record
 from mcp_testkit.scenario import load_scenario, validate
 
-PAGE = Path(__file__).parents[2] / "docs" / "standalone.md"
+from ._support import DOCS, example
+
+PAGE = DOCS / "standalone.md"
 LIMIT_S = 30.0
 
 
 def _example(name: str) -> str:
     """The code block that follows `<!-- example: NAME -->` on the page."""
-    found = re.search(rf"<!-- example: {name} -->\n```\w+\n(.*?)```", PAGE.read_text(), re.S)
-    assert found is not None, f"no example {name!r} in {PAGE}"
-    return found.group(1)
+    return example(PAGE, name)
 
 
 @pytest.fixture
