@@ -182,7 +182,11 @@ def _cassette_server(
     try:
         server = cassette_server(path, request.config.stash[OPTIONS].record, options, settings)
     except CassetteError as exc:
-        pytest.fail(str(exc), pytrace=False)
+        problem = str(exc)
+    else:
+        problem = None
+    if problem is not None:
+        pytest.fail(problem, pytrace=False)  # outside the handler: the message once, not chained to itself
     try:
         for name, value in headers.items():
             server.require_header(name, value)

@@ -67,11 +67,13 @@ def _write(pytester: pytest.Pytester, upstream: str | None, more: str = "", keyw
 
 
 def test_none_replays_only_and_a_missing_cassette_is_an_error(pytester: pytest.Pytester, upstream_url: str) -> None:
-    """Under the default mode (none) a missing cassette errors, saying how to record it; nothing is written."""
+    """Under the default mode (none) a missing cassette errors once, saying how to record it; nothing is written."""
     tape = _write(pytester, upstream_url)
     result = pytester.runpytest()
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*cassette * does not exist, and --mcp-record=none only replays: record it once*"])
+    assert "During handling" not in result.stdout.str()  # the message once, not chained to itself
+    assert sum("does not exist, and --mcp-record=none" in line for line in result.stdout.lines) == 1
     assert not tape.exists()
 
 
