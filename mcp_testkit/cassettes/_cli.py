@@ -80,7 +80,7 @@ def _fail(command: str, message: str, status: int = 2) -> int:
 def run_record(args: argparse.Namespace) -> int:
     from mcp_testkit.cassettes._format import CassetteError
     from mcp_testkit.cassettes._record import Recording
-    from mcp_testkit.cassettes._upstream import headers_from
+    from mcp_testkit.cassettes._upstream import UpstreamError, headers_from
 
     try:
         headers = headers_from(args.header)
@@ -89,7 +89,7 @@ def run_record(args: argparse.Namespace) -> int:
             args.upstream, out=args.out, command=command, headers=headers, redact=args.redact, port=args.port,
             path=args.path,
         )  # fmt: skip
-    except (ValueError, CassetteError) as exc:
+    except (ValueError, CassetteError, UpstreamError) as exc:
         return _fail("record", str(exc))
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):

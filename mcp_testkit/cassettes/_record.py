@@ -25,7 +25,7 @@ from mcp_testkit._eras import STATELESS_VERSIONS, VERSION_KEY, error_status
 from mcp_testkit._sse import SseEventTooLarge
 from mcp_testkit.cassettes._format import Cassette, Exchange, Tape, era_of, split_messages, version_of
 from mcp_testkit.cassettes._redact import Redactor, kept_headers, save
-from mcp_testkit.cassettes._upstream import StdioUpstream, describe_upstream
+from mcp_testkit.cassettes._upstream import StdioUpstream, UpstreamError, check_startable, describe_upstream
 
 __all__ = ["Recording", "RecordingProxy", "StdioGateway", "record"]
 
@@ -300,8 +300,18 @@ class StdioGateway(_Endpoint):
             return
         await self._request(link, message, send, session)
 
+    async def _start(self, send: Send) -> StdioUpstream | None:
+        """A new server process; None, with a 502 and the reason sent, when it cannot start."""
+        try:
+            return await anyio.to_thread.run_sync(lambda: StdioUpstream(self.command, tape=self.tape))
+        except UpstreamError as exc:
+            await _answer(send, 502, {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": str(exc)}})
+            return None
+
     async def _initialize(self, message: dict[str, Any], send: Send) -> None:
-        link = await anyio.to_thread.run_sync(lambda: StdioUpstream(self.command, tape=self.tape))
+        link = await self._start(send)
+        if link is None:
+            return
         exchange = await anyio.to_thread.run_sync(lambda: link.send(message))
         if exchange.result is None:
             await anyio.to_thread.run_sync(link.close)
@@ -317,7 +327,9 @@ class StdioGateway(_Endpoint):
             self._shared_lock = anyio.Lock()
         async with self._shared_lock:
             if self._shared is None:
-                self._shared = await anyio.to_thread.run_sync(lambda: StdioUpstream(self.command, tape=self.tape))
+                self._shared = await self._start(send)
+                if self._shared is None:
+                    return
             link = self._shared
             if "method" not in message or "id" not in message:
                 await anyio.to_thread.run_sync(lambda: link.send(message))
@@ -422,6 +434,7 @@ class Recording:
         self._gateway: StdioGateway | None = None
         app: Any
         if command is not None:
+            check_startable(command)
             self.upstream = {"transport": "stdio", "command": list(command)}
             app = self._gateway = StdioGateway(command, self.tape, path=path)
         else:

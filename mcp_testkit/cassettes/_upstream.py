@@ -13,6 +13,7 @@ import json
 import os
 import queue
 import shlex
+import shutil
 import subprocess
 import threading
 import time
@@ -77,6 +78,18 @@ class Upstream(Protocol):
     def describe(self) -> str: ...
 
     def close(self) -> None: ...
+
+
+def check_startable(command: Sequence[str]) -> None:
+    """UpstreamError unless the command's program is an executable file or a command on PATH: said at start,
+    before a proxy serves anything, rather than to the first client."""
+    if not command or not command[0]:
+        raise UpstreamError("the upstream command is empty")
+    if shutil.which(command[0]) is None:
+        raise UpstreamError(
+            f"upstream {describe_upstream(command=command)}: cannot start it: {command[0]!r} is neither an "
+            "executable file nor a command on PATH"
+        )
 
 
 def describe_upstream(url: str | None = None, command: Sequence[str] | None = None) -> str:

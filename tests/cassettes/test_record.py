@@ -438,6 +438,39 @@ def test_record_command_refuses_a_bad_command_line(tmp_path: Path) -> None:
     assert not (tmp_path / "x.json").exists()
 
 
+def test_record_command_refuses_an_upstream_command_that_cannot_start(tmp_path: Path) -> None:
+    """`record --upstream-command` with a program that does not exist exits 2 with one line, before serving."""
+    missing = subprocess.run(
+        [sys.executable, "-m", "mcp_testkit", "record", "--upstream-command", str(tmp_path / "no-such-server"),
+         "--out", "x.json"],
+        capture_output=True, text=True, timeout=START_TIMEOUT_S, cwd=tmp_path,
+    )  # fmt: skip
+    assert missing.returncode == 2
+    assert missing.stdout == ""
+    [line] = missing.stderr.strip().splitlines()
+    assert line.startswith("mcp-testkit record: upstream ") and "cannot start it" in line
+    assert not (tmp_path / "x.json").exists()
+
+
+async def test_a_stdio_server_that_cannot_start_later_is_a_502_and_the_proxy_keeps_serving(tmp_path: Path) -> None:
+    """When the server's program is gone after the proxy started, initialize gets a 502 with a JSON-RPC error."""
+    program = tmp_path / "server"
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(0o755)
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+            "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}  # fmt: skip
+    headers = {"accept": "application/json, text/event-stream"}
+    async with record(command=[str(program)], out=tmp_path / "gone.json") as proxy, httpx2.AsyncClient() as http:
+        program.unlink()
+        with anyio.fail_after(LIMIT_S):
+            first = await http.post(proxy, json=init, headers=headers)
+            second = await http.post(proxy, json=init, headers=headers)
+    for answer in (first, second):
+        assert answer.status_code == 502
+        assert answer.json()["error"]["code"] == -32603
+        assert "cannot start it" in answer.json()["error"]["message"]
+
+
 async def test_record_command_in_front_of_a_stdio_server(tmp_path: Path) -> None:
     """`record --upstream-command` serves HTTP in front of a stdio server and records its exchanges."""
     out = tmp_path / "stdio-cli.json"
