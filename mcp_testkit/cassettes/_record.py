@@ -22,6 +22,7 @@ import anyio.to_thread
 
 from mcp_testkit._asgi import Receive, Scope, Send, cancel_on_disconnect, lifespan, read_body
 from mcp_testkit._eras import STATELESS_VERSIONS, VERSION_KEY, error_status
+from mcp_testkit._origin import LOOPBACK_NAMES, rebinding_refusal
 from mcp_testkit._sse import SseEventTooLarge
 from mcp_testkit.cassettes._format import Cassette, Exchange, Tape, era_of, split_messages, version_of
 from mcp_testkit.cassettes._redact import Redactor, kept_headers, save
@@ -73,6 +74,9 @@ class _Endpoint:
 
     path: str
     max_body: int = MAX_BODY
+    allowed_hosts: frozenset[str] = frozenset(LOOPBACK_NAMES)
+    """The Host and Origin names accepted: a request naming another is refused before anything is forwarded,
+    so a page a browser loaded from elsewhere never reaches the upstream with the user's credential."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -83,10 +87,18 @@ class _Endpoint:
         if scope["path"] != self.path:
             await _answer(send, 404, _refusal(f"the recording proxy serves only {self.path}, not {scope['path']}"))
             return
+        refused = rebinding_refusal(scope["headers"], scope.get("http_version", "1.1"), self.allowed_hosts)
+        if refused is not None:
+            await _answer(send, refused[0], _refusal(refused[1]), [(b"connection", b"close")])
+            return
         await self._handle(scope, receive, send)
 
-    async def _body(self, receive: Receive, send: Send) -> bytes | None:
-        """The request body; None, with a 413 sent, when it is too big."""
+    async def _body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
+        """The request body; None, with a 415 or 413 sent, when it is not JSON or too big."""
+        content_type = dict(_headers(scope)).get("content-type", "")
+        if content_type.split(";", 1)[0].strip().lower() != "application/json":
+            await _answer(send, 415, _refusal("Unsupported Media Type: Content-Type must be application/json"))
+            return None
         body, read = await read_body(receive, self.max_body)
         if read is None:
             return body
@@ -111,7 +123,7 @@ class RecordingProxy(_Endpoint):
         self.headers = {name.lower(): value for name, value in (headers or {}).items()}
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body = await self._body(receive, send) if scope["method"] == "POST" else b""
+        body = await self._body(scope, receive, send) if scope["method"] == "POST" else b""
         if body is not None:
             await self._forward(scope, body, receive, send)
 
@@ -275,7 +287,7 @@ class StdioGateway(_Endpoint):
             await anyio.to_thread.run_sync(link.close)
             await _answer(send, 200, None)
             return
-        body = await self._body(receive, send)
+        body = await self._body(scope, receive, send)
         if body is None:
             return
         message = _decode(body)
@@ -442,6 +454,7 @@ class Recording:
             self.upstream = {"transport": "http", "url": upstream}
             app = RecordingProxy(upstream, self.tape, path=path, headers=self.headers)
         self.described = describe_upstream(upstream, command)
+        app.allowed_hosts = frozenset({*LOOPBACK_NAMES, host.lower()})
         self._app = app
         self._host, self._port, self._path = host, port, path
         self._runner: Any = None

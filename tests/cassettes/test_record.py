@@ -252,6 +252,44 @@ async def test_unreachable_upstream_is_a_502_with_a_json_rpc_error_and_is_record
     assert exchange.error.startswith("the upstream did not answer")
 
 
+async def _raw_post(url: str, head: str, body: bytes) -> bytes:
+    """POST `body` with exactly the header lines `head` (no Host unless given), over a plain socket; the status line."""
+    host, port = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+    async with await anyio.connect_tcp(host, int(port)) as stream:
+        await stream.send(f"POST /mcp HTTP/1.1\r\n{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        answer = b""
+        while b"\r\n" not in answer:
+            answer += await stream.receive()
+    return answer.split(b"\r\n", 1)[0]
+
+
+async def test_a_foreign_host_origin_or_content_type_never_reaches_the_upstream(tmp_path: Path) -> None:
+    """DNS rebinding and cross-site POSTs are refused before forwarding: the upstream never sees them or the token."""
+    from mcp_testkit import TestMcpServer
+
+    ping = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    accept = "Accept: application/json, text/event-stream\r\n"
+    async with TestMcpServer(eras=("stateless",)) as upstream:
+        credential = {"Authorization": "Bearer sk-live-credential-7f3a9c2e1d"}
+        async with record(upstream.url, out=tmp_path / "r.json", headers=credential) as proxy:
+            authority = proxy.split("//", 1)[1].split("/", 1)[0]
+            json_type = "Content-Type: application/json\r\n"
+            with anyio.fail_after(LIMIT_S):
+                statuses = [
+                    await _raw_post(proxy, f"Host: evil.example\r\n{json_type}{accept}", ping),
+                    await _raw_post(proxy, f"Host: {authority}\r\nOrigin: http://evil.example\r\n{json_type}{accept}",
+                                    ping),
+                    await _raw_post(proxy, f"{json_type}{accept}", ping),  # no Host at all
+                    await _raw_post(proxy, f"Host: {authority}\r\nContent-Type: text/plain\r\n{accept}", ping),
+                ]  # fmt: skip
+                assert upstream.journal.records == []
+                good = await _raw_post(proxy, f"Host: {authority}\r\n{json_type}{accept}", ping)
+    assert [line.split(b" ")[1] for line in statuses] == [b"421", b"403", b"400", b"415"]
+    assert good.split(b" ")[1] != b"421"
+    [seen] = upstream.journal.records
+    assert seen.headers.get("authorization") is not None  # the credential went only with the good request
+
+
 async def test_stdio_gateway_refuses_requests_without_a_session(tmp_path: Path) -> None:
     """In front of a stdio server, a request before initialize is 400, an unknown session 404, a GET 405."""
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
