@@ -61,6 +61,14 @@ def add_parsers(commands: Any) -> None:
     )
     record.add_argument("--port", type=int, default=0, help="the proxy's port (0: a free one)")
     record.add_argument("--path", default="/mcp", help="the proxy's endpoint path")
+    record.add_argument(
+        "--max-processes",
+        type=int,
+        default=8,
+        metavar="N",
+        help="with --upstream-command: at most N server processes at once, one per session (default 8); a "
+        "session over it gets a 503",
+    )
     verify = commands.add_parser(
         "verify",
         help="check that a live server still matches a cassette; exit status 1 on a breaking change",
@@ -87,7 +95,7 @@ def run_record(args: argparse.Namespace) -> int:
         command = shlex.split(args.upstream_command) if args.upstream_command is not None else None
         recording = Recording(
             args.upstream, out=args.out, command=command, headers=headers, redact=args.redact, port=args.port,
-            path=args.path,
+            path=args.path, max_processes=args.max_processes,
         )  # fmt: skip
     except (ValueError, CassetteError, UpstreamError) as exc:
         return _fail("record", str(exc))

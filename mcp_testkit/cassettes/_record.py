@@ -68,6 +68,11 @@ def _headers(scope: Scope) -> list[tuple[str, str]]:
     return [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
 
 
+MAX_PROCESSES = 8
+"""How many stdio server processes a recording proxy runs at once by default: one per session of the handshake
+era (a stdio server takes one `initialize`), one shared by every 2026-07-28 request."""
+
+
 class _Endpoint:
     """An ASGI app serving one endpoint path: lifespan answered, other paths refused with 404, and a POST
     body over `max_body` bytes refused with 413 (nothing is sent upstream, nothing recorded)."""
@@ -260,10 +265,16 @@ class StdioGateway(_Endpoint):
     so that clients' ids never collide on it; an error answer gets the status the era gives its code.
     """
 
-    def __init__(self, command: Sequence[str], tape: Tape, *, path: str = "/mcp") -> None:
+    def __init__(
+        self, command: Sequence[str], tape: Tape, *, path: str = "/mcp", max_processes: int = MAX_PROCESSES
+    ) -> None:
+        if max_processes < 1:
+            raise ValueError(f"max_processes must be at least 1, not {max_processes}")
         self.command = list(command)
         self.tape = tape
         self.path = path
+        self.max_processes = max_processes
+        self._starting = 0
         self._links: dict[str, StdioUpstream] = {}
         self._shared: StdioUpstream | None = None
         self._shared_lock: anyio.Lock | None = None
@@ -313,12 +324,23 @@ class StdioGateway(_Endpoint):
         await self._request(link, message, send, session)
 
     async def _start(self, send: Send) -> StdioUpstream | None:
-        """A new server process; None, with a 502 and the reason sent, when it cannot start."""
+        """A new server process; None, with the reason sent, when it cannot start (502) or too many run (503)."""
+        running = len(self._links) + self._starting + (self._shared is not None)
+        if running >= self.max_processes:
+            message = (
+                f"the recording proxy runs at most {self.max_processes} server processes (one per session) and "
+                f"{running} are running: end a session with DELETE, or raise max_processes (--max-processes)"
+            )
+            await _answer(send, 503, {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": message}})
+            return None
+        self._starting += 1
         try:
             return await anyio.to_thread.run_sync(lambda: StdioUpstream(self.command, tape=self.tape))
         except UpstreamError as exc:
             await _answer(send, 502, {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": str(exc)}})
             return None
+        finally:
+            self._starting -= 1
 
     async def _initialize(self, message: dict[str, Any], send: Send) -> None:
         link = await self._start(send)
@@ -431,6 +453,7 @@ class Recording:
         host: str = "127.0.0.1",
         port: int = 0,
         path: str = "/mcp",
+        max_processes: int = MAX_PROCESSES,
     ) -> None:
         if (upstream is None) == (command is None):
             raise ValueError("record needs exactly one upstream: a URL, or a command for a stdio server")
@@ -448,7 +471,7 @@ class Recording:
         if command is not None:
             check_startable(command)
             self.upstream = {"transport": "stdio", "command": list(command)}
-            app = self._gateway = StdioGateway(command, self.tape, path=path)
+            app = self._gateway = StdioGateway(command, self.tape, path=path, max_processes=max_processes)
         else:
             assert upstream is not None
             self.upstream = {"transport": "http", "url": upstream}
@@ -498,11 +521,13 @@ async def record(
     known_shapes: bool = True,
     port: int = 0,
     path: str = "/mcp",
+    max_processes: int = MAX_PROCESSES,
 ) -> AsyncIterator[str]:
     """Record a live server while the block runs: yields the proxy's URL, writes the cassette `out` on exit.
 
     `upstream` is a Streamable HTTP URL; `command` instead runs a stdio server (one process per
-    session). `headers` are sent to the upstream on every request (their values are redacted);
+    session, at most `max_processes` at once). `headers` are sent to the upstream on every request
+    (their values are redacted);
     `redact` are regular expressions whose matches in bodies become `<redacted:N>` placeholders.
     """
     recording = Recording(
@@ -514,6 +539,7 @@ async def record(
         known_shapes=known_shapes,
         port=port,
         path=path,
+        max_processes=max_processes,
     )
     await anyio.to_thread.run_sync(recording.start)
     try:

@@ -319,6 +319,23 @@ async def test_stdio_gateway_answers_a_stateless_error_with_the_status_of_its_co
     assert (exchange.era, exchange.rpc_error) == ("stateless", refused.json()["error"])
 
 
+async def test_the_stdio_gateway_runs_at_most_max_processes_and_refuses_more_with_a_503(tmp_path: Path) -> None:
+    """Sessions past `max_processes` get a 503 naming the limit and start no process; ending one frees a place."""
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+            "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}  # fmt: skip
+    headers = {"accept": "application/json, text/event-stream"}
+    out = tmp_path / "limit.json"
+    async with record(command=stdio_command(), out=out, max_processes=2) as proxy, httpx2.AsyncClient() as http:
+        with anyio.fail_after(LIMIT_S):
+            answers = [await http.post(proxy, json=init, headers=headers) for _ in range(4)]
+            assert [answer.status_code for answer in answers] == [200, 200, 503, 503]
+            assert len(_children()) == 2
+            assert "at most 2 server processes" in answers[2].json()["error"]["message"]
+            ended = await http.delete(proxy, headers={"mcp-session-id": answers[0].headers["mcp-session-id"]})
+            again = await http.post(proxy, json=init, headers=headers)
+    assert (ended.status_code, again.status_code) == (200, 200)
+
+
 async def test_a_stopped_recording_leaves_no_thread_port_or_process_behind(tmp_path: Path) -> None:
     """A recording stopped with a session still open ends its server process, threads and port."""
     import socket
@@ -486,7 +503,8 @@ def test_record_command_refuses_an_upstream_command_that_cannot_start(tmp_path: 
     assert missing.returncode == 2
     assert missing.stdout == ""
     [line] = missing.stderr.strip().splitlines()
-    assert line.startswith("mcp-testkit record: upstream ") and "cannot start it" in line
+    assert line.startswith("mcp-testkit record: upstream ")
+    assert "cannot start it" in line
     assert not (tmp_path / "x.json").exists()
 
 
