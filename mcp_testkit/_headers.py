@@ -9,7 +9,7 @@ from typing import Any
 __all__ = ["REDACTED", "Headers", "is_secret_header", "redacted"]
 
 _SECRET_NAMES = frozenset(
-    {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key", "x-auth-token"}
+    {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key", "x-auth-token", "dpop"}
 )
 _SECRET_PARTS = ("auth", "token", "key", "secret", "cookie", "session", "passw", "credential", "signature")
 _NEVER_SECRET = frozenset({"mcp-session-id", "www-authenticate"})
@@ -25,9 +25,9 @@ def _secret_by_name(name: str) -> bool:
 
 
 def is_secret_header(name: str, required: Collection[str] = ()) -> bool:
-    """The one redaction policy (the journal's and the cassettes'): known credential names, headers the server
-    requires, and any name with auth, token, key, secret, cookie, session, passw, credential or signature in it
-    (but Mcp-Session-Id, which tests need to see, and WWW-Authenticate, a challenge)."""
+    """The one redaction policy (the journal's and the cassettes'): known credential names (DPoP proofs too),
+    headers the server requires, and any name with auth, token, key, secret, cookie, session, passw, credential or
+    signature in it (but Mcp-Session-Id, which tests need to see, and WWW-Authenticate, a challenge)."""
     lowered = name.lower()
     return lowered in required or _secret_by_name(lowered)
 

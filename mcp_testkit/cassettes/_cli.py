@@ -62,6 +62,12 @@ def add_parsers(commands: Any) -> None:
     record.add_argument("--port", type=int, default=0, help="the proxy's port (0: a free one)")
     record.add_argument("--path", default="/mcp", help="the proxy's endpoint path")
     record.add_argument(
+        "--scrub",
+        metavar="MODULE:FUNCTION",
+        help="a function called with each JSON-RPC message before it is written, returning the message to write "
+        "(for data no --redact pattern can know, e.g. an environment dump); the current folder is importable",
+    )
+    record.add_argument(
         "--max-processes",
         type=int,
         default=8,
@@ -80,6 +86,24 @@ def add_parsers(commands: Any) -> None:
     _upstream_options(verify)
 
 
+def _scrub_hook(spec: str) -> Any:
+    """The function `module:function` names (the current folder importable, as with `python -m`)."""
+    import os
+    import pkgutil
+
+    if ":" not in spec:
+        raise ValueError(f"--scrub {spec!r} is not module:function (e.g. scrubbing:drop_env)")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        hook = pkgutil.resolve_name(spec)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ValueError(f"--scrub {spec!r} cannot be loaded: {exc}") from None
+    if not callable(hook):
+        raise ValueError(f"--scrub {spec!r} is not a function")
+    return hook
+
+
 def _fail(command: str, message: str, status: int = 2) -> int:
     print(f"mcp-testkit {command}: {message}", file=sys.stderr, flush=True)
     return status
@@ -96,6 +120,7 @@ def run_record(args: argparse.Namespace) -> int:
         recording = Recording(
             args.upstream, out=args.out, command=command, headers=headers, redact=args.redact, port=args.port,
             path=args.path, max_processes=args.max_processes,
+            scrub=_scrub_hook(args.scrub) if args.scrub is not None else None,
         )  # fmt: skip
     except (ValueError, CassetteError, UpstreamError) as exc:
         return _fail("record", str(exc))

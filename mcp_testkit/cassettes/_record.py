@@ -25,7 +25,7 @@ from mcp_testkit._eras import STATELESS_VERSIONS, VERSION_KEY, error_status
 from mcp_testkit._origin import LOOPBACK_NAMES, rebinding_refusal
 from mcp_testkit._sse import SseEventTooLarge
 from mcp_testkit.cassettes._format import Cassette, Exchange, Tape, era_of, split_messages, version_of
-from mcp_testkit.cassettes._redact import Redactor, kept_headers, save
+from mcp_testkit.cassettes._redact import Redactor, Scrub, kept_headers, save
 from mcp_testkit.cassettes._upstream import StdioUpstream, UpstreamError, check_startable, describe_upstream
 
 __all__ = ["Recording", "RecordingProxy", "StdioGateway", "record"]
@@ -454,6 +454,7 @@ class Recording:
         port: int = 0,
         path: str = "/mcp",
         max_processes: int = MAX_PROCESSES,
+        scrub: Scrub | None = None,
     ) -> None:
         if (upstream is None) == (command is None):
             raise ValueError("record needs exactly one upstream: a URL, or a command for a stdio server")
@@ -461,7 +462,7 @@ class Recording:
             raise ValueError(f"the upstream must be an http:// or https:// URL, not {describe_upstream(upstream)!r}")
         self.out = Path(out)
         self.headers = dict(headers or {})
-        self.redactor = Redactor(redact, known_shapes=known_shapes)
+        self.redactor = Redactor(redact, known_shapes=known_shapes, scrub=scrub)
         for name, value in self.headers.items():
             self.redactor.header(name, value)
         self.tape = Tape()
@@ -522,13 +523,15 @@ async def record(
     port: int = 0,
     path: str = "/mcp",
     max_processes: int = MAX_PROCESSES,
+    scrub: Scrub | None = None,
 ) -> AsyncIterator[str]:
     """Record a live server while the block runs: yields the proxy's URL, writes the cassette `out` on exit.
 
     `upstream` is a Streamable HTTP URL; `command` instead runs a stdio server (one process per
     session, at most `max_processes` at once). `headers` are sent to the upstream on every request
     (their values are redacted);
-    `redact` are regular expressions whose matches in bodies become `<redacted:N>` placeholders.
+    `redact` are regular expressions whose matches in bodies become `<redacted:N>` placeholders;
+    `scrub` is called with each JSON-RPC message before it is written and returns the message to write.
     """
     recording = Recording(
         upstream,
@@ -540,6 +543,7 @@ async def record(
         port=port,
         path=path,
         max_processes=max_processes,
+        scrub=scrub,
     )
     await anyio.to_thread.run_sync(recording.start)
     try:

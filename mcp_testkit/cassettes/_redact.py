@@ -6,6 +6,8 @@ Which headers carry credentials is the journal's one redaction policy, `journal.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 import functools
 import os
@@ -30,6 +32,18 @@ __all__ = [
 _PLACEHOLDER = re.compile(r"<redacted:[^<>\s]+>")
 _MIN_SECRET = 4
 """Shorter values are never treated as secrets: replacing every 'abc' in a file would say nothing."""
+_MIN_SUBSTRING = 12
+"""Shorter secrets are replaced only where they stand as a whole value: replacing `ticket` inside the tool name
+`create_ticket` would rewrite what was recorded, not hide a secret."""
+_SECRET_KEY = re.compile(
+    r"(?i)(?:^|[_\-.])(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|"
+    r"client[_\-]?secret|credentials?|authorization|cookie|dpop)$"
+)
+"""A JSON key whose string value is a secret wherever it appears (arguments `password`, `api_key`, `token`...)."""
+
+Scrub = Callable[[dict[str, Any]], dict[str, Any]]
+"""A user's hook: takes a JSON-RPC message (a request, an answer or an event) about to be written, returns the
+message to write instead (vcrpy's `before_record_response`, for data no pattern can know, such as an env dump)."""
 
 KNOWN_SHAPES: tuple[re.Pattern[str], ...] = tuple(
     re.compile(pattern)
@@ -62,7 +76,9 @@ class Redactor:
         known_shapes: bool = True,
         secrets: Iterable[str] = (),
         first_placeholder: int = 1,
+        scrub: Scrub | None = None,
     ) -> None:
+        self.scrub = scrub
         self.pattern_texts = list(patterns)
         compiled = []
         for text in self.pattern_texts:
@@ -73,6 +89,9 @@ class Redactor:
         self.known_shapes = known_shapes
         self._patterns = compiled + (list(KNOWN_SHAPES) if known_shapes else [])
         self._placeholders: dict[str, str] = {}
+        """Secrets replaced wherever they appear, with their placeholders."""
+        self._whole: dict[str, str] = {}
+        """Secrets too short to replace inside other text: replaced only where a string is exactly one."""
         self._next = first_placeholder
         self.header_names: set[str] = set()
         for value in secrets:
@@ -81,30 +100,56 @@ class Redactor:
     @property
     def values(self) -> dict[str, str]:
         """Every secret seen, with its placeholder (never written anywhere)."""
-        return dict(self._placeholders)
+        return {**self._whole, **self._placeholders}
 
     def secret(self, value: str, placeholder: str | None = None) -> str:
-        """Remember `value` as a secret (and the credential after a scheme such as 'Bearer'); its placeholder."""
+        """Remember `value` as a secret, with the forms a body may repeat it in: the credential after a scheme
+        such as 'Bearer', a Basic credential decoded and its password, and base64 encodings; its placeholder."""
         if len(value) < _MIN_SECRET or _PLACEHOLDER.fullmatch(value):
             return placeholder or value
-        known = self._placeholders.get(value)
+        known = self._placeholders.get(value) or self._whole.get(value)
         if known is not None:
             return known
         if placeholder is None:
             placeholder = f"<redacted:{self._next}>"
             self._next += 1
-        self._placeholders[value] = placeholder
+        self._remember(value, placeholder)
         scheme, _, credential = value.partition(" ")
         if credential and scheme.isalpha() and len(credential) >= _MIN_SECRET:
-            self._placeholders.setdefault(credential, placeholder)
+            self._remember(credential, placeholder)
+            if scheme.lower() == "basic":
+                decoded = _unbase64(credential)
+                if decoded is not None:
+                    self._remember(decoded, placeholder)
+                    self._remember(decoded.partition(":")[2], placeholder)
         return placeholder
 
+    def _remember(self, value: str, placeholder: str) -> None:
+        if len(value) < _MIN_SECRET:
+            return
+        if len(value) < _MIN_SUBSTRING:
+            self._whole.setdefault(value, placeholder)
+            return
+        self._placeholders.setdefault(value, placeholder)
+        raw = value.encode()
+        for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
+            text = encoded.decode("ascii")
+            self._placeholders.setdefault(text, placeholder)
+            self._placeholders.setdefault(text.rstrip("="), placeholder)
+
     def header(self, name: str, value: str) -> str:
-        """A header value as written: a credential's value becomes a placeholder naming the header."""
+        """A header value as written: a credential's value becomes a placeholder naming the header (and each
+        cookie's value is a secret on its own, since a body may echo one alone)."""
         if not is_secret_header(name):
             return self.text(value)
-        self.header_names.add(name.lower())
-        return self.secret(value, f"<redacted:{name.lower()}>")
+        lowered = name.lower()
+        self.header_names.add(lowered)
+        if lowered in ("cookie", "set-cookie"):
+            for pair in value.split(";"):
+                _, equals, cookie = pair.strip().partition("=")
+                if equals:
+                    self._remember(cookie.strip('"'), f"<redacted:{lowered}>")
+        return self.secret(value, f"<redacted:{lowered}>")
 
     def text(self, text: str) -> str:
         """`text` with every known secret, pattern match and token shape replaced; placeholders are left alone."""
@@ -125,14 +170,42 @@ class Redactor:
         return self.secret(match.group(0))
 
     def json(self, value: Any) -> Any:
-        """A JSON value with `text` applied to every string and object key."""
+        """A JSON value with `text` applied to every string and object key; the string under a secret-named key
+        (`password`, `api_key`, `token`...) is a secret itself."""
         if isinstance(value, str):
-            return self.text(value)
+            whole = self._whole.get(value)
+            return whole if whole is not None else self.text(value)
         if isinstance(value, list):
             return [self.json(item) for item in value]
         if isinstance(value, dict):
             return {self.text(key): self.json(item) for key, item in value.items()}
         return value
+
+    def collect(self, value: Any) -> None:
+        """Remember the string under every secret-named key of a JSON value (`password`, `api_key`, `token`...),
+        so that it is replaced wherever it appears, in this message or any other."""
+        if isinstance(value, list):
+            for item in value:
+                self.collect(item)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(item, str) and _SECRET_KEY.search(key):
+                    self.secret(item)
+                else:
+                    self.collect(item)
+
+    def scrubbed(self, message: Any) -> Any:
+        """A JSON-RPC message (or a batch of them) as the user's `scrub` hook returns it."""
+        if self.scrub is None or message is None:
+            return message
+        if isinstance(message, list):
+            return [self.scrubbed(item) for item in message]
+        if not isinstance(message, dict):
+            return message
+        result = self.scrub(message)
+        if not isinstance(result, dict):
+            raise CassetteError(f"the scrub hook returned {type(result).__name__}, not the message (a dict)")
+        return result
 
     def url(self, url: str) -> str:
         """A URL with its user info and the values of credential-named query parameters replaced."""
@@ -159,6 +232,10 @@ class Redactor:
             escaped = json.dumps(value, ensure_ascii=False)[1:-1]
             if value in text or escaped in text:
                 leaked.append(placeholder)
+        for value, placeholder in self._whole.items():  # a short secret counts only as a whole JSON value
+            bare = re.search(rf"[:\[,]\s*{re.escape(value)}\s*[,\]}}]", text)  # e.g. a number
+            if json.dumps(value, ensure_ascii=False) in text or bare is not None:
+                leaked.append(placeholder)
         return sorted(set(leaked))
 
     def summary(self) -> dict[str, Any]:
@@ -183,13 +260,27 @@ def redacted(cassette: Cassette, redactor: Redactor) -> Cassette:
             sessions[value] = f"s{len(sessions) + 1}"
         return sessions[value]
 
-    # Headers first: a credential seen in any header is then also found wherever a body repeats it.
-    for exchange in cassette.exchanges:
+    scrubbed = [
+        dataclasses.replace(
+            exchange,
+            request=redactor.scrubbed(exchange.request),
+            response=redactor.scrubbed(exchange.response),
+            events=[redactor.scrubbed(event) for event in exchange.events],
+        )
+        for exchange in cassette.exchanges
+    ]
+    # Every secret first (credential headers, the upstream's session ids, secret-named values), so that each is
+    # replaced wherever a body repeats it, in an earlier exchange as well.
+    for exchange in scrubbed:
         if exchange.http is not None:
             for name, value in [*exchange.http.request_headers.items(), *exchange.http.response_headers.items()]:
                 if is_secret_header(name):
                     redactor.header(name, value)
-    exchanges = [_exchange(exchange, redactor, session) for exchange in cassette.exchanges]
+        if exchange.session is not None:
+            redactor.secret(exchange.session, f"<redacted:session-{session(exchange.session)}>")
+        for message in (exchange.request, exchange.response, exchange.events):
+            redactor.collect(message)
+    exchanges = [_exchange(exchange, redactor, session) for exchange in scrubbed]
     upstream = dict(cassette.upstream)
     if "url" in upstream:
         upstream["url"] = redactor.url(upstream["url"])
@@ -248,6 +339,14 @@ def placeholder_count(cassette: Cassette) -> int:
     """The highest `<redacted:N>` number a cassette uses, so that new placeholders continue after it."""
     numbers = [int(n) for n in re.findall(r"<redacted:(\d+)>", cassette.dumps())]
     return max(numbers, default=0)
+
+
+def _unbase64(text: str) -> str | None:
+    """A Basic credential decoded (`user:password`), or None when it is not base64 of UTF-8 text."""
+    try:
+        return base64.b64decode(text, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _outside_placeholders(text: str, change: Callable[[str], str]) -> str:

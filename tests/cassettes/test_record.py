@@ -544,3 +544,108 @@ async def test_record_command_in_front_of_a_stdio_server(tmp_path: Path) -> None
     cassette = Cassette.load(out)
     assert cassette.upstream == {"transport": "stdio", "command": stdio_command()}
     assert cassette.requests("tools/call")[0].transport == "stdio"
+
+
+# -- secrets in the forms a body repeats them ----------------------------------------------------------------------
+
+TOKEN = "tok-4f1c9a7e2b8d6c3e5a0f"
+COOKIE = "c00kie-value-7d2e9b4a1f"
+BASIC_PASSWORD = "hunter2-basic-password"
+DPOP = "dpop-proof-9e8d7c6b5a4f3e2d"
+ARGUMENT_PASSWORD = "argument-passw0rd-5512"
+
+
+async def test_secrets_echoed_alone_decoded_encoded_or_as_arguments_never_reach_the_file(tmp_path: Path) -> None:
+    """A cookie value alone, a decoded Basic password, a DPoP proof, a token's base64, an argument named
+    `password`, the upstream's session id and a short credential: none is written, and no name is rewritten."""
+    import base64
+
+    from mcp_testkit import TestMcpServer
+
+    upstream = TestMcpServer()
+    b64 = base64.b64encode(TOKEN.encode()).decode()
+
+    def echo(arguments: dict[str, Any]) -> str:
+        session = upstream.journal.records[-1].session_id
+        return f"cookie {COOKIE}; password {BASIC_PASSWORD}; proof {DPOP}; b64 {b64}; session {session}; {arguments}"
+
+    upstream.tool("create_ticket", returns=echo)
+    basic = base64.b64encode(f"ann:{BASIC_PASSWORD}".encode()).decode()
+    headers = {
+        "Authorization": f"Bearer {TOKEN}",
+        "Cookie": f"theme=dark; sid={COOKIE}",
+        "Proxy-Authorization": f"Basic {basic}",
+        "DPoP": DPOP,
+        "X-Ticket": "ticket",  # a credential too short to replace inside other text
+    }
+    out = tmp_path / "secrets.json"
+    async with upstream:
+        async with record(upstream.url, out=out, headers={"X-Api-Key": "ticket"}) as proxy:
+            with anyio.fail_after(LIMIT_S):
+                async with httpx2.AsyncClient(headers=headers) as http:
+                    from mcp.client.streamable_http import streamable_http_client
+
+                    async with Client(streamable_http_client(proxy, http_client=http), mode="legacy") as client:
+                        answer = await client.call_tool("create_ticket", {"password": ARGUMENT_PASSWORD, "n": 1})
+        session = upstream.journal.records[-1].session_id
+    assert COOKIE in answer.content[0].text  # type: ignore[union-attr]  # the client got the real answer
+    text = out.read_text()
+    assert session is not None
+    for secret in (TOKEN, COOKIE, BASIC_PASSWORD, basic, DPOP, b64, ARGUMENT_PASSWORD, session):
+        assert secret not in text, secret
+    cassette = Cassette.load(out)
+    assert [tool["name"] for tool in cassette.requests("tools/list")[-1].result["tools"]] == ["create_ticket"]
+    assert cassette.requests("tools/call")[-1].request["params"]["name"] == "create_ticket"
+
+
+async def test_a_scrub_hook_changes_what_is_written_and_not_what_the_client_gets(tmp_path: Path) -> None:
+    """`scrub=` sees each message before it is written (here: an environment dump emptied); the client is untouched."""
+    from mcp_testkit import TestMcpServer
+
+    upstream = TestMcpServer()
+    upstream.tool("get-env", returns="HOME=/home/ann\nPATH=/usr/bin\nDB_URL=postgres://ann:pw@db/prod")
+
+    def scrub(message: dict[str, Any]) -> dict[str, Any]:
+        result = message.get("result")
+        if isinstance(result, dict) and "content" in result and "DB_URL=" in json.dumps(result):
+            return {**message, "result": {**result, "content": [{"type": "text", "text": "<environment>"}]}}
+        return message
+
+    out = tmp_path / "env.json"
+    async with upstream, record(upstream.url, out=out, scrub=scrub) as proxy:
+        with anyio.fail_after(LIMIT_S):
+            async with Client(proxy, mode="legacy") as client:
+                answer = await client.call_tool("get-env", {})
+    assert "DB_URL" in answer.content[0].text  # type: ignore[union-attr]
+    assert "DB_URL" not in out.read_text()
+    assert Cassette.load(out).requests("tools/call")[-1].result["content"][0]["text"] == "<environment>"
+
+
+async def test_record_command_scrub_option_loads_a_function_and_applies_it(upstream_url: str, tmp_path: Path) -> None:
+    """`record --scrub module:function` applies the function to what is written; an unloadable one is exit 2."""
+    (tmp_path / "scrubbing.py").write_text(
+        "def hide_results(message):\n"
+        "    if 'result' in message and 'content' in message['result']:\n"
+        "        return {**message, 'result': {**message['result'], 'content': [], 'structuredContent': {}}}\n"
+        "    return message\n"
+    )
+    out = tmp_path / "scrubbed.json"
+    env = {"PYTHONPATH": str(tmp_path)}
+    args = ("--upstream", upstream_url, "--out", str(out), "--scrub", "scrubbing:hide_results")
+    process, line = await anyio.to_thread.run_sync(lambda: _start_record(*args, env=env))
+    try:
+        answers = await sdk_http_answers(line.rsplit(" at ", 1)[1], [("add", {"a": 1, "b": 1})])
+    finally:
+        status, stderr = await anyio.to_thread.run_sync(_stop, process, signal.SIGINT)
+    assert status == 0, stderr
+    assert answers["0:add"]["structuredContent"] == {"result": 2}  # the client got the real answer
+    assert Cassette.load(out).requests("tools/call")[0].result["content"] == []
+    with anyio.fail_after(LIMIT_S):
+        missing = await anyio.run_process(
+            [sys.executable, "-m", "mcp_testkit", "record", "--upstream", upstream_url, "--out", "x.json",
+             "--scrub", "scrubbing:no_such_function"],
+            check=False, cwd=tmp_path,
+        )  # fmt: skip
+    assert missing.returncode == 2
+    said = missing.stderr.decode().strip()
+    assert said.startswith("mcp-testkit record: --scrub 'scrubbing:no_such_function' cannot be loaded")
