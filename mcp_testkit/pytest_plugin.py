@@ -179,12 +179,11 @@ def _cassette_server(
 
     options = {key: settings.pop(key) for key in CASSETTE_KEYS if key in settings}
     path = Path(request.node.path).parent / options["cassette"]
+    problem: str | None = None
     try:
         server = cassette_server(path, request.config.stash[OPTIONS].record, options, settings)
     except CassetteError as exc:
         problem = str(exc)
-    else:
-        problem = None
     if problem is not None:
         pytest.fail(problem, pytrace=False)  # outside the handler: the message once, not chained to itself
     try:
