@@ -303,10 +303,34 @@ def _answer_changes(
     if shapes[0] != shapes[1]:
         return [(f"structuredContent keys {shapes[0]} -> {shapes[1]}", True)]
     texts = [_blocks(r, "text") for r in (before, after)]
-    for old, new in zip(texts[0], texts[1], strict=True):
+    for number, (old, new) in enumerate(zip(texts[0], texts[1], strict=True), 1):
         if old != new:
-            return [(f"answer changed: {_short(old, 40)} -> {_short(new, 40)}", False)]
+            where, old_part, new_part = _first_difference(json.dumps(old), json.dumps(new))
+            return [(f"answer changed in content block {number} at character {where}: {old_part} -> {new_part}", False)]
+    structured = [r.get("structuredContent") or {} for r in (before, after)]
+    for key in shapes[0]:
+        if structured[0].get(key) != structured[1].get(key):
+            where, old_part, new_part = _first_difference(_short(structured[0].get(key), 10**6),
+                                                          _short(structured[1].get(key), 10**6))  # fmt: skip
+            return [(f"structuredContent.{key} changed at character {where}: {old_part} -> {new_part}", False)]
     return [("answer changed", False)]
+
+
+def _first_difference(old: str, new: str, width: int = 40) -> tuple[int, str, str]:
+    """Where two texts first differ (a 0-based index) and each around that place, at most `width` characters
+    with `...` where cut, so that what is shown differs (a prefix of both would show nothing)."""
+    shared = 0
+    for a, b in zip(old, new, strict=False):
+        if a != b:
+            break
+        shared += 1
+    begin = max(0, shared - width // 4)
+
+    def around(text: str) -> str:
+        end = begin + width
+        return ("..." if begin else "") + text[begin:end] + ("..." if end < len(text) else "")
+
+    return shared, around(old), around(new)
 
 
 def _blocks(result: Mapping[str, Any], key: str) -> list[Any]:

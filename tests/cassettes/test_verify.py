@@ -145,9 +145,10 @@ def test_annotation_output_schema_and_answer_changes_are_classified(tmp_path: Pa
     assert found[("tool read", 'output schema: {"properties": {"n": {"type": "integer"}}, "type": "object"} -> '
                                '{"properties": {"n": {"type": "string"}}, "type": "object"}')] is True  # fmt: skip
     assert found[("tool gone_write", "annotation destructiveHint false -> true")] is True
-    assert found[("info({})", 'answer changed: "version 1" -> "version 2"')] is False
+    assert found[("info({})", 'answer changed in content block 1 at character 9: "version 1" -> "version 2"')] is False
     read_answer = [c for c in report.changes if c.subject == 'read({"q": "x"})']
-    assert [(c.detail.split(":")[0], c.breaking) for c in read_answer] == [("answer changed", False)]
+    changed = [(c.detail.split(" at ")[0], c.breaking) for c in read_answer]
+    assert changed == [("answer changed in content block 1", False)]
     assert report.exit_status == 1
 
 
@@ -284,3 +285,23 @@ def test_verify_names_an_odd_key_of_a_refused_cassette_escaped(tmp_path: Path) -
     assert done.returncode == 2
     assert "\x1b" not in done.stderr
     assert f"cassette {bad}: upstream/\\x1b[2Jx: " in done.stderr
+
+
+def test_an_answer_diff_shows_where_the_answers_differ_not_their_shared_start(tmp_path: Path) -> None:
+    """Two long answers that differ near the end are shown around the difference, which is visible in both."""
+    common = "Report for account 42. " * 5
+    before = TestMcpServer("svc")
+    before.tool("report", read_only=True, returns=common + "Balance: 100 EUR.")
+    out = tmp_path / "svc.json"
+    _cassette_of(before, [("report", {})], out)
+    after = TestMcpServer("svc")
+    after.tool("report", read_only=True, returns=common + "Balance: 250 EUR.")
+    with after:
+        report = verify(out, after.url)
+    [change] = [c for c in report.changes if c.subject == "report({})"]
+    shown = change.detail.split(": ", 1)[1]
+    old, new = shown.split(" -> ")
+    assert "100" in old
+    assert "250" in new
+    assert old != new
+    assert f"at character {1 + len(common) + len('Balance: ')}" in change.detail
