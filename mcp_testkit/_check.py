@@ -134,6 +134,9 @@ def add_parser(commands: Any) -> None:
         help="also check every shipped adapter whose bridge is importable here (fastmcp, pydantic-ai, ...)",
     )
     check.add_argument("--json", metavar="FILE", help="also write every verdict, with its counterexample, to FILE")
+    check.add_argument(
+        "--html", metavar="FILE", help="also write the matrix as one HTML page, each cell opening its counterexample"
+    )
     shown = check.add_mutually_exclusive_group()
     shown.add_argument(
         "-v", "--verbose", action="store_true", help="also print each property's coverage (what its examples exercised)"
@@ -255,6 +258,10 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         return 130
     if args.json:
         _write_json(args.json, factories, verdicts)
+    if args.html:
+        from mcp_testkit._matrix_html import write_matrix_page
+
+        write_matrix_page(args.html, _report(factories, verdicts))
     if not args.quiet:
         print(file=out)
     _matrix(verdicts, chosen, eras, out)
@@ -511,6 +518,13 @@ def _installed(spec: str) -> bool:
 
 def _write_json(path: str, factories: Sequence[tuple[str, Any]], verdicts: Verdicts) -> None:
     """Every verdict as JSON: per bridge, its spec and per `property@era` the status, counts and counterexample."""
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(_report(factories, verdicts), file, indent=2, sort_keys=True)
+        file.write("\n")
+
+
+def _report(factories: Sequence[tuple[str, Any]], verdicts: Verdicts) -> dict[str, Any]:
+    """The verdicts as JSON data (what --json writes and --html draws); a failure keeps its example's requests."""
     specs = {_label(factory, spec): spec for spec, factory in factories}
     report = {
         label: {
@@ -522,15 +536,15 @@ def _write_json(path: str, factories: Sequence[tuple[str, Any]], verdicts: Verdi
                     "seconds": round(result.seconds, 2),
                     "counterexample": result.counterexample,
                     "notes": list(result.notes),
+                    "coverage": dict(result.coverage),
+                    **({"journal": [record.to_json() for record in result.journal]} if result.journal else {}),
                 }
                 for (pid, era), result in results.items()
             },
         }
         for label, results in verdicts.items()
     }
-    with open(path, "w", encoding="utf-8") as file:
-        json.dump(report, file, indent=2, sort_keys=True)
-        file.write("\n")
+    return report
 
 
 def _matrix(verdicts: Verdicts, chosen: Sequence[str], eras: Sequence[str], out: TextIO) -> None:

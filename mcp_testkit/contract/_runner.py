@@ -30,6 +30,7 @@ from mcp_testkit.contract._time_limit import time_limit
 if TYPE_CHECKING:
     from mcp_testkit.adapters import AdapterFactory, BridgeAdapter
     from mcp_testkit.contract._harness import BridgeFacts
+    from mcp_testkit.journal import Record
     from mcp_testkit.server import TestMcpServer
 
 __all__ = ["DEFAULT_BUDGET_S", "PropertyResult", "check_property", "resilience_suite", "run_contract"]
@@ -68,6 +69,8 @@ class PropertyResult:
     coverage: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     era: str = HANDSHAKE
+    journal: tuple[Record, ...] = field(default=(), repr=False, compare=False)
+    """For "failed": the requests of the counterexample's example as the server journaled them (to draw it)."""
 
     def __post_init__(self) -> None:
         if self.status not in _STATUSES:
@@ -152,6 +155,8 @@ class _Run:
         self.examples = 0
         self.coverage: Counter[str] = Counter()
         self.failure: str | None = None
+        self.failure_journal: tuple[Record, ...] = ()
+        """The requests of the example that failed last (the shrunk one, once Hypothesis is done)."""
         self.failing = False
         self.unrun: list[tuple[str, bool, str]] = []
         """The declared cases that did not run as planned (no fault of theirs fired): where, whether not firing
@@ -191,6 +196,7 @@ class _Run:
                 self._count(inputs, where)
             self.failing = True
             self.failure = f"{self.header(inputs, where)}\n{violation}"
+            self.failure_journal = tuple(self.harness.server.journal)
             raise ContractViolation(self.failure) from None
         except ContractError as error:
             raise _Stop("error", error) from None
@@ -206,6 +212,8 @@ class _Run:
                 else "the bridge sent its request, but not as the case needs"
             )
             trace = self.harness.fail(f"no fault of this declared case fired ({planned}): {why}")
+            if unsent and not any(earlier for _, earlier, _ in self.unrun):
+                self.failure_journal = tuple(self.harness.server.journal)
             self.unrun.append((where, unsent, f"{self.header(inputs, where)}\n{trace}"))
 
     def _count(self, inputs: dict[str, Any], where: str) -> None:
@@ -309,6 +317,7 @@ def check_property(
             dict(run.coverage) if run else {},
             tuple(notes),
             harness.era,
+            run.failure_journal if run and status == "failed" else (),
         )
 
     def not_applicable(reason: str) -> PropertyResult:
