@@ -9,12 +9,11 @@ import json
 import os
 import sys
 import textwrap
-import threading
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS
+from mcp_testkit._ticker import Ticker
 
 if TYPE_CHECKING:
     from mcp_testkit.contract import PropertyResult
@@ -240,7 +239,7 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     if not args.quiet:
         print(_opening(labels, chosen, eras, args, named=bool(named)), file=out)
     verdicts: Verdicts = {label: {} for label in labels.values()}
-    ticker = _Ticker(out) if not args.quiet and out.isatty() else None
+    ticker = Ticker(out, args.examples) if not args.quiet and out.isatty() else None
     try:
         for spec, factory in factories:
             label = labels[spec]
@@ -308,7 +307,7 @@ def _check_one(
     args: argparse.Namespace,
     results: dict[tuple[str, str], PropertyResult],
     out: TextIO,
-    ticker: _Ticker | None,
+    ticker: Ticker | None,
 ) -> None:
     """Run the contract on one bridge in one era, printing a line per property as it ends."""
     from mcp_testkit.contract import run_contract
@@ -351,45 +350,11 @@ def _check_one(
         example_timeout=args.example_timeout,
         budget=args.budget,
         progress=progress,
+        on_example=None if ticker is None else lambda _, number, shrinking: ticker.example(number, shrinking),
     ):
         results[result.property_id, era] = result
     if ticker is not None:
         ticker.stop()
-
-
-class _Ticker:
-    """On a terminal, one line updated in place while a property runs (its elapsed time), erased when it ends;
-    never used when the output is not a terminal, so CI logs keep plain lines."""
-
-    def __init__(self, out: TextIO) -> None:
-        self._out = out
-        self._lock = threading.Lock()
-        self._stopped = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def start(self, text: str) -> None:
-        self.stop()
-        self._stopped.clear()
-        started = time.monotonic()
-
-        def tick() -> None:
-            while not self._stopped.wait(0.2):
-                with self._lock:
-                    self._out.write(f"\r{text} {time.monotonic() - started:5.1f} s\x1b[K")
-                    self._out.flush()
-
-        self._thread = threading.Thread(target=tick, name="mcp-testkit-check-ticker", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        if self._thread is None:
-            return
-        self._stopped.set()
-        self._thread.join()
-        self._thread = None
-        with self._lock:
-            self._out.write("\r\x1b[K")
-            self._out.flush()
 
 
 def _unsettled(results: dict[tuple[str, str], PropertyResult]) -> bool:
