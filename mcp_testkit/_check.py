@@ -9,12 +9,11 @@ import json
 import os
 import sys
 import textwrap
-import threading
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS
+from mcp_testkit._ticker import Ticker
 
 if TYPE_CHECKING:
     from mcp_testkit.contract import PropertyResult
@@ -134,6 +133,9 @@ def add_parser(commands: Any) -> None:
         help="also check every shipped adapter whose bridge is importable here (fastmcp, pydantic-ai, ...)",
     )
     check.add_argument("--json", metavar="FILE", help="also write every verdict, with its counterexample, to FILE")
+    check.add_argument(
+        "--html", metavar="FILE", help="also write the matrix as one HTML page, each cell opening its counterexample"
+    )
     shown = check.add_mutually_exclusive_group()
     shown.add_argument(
         "-v", "--verbose", action="store_true", help="also print each property's coverage (what its examples exercised)"
@@ -237,7 +239,7 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     if not args.quiet:
         print(_opening(labels, chosen, eras, args, named=bool(named)), file=out)
     verdicts: Verdicts = {label: {} for label in labels.values()}
-    ticker = _Ticker(out) if not args.quiet and out.isatty() else None
+    ticker = Ticker(out, args.examples) if not args.quiet and out.isatty() else None
     try:
         for spec, factory in factories:
             label = labels[spec]
@@ -255,6 +257,10 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         return 130
     if args.json:
         _write_json(args.json, factories, verdicts)
+    if args.html:
+        from mcp_testkit._matrix_html import write_matrix_page
+
+        write_matrix_page(args.html, _report(factories, verdicts))
     if not args.quiet:
         print(file=out)
     _matrix(verdicts, chosen, eras, out)
@@ -301,7 +307,7 @@ def _check_one(
     args: argparse.Namespace,
     results: dict[tuple[str, str], PropertyResult],
     out: TextIO,
-    ticker: _Ticker | None,
+    ticker: Ticker | None,
 ) -> None:
     """Run the contract on one bridge in one era, printing a line per property as it ends."""
     from mcp_testkit.contract import run_contract
@@ -344,45 +350,11 @@ def _check_one(
         example_timeout=args.example_timeout,
         budget=args.budget,
         progress=progress,
+        on_example=None if ticker is None else lambda _, number, shrinking: ticker.example(number, shrinking),
     ):
         results[result.property_id, era] = result
     if ticker is not None:
         ticker.stop()
-
-
-class _Ticker:
-    """On a terminal, one line updated in place while a property runs (its elapsed time), erased when it ends;
-    never used when the output is not a terminal, so CI logs keep plain lines."""
-
-    def __init__(self, out: TextIO) -> None:
-        self._out = out
-        self._lock = threading.Lock()
-        self._stopped = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def start(self, text: str) -> None:
-        self.stop()
-        self._stopped.clear()
-        started = time.monotonic()
-
-        def tick() -> None:
-            while not self._stopped.wait(0.2):
-                with self._lock:
-                    self._out.write(f"\r{text} {time.monotonic() - started:5.1f} s\x1b[K")
-                    self._out.flush()
-
-        self._thread = threading.Thread(target=tick, name="mcp-testkit-check-ticker", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        if self._thread is None:
-            return
-        self._stopped.set()
-        self._thread.join()
-        self._thread = None
-        with self._lock:
-            self._out.write("\r\x1b[K")
-            self._out.flush()
 
 
 def _unsettled(results: dict[tuple[str, str], PropertyResult]) -> bool:
@@ -511,6 +483,13 @@ def _installed(spec: str) -> bool:
 
 def _write_json(path: str, factories: Sequence[tuple[str, Any]], verdicts: Verdicts) -> None:
     """Every verdict as JSON: per bridge, its spec and per `property@era` the status, counts and counterexample."""
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(_report(factories, verdicts), file, indent=2, sort_keys=True)
+        file.write("\n")
+
+
+def _report(factories: Sequence[tuple[str, Any]], verdicts: Verdicts) -> dict[str, Any]:
+    """The verdicts as JSON data (what --json writes and --html draws); a failure keeps its example's requests."""
     specs = {_label(factory, spec): spec for spec, factory in factories}
     report = {
         label: {
@@ -522,15 +501,15 @@ def _write_json(path: str, factories: Sequence[tuple[str, Any]], verdicts: Verdi
                     "seconds": round(result.seconds, 2),
                     "counterexample": result.counterexample,
                     "notes": list(result.notes),
+                    "coverage": dict(result.coverage),
+                    **({"journal": [record.to_json() for record in result.journal]} if result.journal else {}),
                 }
                 for (pid, era), result in results.items()
             },
         }
         for label, results in verdicts.items()
     }
-    with open(path, "w", encoding="utf-8") as file:
-        json.dump(report, file, indent=2, sort_keys=True)
-        file.write("\n")
+    return report
 
 
 def _matrix(verdicts: Verdicts, chosen: Sequence[str], eras: Sequence[str], out: TextIO) -> None:

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
 
-__all__ = ["html_page", "mermaid"]
+__all__ = ["POLICY", "SCRIPT", "STYLE", "fragment", "html_page", "mermaid", "records_of_json"]
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def mermaid(records: Iterable[Record], *, title: str | None = None) -> str:
 
 _LEFT, _RIGHT, _WIDTH, _TOP, _ROW = 140, 700, 1120, 70, 64
 
-_STYLE = """
+STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:16px;color:#1d2430}
 h1{font-size:18px}svg{display:block;max-width:100%;height:auto}
 .lane{stroke:#b8c0cc;stroke-dasharray:4 4}.actor rect{fill:#eef2f7;stroke:#8893a4}
@@ -132,26 +132,26 @@ details{border:1px solid #d5dbe3;border-radius:4px;margin:4px 0;padding:4px 8px}
 details:target,details[open]{background:#f7f9fc}pre{overflow:auto;font-size:12px;background:#fff;padding:6px}
 """
 
-_SCRIPT = """
-function openTarget(){var id=location.hash.slice(1);var el=id&&document.getElementById(id);
-if(el&&el.tagName==='DETAILS'){el.open=true;el.scrollIntoView();}}
+SCRIPT = """
+function openTarget(){var id=location.hash.slice(1);var el=id&&document.getElementById(id);if(!el)return;
+for(var p=el;p;p=p.parentElement){if(p.tagName==='DETAILS')p.open=true;}el.scrollIntoView();}
 window.addEventListener('hashchange',openTarget);window.addEventListener('DOMContentLoaded',openTarget);
 """
 
-_POLICY = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+POLICY = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 
-def _arrow(seq: int, y: int, label: str, classes: str, *, leftward: bool) -> str:
+def _arrow(seq: int, y: int, label: str, classes: str, *, leftward: bool, prefix: str) -> str:
     x1, x2 = (_RIGHT, _LEFT) if leftward else (_LEFT, _RIGHT)
     head = "url(#head-back)" if leftward else "url(#head)"
     return (
-        f'<a href="#r{seq}"><g class="arrow {classes}" data-seq="{seq}">'
+        f'<a href="#{prefix}r{seq}"><g class="arrow {classes}" data-seq="{seq}">'
         f'<line x1="{x1}" y1="{y}" x2="{x2}" y2="{y}" marker-end="{head}"/>'
         f'<text x="{(_LEFT + _RIGHT) // 2}" y="{y - 5}" text-anchor="middle">{html.escape(label)}</text></g></a>'
     )
 
 
-def _svg(steps: Sequence[_Step]) -> str:
+def _svg(steps: Sequence[_Step], prefix: str = "") -> str:
     height = _TOP + _ROW * len(steps) + 30
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{height}" viewBox="0 0 {_WIDTH} {height}"'
@@ -175,17 +175,18 @@ def _svg(steps: Sequence[_Step]) -> str:
                 f'<text x="{_RIGHT + 74}" y="{y - 20}">session {html.escape(step.session[:8])}</text></g>'
             )
         kind = "request notification" if step.notification else "request"
-        parts.append(_arrow(step.seq, y, step.request, kind, leftward=False))
+        parts.append(_arrow(step.seq, y, step.request, kind, leftward=False, prefix=prefix))
         if step.fault:
             parts.append(
                 f'<g class="fault" data-seq="{step.seq}"><circle cx="{_RIGHT}" cy="{y}" r="6"/>'
                 f'<text x="{_RIGHT + 10}" y="{y + 4}">{html.escape(step.fault[:80])}</text></g>'
             )
         if step.answer is None:
-            parts.append(_arrow(step.seq, y + 26, "no answer (connection cut)", "answer lost failed", leftward=True))
+            lost = "no answer (connection cut)"
+            parts.append(_arrow(step.seq, y + 26, lost, "answer lost failed", leftward=True, prefix=prefix))
         else:
             classes = "answer failed" if step.failed else "answer"
-            parts.append(_arrow(step.seq, y + 26, step.answer, classes, leftward=True))
+            parts.append(_arrow(step.seq, y + 26, step.answer, classes, leftward=True, prefix=prefix))
     parts.append("</svg>")
     return "".join(parts)
 
@@ -194,11 +195,11 @@ def _pretty(value: Any) -> str:
     return html.escape(json.dumps(value, indent=2, ensure_ascii=False, default=repr))
 
 
-def _details(record: Record, hidden: Collection[str], start: float) -> str:
+def _details(record: Record, hidden: Collection[str], start: float, prefix: str = "") -> str:
     data = record.to_json(hidden)
     request = {"headers": data["headers"], "message": data["message"] if data["message"] is not None else data["body"]}
     return (
-        f'<details id="r{record.seq}"><summary>{html.escape(record.summary())}</summary>'
+        f'<details id="{prefix}r{record.seq}"><summary>{html.escape(record.summary())}</summary>'
         f"<p>received at +{(record.at - start) * 1000:.1f} ms"
         f"{'' if record.fault is None else ' · fault ' + html.escape(repr(record.fault))}</p>"
         f"<h3>request</h3><pre>{_pretty(request)}</pre>"
@@ -208,16 +209,61 @@ def _details(record: Record, hidden: Collection[str], start: float) -> str:
 
 def html_page(records: Sequence[Record], *, title: str, hidden: Collection[str] = ()) -> str:
     """One self-contained HTML page: the diagram, and under it each record's request and answer (redacted)."""
-    steps = list(_steps(records))
-    start = records[0].at if records else 0.0
-    faults = sum(step.fault is not None for step in steps)
+    faults = sum(record.fault is not None for record in records)
     return (
         "<!DOCTYPE html>\n"
-        f'<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{_POLICY}">'
-        f"<title>{html.escape(title)}</title><style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>"
+        f'<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{POLICY}">'
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style><script>{SCRIPT}</script></head><body>"
         f"<h1>{html.escape(title)}</h1>"
         f"<p>{len(records)} request{'' if len(records) == 1 else 's'}, {faults} with a fault. "
         "Each arrow opens its request and answer below.</p>"
-        f"{_svg(steps)}<section>{''.join(_details(record, hidden, start) for record in records)}</section>"
-        "</body></html>\n"
+        f"{fragment(records, hidden=hidden)}</body></html>\n"
     )
+
+
+def fragment(records: Sequence[Record], *, hidden: Collection[str] = (), prefix: str = "") -> str:
+    """The diagram and each record's request and answer, to place in a page that has `STYLE` and `SCRIPT`;
+    `prefix` keeps the ids of several diagrams in one page apart."""
+    start = records[0].at if records else 0.0
+    details = "".join(_details(record, hidden, start, prefix) for record in records)
+    return f"{_svg(list(_steps(records)), prefix)}<section>{details}</section>"
+
+
+def records_of_json(items: Iterable[Mapping[str, Any]]) -> list[Record]:
+    """Records back from their `Record.to_json()` form (as `check --json` keeps a counterexample's requests),
+    enough to draw them; a fault that no longer parses is kept as its JSON."""
+    from mcp_testkit._record import Record
+    from mcp_testkit.faults import from_json
+
+    records = []
+    for item in items:
+        fault = item.get("fault")
+        if isinstance(fault, dict):
+            try:
+                fault = from_json(fault)
+            except (TypeError, ValueError, KeyError):
+                pass
+        body = item.get("body")
+        records.append(
+            Record(
+                int(item.get("seq", 0)),
+                float(item.get("at", 0.0)),
+                str(item.get("http_method", "POST")),
+                str(item.get("path", "")),
+                dict(item.get("headers") or {}),
+                body.encode() if isinstance(body, str) else b"",
+                rpc_method=item.get("rpc_method"),
+                rpc_id=item.get("rpc_id"),
+                tool=item.get("tool"),
+                session_id=item.get("session_id"),
+                protocol_version=item.get("protocol_version"),
+                status=item.get("status"),
+                fault=fault,
+                executed=item.get("executed"),
+                error=item.get("error"),
+                era=item.get("era"),
+                _message=item.get("message"),
+                _response=item.get("response"),
+            )
+        )
+    return records

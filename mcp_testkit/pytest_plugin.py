@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from mcp_testkit._plugin import clients, served
+from mcp_testkit._plugin import clients, diagrams, served
 from mcp_testkit._plugin.handouts import McpEnv, McpServerFactory
 from mcp_testkit._plugin.options import (
     CASSETTE_KEYS,
@@ -71,9 +71,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="cassettes (marker cassette=): 'none' replays only (default), 'once' records a missing one, "
         "'new' records calls a cassette lacks, 'all' records anew",
     )
+    group.addoption(
+        "--mcp-report",
+        dest="mcp_report",
+        metavar="DIR",
+        default=None,
+        help="write the journal of every failing test that used mcp-testkit's servers into DIR as an HTML "
+        "sequence diagram (one file a test, named after its node id)",
+    )
     parser.addini("mcp_transport", default="socket", help="default of --mcp-transport")
     parser.addini("mcp_record", default="none", help="default of --mcp-record")
     parser.addini("mcp_journal", default="fail", help="default of --mcp-journal")
+    parser.addini("mcp_report", default="", help="default of --mcp-report (relative to the ini file)")
     parser.addini("mcp_journal_limit", default="50", help="at most this many journal lines a server in a report")
 
 
@@ -112,7 +121,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
-    """Add an "mcp journal" section to the report of a failing test (of every test with 'always')."""
+    """Add an "mcp journal" section to the report of a failing test (of every test with 'always'), and with
+    --mcp-report write its diagrams and name them under the journal."""
     report = yield
     used = served.used_by(item, create=False)
     if used is None or not used.served:
@@ -120,10 +130,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     options = item.config.stash[OPTIONS]
     first_failure = report.failed and not used.journal_on_failure
     wanted = options.journal == "always" and report.when == "call"
+    drawn = diagrams.write(item, used, options.report_dir) if first_failure and options.report_dir else {}
+    used.journal_on_failure = used.journal_on_failure or report.failed
     if options.journal != "never" and (first_failure or wanted):
-        used.journal_on_failure = used.journal_on_failure or report.failed
         for one in used.served:
-            report.sections.append((one.title, served.journal_text(one, used, options.limit)))
+            text = served.journal_text(one, used, options.limit)
+            report.sections.append((one.title, text + (f"\ndiagram: {drawn[one]}" if one in drawn else "")))
+    elif drawn:
+        report.sections.append(("mcp report", "\n".join(f"diagram: {path}" for path in drawn.values())))
+    if drawn:
+        diagrams.attach(item.config, report, drawn)
     return report
 
 

@@ -321,6 +321,7 @@ def main() -> int:
     parser.add_argument("--check", type=Path, metavar="EXPECTED.json", help="assert each cell against this file")
     parser.add_argument("--ci", action="store_true", help="the CI bridges, 10 examples, --check the expected file")
     parser.add_argument("--no-write", action="store_true", help="do not write docs/matrix.md")
+    parser.add_argument("--html", type=Path, metavar="FILE", help="also write the matrix as a page (docs/matrix.html)")
     args = parser.parse_args()
     chosen = [b for b in BRIDGES if (b.in_ci if args.ci else (not args.only or b.key in args.only))]
     examples = 10 if args.ci else args.examples
@@ -335,6 +336,10 @@ def main() -> int:
         written = merged(verdicts, published) if args.only else verdicts
         write_markdown(written, examples, ROOT / "docs" / "matrix.md")
         published.write_text(json.dumps(written, indent=2, sort_keys=True) + "\n")
+    if args.html:
+        from mcp_testkit._matrix_html import write_matrix_page
+
+        write_matrix_page(args.html, merged(verdicts, ROOT / "docs" / "matrix.json") if args.only else verdicts)
     for label, result in verdicts.items():
         properties = result["properties"].items()  # type: ignore[attr-defined]
         cells = " ".join(f"{pid}={cell['status']}" for pid, cell in properties)

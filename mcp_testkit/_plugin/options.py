@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -47,6 +48,8 @@ class Options:
     limit: int
     asyncio: bool
     record: str = "none"
+    report_dir: Path | None = None
+    """Where a failing test's journals go as HTML diagrams (--mcp-report); None writes none."""
 
 
 OPTIONS = pytest.StashKey[Options]()
@@ -66,7 +69,20 @@ def read_options(config: pytest.Config, *, asyncio: bool) -> Options:
     record = config.getoption("mcp_record", None) or config.getini("mcp_record")
     if record not in RECORD_MODES:
         raise pytest.UsageError(f"mcp_record must be one of {', '.join(RECORD_MODES)}, not {record!r}")
-    return Options(transport, journal, int(limit), asyncio, record)
+    return Options(transport, journal, int(limit), asyncio, record, _report_dir(config))
+
+
+def _report_dir(config: pytest.Config) -> Path | None:
+    """--mcp-report's directory (relative to where pytest was started), else the ini key's (relative to the
+    ini file), else None."""
+    given = config.getoption("mcp_report", None)
+    if given:
+        return config.invocation_params.dir / str(given)
+    ini = str(config.getini("mcp_report") or "").strip()
+    if not ini:
+        return None
+    base = config.inipath.parent if config.inipath is not None else config.rootpath
+    return base / ini
 
 
 def keep_asyncio_fixture_loop_scope(config: pytest.Config) -> None:

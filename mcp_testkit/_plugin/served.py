@@ -13,7 +13,18 @@ from mcp_testkit._plugin.options import FIRED_KEY, assert_all_fired
 if TYPE_CHECKING:
     from mcp_testkit.server import TestMcpServer
 
-__all__ = ["Served", "Used", "add_secret", "check", "journal_text", "mark_checked", "serve", "served_of", "used_by"]
+__all__ = [
+    "Served",
+    "Used",
+    "add_secret",
+    "check",
+    "journal_text",
+    "mark_checked",
+    "secrets_of",
+    "serve",
+    "served_of",
+    "used_by",
+]
 
 
 @dataclass(eq=False)
@@ -122,10 +133,10 @@ def journal_text(served: Served, used: Used, limit: int) -> str:
     if errors:
         lines.append(f"tool handlers raised {len(errors)} exception{'s' * (len(errors) != 1)}:")
         lines.extend(f"  {type(error).__name__}: {error}" for error in errors[:5])
-    return _redact("\n".join(lines), _secrets_of(served, used))
+    return _redact("\n".join(lines), secrets_of(served, used))
 
 
-def _secrets_of(served: Served, used: Used) -> set[str]:
+def secrets_of(served: Served, used: Used) -> set[str]:
     """Values never to print: credentials the test configured and credential headers the server received."""
     values = set(used.secrets)
     from mcp_testkit.journal import is_secret_header

@@ -7,6 +7,7 @@ handshake era to the stateless column's server)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -30,6 +31,7 @@ from mcp_testkit.contract._time_limit import time_limit
 if TYPE_CHECKING:
     from mcp_testkit.adapters import AdapterFactory, BridgeAdapter
     from mcp_testkit.contract._harness import BridgeFacts
+    from mcp_testkit.journal import Record
     from mcp_testkit.server import TestMcpServer
 
 __all__ = ["DEFAULT_BUDGET_S", "PropertyResult", "check_property", "resilience_suite", "run_contract"]
@@ -68,6 +70,8 @@ class PropertyResult:
     coverage: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     era: str = HANDSHAKE
+    journal: tuple[Record, ...] = field(default=(), repr=False, compare=False)
+    """For "failed": the requests of the counterexample's example as the server journaled them (to draw it)."""
 
     def __post_init__(self) -> None:
         if self.status not in _STATUSES:
@@ -143,8 +147,16 @@ def _show(value: Any) -> str:
 class _Run:
     """One property against one adapter: the examples, what they covered, the failure that ended it."""
 
-    def __init__(self, harness: ContractHarness, prop: Property, facts: BridgeFacts, budget: float) -> None:
+    def __init__(
+        self,
+        harness: ContractHarness,
+        prop: Property,
+        facts: BridgeFacts,
+        budget: float,
+        on_example: Callable[[int, bool], None] | None = None,
+    ) -> None:
         self.harness = harness
+        self.on_example = on_example
         self.prop = prop
         self.facts = facts
         self.deadline = time.perf_counter() + budget
@@ -152,6 +164,8 @@ class _Run:
         self.examples = 0
         self.coverage: Counter[str] = Counter()
         self.failure: str | None = None
+        self.failure_journal: tuple[Record, ...] = ()
+        """The requests of the example that failed last (the shrunk one, once Hypothesis is done)."""
         self.failing = False
         self.unrun: list[tuple[str, bool, str]] = []
         """The declared cases that did not run as planned (no fault of theirs fired): where, whether not firing
@@ -169,6 +183,8 @@ class _Run:
         counted = not self.failing
         if counted:
             self.examples += 1
+        if self.on_example is not None:
+            self.on_example(self.examples, not counted)
 
         async def check(h: ContractHarness, adapter: BridgeAdapter) -> None:
             await self.prop.check(h, adapter, self.facts, inputs)
@@ -191,6 +207,7 @@ class _Run:
                 self._count(inputs, where)
             self.failing = True
             self.failure = f"{self.header(inputs, where)}\n{violation}"
+            self.failure_journal = tuple(self.harness.server.journal)
             raise ContractViolation(self.failure) from None
         except ContractError as error:
             raise _Stop("error", error) from None
@@ -206,6 +223,8 @@ class _Run:
                 else "the bridge sent its request, but not as the case needs"
             )
             trace = self.harness.fail(f"no fault of this declared case fired ({planned}): {why}")
+            if unsent and not any(earlier for _, earlier, _ in self.unrun):
+                self.failure_journal = tuple(self.harness.server.journal)
             self.unrun.append((where, unsent, f"{self.header(inputs, where)}\n{trace}"))
 
     def _count(self, inputs: dict[str, Any], where: str) -> None:
@@ -279,13 +298,16 @@ def check_property(
     max_examples: int = 100,
     derandomize: bool = True,
     budget: float = DEFAULT_BUDGET_S,
+    on_example: Callable[[int, bool], None] | None = None,
 ) -> PropertyResult:
     """Check one property with `harness`; never raises for a failing bridge, returns its verdict.
 
     The property's declared cases run first and count toward `max_examples` (all of them run even
     when it is smaller, and the result says so); Hypothesis draws the rest. `budget` bounds the
     seconds the property may take: draws stop when it is spent, and so does shrinking, whose result
-    then says it may not be the shortest.
+    then says it may not be the shortest. `on_example(number, shrinking)` is called as each example
+    starts (for a progress display): its number among those counted, and whether Hypothesis is
+    shrinking a failure (whose tries are not counted).
     """
     if property_id not in PROPERTIES:
         raise ValueError(f"unknown property {property_id!r}; known: {', '.join(PROPERTIES)}")
@@ -309,6 +331,7 @@ def check_property(
             dict(run.coverage) if run else {},
             tuple(notes),
             harness.era,
+            run.failure_journal if run and status == "failed" else (),
         )
 
     def not_applicable(reason: str) -> PropertyResult:
@@ -329,7 +352,7 @@ def check_property(
         return result("error", f"the contract harness raised {type(error).__name__}: {error}\n{traceback_text(error)}")
     if spoken != harness.era:
         return result("fell_back", how)
-    run = _Run(harness, prop, facts, budget)
+    run = _Run(harness, prop, facts, budget, on_example)
     if len(cases) > max_examples:
         notes.append(f"all {len(cases)} declared cases ran although max_examples is {max_examples}")
     with harness.fresh_loop():
@@ -443,6 +466,7 @@ def run_contract(
     budget: float = DEFAULT_BUDGET_S,
     progress: Callable[[PropertyResult], None] | None = None,
     server: TestMcpServer | None = None,
+    on_example: Callable[[str, int, bool], None] | None = None,
 ) -> list[PropertyResult]:
     """Check every property (or those named) against the bridge that `factory` makes, in each era of `eras`.
 
@@ -456,7 +480,8 @@ def run_contract(
     `TestMcpServer.from_cassette(...)`: each example resets it and adds its own tools beside the
     recorded catalogue. `eras` defaults to both; with `server`, to the eras it fits: the handshake
     era if it speaks only that one, the stateless era if it speaks 2026-07-28. Naming an era the
-    server does not fit is a `ValueError` saying what to do.
+    server does not fit is a `ValueError` saying what to do. `progress(result)` is called as each
+    property ends, `on_example(property_id, number, shrinking)` as each example starts (see `check_property`).
     """
     chosen = list(properties) if properties is not None else list(PROPERTIES)
     unknown = [p for p in chosen if p not in PROPERTIES]
@@ -473,8 +498,14 @@ def run_contract(
             factory, transport=transport, example_timeout=example_timeout, era=era, server=server
         ) as harness:
             for property_id in chosen:
+                ticks = None if on_example is None else functools.partial(on_example, property_id)
                 result = check_property(
-                    harness, property_id, max_examples=max_examples, derandomize=derandomize, budget=budget
+                    harness,
+                    property_id,
+                    max_examples=max_examples,
+                    derandomize=derandomize,
+                    budget=budget,
+                    on_example=ticks,
                 )
                 results.append(result)
                 if progress is not None:

@@ -11,6 +11,9 @@ How to write an example that this test runs (the convention, for every page):
   run by pytest in a folder of its own, plainly (no ini file) and with `-W error`, and must end
   with exactly those outcomes and no warning. With the word `journal` in the marker, the next
   `console` block shows the failure report's `mcp journal` section, and its lines must be printed.
+- `<!-- file: toolbox.py -->` before a Python block names it as a module: it does not run on its
+  own; every later pytester block of the page finds it beside its test file (as do later modules),
+  so a tutorial writes its code once and tests it step by step (`from toolbox import ...`).
 - A ```` ```console ```` block whose commands (`$ mcp-testkit ...`) are followed by output is run,
   each command in a temporary folder, and the output it shows is compared with what the command
   printed (stdout and stderr), line by line, after masking what changes from run to run:
@@ -43,7 +46,7 @@ COMMAND_TIMEOUT_S = 300.0
 PYTESTER_TIMEOUT_S = 120.0
 
 _FENCE = re.compile(r"^```(\w*)\s*$")
-_MARKER = re.compile(r"^<!--\s*(continues|pytester:[^>]*?)\s*-->$")
+_MARKER = re.compile(r"^<!--\s*(continues|pytester:[^>]*?|file:\s*[\w.]+)\s*-->$")
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,8 @@ class Block:
     parts: tuple[tuple[int, str], ...]
     """(first line of the code, code) of each block in the chain."""
     pytester: str | None = None
+    file: str | None = None
+    """The module name a later pytester block of the page imports it by (`<!-- file: x.py -->`)."""
 
     @property
     def name(self) -> str:
@@ -101,7 +106,8 @@ def blocks(page: Path) -> list[Block]:
             block = Block(page, pending.line, language, (*pending.parts, part), pending.pytester)
         else:
             pytester = marker.partition(":")[2].strip() if marker and marker.startswith("pytester:") else None
-            block = Block(page, first, language, (part,), pytester)
+            module = marker.partition(":")[2].strip() if marker and marker.startswith("file:") else None
+            block = Block(page, first, language, (part,), pytester, module)
         if marker == "continues":
             pending = block
         else:
@@ -131,7 +137,7 @@ def _commands(block: Block) -> list[tuple[list[str], list[str]]]:
 
 
 EXAMPLES = [block for page in PAGES for block in blocks(page) if _runnable(block)]
-PYTHON = [block for block in EXAMPLES if block.language == "python" and block.pytester is None]
+PYTHON = [block for block in EXAMPLES if block.language == "python" and block.pytester is None and block.file is None]
 PYTESTER = [block for block in EXAMPLES if block.pytester is not None]
 CONSOLE = [block for block in EXAMPLES if block.language == "console"]
 
@@ -195,7 +201,9 @@ def differences(shown: list[str], printed: list[str]) -> list[str] | None:
 def test_the_pages_have_examples_of_every_kind() -> None:
     """The collection finds examples on every page that has code, of each kind, so none can silently vanish."""
     assert {block.page.name for block in PYTHON} >= {"README.md", "index.md", "bridge.md", "contract.md", "server.md"}
-    assert len(PYTESTER) == 8
+    assert len(PYTESTER) == 16
+    modules = [block.file for page in PAGES for block in blocks(page) if block.file is not None]
+    assert modules == ["toolbox.py", "toolbox_adapter.py"]
     assert any(command[:2] == ["mcp-testkit", "check"] for block in CONSOLE for command, _ in _commands(block))
 
 
@@ -219,6 +227,9 @@ def test_python_example_runs(block: Block, tmp_path: Path, monkeypatch: pytest.M
 def test_pytest_example_has_its_stated_outcomes(block: Block, pytester: pytest.Pytester) -> None:
     """The block, run as a test file by a plain `pytest -W error` (no ini), ends as its marker says, warning-free."""
     expected = dict(word.split("=") for word in block.pytester.split() if "=" in word)  # type: ignore[union-attr]
+    for module in blocks(block.page):
+        if module.file is not None and module.line < block.line:
+            (pytester.path / module.file).write_text(module.text, encoding="utf-8")
     pytester.makepyfile(**{f"test_{block.page.stem}_{block.line}": block.text})
     result = pytester.runpytest_subprocess("-W", "error", "-p", "no:cacheprovider", timeout=PYTESTER_TIMEOUT_S)
     outcomes = {name: count for name, count in result.parseoutcomes().items() if name != "warnings"}
