@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Union
 import mcp_types
 from pydantic import BaseModel
 
+from mcp_testkit._param_headers import mirrored_params
+
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
@@ -195,6 +197,7 @@ class ScriptedTool:
     """Client capabilities a call needs ('sampling', 'elicitation', ...): a 2026-07-28 call whose `_meta`
     does not declare them all is refused with -32021 before the tool runs."""
     _served: int = field(default=0, repr=False)
+    _mirrored: tuple[Any, list[tuple[tuple[str, ...], str]]] | None = field(default=None, repr=False)
 
     @classmethod
     def build(
@@ -274,6 +277,15 @@ class ScriptedTool:
         index = min(self._served, len(self.answers) - 1)
         self._served += 1
         return self.answers[index]
+
+    def mirrored_params(self) -> list[tuple[tuple[str, ...], str]]:
+        """The parameters its `inputSchema` mirrors into `Mcp-Param-{name}` headers (`_param_headers.mirrored_params`),
+        found once per schema: walked again whenever the definition holds another schema object."""
+        schema = self.definition.get("inputSchema")
+        cached = self._mirrored
+        if cached is None or cached[0] is not schema:
+            cached = self._mirrored = (schema, mirrored_params(schema))
+        return cached[1]
 
     def validation_error(self, arguments: Mapping[str, Any]) -> str | None:
         """A message describing why `arguments` break the input schema, or None when they fit."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import hmac
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -37,6 +37,7 @@ from mcp_testkit.server._protocol import (
 from mcp_testkit.server._resume import StoredEvent, StreamPlan, sse_frame
 
 if TYPE_CHECKING:
+    from mcp_testkit._headers import Headers
     from mcp_testkit.journal import Record
     from mcp_testkit.server._effects import Effect
     from mcp_testkit.server._refusal import Refusal
@@ -59,6 +60,7 @@ __all__ = [
     "crashed",
     "describe",
     "faulted",
+    "header",
     "kind_of",
     "lifespan",
     "read",
@@ -73,6 +75,10 @@ _SSE = b"text/event-stream"
 
 JOURNAL_PREFIX = BODY_PREFIX
 """How many bytes of a body refused for its size the journal keeps."""
+
+header: Callable[[Headers, str], str | None] = dict.get
+"""A request header by its lower-case name: `Headers` keeps names lower-case, so the transport and the eras,
+which name headers in lower case, look them up directly (`Headers.get` lower-cases every name it is given)."""
 
 
 class ServerCrash(Exception):
@@ -108,6 +114,7 @@ class Response:
     __slots__ = (
         "dropped",
         "event_ids",
+        "headers",
         "message",
         "parse_error",
         "plan",
@@ -118,9 +125,11 @@ class Response:
         "streaming",
     )
 
-    def __init__(self, send: Send, record: Record) -> None:
+    def __init__(self, send: Send, record: Record, headers: Headers) -> None:
         self.send = send
         self.record = record
+        self.headers = headers
+        """The request's headers (the record's): read with `header`, which skips the lower-casing of `Headers.get`."""
         self.session_header: list[tuple[bytes, bytes]] = []
         self.streaming = False
         self.started = False
@@ -322,7 +331,7 @@ def admit(journal: Any, record: Record) -> None:
         journal._append(record)
 
 
-def blocked(state: ServerState, scope: Scope, headers: Mapping[str, str]) -> Blocked | None:
+def blocked(state: ServerState, scope: Scope, headers: Headers) -> Blocked | None:
     """Why the request is refused before its body is read (path, Host, Origin, required headers), or None."""
     if scope["path"] != state.path:
         return 404, INVALID_REQUEST, f"no MCP endpoint at {scope['path']}: the endpoint is {state.path}", None
@@ -331,10 +340,10 @@ def blocked(state: ServerState, scope: Scope, headers: Mapping[str, str]) -> Blo
         problem = "more than one Host header" if hosts else "no Host header"
         return 400, INVALID_REQUEST, f"Bad Request: {problem} (RFC 9112 wants exactly one)", None
     allowed = state.allowed_hosts
-    host = headers.get("host")
+    host = header(headers, "host")
     if host is not None and "*" not in allowed and _hostname(host).lower() not in allowed:
         return 421, INVALID_REQUEST, f"Host {host!r} is not a loopback name (DNS rebinding protection)", None
-    origin = headers.get("origin")
+    origin = header(headers, "origin")
     if (
         origin is not None
         and "*" not in allowed
@@ -353,7 +362,7 @@ async def read(state: ServerState, scope: Scope, receive: Receive, out: Response
     record = out.record
     limit = state.max_body
     close = [(b"connection", b"close")]  # the rest of the body is never read: this connection is done
-    declared = _declared_length_of(record)
+    declared = _declared_length_of(out.headers)
     if declared is not None and declared > limit:
         message = f"Payload Too Large: the body (Content-Length {declared}) exceeds max_body ({limit} bytes); not read"
         return 413, INVALID_REQUEST, message, close
@@ -377,8 +386,8 @@ async def read(state: ServerState, scope: Scope, receive: Receive, out: Response
     return None
 
 
-def _declared_length_of(record: Record) -> int | None:
-    value = record.headers.get("content-length")
+def _declared_length_of(headers: Headers) -> int | None:
+    value = header(headers, "content-length")
     if value is None:
         return None
     try:
@@ -390,15 +399,15 @@ def _declared_length_of(record: Record) -> int | None:
 async def usable_post(out: Response) -> bool:
     """Whether a POST's Accept, Content-Type and body let it reach its era; answers 406, 415 or 400 if not."""
     record = out.record
-    headers = record.headers
-    if not _accepts_both(headers.get("accept", "")):
+    headers = out.headers
+    if not _accepts_both(header(headers, "accept") or ""):
         await out.error(
             406,
             INVALID_REQUEST,
             "Not Acceptable: Accept must list both application/json and text/event-stream",
         )
         return False
-    content_type = headers.get("content-type", "")
+    content_type = header(headers, "content-type") or ""
     if content_type.split(";", 1)[0].strip().lower() != "application/json":
         await out.error(415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json")
         return False
