@@ -31,7 +31,7 @@ def _finite(text: str) -> float:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
-_scan = _DECODER.scan_once
+_scan: Any = _DECODER.scan_once  # type: ignore[attr-defined]  # set by __init__, untyped in typeshed
 
 
 def loads(data: bytes, what: str = "body", *, max_depth: int = MAX_DEPTH) -> Any:

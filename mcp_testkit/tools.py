@@ -198,6 +198,8 @@ class ScriptedTool:
     does not declare them all is refused with -32021 before the tool runs."""
     _served: int = field(default=0, repr=False)
     _mirrored: tuple[Any, list[tuple[tuple[str, ...], str]]] | None = field(default=None, repr=False)
+    _handler: tuple[Any, bool] | None = field(default=None, repr=False)
+    """The last handler called, and whether it takes a context (`_takes_context`, without its weak lookup)."""
 
     @classmethod
     def build(
@@ -304,9 +306,18 @@ def _validator_for(name: str, schema: Mapping[str, Any]) -> Validator | None:
     return build_validator(name, schema)
 
 
-def start_answer(tool: ScriptedTool, arguments: dict[str, Any], context: ToolContext) -> Any:
-    """The next answer of `tool`, its handler called if it has one: an answer, or an awaitable of one."""
+def start_answer(tool: ScriptedTool, arguments: dict[str, Any], context: Callable[[], ToolContext]) -> Any:
+    """The next answer of `tool`, its handler called if it has one: an answer, or an awaitable of one.
+
+    `context` makes the `ToolContext`, only for a handler that takes one."""
     answer = tool.next_answer()
-    if callable(answer) and not isinstance(answer, (ToolError, BaseModel)):
-        return answer(arguments, context) if _takes_context(answer) else answer(arguments)
-    return answer
+    if type(answer) in _PLAIN_ANSWERS or not callable(answer) or isinstance(answer, (ToolError, BaseModel)):
+        return answer
+    known = tool._handler
+    if known is None or known[0] is not answer:
+        known = tool._handler = (answer, _takes_context(answer))
+    return answer(arguments, context()) if known[1] else answer(arguments)
+
+
+_PLAIN_ANSWERS = frozenset({str, dict, list, type(None)})
+"""Answer types that are never a handler, passed on without asking."""

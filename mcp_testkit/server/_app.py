@@ -60,15 +60,23 @@ class McpApp:
     get_stream_hint = "TestMcpServer(get_stream=True)"
     """What the 405 to a GET names as the way to open a GET stream (`mcp-testkit serve` names its option)."""
 
+    mountable = False
+    """Whether the endpoint's path is read under the ASGI `root_path` it is mounted at (`MountableMcpApp`)."""
+
     def __init__(self, state: Callable[[], ServerState]) -> None:
         self._state = state
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await lifespan(receive, send)
-            return
         if scope["type"] != "http":
+            if scope["type"] == "lifespan":
+                await lifespan(receive, send)
             return
+        if self.mountable:
+            root = scope.get("root_path")
+            if root:
+                path: str = scope["path"]
+                if path.startswith(root) and path[len(root) : len(root) + 1] in ("", "/"):
+                    scope = {**scope, "path": path[len(root) :] or "/"}
         state = self._state()
         journal = state.journal
         headers = Headers(scope["headers"], state.hidden)

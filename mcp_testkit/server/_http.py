@@ -92,6 +92,12 @@ def _hostname(value: str) -> str:
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
+@functools.lru_cache(maxsize=256)
+def _foreign(host: str, allowed: frozenset[str]) -> bool:
+    """Whether a Host header names no allowed host; a client sends the same one every time."""
+    return "*" not in allowed and _hostname(host).lower() not in allowed
+
+
 def accepts(accept: str, wanted: str) -> bool:
     """Whether an Accept header's value lists `wanted` (or a wildcard that covers it)."""
     kind = wanted.split("/", 1)[0]
@@ -237,6 +243,20 @@ class Response:
             return
         await self.send({"type": "http.response.body", "body": self.frame(state, data), "more_body": True})
 
+    async def last_event(self, state: ServerState, response: Any) -> None:
+        """Send the answer as the SSE stream's last event and end the stream: one body message for both when
+        no plan keeps or breaks the stream (the same bytes on the wire, one send fewer)."""
+        if self.plan is not None:
+            await self.start_sse()
+            await self.event(state, response, answer=True)
+            await self.end_sse()
+            return
+        await self.start_sse()
+        data = dumps(response)
+        self.record.response = None
+        self.record._response_raw = data
+        await self.send({"type": "http.response.body", "body": self.frame(state, data)})
+
     async def _emit(
         self, plan: StreamPlan, event_id: int, data: bytes, retry_ms: int | None = None, *, answer: bool = False
     ) -> None:
@@ -335,13 +355,17 @@ def blocked(state: ServerState, scope: Scope, headers: Headers) -> Blocked | Non
     """Why the request is refused before its body is read (path, Host, Origin, required headers), or None."""
     if scope["path"] != state.path:
         return 404, INVALID_REQUEST, f"no MCP endpoint at {scope['path']}: the endpoint is {state.path}", None
-    hosts = [value for name, value in scope["headers"] if name == b"host"]
-    if len(hosts) > 1 or (not hosts and scope.get("http_version", "1.1") != "1.0"):
+    raw = scope["headers"]
+    host = header(headers, "host")
+    if len(headers) == len(raw):  # no name sent twice: one Host header at most, sent as `host` or not
+        hosts = 0 if host is None or (b"host", host.encode("latin-1")) not in raw else 1
+    else:
+        hosts = [name for name, _ in raw].count(b"host")
+    if hosts > 1 or (not hosts and scope.get("http_version", "1.1") != "1.0"):
         problem = "more than one Host header" if hosts else "no Host header"
         return 400, INVALID_REQUEST, f"Bad Request: {problem} (RFC 9112 wants exactly one)", None
     allowed = state.allowed_hosts
-    host = header(headers, "host")
-    if host is not None and "*" not in allowed and _hostname(host).lower() not in allowed:
+    if host is not None and _foreign(host, allowed):
         return 421, INVALID_REQUEST, f"Host {host!r} is not a loopback name (DNS rebinding protection)", None
     origin = header(headers, "origin")
     if (
@@ -512,8 +536,6 @@ async def answer(
     elif effect is not None and await effect.send(out, state, status, response, sse):
         return
     elif sse:
-        await out.start_sse()
-        await out.event(state, response, answer=True)
-        await out.end_sse()
+        await out.last_event(state, response)
     else:
         await out.json(status, response)

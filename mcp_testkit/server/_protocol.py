@@ -230,23 +230,26 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
         if call.protocol_version >= "2025-11-25":
             return result_response(request_id, text_result(problem, is_error=True))
         return error_response(request_id, INVALID_PARAMS, problem)
-    meta = params.get("_meta")
-    token = meta.get("progressToken") if isinstance(meta, dict) else None
     session = call.session
-    context = ToolContext(
-        tool=name,
-        request_id=request_id,
-        progress_token=token,
-        _notify=call.notify,
-        log_level=session.log_level if session is not None else call.log_level,
-        logs=call.era == HANDSHAKE or call.log_level is not None,
-        era=call.era,
-    )
+
+    def context() -> ToolContext:
+        """Made only for a handler that takes one."""
+        meta = params.get("_meta")
+        return ToolContext(
+            tool=name,
+            request_id=request_id,
+            progress_token=meta.get("progressToken") if isinstance(meta, dict) else None,
+            _notify=call.notify,
+            log_level=session.log_level if session is not None else call.log_level,
+            logs=call.era == HANDSHAKE or call.log_level is not None,
+            era=call.era,
+        )
+
     state.executions[name] += 1
     call.record.executed = True
     try:
         answer = start_answer(tool, arguments, context)
-        if inspect.isawaitable(answer):
+        if type(answer) not in _PLAIN_RESULTS and inspect.isawaitable(answer):
             # Only an answer that awaits can be cancelled; a cancel scope per call would cost every call.
             with anyio.CancelScope() as scope:
                 if session is not None:
@@ -269,6 +272,9 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
         result = text_result(f"tool {name!r} raised {detail}", is_error=True)
     return result_response(request_id, result)
 
+
+_PLAIN_RESULTS = frozenset({str, dict, list, type(None)})
+"""What a tool's answer often is, and no awaitable ever is: `inspect.isawaitable` is not asked."""
 
 HANDSHAKE_METHODS: dict[str, Handler] = {
     "initialize": _initialize,
