@@ -124,6 +124,7 @@ async def main():
     if profile:
         stats = pstats.Stats(profiler, stream=sys.stderr)
         stats.sort_stats("tottime").print_stats(40)
+        stats.print_callers("get|isinstance")
     print(json.dumps({"source": mcp_testkit.__file__.rsplit("/mcp_testkit/", 1)[0], "cpu_us_per_call": best / calls * 1e6}))
 
 

@@ -385,7 +385,7 @@ async def read(state: ServerState, scope: Scope, receive: Receive, out: Response
     """Read and decode a POST body into the record; the refusal (413, 408) when it is too big or too slow."""
     record = out.record
     limit = state.max_body
-    close = [(b"connection", b"close")]  # the rest of the body is never read: this connection is done
+    close = _CLOSE
     declared = _declared_length_of(out.headers)
     if declared is not None and declared > limit:
         message = f"Payload Too Large: the body (Content-Length {declared}) exceeds max_body ({limit} bytes); not read"
@@ -408,6 +408,10 @@ async def read(state: ServerState, scope: Scope, receive: Receive, out: Response
             if isinstance(out.message, dict):
                 describe(record, out.message)
     return None
+
+
+_CLOSE = ((b"connection", b"close"),)
+"""The headers of a 413 or 408: the rest of the body is never read, so this connection is done."""
 
 
 def _declared_length_of(headers: Headers) -> int | None:
