@@ -436,7 +436,7 @@ async def usable_post(out: Response) -> bool:
         )
         return False
     content_type = header(headers, "content-type") or ""
-    if content_type.split(";", 1)[0].strip().lower() != "application/json":
+    if content_type != "application/json" and content_type.split(";", 1)[0].strip().lower() != "application/json":
         await out.error(415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json")
         return False
     if out.parse_error is not None or not record.body:
