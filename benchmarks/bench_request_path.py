@@ -5,6 +5,7 @@ Run it from the repository root::
     python benchmarks/bench_request_path.py                     # 4 rows, best of 5 runs of 20,000 calls
     python benchmarks/bench_request_path.py --baseline f2824ea  # a git commit (or a directory) first, then this one
     python benchmarks/bench_request_path.py --profile json/handshake   # cProfile one row, own time first
+    python benchmarks/bench_request_path.py --rows ceiling/- json/handshake  # with the Starlette echo, for scale
 
 Each row runs in its own process: a ``TestMcpServer`` with the echo tool whose ASGI app is called
 directly with the headers and body wrk sends in bench_server.py (no socket, no load generator), so
@@ -82,7 +83,8 @@ async def main():
         pass
     elif era == "handshake":
         hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "b", "version": "1"}}
-        sent = await post(headers, json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}).encode())
+        initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}
+        sent = await post(headers, json.dumps(initialize).encode())
         headers["mcp-session-id"] = dict(sent[0]["headers"])[b"mcp-session-id"].decode()
         headers["mcp-protocol-version"] = "2025-11-25"
     else:
@@ -90,7 +92,8 @@ async def main():
         call["params"]["_meta"] = META
     body = json.dumps(call, separators=(",", ":")).encode()
     answer = await post(headers, body)
-    if profile: print(answer, file=sys.stderr)
+    if profile:
+        print(f"first answer: {answer}", file=sys.stderr)
     text = b"".join(message.get("body", b"") for message in answer).replace(b" ", b"")
     assert answer[0]["status"] == 200 and b'"text":"x"' in text, answer
     # One scope and receive reused, as a server's per-request objects are not the package's cost.
@@ -120,12 +123,13 @@ async def main():
             profiler.disable()
         best = cpu if best is None else min(best, cpu)
         last = server and server.journal.last
-        assert server is None or len(server.journal) == calls and last.status == 200 and last.error is None, (len(server.journal), last)
+        answered = server is None or len(server.journal) == calls and last.status == 200 and last.error is None
+        assert answered, (len(server.journal), last)
     if profile:
         stats = pstats.Stats(profiler, stream=sys.stderr)
         stats.sort_stats("tottime").print_stats(40)
-        stats.print_callers("get|isinstance")
-    print(json.dumps({"source": mcp_testkit.__file__.rsplit("/mcp_testkit/", 1)[0], "cpu_us_per_call": best / calls * 1e6}))
+    source = mcp_testkit.__file__.rsplit("/mcp_testkit/", 1)[0]
+    print(json.dumps({"source": source, "cpu_us_per_call": best / calls * 1e6}))
 
 
 asyncio.run(main())
