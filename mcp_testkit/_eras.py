@@ -93,6 +93,8 @@ def decode_header_value(value: str | None) -> str | None:
     """The value a header stands for (`=?base64?...?=` decoded); None when absent or badly encoded."""
     if value is None:
         return None
+    if not value.startswith("=?base64?"):  # the common case, without the pattern
+        return value
     match = _SENTINEL.fullmatch(value)
     if match is None:
         return value

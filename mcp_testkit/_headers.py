@@ -37,6 +37,18 @@ def redacted(headers: Mapping[str, str], required: Collection[str] = ()) -> dict
     return {name: REDACTED if is_secret_header(name, required) else value for name, value in headers.items()}
 
 
+_NAMES: dict[bytes, str] = {}
+"""Header names as sent, decoded and lower-cased: clients send the same few names on every request."""
+
+
+def _name_of(name: bytes) -> str:
+    """`name` decoded and lower-cased, remembered (for a bounded number of names)."""
+    key = name.decode("latin-1").lower()
+    if len(_NAMES) < 512:
+        _NAMES[name] = key
+    return key
+
+
 class Headers(dict[str, str]):
     """Request headers with case-insensitive lookup; names are kept lower-case.
 
@@ -55,8 +67,12 @@ class Headers(dict[str, str]):
                 dict.update(self, ((k.lower(), v) for k, v in raw.items()))
                 return
             raw = list(raw)
+        names = _NAMES
         for name, value in raw:
-            self[name.decode("latin-1").lower()] = value.decode("latin-1")
+            key = names.get(name)
+            if key is None:
+                key = _name_of(name)
+            self[key] = value.decode("latin-1")
         if len(self) < len(raw):  # a header sent more than once: join its values, as HTTP allows
             dict.clear(self)
             for name, value in raw:

@@ -31,6 +31,7 @@ def _finite(text: str) -> float:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
+_scan: Any = _DECODER.scan_once  # type: ignore[attr-defined]  # set by __init__, untyped in typeshed
 
 
 def loads(data: bytes, what: str = "body", *, max_depth: int = MAX_DEPTH) -> Any:
@@ -42,7 +43,21 @@ def loads(data: bytes, what: str = "body", *, max_depth: int = MAX_DEPTH) -> Any
         reason = f"{exc.reason} at byte {exc.start}"
         raise JsonError(f"the {what} is not UTF-8, as MCP messages must be ({reason})") from None
     try:
-        value = _DECODER.decode(text)
+        value, end = _scan(text, 0)  # JSONDecoder.decode without its Python layers: a body with nothing around it
+    except (StopIteration, ValueError, RecursionError):
+        end = -1  # whitespace first, or not JSON: decode() below says which, as it always has
+    if end != len(text):
+        value = _decode_slowly(text, what, max_depth)
+    # Counting brackets costs next to nothing; only a message with many of them is walked.
+    if data.count(b"[") + data.count(b"{") > max_depth and _deeper_than(value, max_depth):
+        raise JsonError(f"the JSON is nested too deeply (more than {max_depth} levels)")
+    return value
+
+
+def _decode_slowly(text: str, what: str, max_depth: int) -> Any:
+    """`text` decoded by the full decoder, which allows whitespace around the value, or the `JsonError` why not."""
+    try:
+        return _DECODER.decode(text)
     except RecursionError:
         raise JsonError(f"the JSON is nested too deeply (more than {max_depth} levels)") from None
     except ValueError as exc:  # JSONDecodeError, a constant or number refused above, an int of too many digits
@@ -50,10 +65,6 @@ def loads(data: bytes, what: str = "body", *, max_depth: int = MAX_DEPTH) -> Any
             reason = "it holds NUL bytes: UTF-16 or UTF-32?"
             raise JsonError(f"the {what} is not UTF-8, as MCP messages must be ({reason})") from None
         raise JsonError(f"the {what} is not JSON ({exc})") from None
-    # Counting brackets costs next to nothing; only a message with many of them is walked.
-    if data.count(b"[") + data.count(b"{") > max_depth and _deeper_than(value, max_depth):
-        raise JsonError(f"the JSON is nested too deeply (more than {max_depth} levels)")
-    return value
 
 
 def _deeper_than(value: Any, limit: int) -> bool:

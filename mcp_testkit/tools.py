@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Union
 import mcp_types
 from pydantic import BaseModel
 
+from mcp_testkit._param_headers import mirrored_params
+
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
@@ -195,6 +197,9 @@ class ScriptedTool:
     """Client capabilities a call needs ('sampling', 'elicitation', ...): a 2026-07-28 call whose `_meta`
     does not declare them all is refused with -32021 before the tool runs."""
     _served: int = field(default=0, repr=False)
+    _mirrored: tuple[Any, list[tuple[tuple[str, ...], str]]] | None = field(default=None, repr=False)
+    _handler: tuple[Any, bool] | None = field(default=None, repr=False)
+    """The last handler called, and whether it takes a context (`_takes_context`, without its weak lookup)."""
 
     @classmethod
     def build(
@@ -275,6 +280,15 @@ class ScriptedTool:
         self._served += 1
         return self.answers[index]
 
+    def mirrored_params(self) -> list[tuple[tuple[str, ...], str]]:
+        """The parameters its `inputSchema` mirrors into `Mcp-Param-{name}` headers (`_param_headers.mirrored_params`),
+        found once per schema: walked again whenever the definition holds another schema object."""
+        schema = self.definition.get("inputSchema")
+        cached = self._mirrored
+        if cached is None or cached[0] is not schema:
+            cached = self._mirrored = (schema, mirrored_params(schema))
+        return cached[1]
+
     def validation_error(self, arguments: Mapping[str, Any]) -> str | None:
         """A message describing why `arguments` break the input schema, or None when they fit."""
         if self.validator is None:
@@ -292,9 +306,18 @@ def _validator_for(name: str, schema: Mapping[str, Any]) -> Validator | None:
     return build_validator(name, schema)
 
 
-def start_answer(tool: ScriptedTool, arguments: dict[str, Any], context: ToolContext) -> Any:
-    """The next answer of `tool`, its handler called if it has one: an answer, or an awaitable of one."""
+def start_answer(tool: ScriptedTool, arguments: dict[str, Any], context: Callable[[], ToolContext]) -> Any:
+    """The next answer of `tool`, its handler called if it has one: an answer, or an awaitable of one.
+
+    `context` makes the `ToolContext`, only for a handler that takes one."""
     answer = tool.next_answer()
-    if callable(answer) and not isinstance(answer, (ToolError, BaseModel)):
-        return answer(arguments, context) if _takes_context(answer) else answer(arguments)
-    return answer
+    if type(answer) in _PLAIN_ANSWERS or not callable(answer) or isinstance(answer, (ToolError, BaseModel)):
+        return answer
+    known = tool._handler
+    if known is None or known[0] is not answer:
+        known = tool._handler = (answer, _takes_context(answer))
+    return answer(arguments, context()) if known[1] else answer(arguments)
+
+
+_PLAIN_ANSWERS = frozenset({str, dict, list, type(None)})
+"""Answer types that are never a handler, passed on without asking."""

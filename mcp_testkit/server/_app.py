@@ -28,6 +28,7 @@ from mcp_testkit.server._http import (
     blocked,
     cancel_on_disconnect,
     crashed,
+    header,
     lifespan,
     read,
     read_body,
@@ -59,27 +60,30 @@ class McpApp:
     get_stream_hint = "TestMcpServer(get_stream=True)"
     """What the 405 to a GET names as the way to open a GET stream (`mcp-testkit serve` names its option)."""
 
+    mountable = False
+    """Whether the endpoint's path is read under the ASGI `root_path` it is mounted at (`MountableMcpApp`)."""
+
     def __init__(self, state: Callable[[], ServerState]) -> None:
         self._state = state
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await lifespan(receive, send)
-            return
         if scope["type"] != "http":
+            if scope["type"] == "lifespan":
+                await lifespan(receive, send)
             return
+        if self.mountable:
+            root = scope.get("root_path")
+            if root:
+                path: str = scope["path"]
+                if path.startswith(root) and path[len(root) : len(root) + 1] in ("", "/"):
+                    scope = {**scope, "path": path[len(root) :] or "/"}
         state = self._state()
         journal = state.journal
-        record = Record(
-            seq=0,  # numbered when journaled: after the body is read, so that seq follows the fault plan's order
-            at=time.time(),
-            http_method=scope["method"],
-            path=scope["path"],
-            headers=Headers(scope["headers"], state.hidden),
-            body=b"",
-        )
-        record.session_id = record.headers.get("mcp-session-id")
-        out = Response(send, record)
+        headers = Headers(scope["headers"], state.hidden)
+        # seq is numbered when journaled: after the body is read, so that seq follows the fault plan's order.
+        record = Record(0, time.time(), scope["method"], scope["path"], headers, b"")
+        record.session_id = header(headers, "mcp-session-id")
+        out = Response(send, record, headers)
         try:
             await self._handle(state, scope, receive, out)
         except asyncio.CancelledError as exc:
@@ -102,7 +106,7 @@ class McpApp:
         """Check what needs no body, read the body (bounded), journal the request, then route it to its era."""
         record = out.record
         method = scope["method"]
-        refusal = blocked(state, scope, record.headers)
+        refusal = blocked(state, scope, out.headers)
         if refusal is None and method == "POST":
             refusal = await read(state, scope, receive, out)
         elif refusal is not None and refusal[0] == 401 and method == "POST" and not refusal[3][1]:
@@ -123,10 +127,10 @@ class McpApp:
             return
         if method == "POST":
             if await usable_post(out):
-                era = _stateless if _stateless.serves_stateless(state, record.headers, out.message) else _handshake
+                era = _stateless if _stateless.serves_stateless(state, out.headers, out.message) else _handshake
                 await era.post(state, out)
         elif method in ("GET", "DELETE"):
-            era = _stateless if _stateless.serves_stateless(state, record.headers, None) else _handshake
+            era = _stateless if _stateless.serves_stateless(state, out.headers, None) else _handshake
             if method == "GET":
                 await era.get(state, receive, out, self.get_stream_hint)
             else:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_testkit._eras import HANDSHAKE, HANDSHAKE_VERSIONS
-from mcp_testkit.server._http import accepts, answer, cancel_on_disconnect, faulted, kind_of, sse_chosen
+from mcp_testkit.server._http import accepts, answer, cancel_on_disconnect, faulted, header, kind_of, sse_chosen
 from mcp_testkit.server._paging import page_number
 from mcp_testkit.server._protocol import (
     CANCELLED,
@@ -62,7 +62,7 @@ async def post(state: ServerState, out: Response) -> None:
     record.era = HANDSHAKE
     message = out.message
     kind = None if isinstance(message, list) else kind_of(message)
-    version = record.headers.get("mcp-protocol-version")
+    version = header(out.headers, "mcp-protocol-version")
     if record.rpc_method == "server/discover" and kind == "request":
         await _discover_refused(state, out)
         return

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import hmac
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -37,6 +37,7 @@ from mcp_testkit.server._protocol import (
 from mcp_testkit.server._resume import StoredEvent, StreamPlan, sse_frame
 
 if TYPE_CHECKING:
+    from mcp_testkit._headers import Headers
     from mcp_testkit.journal import Record
     from mcp_testkit.server._effects import Effect
     from mcp_testkit.server._refusal import Refusal
@@ -59,6 +60,7 @@ __all__ = [
     "crashed",
     "describe",
     "faulted",
+    "header",
     "kind_of",
     "lifespan",
     "read",
@@ -74,6 +76,10 @@ _SSE = b"text/event-stream"
 JOURNAL_PREFIX = BODY_PREFIX
 """How many bytes of a body refused for its size the journal keeps."""
 
+header: Callable[[Headers, str], str | None] = dict.get
+"""A request header by its lower-case name: `Headers` keeps names lower-case, so the transport and the eras,
+which name headers in lower case, look them up directly (`Headers.get` lower-cases every name it is given)."""
+
 
 class ServerCrash(Exception):
     """mcp-testkit itself failed on a request (a bug of ours): answered -32603/500, kept for `server.check()`."""
@@ -84,6 +90,12 @@ def _hostname(value: str) -> str:
     if value.startswith("["):
         return value[1 : value.find("]")] if "]" in value else value
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+@functools.lru_cache(maxsize=256)
+def _foreign(host: str, allowed: frozenset[str]) -> bool:
+    """Whether a Host header names no allowed host; a client sends the same one every time."""
+    return "*" not in allowed and _hostname(host).lower() not in allowed
 
 
 def accepts(accept: str, wanted: str) -> bool:
@@ -108,6 +120,7 @@ class Response:
     __slots__ = (
         "dropped",
         "event_ids",
+        "headers",
         "message",
         "parse_error",
         "plan",
@@ -118,9 +131,11 @@ class Response:
         "streaming",
     )
 
-    def __init__(self, send: Send, record: Record) -> None:
+    def __init__(self, send: Send, record: Record, headers: Headers) -> None:
         self.send = send
         self.record = record
+        self.headers = headers
+        """The request's headers (the record's): read with `header`, which skips the lower-casing of `Headers.get`."""
         self.session_header: list[tuple[bytes, bytes]] = []
         self.streaming = False
         self.started = False
@@ -228,6 +243,20 @@ class Response:
             return
         await self.send({"type": "http.response.body", "body": self.frame(state, data), "more_body": True})
 
+    async def last_event(self, state: ServerState, response: Any) -> None:
+        """Send the answer as the SSE stream's last event and end the stream: one body message for both when
+        no plan keeps or breaks the stream (the same bytes on the wire, one send fewer)."""
+        if self.plan is not None:
+            await self.start_sse()
+            await self.event(state, response, answer=True)
+            await self.end_sse()
+            return
+        await self.start_sse()
+        data = dumps(response)
+        self.record.response = None
+        self.record._response_raw = data
+        await self.send({"type": "http.response.body", "body": self.frame(state, data)})
+
     async def _emit(
         self, plan: StreamPlan, event_id: int, data: bytes, retry_ms: int | None = None, *, answer: bool = False
     ) -> None:
@@ -322,19 +351,23 @@ def admit(journal: Any, record: Record) -> None:
         journal._append(record)
 
 
-def blocked(state: ServerState, scope: Scope, headers: Mapping[str, str]) -> Blocked | None:
+def blocked(state: ServerState, scope: Scope, headers: Headers) -> Blocked | None:
     """Why the request is refused before its body is read (path, Host, Origin, required headers), or None."""
     if scope["path"] != state.path:
         return 404, INVALID_REQUEST, f"no MCP endpoint at {scope['path']}: the endpoint is {state.path}", None
-    hosts = [value for name, value in scope["headers"] if name == b"host"]
-    if len(hosts) > 1 or (not hosts and scope.get("http_version", "1.1") != "1.0"):
+    raw = scope["headers"]
+    host = header(headers, "host")
+    if len(headers) == len(raw):  # no name sent twice: one Host header at most, sent as `host` or not
+        hosts = 0 if host is None or (b"host", host.encode("latin-1")) not in raw else 1
+    else:
+        hosts = [name for name, _ in raw].count(b"host")
+    if hosts > 1 or (not hosts and scope.get("http_version", "1.1") != "1.0"):
         problem = "more than one Host header" if hosts else "no Host header"
         return 400, INVALID_REQUEST, f"Bad Request: {problem} (RFC 9112 wants exactly one)", None
     allowed = state.allowed_hosts
-    host = headers.get("host")
-    if host is not None and "*" not in allowed and _hostname(host).lower() not in allowed:
+    if host is not None and _foreign(host, allowed):
         return 421, INVALID_REQUEST, f"Host {host!r} is not a loopback name (DNS rebinding protection)", None
-    origin = headers.get("origin")
+    origin = header(headers, "origin")
     if (
         origin is not None
         and "*" not in allowed
@@ -352,8 +385,8 @@ async def read(state: ServerState, scope: Scope, receive: Receive, out: Response
     """Read and decode a POST body into the record; the refusal (413, 408) when it is too big or too slow."""
     record = out.record
     limit = state.max_body
-    close = [(b"connection", b"close")]  # the rest of the body is never read: this connection is done
-    declared = _declared_length_of(record)
+    close = _CLOSE
+    declared = _declared_length_of(out.headers)
     if declared is not None and declared > limit:
         message = f"Payload Too Large: the body (Content-Length {declared}) exceeds max_body ({limit} bytes); not read"
         return 413, INVALID_REQUEST, message, close
@@ -377,8 +410,12 @@ async def read(state: ServerState, scope: Scope, receive: Receive, out: Response
     return None
 
 
-def _declared_length_of(record: Record) -> int | None:
-    value = record.headers.get("content-length")
+_CLOSE = ((b"connection", b"close"),)
+"""The headers of a 413 or 408: the rest of the body is never read, so this connection is done."""
+
+
+def _declared_length_of(headers: Headers) -> int | None:
+    value = header(headers, "content-length")
     if value is None:
         return None
     try:
@@ -390,16 +427,16 @@ def _declared_length_of(record: Record) -> int | None:
 async def usable_post(out: Response) -> bool:
     """Whether a POST's Accept, Content-Type and body let it reach its era; answers 406, 415 or 400 if not."""
     record = out.record
-    headers = record.headers
-    if not _accepts_both(headers.get("accept", "")):
+    headers = out.headers
+    if not _accepts_both(header(headers, "accept") or ""):
         await out.error(
             406,
             INVALID_REQUEST,
             "Not Acceptable: Accept must list both application/json and text/event-stream",
         )
         return False
-    content_type = headers.get("content-type", "")
-    if content_type.split(";", 1)[0].strip().lower() != "application/json":
+    content_type = header(headers, "content-type") or ""
+    if content_type != "application/json" and content_type.split(";", 1)[0].strip().lower() != "application/json":
         await out.error(415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json")
         return False
     if out.parse_error is not None or not record.body:
@@ -503,8 +540,6 @@ async def answer(
     elif effect is not None and await effect.send(out, state, status, response, sse):
         return
     elif sse:
-        await out.start_sse()
-        await out.event(state, response, answer=True)
-        await out.end_sse()
+        await out.last_event(state, response)
     else:
         await out.json(status, response)

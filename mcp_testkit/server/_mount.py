@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from mcp_testkit._asgi import Receive, Scope, Send
 from mcp_testkit.server._app import McpApp
 
 __all__ = ["MountableMcpApp"]
@@ -13,13 +12,8 @@ class MountableMcpApp(McpApp):
 
     Starlette's `Mount` and FastAPI's `app.mount` pass the full path with the prefix in `root_path`;
     the endpoint check, the journal and the errors then see the path under the prefix (`/mcp`).
-    Served alone (no root path) it is `McpApp` itself, at the cost of one lookup per request.
+    Served alone (no root path) it is `McpApp` itself, at the cost of one lookup per request
+    (made in `McpApp.__call__`, which saves every request a call through a subclass's own).
     """
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        root = scope.get("root_path")
-        if root and scope["type"] == "http":
-            path: str = scope["path"]
-            if path.startswith(root) and path[len(root) : len(root) + 1] in ("", "/"):
-                scope = {**scope, "path": path[len(root) :] or "/"}
-        await super().__call__(scope, receive, send)
+    mountable = True

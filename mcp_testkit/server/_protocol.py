@@ -107,10 +107,26 @@ def result_response(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
+# The C encoder `_ENCODER.encode` builds afresh on every call, built once (without the circular-reference
+# check's shared state, which one encoder could not keep across threads): a third of a small answer's cost.
+_make_c_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
+_C_ENCODER: Any = None
+if _make_c_encoder is not None:
+    _C_ENCODER = _make_c_encoder(
+        None, _ENCODER.default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True
+    )
+    _PROBE = {"a": [1, 2.5, None, True, "\u00e9"], "b": {}}
+    if "".join(_C_ENCODER(_PROBE, 0)) != _ENCODER.encode(_PROBE):  # another Python's private signature
+        _C_ENCODER = None
 
 
 def dumps(payload: Any) -> bytes:
     """A JSON-RPC message as compact JSON bytes."""
+    if _C_ENCODER is not None:
+        try:
+            return "".join(_C_ENCODER(payload, 0)).encode()
+        except RecursionError:
+            pass  # too deep, or circular: the checking encoder says which, as it always has
     return _ENCODER.encode(payload).encode()
 
 
@@ -214,23 +230,26 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
         if call.protocol_version >= "2025-11-25":
             return result_response(request_id, text_result(problem, is_error=True))
         return error_response(request_id, INVALID_PARAMS, problem)
-    meta = params.get("_meta")
-    token = meta.get("progressToken") if isinstance(meta, dict) else None
     session = call.session
-    context = ToolContext(
-        tool=name,
-        request_id=request_id,
-        progress_token=token,
-        _notify=call.notify,
-        log_level=session.log_level if session is not None else call.log_level,
-        logs=call.era == HANDSHAKE or call.log_level is not None,
-        era=call.era,
-    )
+
+    def context() -> ToolContext:
+        """Made only for a handler that takes one."""
+        meta = params.get("_meta")
+        return ToolContext(
+            tool=name,
+            request_id=request_id,
+            progress_token=meta.get("progressToken") if isinstance(meta, dict) else None,
+            _notify=call.notify,
+            log_level=session.log_level if session is not None else call.log_level,
+            logs=call.era == HANDSHAKE or call.log_level is not None,
+            era=call.era,
+        )
+
     state.executions[name] += 1
     call.record.executed = True
     try:
         answer = start_answer(tool, arguments, context)
-        if inspect.isawaitable(answer):
+        if type(answer) not in _PLAIN_RESULTS and inspect.isawaitable(answer):
             # Only an answer that awaits can be cancelled; a cancel scope per call would cost every call.
             with anyio.CancelScope() as scope:
                 if session is not None:
@@ -253,6 +272,9 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
         result = text_result(f"tool {name!r} raised {detail}", is_error=True)
     return result_response(request_id, result)
 
+
+_PLAIN_RESULTS = frozenset({str, dict, list, type(None)})
+"""What a tool's answer often is, and no awaitable ever is: `inspect.isawaitable` is not asked."""
 
 HANDSHAKE_METHODS: dict[str, Handler] = {
     "initialize": _initialize,

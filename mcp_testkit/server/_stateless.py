@@ -29,8 +29,8 @@ from mcp_testkit._eras import (
     decode_header_value,
     error_status,
 )
-from mcp_testkit._param_headers import ABSENT, PARAM_HEADER_PREFIX, mirrored_params, value_at
-from mcp_testkit.server._http import answer, faulted, kind_of
+from mcp_testkit._param_headers import ABSENT, PARAM_HEADER_PREFIX, value_at
+from mcp_testkit.server._http import answer, faulted, header, kind_of
 from mcp_testkit.server._paging import page_number
 from mcp_testkit.server._protocol import (
     INVALID_PARAMS,
@@ -47,6 +47,7 @@ from mcp_testkit.server._refusal import Refusal, mismatch, missing_capability, u
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from mcp_testkit._headers import Headers
     from mcp_testkit.journal import Record
     from mcp_testkit.server._effects import Effect
     from mcp_testkit.server._http import Receive, Response
@@ -71,7 +72,7 @@ __all__ = [
 _CACHEABLE = frozenset({"server/discover", "tools/list"})
 
 
-def serves_stateless(state: ServerState, headers: Mapping[str, str], message: Any) -> bool:
+def serves_stateless(state: ServerState, headers: Headers, message: Any) -> bool:
     """Whether a request belongs to the stateless era: a 2026-07-28 version in its header or `_meta`, or the probe.
 
     `message` is None for a GET or DELETE, which only the header (or a server of that era only) can place.
@@ -92,9 +93,9 @@ def serves_stateless(state: ServerState, headers: Mapping[str, str], message: An
     return isinstance(meta, dict) and VERSION_KEY in meta
 
 
-def _header(headers: Mapping[str, str], name: str) -> str | None:
+def _header(headers: Headers, name: str) -> str | None:
     """A header's value without the optional whitespace around it, which RFC 9110 says is no part of it."""
-    value = headers.get(name)
+    value = header(headers, name)
     return None if value is None else value.strip(" \t")
 
 
@@ -120,9 +121,9 @@ _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)((?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)
 its fraction and exponent."""
 
 
-def _param_refusal(schema: Any, arguments: Any, headers: Mapping[str, str]) -> Refusal | None:
+def _param_refusal(mirrored: list[tuple[tuple[str, ...], str]], arguments: Any, headers: Headers) -> Refusal | None:
     """-32020 when a mirrored parameter's `Mcp-Param-{name}` header is missing, badly encoded or not the body's."""
-    for path, name in mirrored_params(schema):
+    for path, name in mirrored:
         header = PARAM_HEADER_PREFIX + name
         sent = _header(headers, header.lower())
         value = value_at(arguments, path)
@@ -146,7 +147,7 @@ def _param_refusal(schema: Any, arguments: Any, headers: Mapping[str, str]) -> R
 _PLAIN_VALUE = re.compile(r"[\x20-\x7e\t]*")
 
 
-def refusal(state: ServerState, headers: Mapping[str, str], message: Any, kind: str | None) -> Refusal | None:
+def refusal(state: ServerState, headers: Headers, message: Any, kind: str | None) -> Refusal | None:
     """Why a stateless POST cannot run, checked in the spec's order; None when it may.
 
     The body must be one request or notification; a request carries `MCP-Protocol-Version` and
@@ -186,7 +187,7 @@ def refusal(state: ServerState, headers: Mapping[str, str], message: Any, kind: 
     method_header = _header(headers, "mcp-method")
     if method_header is None:
         return mismatch(f"the Mcp-Method header is missing; it must name the method, {method!r}")
-    if not isinstance(params, dict) or not isinstance(meta, dict) or not {VERSION_KEY, CAPABILITIES_KEY} <= set(meta):
+    if not (isinstance(params, dict) and isinstance(meta, dict) and VERSION_KEY in meta and CAPABILITIES_KEY in meta):
         missing = [key for key in (VERSION_KEY, CAPABILITIES_KEY) if not isinstance(meta, dict) or key not in meta]
         return Refusal(
             400, INVALID_PARAMS, f"Invalid params: params._meta must carry {' and '.join(map(repr, missing))}"
@@ -210,13 +211,16 @@ def refusal(state: ServerState, headers: Mapping[str, str], message: Any, kind: 
     named = params.get("name")
     tool = state.tools.get(named) if method == "tools/call" and isinstance(named, str) else None
     if tool is not None:
-        mirrored = _param_refusal(tool.definition.get("inputSchema"), params.get("arguments"), headers)
-        if mirrored is not None:
-            return mirrored
-        declared = meta.get(CAPABILITIES_KEY)
-        lacking = [name for name in tool.requires if not (isinstance(declared, dict) and name in declared)]
-        if lacking:
-            return missing_capability(lacking)
+        mirrored = tool.mirrored_params()
+        if mirrored:
+            mismatched = _param_refusal(mirrored, params.get("arguments"), headers)
+            if mismatched is not None:
+                return mismatched
+        if tool.requires:
+            declared = meta.get(CAPABILITIES_KEY)
+            lacking = [name for name in tool.requires if not (isinstance(declared, dict) and name in declared)]
+            if lacking:
+                return missing_capability(lacking)
     return None
 
 
@@ -285,8 +289,8 @@ async def post(state: ServerState, out: Response) -> None:
     if not isinstance(meta, dict):
         meta = {}
     version = meta.get(VERSION_KEY)
-    record.protocol_version = version if isinstance(version, str) else record.headers.get("mcp-protocol-version")
-    refused = refusal(state, record.headers, message, kind)
+    record.protocol_version = version if isinstance(version, str) else header(out.headers, "mcp-protocol-version")
+    refused = refusal(state, out.headers, message, kind)
     if refused is not None:
         await out.refuse(refused)
         return

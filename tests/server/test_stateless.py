@@ -503,3 +503,22 @@ async def test_parameters_mirrored_into_mcp_param_headers_are_validated(
         assert refused in error["message"]
         assert server.executions("sql") == 0
         assert server.journal[0].executed is False  # the journal says what the ledger says: it did not run
+
+
+async def test_mirrored_parameters_follow_a_tool_replaced_between_calls(via: str) -> None:
+    """The mirrored parameters a tool's schema names are worked out once per schema: a tool replaced between two
+    calls, or given another schema, is checked against its new schema, never the old one."""
+    server = _server()
+    server.tool("sql", input_schema=_MIRRORED, returns="ran")
+    async with serving(server, via) as wire:
+        client = Stateless(wire)
+        first = await client.post("tools/call", {"name": "sql", "arguments": {"region": "eu"}})
+        server.tool("sql", input_schema={"type": "object", "properties": {"region": {"type": "string"}}}, returns="ran")
+        second = await client.post("tools/call", {"name": "sql", "arguments": {"region": "eu"}})
+        tool = server.tool("sql", input_schema={"type": "object"}, returns="ran")
+        tool.definition["inputSchema"] = _MIRRORED
+        third = await client.post("tools/call", {"name": "sql", "arguments": {"region": "eu"}})
+    assert "Mcp-Param-Region header is missing" in _error(first, 400, -32020)["message"]
+    assert second.status_code == 200, second.text
+    assert "Mcp-Param-Region header is missing" in _error(third, 400, -32020)["message"]
+    assert server.executions("sql") == 1
