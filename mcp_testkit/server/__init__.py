@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
 from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS, named_eras
+from mcp_testkit._runner import MAX_HEADER_LINE, MAX_HEADERS
 from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.journal import Journal
 from mcp_testkit.server._app import ServerCrash
@@ -72,6 +73,8 @@ class TestMcpServer:
         preset: str | None = None,
         version: str = "0.1.0",
         max_body: int = MAX_BODY,
+        max_headers: int = MAX_HEADERS,
+        max_header_line: int = MAX_HEADER_LINE,
         journal_limit: int | None = None,
         session_limit: int | None = None,
         session_idle_timeout: float | None = None,
@@ -111,8 +114,9 @@ class TestMcpServer:
 
             if preset not in PRESETS:
                 raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(sorted(PRESETS))}")
-        if not isinstance(max_body, int) or max_body < 1:
-            raise ValueError(f"max_body must be a positive number of bytes, not {max_body!r}")
+        for label, size in (("max_body", max_body), ("max_headers", max_headers), ("max_header_line", max_header_line)):
+            if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+                raise ValueError(f"{label} must be a positive number of bytes, not {size!r}")
         for label, seconds in (
             ("header_timeout", header_timeout),
             ("body_timeout", body_timeout),
@@ -129,6 +133,10 @@ class TestMcpServer:
         """Seconds a request may take to send its whole body; then 408."""
         self.idle_timeout = float(idle_timeout)
         """Seconds a kept-alive connection may wait for its next request; then it is closed."""
+        self.max_headers = max_headers
+        """Bytes a request's line and headers may take together; then 431, before the app."""
+        self.max_header_line = max_header_line
+        """Bytes one header line (or the request line) may take; then 431, before the app."""
         self._limits = (journal_limit, session_limit, session_idle_timeout)
         Journal(limit=journal_limit)  # checks the value now, not at the first reset
         SessionTable(limit=session_limit, idle_timeout=session_idle_timeout)
@@ -150,6 +158,7 @@ class TestMcpServer:
             "retry_ms": retry_ms,
         }
         self._preset = preset
+        self._h11 = False  # uvicorn's h11 parser rather than httptools: the tests of both parsers set it
         self._runner: Runner | None = None
         self._lock = threading.RLock()
         self._state = self._fresh_state()
@@ -482,8 +491,13 @@ class TestMcpServer:
     def _new_runner(self) -> Runner:
         if self._runner is not None:
             raise RuntimeError(f"server {self.name!r} is already started at {self.url}")
-        from mcp_testkit._runner import Runner
+        from mcp_testkit._runner import HeadLimits, Refused, Runner
+        from mcp_testkit.server._refused import journal_refused
 
+        def journal(refused: Refused) -> None:
+            journal_refused(self._state, refused)
+
+        limits = HeadLimits(self.max_headers, self.max_header_line, journal)
         return Runner(
             self.asgi_app,
             self.host,
@@ -491,6 +505,8 @@ class TestMcpServer:
             header_timeout=self.header_timeout,
             body_timeout=self.body_timeout,
             idle_timeout=self.idle_timeout,
+            limits=limits,
+            h11=self._h11,
         )
 
     def start(self) -> None:
