@@ -22,6 +22,8 @@ import anyio.to_thread
 
 from mcp_testkit._asgi import Receive, Scope, Send, cancel_on_disconnect, lifespan, read_body
 from mcp_testkit._eras import STATELESS_VERSIONS, VERSION_KEY, error_status
+from mcp_testkit._json import JsonError
+from mcp_testkit._json import loads as strict_loads
 from mcp_testkit._sse import SseEventTooLarge
 from mcp_testkit.cassettes._format import Cassette, Exchange, Tape, era_of, split_messages, version_of
 from mcp_testkit.cassettes._redact import Redactor, kept_headers, save
@@ -57,9 +59,10 @@ def _refusal(message: str) -> dict[str, Any]:
 
 
 def _decode(body: bytes) -> Any:
+    """A message, decoded as strictly as the server decodes one; None for what is not JSON of the wire."""
     try:
-        return json.loads(body) if body else None
-    except ValueError:
+        return strict_loads(body) if body else None
+    except JsonError:
         return None
 
 
