@@ -128,3 +128,14 @@ def test_the_scenario_reader_refuses_constants_python_would_take(tmp_path: Path)
         load_scenario(path)
     parsed: Any = json.loads(path.read_text())
     assert parsed["retry_ms"] == float("-inf")  # what it would have been
+
+
+def test_client_arguments_with_nan_are_exit_2_with_one_line() -> None:
+    """`mcp-testkit client --arguments '{"n": NaN}'` is refused before any request: exit 2, one line."""
+    command = [*serve_command()[:-1], "client", "http://127.0.0.1:9/mcp", "--call", "x", "--arguments", '{"n": NaN}']
+    done = subprocess.run(command, capture_output=True, text=True, timeout=LIMIT_S, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "mcp-testkit client: --arguments is not JSON: the value is not JSON (NaN is not JSON (RFC 8259 has no NaN or "
+        "Infinity))"
+    ]
