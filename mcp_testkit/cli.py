@@ -295,7 +295,8 @@ def _build(args: argparse.Namespace) -> tuple[TestMcpServer, Scenario | None]:
     for key in ("max_body", "max_headers", "max_header_line", "header_timeout", "body_timeout", "idle_timeout"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
-    where = {"host": args.host, "port": args.port, "path": args.path, "allowed_hosts": _allowed_hosts(args)}
+    where = {"host": args.host, "port": args.port, "path": args.path, "allowed_hosts": _allowed_hosts(args),
+             "allow_remote": args.allow_remote}  # fmt: skip
     try:
         if args.cassette is not None:
             if args.preset is not None:

@@ -21,6 +21,7 @@ import anyio.from_thread
 import anyio.to_thread
 
 from mcp_testkit._asgi import Receive, Scope, Send, cancel_on_disconnect, lifespan, read_body
+from mcp_testkit._binding import warn_if_remote
 from mcp_testkit._eras import STATELESS_VERSIONS, VERSION_KEY, error_status
 from mcp_testkit._json import JsonError
 from mcp_testkit._json import loads as strict_loads
@@ -410,7 +411,10 @@ class Recording:
         host: str = "127.0.0.1",
         port: int = 0,
         path: str = "/mcp",
+        allow_remote: bool = False,
     ) -> None:
+        """A `host` that is not loopback warns (`RemoteHostWarning`) unless `allow_remote`."""
+        warn_if_remote(host, "the recording proxy", allow_remote=allow_remote)
         if (upstream is None) == (command is None):
             raise ValueError("record needs exactly one upstream: a URL, or a command for a stdio server")
         if upstream is not None and not upstream.startswith(("http://", "https://")):

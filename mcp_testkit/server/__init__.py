@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
+from mcp_testkit._binding import RemoteHostWarning, warn_if_remote
 from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS, named_eras
 from mcp_testkit._runner import MAX_HEADER_LINE, MAX_HEADERS
 from mcp_testkit.faults import _DEFAULT
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from mcp_testkit.journal import Record
     from mcp_testkit.server._sessions import Session
 
-__all__ = ["ServerState", "TestMcpServer", "stdio_supports"]
+__all__ = ["RemoteHostWarning", "ServerState", "TestMcpServer", "stdio_supports"]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _RESPONSE_MODES = ("json", "sse")
@@ -86,13 +87,15 @@ class TestMcpServer:
         cache_scope: str = "public",
         resumable: bool = False,
         retry_ms: int | None = None,
+        allow_remote: bool = False,
     ) -> None:
         """`eras`: the protocol eras served, 'handshake' (`initialize`, sessions) and 'stateless' (2026-07-28).
 
         `cache_ttl_ms` and `cache_scope` are the cache hints of the stateless era's `server/discover`
         and `tools/list` results. `resumable` keeps the events of every handshake-era POST SSE stream for
         a GET with `Last-Event-ID` to replay, and opens each such stream (from 2025-11-25) with a priming
-        event, which carries `retry: retry_ms` when that is set.
+        event, which carries `retry: retry_ms` when that is set. A `host` that is not loopback warns
+        (`RemoteHostWarning`, as the command line refuses it without `--allow-remote`) unless `allow_remote`.
         """
         eras = _check_eras(eras)
         if not isinstance(resumable, bool):
@@ -124,6 +127,7 @@ class TestMcpServer:
         ):
             if not isinstance(seconds, (int, float)) or seconds <= 0:
                 raise ValueError(f"{label} must be a positive number of seconds, not {seconds!r}")
+        warn_if_remote(host, f"TestMcpServer {name!r}", allow_remote=allow_remote)
         self.name = name
         self.host = host
         self._port = port
