@@ -71,6 +71,7 @@ class UvicornInternal:
 
 _PROTOCOL_METHODS = {
     "connection_made": ("self", "transport"),
+    "send_400_response": ("self", "msg"),
     "data_received": ("self", "data"),
     "connection_lost": ("self", "exc"),
 }
@@ -215,6 +216,7 @@ def _protocol(header_timeout: float, body_timeout: float, limits: HeadLimits, h1
         except ImportError:
             from uvicorn.protocols.http.h11_impl import H11Protocol as base
     max_headers, max_line, on_refused = limits.max_headers, limits.max_header_line, limits.on_refused
+    parser = "h11" if base.__name__ == "H11Protocol" else "httptools"
 
     class Protocol(base):
         _header_deadline: asyncio.TimerHandle | None = None
@@ -289,6 +291,21 @@ def _protocol(header_timeout: float, body_timeout: float, limits: HeadLimits, h1
             self.loop.call_later(_LINGER_S, self.transport.close)
             if on_refused is not None:
                 on_refused(Refused(*_request_line(self._start), 431, message))
+            self._start = b""
+
+        def send_400_response(self, msg: str) -> None:
+            # The parser refused the request (uvicorn has logged its warning): a JSON-RPC error, as every
+            # other refusal, and a record for the journal, of as much of the request line as came.
+            message = (
+                f"Bad Request: the HTTP parser ({parser}) refused the request: a malformed request line or header "
+                "(control bytes, a duplicate Content-Length, Content-Length with Transfer-Encoding, an unknown "
+                "method, ...)"
+            )
+            self._refused, self._head = True, None
+            self.transport.write(_refusal_bytes(400, "Bad Request", message))
+            self.transport.close()
+            if on_refused is not None:
+                on_refused(Refused(*_request_line(self._start), 400, message))
             self._start = b""
 
         def connection_lost(self, exc: Exception | None) -> None:
