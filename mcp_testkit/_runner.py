@@ -287,6 +287,12 @@ def _protocol(header_timeout: float, body_timeout: float, limits: HeadLimits, h1
             message = f"Request Header Fields Too Large: {why}; the request was not read"
             self._refused, self._head = True, None
             self._disarm()
+            cycle = self.cycle
+            if cycle is not None and not cycle.response_complete:
+                # A head pipelined behind a response still being sent (a GET stream): a 431 would land inside
+                # that response, so the connection is closed instead, with nothing sent and nothing journaled.
+                self.transport.close()
+                return
             self.transport.write(_refusal_bytes(431, "Request Header Fields Too Large", message))
             self.loop.call_later(_LINGER_S, self.transport.close)
             if on_refused is not None:

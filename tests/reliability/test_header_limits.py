@@ -167,3 +167,29 @@ def test_serve_takes_the_head_bounds() -> None:
             reply = exchange(port, request)
             assert reply.status == status, reply
         assert "max_header_line (2048 bytes)" in reply.json()["error"]["message"]
+
+
+def test_a_huge_head_pipelined_behind_a_get_stream_closes_it_without_a_431_inside(parser: str) -> None:
+    """70 KiB of a next request sent on a connection whose GET stream is open: the connection is closed, and no
+    431 is written into the middle of the stream."""
+    server = TestMcpServer("streams", get_stream=True)
+    server._h11 = parser == "h11"
+    with server:
+        session = initialize(server.port)
+        with socket.create_connection(("127.0.0.1", server.port), timeout=LIMIT_S) as sock:
+            sock.sendall(
+                f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nAccept: text/event-stream\r\n"
+                f"Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n".encode()
+            )
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += sock.recv(1024)
+            try:
+                sock.sendall(b"POST /mcp HTTP/1.1\r\nX-Pad: " + b"p" * 70_000)
+                while chunk := sock.recv(65536):
+                    data += chunk
+            except OSError:
+                pass  # closed while sending, or reset: either way the stream ended
+        assert data.startswith(b"HTTP/1.1 200")
+        assert b"431" not in data
+        assert ping(server.port, session)["result"] == {}
