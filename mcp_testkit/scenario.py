@@ -127,6 +127,11 @@ def from_json(data: Any, *, source: str = "<json>") -> Scenario:
     Its tools are built (and their schemas checked) here, so that applying it only puts them in the catalogue,
     all at once: a large scenario costs its time where it is read, not where the server serves.
     """
+    from mcp_testkit._json import unfit
+
+    problem = unfit(data, _MAX_DEPTH)  # a value built in Python has not been through the decoder's bounds
+    if problem:
+        raise ScenarioError(f"scenario {source}: {problem}")
     try:
         validate(data)
         tools = [_built_tool(tool, f"tools/{i}") for i, tool in enumerate(data.get("tools", ()))]

@@ -15,6 +15,16 @@ import pytest
 
 from ._support import ACCEPT, LATEST, LIMIT_S, serve_command, serve_process
 
+
+def _deep_list(depth: int) -> list[Any]:
+    root: list[Any] = []
+    inner = root
+    for _ in range(depth):
+        inner.append([])
+        inner = inner[0]
+    return root
+
+
 _STALL_S = 0.5
 """The longest another session's ping may wait while the admin API works: a liveness bound, not a benchmark."""
 
@@ -139,3 +149,23 @@ def test_client_arguments_with_nan_are_exit_2_with_one_line() -> None:
         "mcp-testkit client: --arguments is not JSON: the value is not JSON (NaN is not JSON (RFC 8259 has no NaN or "
         "Infinity))"
     ]
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ({"tools": [{"name": "t", "returns": {"structured": {"x": float("inf")}}}]},
+         "tools/0/returns/structured/x: Infinity is not JSON"),
+        ({"faults": _deep_list(100_000)}, "faults/0/0/0/0/0/0/0/... (152 levels more): nested too deeply"),
+    ],
+    ids=["infinity", "nested-100k"],
+)  # fmt: skip
+def test_scenario_from_json_bounds_a_value_built_in_python(data: Any, problem: str) -> None:
+    """`from_json` of a dict holding Infinity, or nested 100,000 deep, is one ScenarioError naming the field (not
+    a RecursionError from the schema check, nor a tool that lists Infinity)."""
+    from mcp_testkit.scenario import ScenarioError, from_json
+
+    with pytest.raises(ScenarioError) as caught:
+        from_json(data, source="built")
+    assert str(caught.value).startswith(f"scenario built: {problem}"), str(caught.value)
+    assert "\n" not in str(caught.value)
