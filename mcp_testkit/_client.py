@@ -13,10 +13,11 @@ client then makes the calls that scenario expects.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
+
+from mcp_testkit._json import loads
 
 if TYPE_CHECKING:
     from mcp_testkit.bridge import ToolPool
@@ -66,7 +67,7 @@ def _plan(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
     """The calls to make: those of --call, or those of the conformance scenario named in the environment."""
     if args.call:
         try:
-            arguments = json.loads(args.arguments)
+            arguments = loads(args.arguments.encode("utf-8", "surrogatepass"), "value")  # no NaN: not JSON
         except ValueError as exc:
             raise ValueError(f"--arguments is not JSON: {exc}") from None
         if not isinstance(arguments, dict):

@@ -7,7 +7,7 @@ import math
 import re
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "JsonError", "loads", "where_refused"]
+__all__ = ["MAX_DEPTH", "JsonError", "loads", "unfit", "where_refused"]
 
 MAX_DEPTH = 128
 """The deepest nesting of arrays and objects a message may have. Far beyond any real message, and
@@ -83,6 +83,39 @@ def _deeper_than(value: Any, limit: int) -> bool:
         stack.extend((child, depth + 1) for child in children)
     return False
 
+
+
+def unfit(value: Any, max_depth: int = MAX_DEPTH) -> str:
+    """Why a value built in Python is not what `loads` gives: the path to the first array or object nested deeper
+    than `max_depth`, or to a float that is NaN or infinite, and the problem; "" when there is none.
+
+    For values that did not come through `loads` (a dict handed to `Cassette.from_json`): an iterative walk, no
+    recursion, so a value nested 100,000 deep is an answer rather than a RecursionError.
+    """
+    stack: list[tuple[Any, int, Any]] = [(value, 1, None)]  # (item, its depth, its path as (key, parent) links)
+    while stack:
+        item, depth, path = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            name = "NaN" if math.isnan(item) else "Infinity" if item > 0 else "-Infinity"
+            return f"{_linked(path)}: {name} is not JSON (RFC 8259 has no NaN or Infinity)"
+        if isinstance(item, dict):
+            children: Any = item.items()
+        elif isinstance(item, (list, tuple)):
+            children = enumerate(item)
+        else:
+            continue
+        if depth > max_depth:
+            return f"{_linked(path)}: nested too deeply (more than {max_depth} levels)"
+        stack.extend((child, depth + 1, (key, path)) for key, child in children)
+    return ""
+
+
+def _linked(path: Any) -> str:
+    keys: list[list[Any]] = []
+    while path is not None:
+        key, path = path
+        keys.append(["", key])
+    return _shown(keys[::-1]) or "(top level)"
 
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')

@@ -16,15 +16,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import threading
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BODY_TIMED_OUT", "STOPPING", "UVICORN_INTERNALS", "UVICORN_TESTED", "Runner", "UvicornInternal", "bind"]
+__all__ = [
+    "BODY_TIMED_OUT",
+    "MAX_HEADERS",
+    "MAX_HEADER_LINE",
+    "STOPPING",
+    "UVICORN_INTERNALS",
+    "UVICORN_TESTED",
+    "HeadLimits",
+    "Refused",
+    "Runner",
+    "UvicornInternal",
+    "bind",
+]
 
 _START_TIMEOUT_S = 10.0
+_LINGER_S = 1.0
+"""How long a connection refused with 431 is still read (and its bytes dropped) before it is closed, so that
+the client, still sending, reads the 431 rather than a connection reset."""
+MAX_HEADERS = 64 * 1024
+"""The default bound on a request's head (request line and headers together), in bytes."""
+MAX_HEADER_LINE = 8 * 1024
+"""The default bound on one line of a request's head (a header, or the request line), in bytes."""
 BODY_TIMED_OUT = "mcp_testkit.body_timed_out"
 """Set in a request's ASGI scope when its body did not arrive within body_timeout (the app answers 408)."""
 STOPPING = "mcp-testkit: the server is stopping"
@@ -51,11 +71,26 @@ class UvicornInternal:
 
 _PROTOCOL_METHODS = {
     "connection_made": ("self", "transport"),
+    "send_400_response": ("self", "msg"),
     "data_received": ("self", "data"),
     "connection_lost": ("self", "exc"),
 }
 _PROTOCOL_READS = ("cycle", "loop", "transport")
-_PROTOCOL_ADDS = ("_header_deadline", "_body_deadline", "_arm", "_disarm", "_headers_too_slow", "_body_too_slow")
+_PROTOCOL_ADDS = (
+    "_header_deadline",
+    "_body_deadline",
+    "_arm",
+    "_disarm",
+    "_headers_too_slow",
+    "_body_too_slow",
+    "_head",
+    "_line",
+    "_tail",
+    "_start",
+    "_refused",
+    "_head_fits",
+    "_refuse_head",
+)
 _CYCLE_READS = ("scope", "more_body", "response_complete", "message_event")
 
 UVICORN_INTERNALS = (
@@ -98,6 +133,7 @@ UVICORN_INTERNALS = (
             "timeout_graceful_shutdown",
             "date_header",
             "server_header",
+            "h11_max_incomplete_event_size",
         ),
     ),
 )
@@ -119,40 +155,164 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _protocol(header_timeout: float, body_timeout: float) -> type[Any]:
-    """uvicorn's HTTP protocol (httptools, else h11), plus bounds on the time a request's headers and body take.
+@dataclass(frozen=True)
+class Refused:
+    """A request the server refused before its app saw it: its method and target as far as they were read
+    ("" when they were not), the status sent, and why."""
+
+    method: str
+    target: str
+    status: int
+    message: str
+
+
+@dataclass(frozen=True)
+class HeadLimits:
+    """The bounds on a request's head, and who hears of a request refused for passing them (in the server's
+    thread; it must not block)."""
+
+    max_headers: int = MAX_HEADERS
+    max_header_line: int = MAX_HEADER_LINE
+    on_refused: Callable[[Refused], None] | None = None
+
+
+def _request_line(start: bytes) -> tuple[str, str]:
+    """The method and target of the first bytes of a request head, printable and short ("" when not there)."""
+    parts = start.split(b"\n", 1)[0].rstrip(b"\r").split(b" ")
+    method = parts[0].decode("latin-1") if parts[0].isalpha() and len(parts[0]) <= 16 else ""
+    target = parts[1][:200].decode("latin-1") if method and len(parts) > 1 else ""
+    return method, target if target.isprintable() else target.encode("unicode_escape").decode("ascii")
+
+
+def _refusal_bytes(status: int, reason: str, message: str) -> bytes:
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+        "connection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
+
+
+def _protocol(header_timeout: float, body_timeout: float, limits: HeadLimits, h11: bool = False) -> type[Any]:
+    """uvicorn's HTTP protocol (httptools, else h11), plus bounds on the time a request's headers and body take,
+    and on the bytes of its head.
 
     uvicorn closes a kept-alive connection that idles between requests, but not one that never
     finishes sending headers (or never sends anything), nor a body that trickles in: slowloris
     clients would keep their sockets, and the server's descriptors, forever. The body's bound is
     kept here rather than in the app, where a cancel scope per request would cost every request:
     when it passes, the body ends early and the scope is marked, and the app answers 408.
+
+    Nor does uvicorn bound a head with httptools (which joins the pieces of a long header again and
+    again: a 200 MB header took 42 s), and h11's bound answers 400: the head's bytes are counted here,
+    before the parser sees them, and a head over `max_headers`, or a line of it over `max_header_line`,
+    is answered 431 and the connection closed.
     """
-    try:
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base
-    except ImportError:
-        from uvicorn.protocols.http.h11_impl import H11Protocol as base  # type: ignore[assignment]
+    if h11:
+        from uvicorn.protocols.http.h11_impl import H11Protocol as base
+    else:
+        try:
+            from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base  # type: ignore[assignment]
+        except ImportError:
+            from uvicorn.protocols.http.h11_impl import H11Protocol as base
+    max_headers, max_line, on_refused = limits.max_headers, limits.max_header_line, limits.on_refused
+    parser = "h11" if base.__name__ == "H11Protocol" else "httptools"
 
     class Protocol(base):
         _header_deadline: asyncio.TimerHandle | None = None
         _body_deadline: asyncio.TimerHandle | None = None
+        _head: int | None = None
+        """Bytes of the request head received so far; None while the head is complete (a body may follow)."""
+        _line = 0
+        """Bytes of the head's last, unfinished line."""
+        _tail = b""
+        _start = b""
+        _refused = False
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self._arm()
 
         def data_received(self, data: bytes) -> None:
+            if self._refused:
+                return  # read and dropped until the connection closes: see _LINGER_S
             cycle = self.cycle
             if self._header_deadline is None and (cycle is None or cycle.response_complete):
                 self._arm()  # the first bytes of a next request on a kept-alive connection
+            if self._head is None and (cycle is None or cycle.response_complete or not cycle.more_body):
+                self._head, self._line, self._tail, self._start = 0, 0, b"", data[:256]
+            if self._head is not None and not self._head_fits(data):
+                return
             super().data_received(data)
             if self.cycle is not cycle:  # its headers are complete: the request is under way
+                self._head = None
                 self._disarm()
                 if self.cycle.more_body and self._body_deadline is None:
                     self._body_deadline = self.loop.call_later(body_timeout, self._body_too_slow, self.cycle)
             if self._body_deadline is not None and not self.cycle.more_body:
                 self._body_deadline.cancel()
                 self._body_deadline = None
+
+        def _head_fits(self, data: bytes) -> bool:
+            """Count the head's bytes in `data`; False (and a 431 sent) when they pass a bound."""
+            head = self._head or 0
+            end = data.find(b"\r\n\r\n")
+            if end >= 0:
+                size = end + 4
+            else:
+                joined = self._tail + data[:3]
+                at = joined.find(b"\r\n\r\n")
+                size = at + 4 - len(self._tail) if at >= 0 else len(data)
+            bare = data.find(b"\n\n", 0, size)  # a head ended by bare line feeds, which parsers accept too
+            if bare >= 0:
+                size = bare + 2
+            if head + size > max_line:  # only then can a line be too long
+                lines = data[:size].split(b"\n")
+                longest = max([self._line + len(lines[0]), *map(len, lines[1:-1])]) if len(lines) > 1 else 0
+                self._line = len(lines[-1]) + (self._line if len(lines) == 1 else 0)
+                if max(longest, self._line) > max_line:
+                    self._refuse_head(f"a header line is over max_header_line ({max_line} bytes)")
+                    return False
+            else:
+                newline = data.rfind(b"\n", 0, size)
+                self._line = size - newline - 1 if newline >= 0 else self._line + size
+            self._head = head + size
+            if self._head > max_headers:
+                self._refuse_head(f"the request line and headers are over max_headers ({max_headers} bytes)")
+                return False
+            self._tail = data[-3:]
+            return True
+
+        def _refuse_head(self, why: str) -> None:
+            message = f"Request Header Fields Too Large: {why}; the request was not read"
+            self._refused, self._head = True, None
+            self._disarm()
+            cycle = self.cycle
+            if cycle is not None and not cycle.response_complete:
+                # A head pipelined behind a response still being sent (a GET stream): a 431 would land inside
+                # that response, so the connection is closed instead, with nothing sent and nothing journaled.
+                self.transport.close()
+                return
+            self.transport.write(_refusal_bytes(431, "Request Header Fields Too Large", message))
+            self.loop.call_later(_LINGER_S, self.transport.close)
+            if on_refused is not None:
+                on_refused(Refused(*_request_line(self._start), 431, message))
+            self._start = b""
+
+        def send_400_response(self, msg: str) -> None:
+            # The parser refused the request (uvicorn has logged its warning): a JSON-RPC error, as every
+            # other refusal, and a record for the journal, of as much of the request line as came.
+            message = (
+                f"Bad Request: the HTTP parser ({parser}) refused the request: a malformed request line or header "
+                "(control bytes, a duplicate Content-Length, Content-Length with Transfer-Encoding, an unknown "
+                "method, ...)"
+            )
+            self._refused, self._head = True, None
+            self.transport.write(_refusal_bytes(400, "Bad Request", message))
+            self.transport.close()
+            if on_refused is not None:
+                on_refused(Refused(*_request_line(self._start), 400, message))
+            self._start = b""
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
@@ -184,7 +344,9 @@ def _protocol(header_timeout: float, body_timeout: float) -> type[Any]:
     return Protocol
 
 
-def _config(app: Any, header_timeout: float, body_timeout: float, idle_timeout: float) -> Any:
+def _config(
+    app: Any, header_timeout: float, body_timeout: float, idle_timeout: float, limits: HeadLimits, h11: bool
+) -> Any:
     import uvicorn
 
     return uvicorn.Config(
@@ -192,7 +354,8 @@ def _config(app: Any, header_timeout: float, body_timeout: float, idle_timeout: 
         lifespan="off",
         log_level="warning",
         access_log=False,
-        http=_protocol(header_timeout, body_timeout),
+        http=_protocol(header_timeout, body_timeout, limits, h11),
+        h11_max_incomplete_event_size=limits.max_headers + 1,  # the bound above answers first, with its 431
         timeout_keep_alive=idle_timeout,  # type: ignore[arg-type]
         timeout_graceful_shutdown=2,
         date_header=False,
@@ -266,9 +429,20 @@ class Runner:
     """One uvicorn server for an app, on a socket bound before it starts."""
 
     def __init__(
-        self, app: Any, host: str, port: int, *, header_timeout: float, body_timeout: float, idle_timeout: float
+        self,
+        app: Any,
+        host: str,
+        port: int,
+        *,
+        header_timeout: float,
+        body_timeout: float,
+        idle_timeout: float,
+        limits: HeadLimits | None = None,
+        h11: bool = False,
     ) -> None:
-        self._server = _server_class()(_config(app, header_timeout, body_timeout, idle_timeout))
+        """`h11`: uvicorn's h11 parser rather than httptools (both are tested)."""
+        config = _config(app, header_timeout, body_timeout, idle_timeout, limits or HeadLimits(), h11)
+        self._server = _server_class()(config)
         self.socket = bind(host, port)
         self.port: int = self.socket.getsockname()[1]
         self._thread: threading.Thread | None = None

@@ -165,6 +165,12 @@ def _parser() -> tuple[_Parser, dict[str, _Parser]]:
     limits = serve.add_argument_group("limits", "bounds on what one client can make the server hold or wait for")
     limits.add_argument("--max-body", type=_positive(int), default=None, help="largest body or stdio line (4 MiB)")
     limits.add_argument(
+        "--max-headers", type=_positive(int), default=None, help="largest request line and headers, in all (64 KiB)"
+    )
+    limits.add_argument(
+        "--max-header-line", type=_positive(int), default=None, help="largest header or request line (8 KiB)"
+    )
+    limits.add_argument(
         "--journal-limit",
         type=_count,
         default=SERVE_JOURNAL_LIMIT,
@@ -286,10 +292,11 @@ def _build(args: argparse.Namespace) -> tuple[TestMcpServer, Scenario | None]:
     options["journal_limit"] = args.journal_limit
     options["session_limit"] = args.session_limit
     options["session_idle_timeout"] = args.session_idle_timeout
-    for key in ("max_body", "header_timeout", "body_timeout", "idle_timeout"):
+    for key in ("max_body", "max_headers", "max_header_line", "header_timeout", "body_timeout", "idle_timeout"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
-    where = {"host": args.host, "port": args.port, "path": args.path, "allowed_hosts": _allowed_hosts(args)}
+    where = {"host": args.host, "port": args.port, "path": args.path, "allowed_hosts": _allowed_hosts(args),
+             "allow_remote": args.allow_remote}  # fmt: skip
     try:
         if args.cassette is not None:
             if args.preset is not None:

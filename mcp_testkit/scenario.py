@@ -26,6 +26,7 @@ from mcp_testkit.tools import ToolError
 
 if TYPE_CHECKING:
     from mcp_testkit.server import TestMcpServer
+    from mcp_testkit.tools import ScriptedTool
 
 __all__ = [
     "Scenario",
@@ -40,6 +41,8 @@ __all__ = [
     "validate",
 ]
 
+_MAX_DEPTH = 160
+"""The deepest nesting of a scenario document: a message's bound (128) and room for the file's envelope."""
 _OPTIONS = ("name", "preset", "page_size", "response_mode", "get_stream", "eras", "resumable", "retry_ms")
 """Top-level keys of a JSON scenario that are `TestMcpServer` keyword arguments."""
 
@@ -102,27 +105,48 @@ def load_scenario(path: str | Path) -> Scenario:
     if path.suffix == ".py":
         return _load_python(path)
     if path.suffix == ".json":
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ScenarioError(f"scenario {path}: not valid JSON: {exc}") from None
-        return from_json(data, source=str(path))
+        return from_json(decode(path.read_bytes(), str(path)), source=str(path))
     raise ScenarioError(f"scenario {path}: a scenario is a .py file defining scenario(server) or a .json file")
 
 
+def decode(data: bytes, source: str) -> Any:
+    """A scenario document's JSON, decoded as strictly as a message on the wire (UTF-8, no NaN or Infinity,
+    bounded nesting); ScenarioError naming the source and the field where it is refused."""
+    from mcp_testkit._json import JsonError, loads, where_refused
+
+    try:
+        return loads(data, "file", max_depth=_MAX_DEPTH)
+    except JsonError as exc:
+        field = where_refused(data.decode("utf-8", "replace"), _MAX_DEPTH)
+        raise ScenarioError(f"scenario {source}: {f'{field}: ' if field else ''}not valid JSON: {exc}") from None
+
+
 def from_json(data: Any, *, source: str = "<json>") -> Scenario:
-    """The scenario a JSON document describes, checked against the schema and built eagerly."""
+    """The scenario a JSON document describes, checked against the schema and built eagerly.
+
+    Its tools are built (and their schemas checked) here, so that applying it only puts them in the catalogue,
+    all at once: a large scenario costs its time where it is read, not where the server serves.
+    """
+    from mcp_testkit._json import unfit
+
+    problem = unfit(data, _MAX_DEPTH)  # a value built in Python has not been through the decoder's bounds
+    if problem:
+        raise ScenarioError(f"scenario {source}: {problem}")
     try:
         validate(data)
-        tools = [_tool_arguments(tool, f"tools/{i}") for i, tool in enumerate(data.get("tools", ()))]
+        tools = [_built_tool(tool, f"tools/{i}") for i, tool in enumerate(data.get("tools", ()))]
         rules = [_rule(rule, f"faults/{i}") for i, rule in enumerate(data.get("faults", ()))]
     except ScenarioError as exc:
         raise ScenarioError(f"scenario {source}: {exc}") from None
     headers = [(h["name"], h["value"], h.get("status", 401)) for h in data.get("required_headers", ())]
 
     def setup(server: TestMcpServer) -> None:
-        for arguments in tools:
-            server.tool(**arguments)
+        if tools:
+            fresh = {tool.name: dataclasses.replace(tool, answers=list(tool.answers), _served=0) for tool in tools}
+            with server._lock:  # one swap: a listing sees all of them or none, and one list_changed is sent
+                state = server._state
+                state.tools.update(fresh)
+                state.catalogue_changed()
         for name, value, status in headers:
             server.require_header(name, value, status=status)
         for rule in rules:
@@ -135,7 +159,12 @@ def from_json(data: Any, *, source: str = "<json>") -> Scenario:
 def add_tool(server: TestMcpServer, data: Any) -> dict[str, Any]:
     """Add (or replace) the tool a JSON tool object describes; returns its wire definition."""
     validate(data, "tool")
-    return server.tool(**_tool_arguments(data, "")).definition
+    tool = _built_tool(data, "")
+    with server._lock:  # as server.tool() does, with the tool built (and checked) once
+        state = server._state
+        state.tools[tool.name] = tool
+        state.catalogue_changed()
+    return tool.definition
 
 
 def add_rules(server: TestMcpServer, data: Any, *, stdio: bool | None = None) -> list[faults.Rule]:
@@ -184,7 +213,7 @@ def check_transport(rules: Iterable[faults.Rule], *, stdio: bool) -> None:
 # -- JSON to Python values ----------------------------------------------------------------------------------------
 
 
-def _tool_arguments(data: Mapping[str, Any], where: str) -> dict[str, Any]:
+def _built_tool(data: Mapping[str, Any], where: str) -> ScriptedTool:
     arguments: dict[str, Any] = {
         "name": data["name"],
         "title": data.get("title"),
@@ -202,10 +231,9 @@ def _tool_arguments(data: Mapping[str, Any], where: str) -> dict[str, Any]:
     from mcp_testkit.tools import ScriptedTool
 
     try:  # check the definition now, so a bad one is reported with the scenario's path
-        ScriptedTool.build(**arguments)
+        return ScriptedTool.build(**arguments)
     except ValueError as exc:
         raise ScenarioError(f"{where or '(tool)'}: {exc}") from None
-    return arguments
 
 
 def _answer(data: Any, where: str) -> Any:

@@ -146,7 +146,8 @@ def test_uvicorn_leaves_free_the_names_the_runner_adds(internal: UvicornInternal
     ("subclass", "path"),
     [
         pytest.param(_runner._server_class, "uvicorn.server.Server", id="Server"),
-        pytest.param(lambda: _runner._protocol(1.0, 1.0), None, id="Protocol"),
+        pytest.param(lambda: _runner._protocol(1.0, 1.0, _runner.HeadLimits()), None, id="Protocol"),
+        pytest.param(lambda: _runner._protocol(1.0, 1.0, _runner.HeadLimits(), h11=True), None, id="H11Protocol"),
     ],
 )
 def test_the_fence_lists_everything_the_runner_overrides_and_adds(subclass: Any, path: str | None) -> None:

@@ -74,7 +74,7 @@ def attach(config: pytest.Config, report: pytest.TestReport, paths: Mapping[Serv
     """Link each diagram from pytest-html's report (relative to it, so the two can move together)."""
     if not config.pluginmanager.hasplugin("html"):
         return
-    from pytest_html import extras  # type: ignore[import-not-found,unused-ignore]
+    from pytest_html import extras  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     report_path = getattr(config.option, "htmlpath", None)
     base = (config.invocation_params.dir / report_path).resolve().parent if report_path else None

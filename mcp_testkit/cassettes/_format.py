@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_testkit._eras import HANDSHAKE, STATELESS, STATELESS_VERSIONS, VERSION_KEY
-from mcp_testkit._json import MAX_DEPTH, JsonError, where_refused
+from mcp_testkit._json import MAX_DEPTH, JsonError, unfit, where_refused
 from mcp_testkit._json import loads as strict_loads
 
 __all__ = [
@@ -342,6 +342,9 @@ class Cassette:
                 f"cassette {source}: format version {data['version']} was written by a newer mcp-testkit; "
                 f"this one reads version {VERSION}: upgrade mcp-testkit"
             )
+        problem = unfit(data, _MAX_DEPTH)  # a value built in Python: loads() has not checked it
+        if problem:
+            raise CassetteError(f"cassette {source}: {problem}")
         _validate(data, source)
         return cls(
             exchanges=[Exchange.from_json(item) for item in data["exchanges"]],

@@ -21,7 +21,10 @@ import anyio.from_thread
 import anyio.to_thread
 
 from mcp_testkit._asgi import Receive, Scope, Send, cancel_on_disconnect, lifespan, read_body
+from mcp_testkit._binding import warn_if_remote
 from mcp_testkit._eras import STATELESS_VERSIONS, VERSION_KEY, error_status
+from mcp_testkit._json import JsonError
+from mcp_testkit._json import loads as strict_loads
 from mcp_testkit._origin import LOOPBACK_NAMES, rebinding_refusal
 from mcp_testkit._sse import SseEventTooLarge
 from mcp_testkit.cassettes._format import Cassette, Exchange, Tape, era_of, split_messages, version_of
@@ -58,9 +61,10 @@ def _refusal(message: str) -> dict[str, Any]:
 
 
 def _decode(body: bytes) -> Any:
+    """A message, decoded as strictly as the server decodes one; None for what is not JSON of the wire."""
     try:
-        return json.loads(body) if body else None
-    except ValueError:
+        return strict_loads(body) if body else None
+    except JsonError:
         return None
 
 
@@ -455,7 +459,10 @@ class Recording:
         path: str = "/mcp",
         max_processes: int = MAX_PROCESSES,
         scrub: Scrub | None = None,
+        allow_remote: bool = False,
     ) -> None:
+        """A `host` that is not loopback warns (`RemoteHostWarning`) unless `allow_remote`."""
+        warn_if_remote(host, "the recording proxy", allow_remote=allow_remote)
         if (upstream is None) == (command is None):
             raise ValueError("record needs exactly one upstream: a URL, or a command for a stdio server")
         if upstream is not None and not upstream.startswith(("http://", "https://")):

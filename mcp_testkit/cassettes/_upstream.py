@@ -31,6 +31,8 @@ from mcp_testkit._eras import (
     stateless_headers,
     stateless_params,
 )
+from mcp_testkit._json import JsonError
+from mcp_testkit._json import loads as strict_loads
 from mcp_testkit._param_headers import param_headers
 from mcp_testkit.cassettes._format import Exchange, Tape, era_of, split_messages, version_of
 from mcp_testkit.cassettes._redact import kept_headers
@@ -145,9 +147,11 @@ def _is_request(message: Any) -> bool:
 
 
 def _decode(data: str) -> Any:
+    """An upstream's message, decoded as strictly as the server decodes one (no NaN, bounded nesting); what is not
+    JSON of the wire is kept as `{"unparsed": text}`, so that the cassette written stays strict JSON."""
     try:
-        return json.loads(data)
-    except ValueError:
+        return strict_loads(data.encode("utf-8", "surrogatepass"), "answer")
+    except JsonError:
         return {"unparsed": data}
 
 
@@ -227,9 +231,9 @@ class HttpUpstream:
                     raw = response.read()
                     if raw:
                         try:
-                            messages.append(json.loads(raw))
+                            messages.append(strict_loads(raw, "answer"))
                             framing = "json"
-                        except ValueError:
+                        except JsonError:
                             framing, body = "text", raw.decode("utf-8", errors="replace")
         except (httpx2.HTTPError, SseEventTooLarge) as exc:
             error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

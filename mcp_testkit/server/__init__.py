@@ -7,7 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
+from mcp_testkit._binding import RemoteHostWarning, warn_if_remote
 from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS, named_eras
+from mcp_testkit._runner import MAX_HEADER_LINE, MAX_HEADERS
 from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.journal import Journal
 from mcp_testkit.server._app import ServerCrash
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from mcp_testkit.journal import Record
     from mcp_testkit.server._sessions import Session
 
-__all__ = ["ServerState", "TestMcpServer", "stdio_supports"]
+__all__ = ["RemoteHostWarning", "ServerState", "TestMcpServer", "stdio_supports"]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _RESPONSE_MODES = ("json", "sse")
@@ -72,6 +74,8 @@ class TestMcpServer:
         preset: str | None = None,
         version: str = "0.1.0",
         max_body: int = MAX_BODY,
+        max_headers: int = MAX_HEADERS,
+        max_header_line: int = MAX_HEADER_LINE,
         journal_limit: int | None = None,
         session_limit: int | None = None,
         session_idle_timeout: float | None = None,
@@ -83,13 +87,15 @@ class TestMcpServer:
         cache_scope: str = "public",
         resumable: bool = False,
         retry_ms: int | None = None,
+        allow_remote: bool = False,
     ) -> None:
         """`eras`: the protocol eras served, 'handshake' (`initialize`, sessions) and 'stateless' (2026-07-28).
 
         `cache_ttl_ms` and `cache_scope` are the cache hints of the stateless era's `server/discover`
         and `tools/list` results. `resumable` keeps the events of every handshake-era POST SSE stream for
         a GET with `Last-Event-ID` to replay, and opens each such stream (from 2025-11-25) with a priming
-        event, which carries `retry: retry_ms` when that is set.
+        event, which carries `retry: retry_ms` when that is set. A `host` that is not loopback warns
+        (`RemoteHostWarning`, as the command line refuses it without `--allow-remote`) unless `allow_remote`.
         """
         eras = _check_eras(eras)
         if not isinstance(resumable, bool):
@@ -111,8 +117,9 @@ class TestMcpServer:
 
             if preset not in PRESETS:
                 raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(sorted(PRESETS))}")
-        if not isinstance(max_body, int) or max_body < 1:
-            raise ValueError(f"max_body must be a positive number of bytes, not {max_body!r}")
+        for label, size in (("max_body", max_body), ("max_headers", max_headers), ("max_header_line", max_header_line)):
+            if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+                raise ValueError(f"{label} must be a positive number of bytes, not {size!r}")
         for label, seconds in (
             ("header_timeout", header_timeout),
             ("body_timeout", body_timeout),
@@ -120,6 +127,7 @@ class TestMcpServer:
         ):
             if not isinstance(seconds, (int, float)) or seconds <= 0:
                 raise ValueError(f"{label} must be a positive number of seconds, not {seconds!r}")
+        warn_if_remote(host, f"TestMcpServer {name!r}", allow_remote=allow_remote)
         self.name = name
         self.host = host
         self._port = port
@@ -129,6 +137,10 @@ class TestMcpServer:
         """Seconds a request may take to send its whole body; then 408."""
         self.idle_timeout = float(idle_timeout)
         """Seconds a kept-alive connection may wait for its next request; then it is closed."""
+        self.max_headers = max_headers
+        """Bytes a request's line and headers may take together; then 431, before the app."""
+        self.max_header_line = max_header_line
+        """Bytes one header line (or the request line) may take; then 431, before the app."""
         self._limits = (journal_limit, session_limit, session_idle_timeout)
         Journal(limit=journal_limit)  # checks the value now, not at the first reset
         SessionTable(limit=session_limit, idle_timeout=session_idle_timeout)
@@ -150,6 +162,7 @@ class TestMcpServer:
             "retry_ms": retry_ms,
         }
         self._preset = preset
+        self._h11 = False  # uvicorn's h11 parser rather than httptools: the tests of both parsers set it
         self._runner: Runner | None = None
         self._lock = threading.RLock()
         self._state = self._fresh_state()
@@ -482,8 +495,13 @@ class TestMcpServer:
     def _new_runner(self) -> Runner:
         if self._runner is not None:
             raise RuntimeError(f"server {self.name!r} is already started at {self.url}")
-        from mcp_testkit._runner import Runner
+        from mcp_testkit._runner import HeadLimits, Refused, Runner
+        from mcp_testkit.server._refused import journal_refused
 
+        def journal(refused: Refused) -> None:
+            journal_refused(self._state, refused)
+
+        limits = HeadLimits(self.max_headers, self.max_header_line, journal)
         return Runner(
             self.asgi_app,
             self.host,
@@ -491,6 +509,8 @@ class TestMcpServer:
             header_timeout=self.header_timeout,
             body_timeout=self.body_timeout,
             idle_timeout=self.idle_timeout,
+            limits=limits,
+            h11=self._h11,
         )
 
     def start(self) -> None:

@@ -14,11 +14,13 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 
 from mcp_testkit._asgi import read_body
+from mcp_testkit._json import JsonError, loads, where_refused
 from mcp_testkit._runner import BODY_TIMED_OUT
 from mcp_testkit.scenario import ScenarioError, add_rules, add_tool, check_transport, from_json
 
@@ -33,6 +35,8 @@ __all__ = ["PREFIX", "AdminApp"]
 PREFIX = "/_testkit"
 """Where the admin endpoints live; the MCP endpoint may not be under it."""
 
+_MAX_DEPTH = 160
+"""The deepest nesting of an admin body: a message's bound (128) and room for a scenario's envelope."""
 _LIVE_SETTINGS = ("page_size", "response_mode", "get_stream")
 _BODY_METHODS = ("POST", "PUT", "PATCH")
 
@@ -78,11 +82,11 @@ class _Request:
                 return None
             raise AdminError(400, "bad_request", "this endpoint needs a JSON body")
         try:
-            return json.loads(self.body)
-        except ValueError as exc:
-            raise AdminError(400, "bad_request", f"the body is not JSON: {exc}") from None
-        except RecursionError:
-            raise AdminError(400, "bad_request", "the body is not JSON this server reads: nested too deep") from None
+            return loads(self.body, max_depth=_MAX_DEPTH)
+        except JsonError as exc:
+            field = where_refused(self.body.decode("utf-8", "replace"), _MAX_DEPTH)
+            at = f" at {field}" if field else ""
+            raise AdminError(400, "bad_request", f"the body is not JSON this server reads{at}: {exc}") from None
 
     def params(self, *allowed: str) -> dict[str, str]:
         """The query parameters (the last value of a repeated one); 400 naming an unknown one."""
@@ -285,8 +289,14 @@ class _Endpoint:
                 allow = ", ".join(self._methods)
                 message = f"{PREFIX}/{self._name} takes {allow}, not {request.method}"
                 raise AdminError(405, "method_not_allowed", message, {"allow": allow})
-            body = await self._admin._body(request) if request.method in _BODY_METHODS else b""
-            status, payload = handler(_Request(request.method, dict(request.query_params), body))
+            arguments = _Request(request.method, dict(request.query_params), b"")
+            if request.method in _BODY_METHODS:
+                arguments.body = await self._admin._body(request)
+                # Decoding and checking a body (a scenario of 30,000 tools takes seconds) runs in a worker
+                # thread, so that MCP traffic goes on meanwhile; scripting the server is safe from any thread.
+                status, payload = await anyio.to_thread.run_sync(handler, arguments)
+            else:
+                status, payload = handler(arguments)
         except AdminError as exc:
             return exc.response()
         except Exception as exc:  # a bug of ours must not stop the server

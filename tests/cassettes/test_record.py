@@ -29,6 +29,11 @@ pytestmark = pytest.mark.anyio
 START_TIMEOUT_S = 30.0
 
 
+def _http() -> httpx2.AsyncClient:
+    """A client that waits as long as the test's limit: a stdio server starting under load can take seconds."""
+    return httpx2.AsyncClient(timeout=LIMIT_S)
+
+
 # -- what a cassette keeps -----------------------------------------------------------------------------------------
 
 
@@ -240,7 +245,7 @@ async def test_unreachable_upstream_is_a_502_with_a_json_rpc_error_and_is_record
         dead = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
     out = tmp_path / "dead.json"
     message = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-    async with record(dead, out=out) as proxy, httpx2.AsyncClient(timeout=LIMIT_S) as http:
+    async with record(dead, out=out) as proxy, _http() as http:
         with anyio.fail_after(LIMIT_S):
             answer = await http.post(proxy, json=message, headers={"accept": "application/json, text/event-stream"})
     assert answer.status_code == 502
@@ -294,7 +299,7 @@ async def test_stdio_gateway_refuses_requests_without_a_session(tmp_path: Path) 
     """In front of a stdio server, a request before initialize is 400, an unknown session 404, a GET 405."""
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     headers = {"accept": "application/json, text/event-stream"}
-    async with record(command=stdio_command(), out=tmp_path / "s.json") as proxy, httpx2.AsyncClient(timeout=LIMIT_S) as http:
+    async with record(command=stdio_command(), out=tmp_path / "s.json") as proxy, _http() as http:
         with anyio.fail_after(LIMIT_S):
             missing = await http.post(proxy, json=ping, headers=headers)
             unknown = await http.post(proxy, json=ping, headers={**headers, "mcp-session-id": "nope"})
@@ -310,7 +315,7 @@ async def test_stdio_gateway_answers_a_stateless_error_with_the_status_of_its_co
     message = {"jsonrpc": "2.0", "id": 7, "method": "no/such", "params": params}
     headers = {"accept": "application/json, text/event-stream", **stateless_headers("no/such", params)}
     out = tmp_path / "s.json"
-    async with record(command=stdio_command(), out=out) as proxy, httpx2.AsyncClient(timeout=LIMIT_S) as http:
+    async with record(command=stdio_command(), out=out) as proxy, _http() as http:
         with anyio.fail_after(LIMIT_S):
             refused = await http.post(proxy, json=message, headers=headers)
     assert refused.status_code == 404
@@ -325,7 +330,7 @@ async def test_the_stdio_gateway_runs_at_most_max_processes_and_refuses_more_wit
             "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}  # fmt: skip
     headers = {"accept": "application/json, text/event-stream"}
     out = tmp_path / "limit.json"
-    async with record(command=stdio_command(), out=out, max_processes=2) as proxy, httpx2.AsyncClient(timeout=LIMIT_S) as http:
+    async with record(command=stdio_command(), out=out, max_processes=2) as proxy, _http() as http:
         with anyio.fail_after(LIMIT_S):
             answers = [await http.post(proxy, json=init, headers=headers) for _ in range(4)]
             assert [answer.status_code for answer in answers] == [200, 200, 503, 503]
@@ -343,7 +348,7 @@ async def test_a_stopped_recording_leaves_no_thread_port_or_process_behind(tmp_p
     before = set(threading.enumerate())  # threads, not idents: an ended thread's ident is reused
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
             "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}  # fmt: skip
-    async with record(command=stdio_command(), out=tmp_path / "gone.json") as proxy, httpx2.AsyncClient(timeout=LIMIT_S) as http:
+    async with record(command=stdio_command(), out=tmp_path / "gone.json") as proxy, _http() as http:
         with anyio.fail_after(LIMIT_S):
             opened = await http.post(proxy, json=init, headers={"accept": "application/json, text/event-stream"})
         assert opened.status_code == 200
@@ -516,7 +521,7 @@ async def test_a_stdio_server_that_cannot_start_later_is_a_502_and_the_proxy_kee
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
             "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}  # fmt: skip
     headers = {"accept": "application/json, text/event-stream"}
-    async with record(command=[str(program)], out=tmp_path / "gone.json") as proxy, httpx2.AsyncClient(timeout=LIMIT_S) as http:
+    async with record(command=[str(program)], out=tmp_path / "gone.json") as proxy, _http() as http:
         program.unlink()
         with anyio.fail_after(LIMIT_S):
             first = await http.post(proxy, json=init, headers=headers)

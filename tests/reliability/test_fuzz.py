@@ -1,8 +1,10 @@
-"""The fake never falls over: thousands of malformed requests over a socket and lines over stdio.
+"""The fake never falls over: thousands of malformed requests over a socket, lines over stdio, admin bodies.
 
 Each HTTP request must get a status under 500 and be journaled with exactly the status sent; each
-stdio line must leave the server answering; afterwards both still serve. Raise the counts with
-MCP_TESTKIT_FUZZ_HTTP and MCP_TESTKIT_FUZZ_STDIO (defaults: 2,000 requests, 500 lines).
+stdio line must leave the server answering; each mutated admin body gets a 2xx or a 4xx naming the
+problem, never a 5xx or a traceback, while another session's pings are each answered within 0.5 s;
+afterwards all still serve. Raise the counts with MCP_TESTKIT_FUZZ_HTTP, MCP_TESTKIT_FUZZ_STDIO and
+MCP_TESTKIT_FUZZ_ADMIN (defaults: 2,000 requests, 500 lines, 300 admin bodies).
 """
 
 from __future__ import annotations
@@ -17,14 +19,18 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
 from mcp_testkit import TestMcpServer
 
 from ._malformed import LIVE, MAX_BODY, http_requests, stdio_lines
-from ._support import LIMIT_S, STDIO_INIT, exchange, http_request, initialize, ping, serve_command
+from ._support import ACCEPT, LATEST, LIMIT_S, STDIO_INIT, exchange, http_request, initialize, ping, serve_command
 
 HTTP_REQUESTS = int(os.environ.get("MCP_TESTKIT_FUZZ_HTTP", "2000"))
 STDIO_LINES = int(os.environ.get("MCP_TESTKIT_FUZZ_STDIO", "500"))
+ADMIN_BODIES = int(os.environ.get("MCP_TESTKIT_FUZZ_ADMIN", "300"))
+STALL_S = 0.5
+"""The longest another session's ping may wait: a liveness bound (under anyio.fail_after), not a benchmark."""
 _SETTINGS = {
     "deadline": None,
     "database": None,
@@ -165,3 +171,91 @@ def test_malformed_stdio_lines_never_break_the_server(tmp_path: Path) -> None:
     assert sent["pings"] >= STDIO_LINES
     records = [json.loads(line) for line in journal.read_text().splitlines()]
     assert len(records) == 1 + sent["lines"] + sent["pings"]
+
+
+# -- the admin API ---------------------------------------------------------------------------------------------------
+
+_TOKEN = "fuzz-token"
+_LOOKUP = {
+    "name": "lookup",
+    "inputSchema": {"type": "object", "properties": {"q": {"type": "string", "maxLength": 9}}},
+    "annotations": {"readOnlyHint": True},
+    "answers": ["found", {"structured": {"n": 1}}, {"error": "busy"}],
+}
+_RULE = {"fault": {"type": "ErrorResult", "text": "busy"}, "tool": "lookup", "times": 2}
+ADMIN_SEEDS = {  # only what cannot touch a ping: tools, and faults of tools/call
+    "tools": _LOOKUP,
+    "faults": [_RULE, {**_RULE, "times": 1}],
+    "scenario": {"tools": [_LOOKUP, {"name": "write", "returns": "done"}], "faults": [_RULE]},
+}
+
+
+def _pinger(url: str, session: str, stop: threading.Event, seen: dict[str, list[str]]) -> None:
+    """Ping on `session` until `stop`, each under STALL_S: a stall or a wrong answer is noted in `seen`."""
+    import anyio
+    import httpx2
+
+    headers = {"accept": ACCEPT, "mcp-session-id": session, "mcp-protocol-version": LATEST}
+
+    async def pings() -> None:
+        async with httpx2.AsyncClient(timeout=LIMIT_S) as client:
+            while not stop.is_set():
+                try:
+                    with anyio.fail_after(STALL_S):
+                        answer = await client.post(url, json={"jsonrpc": "2.0", "id": 7, "method": "ping"},
+                                                   headers=headers)  # fmt: skip
+                except TimeoutError:
+                    seen["stalls"].append(f"a ping waited over {STALL_S} s")
+                    continue
+                if answer.status_code != 200 or answer.json().get("result") != {}:
+                    seen["stalls"].append(f"a ping got {answer.status_code} {answer.text[:200]}")
+                seen["pings"].append("")
+
+    anyio.run(pings)
+
+
+@pytest.mark.filterwarnings(LARGE_REPR)
+def test_mutated_admin_bodies_never_break_the_server_or_stall_a_session() -> None:
+    """Every mutated admin body (tools, faults, scenario) gets a 2xx or a one-line 4xx JSON error, never a 5xx or
+    a traceback, and another session's pings are each answered within 0.5 s meanwhile."""
+    import httpx2
+
+    from mcp_testkit.server._admin import AdminApp
+
+    from ._mutation import mutated_text
+
+    server = TestMcpServer("admin-fuzz", max_body=MAX_BODY)
+    server.asgi_app = AdminApp(server, _TOKEN)  # type: ignore[assignment]
+    statuses: list[int] = []
+    seen: dict[str, list[str]] = {"stalls": [], "pings": []}
+    stop = threading.Event()
+    with server, httpx2.Client(base_url=f"{server.base_url}/_testkit", timeout=LIMIT_S) as admin:
+        pinger = threading.Thread(target=_pinger, args=(server.url, initialize(server.port), stop, seen))
+        pinger.start()
+        try:
+
+            @settings(max_examples=ADMIN_BODIES, **_SETTINGS)
+            @given(endpoint=st.sampled_from(sorted(ADMIN_SEEDS)), data=st.data())
+            def one(endpoint: str, data: st.DataObject) -> None:
+                body = data.draw(mutated_text(ADMIN_SEEDS[endpoint]))
+                headers = {"authorization": f"Bearer {_TOKEN}", "content-type": "application/json"}
+                reply = admin.post(f"/{endpoint}", content=body.encode("utf-8", "surrogatepass"), headers=headers)
+                statuses.append(reply.status_code)
+                assert reply.status_code < 500, (body[:300], reply.text[:500])
+                assert "Traceback" not in reply.text
+                if reply.status_code >= 400:
+                    message = reply.json()["message"]
+                    assert isinstance(message, str)
+                    assert "\n" not in message, message
+
+            one()
+        finally:
+            stop.set()
+            pinger.join(LIMIT_S)
+        assert ping(server.port, initialize(server.port))["result"] == {}
+    assert len(statuses) >= ADMIN_BODIES
+    assert any(status < 300 for status in statuses)
+    assert any(status >= 400 for status in statuses)
+    assert seen["pings"], "the other session was never answered"
+    assert seen["stalls"] == []
+    assert server.errors == []

@@ -1,28 +1,31 @@
-"""Odd files and lines never crash a reader: cassettes and driver lines, mutated at random (issue 22).
+"""Odd files and lines never crash a reader: cassettes, scenario files and driver lines, mutated at random (issue 22).
 
 Each mutated cassette is read and, when it loads, made into a replay script: it loads or is a one-line
-`CassetteError`, never another exception. Each mutated driver line is decoded and checked as the driver
+`CassetteError`, never another exception. Each mutated scenario file loads and applies to a server, or is a
+one-line `ScenarioError` naming the file. Each mutated driver line is decoded and checked as the driver
 adapter does: a value and its problem, or a `JsonError`. Raise the counts with MCP_TESTKIT_FUZZ_FILES
 (default: 300 of each).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mcp_testkit import TestMcpServer
 from mcp_testkit._json import JsonError, loads
 from mcp_testkit.adapters._driver import _problem
 from mcp_testkit.cassettes import Cassette, CassetteError
 from mcp_testkit.cassettes._replay import ReplayScript
+from mcp_testkit.scenario import ScenarioError, load_scenario
+
+from ._mutation import mutated_text
 
 FILES = int(os.environ.get("MCP_TESTKIT_FUZZ_FILES", "300"))
 _SETTINGS = settings(max_examples=FILES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-_HOLE = "\u0000HOLE\u0000"
 
 
 def _exchange(seq: int, request: Any, response: Any) -> dict[str, Any]:
@@ -58,56 +61,19 @@ SEED: dict[str, Any] = {
 HELLO: dict[str, Any] = {"protocol": "mcp-testkit-driver", "version": 1, "bridge": "b", "bridge_version": "1",
                          "page_limit": None, "retry": 0, "timeout_s": 1.0, "sessions": "per_call"}  # fmt: skip
 ANSWER: dict[str, Any] = {"id": 1, "kind": "ok", "text": "x", "message": ""}
-
-_ODD_TOKENS = st.sampled_from(["NaN", "Infinity", "-Infinity", "1e999", "-1e400", "1" * 5000, "tru", '"\\ud800"'])
-_ODD_VALUES = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(10**30), max_value=10**30),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=20),
-    st.sampled_from([{}, [], {"p": 2}, ["p2"], "\x1b[2J", "", 10**18]),
-)
-
-
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [prefix]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found += _paths(item, (*prefix, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found += _paths(item, (*prefix, index))
-    return found
-
-
-def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
-    if not path:
-        return new
-    copy: Any = dict(value) if isinstance(value, dict) else list(value)
-    copy[path[0]] = _replaced(value[path[0]], path[1:], new)
-    return copy
-
-
-@st.composite
-def _mutated_text(draw: st.DrawFn, seed: Any) -> str:
-    path = draw(st.sampled_from(_paths(seed)))
-    kind = draw(st.sampled_from(["value", "token", "deep", "cut"]))
-    if kind == "value":
-        return json.dumps(_replaced(seed, path, draw(_ODD_VALUES)))
-    text = json.dumps(_replaced(seed, path, _HOLE))
-    if kind == "token":
-        return text.replace(json.dumps(_HOLE), draw(_ODD_TOKENS))
-    if kind == "deep":
-        depth = draw(st.integers(min_value=100, max_value=20_000))
-        opener = draw(st.sampled_from(["[", '{"k": ']))
-        closer = "]" if opener == "[" else "}"
-        return text.replace(json.dumps(_HOLE), opener * depth + "0" + closer * depth)
-    return text[: draw(st.integers(min_value=0, max_value=len(text)))]
-
+SCENARIO: dict[str, Any] = {
+    "page_size": 2,
+    "tools": [
+        {"name": "lookup", "inputSchema": {"type": "object", "properties": {"q": {"type": "string", "maxLength": 9}}},
+         "annotations": {"readOnlyHint": True}, "answers": ["found", {"structured": {"n": 1}}, {"error": "busy"}]},
+        {"name": "write", "returns": {"content": [{"type": "text", "text": "done"}]}},
+    ],
+    "required_headers": [{"name": "Authorization", "value": "Bearer t", "status": 401}],
+    "faults": [{"fault": {"type": "ErrorResult", "text": "busy"}, "tool": "lookup", "times": 2}],
+}  # fmt: skip
 
 @_SETTINGS
-@given(text=_mutated_text(SEED))
+@given(text=mutated_text(SEED))
 def test_a_mutated_cassette_loads_or_is_one_line_naming_it(text: str) -> None:
     """A mutated cassette loads (and makes a replay script) or is a one-line CassetteError naming the file."""
     try:
@@ -122,7 +88,23 @@ def test_a_mutated_cassette_loads_or_is_one_line_naming_it(text: str) -> None:
 
 
 @_SETTINGS
-@given(text=st.one_of(_mutated_text(HELLO), _mutated_text(ANSWER)), part=st.sampled_from(["hello", "answer"]))
+@given(text=mutated_text(SCENARIO))
+def test_a_mutated_scenario_file_loads_and_applies_or_is_one_line_naming_it(text: str, tmp_path_factory: Any) -> None:
+    """A mutated scenario file loads and scripts a server, or is a one-line ScenarioError naming the file."""
+    path = tmp_path_factory.mktemp("scenario") / "fuzzed.json"
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    try:
+        load_scenario(path).apply(TestMcpServer())
+    except ScenarioError as exc:
+        message = str(exc)
+    else:
+        return
+    assert message.startswith(f"scenario {path}: ")
+    assert "\n" not in message
+
+
+@_SETTINGS
+@given(text=st.one_of(mutated_text(HELLO), mutated_text(ANSWER)), part=st.sampled_from(["hello", "answer"]))
 def test_a_mutated_driver_line_is_decoded_or_refused(text: str, part: str) -> None:
     """A mutated driver line is a value the schema judges, or a JsonError: never a RecursionError or a crash."""
     try:
