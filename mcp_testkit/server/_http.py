@@ -22,6 +22,7 @@ from mcp_testkit import faults
 from mcp_testkit._asgi import BODY_PREFIX, Receive, Scope, Send, cancel_on_disconnect, lifespan, read_body
 from mcp_testkit._eras import HANDSHAKE
 from mcp_testkit._json import JsonError, loads
+from mcp_testkit._origin import hostname
 from mcp_testkit._runner import BODY_TIMED_OUT
 from mcp_testkit.server._effects import effect_of
 from mcp_testkit.server._protocol import (
@@ -85,17 +86,10 @@ class ServerCrash(Exception):
     """mcp-testkit itself failed on a request (a bug of ours): answered -32603/500, kept for `server.check()`."""
 
 
-def _hostname(value: str) -> str:
-    """The host part of a Host header or an Origin's authority: no port, no IPv6 brackets."""
-    if value.startswith("["):
-        return value[1 : value.find("]")] if "]" in value else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
-
-
 @functools.lru_cache(maxsize=256)
 def _foreign(host: str, allowed: frozenset[str]) -> bool:
     """Whether a Host header names no allowed host; a client sends the same one every time."""
-    return "*" not in allowed and _hostname(host).lower() not in allowed
+    return "*" not in allowed and hostname(host).lower() not in allowed
 
 
 def accepts(accept: str, wanted: str) -> bool:
@@ -371,7 +365,7 @@ def blocked(state: ServerState, scope: Scope, headers: Headers) -> Blocked | Non
     if (
         origin is not None
         and "*" not in allowed
-        and _hostname(origin.partition("://")[2].split("/", 1)[0]).lower() not in allowed
+        and hostname(origin.partition("://")[2].split("/", 1)[0]).lower() not in allowed
     ):
         return 403, INVALID_REQUEST, f"Origin {origin!r} is not allowed (DNS rebinding protection)", None
     for required in tuple(state.required.values()):  # a snapshot: scripting may add one from another thread
