@@ -332,7 +332,7 @@ EXAMPLES: list[faults.Fault] = [
     faults.TruncateBody(),
     faults.EndStream(),
     faults.MalformedSse(),
-    faults.BreakStream(after_events=2, retry_ms=500),
+    faults.BreakStream(after_events=2, retry_s=0.5),
     faults.LoseSession(),
     faults.Restart(unknown_session_status=400),
     faults.ExpireSession(after_requests=3),

@@ -122,7 +122,7 @@ CALL_ERRORS = [
         faults.BreakStream(),
         "sse",
         -32603,
-        "mcp-testkit: BreakStream(after_events=1, retry_ms=None) has no meaning",
+        "mcp-testkit: BreakStream(after_events=1, retry_s=None) has no meaning",
         False,
         id="break-stream-misplaced",
     ),
