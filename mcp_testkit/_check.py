@@ -341,8 +341,8 @@ def _check_one(
         properties=chosen,
         eras=(era,),
         transport=transport,
-        example_timeout=args.example_timeout,
-        budget=args.budget,
+        example_timeout_s=args.example_timeout,
+        budget_s=args.budget,
         progress=progress,
     ):
         results[result.property_id, era] = result

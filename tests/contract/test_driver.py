@@ -78,7 +78,7 @@ def test_a_misbehaving_driver_is_an_error_of_the_adapter(mode: str, said: str) -
     """A driver that dies, prints garbage, never answers or breaks the protocol is an adapter error, not a failure."""
     factory = DriverAdapter.factory(_fake(mode))
     [result] = run_contract(
-        factory, properties=["P5"], eras=("handshake",), max_examples=1, transport="socket", example_timeout=4
+        factory, properties=["P5"], eras=("handshake",), max_examples=1, transport="socket", example_timeout_s=4
     )
     assert result.status == "error", result.counterexample
     assert result.counterexample is not None
@@ -92,7 +92,7 @@ def test_a_driver_whose_watchdog_fired_is_a_hang_of_the_bridge() -> None:
     """A driver answering `hung` is the bridge hanging: a failed verdict naming the step, not an error."""
     factory = DriverAdapter.factory(_fake("hung"))
     [result] = run_contract(
-        factory, properties=["P1"], eras=("handshake",), max_examples=1, transport="socket", example_timeout=3
+        factory, properties=["P1"], eras=("handshake",), max_examples=1, transport="socket", example_timeout_s=3
     )
     assert result.status == "failed"
     assert result.counterexample is not None
@@ -227,7 +227,7 @@ def test_an_odd_hello_is_refused_at_once_naming_the_field(mode: str, said: str) 
 def test_a_wrapped_driver_that_never_answers_leaves_no_process(mode: str) -> None:
     """Item 4: a never-answering driver started through `bash -c` ends within its timeout, its child killed too."""
     wrapped = ["bash", "-c", f"{shlex.join(_fake(mode))}; true"]
-    with DriverAdapter.factory(wrapped, start_timeout=1.0) as factory:
+    with DriverAdapter.factory(wrapped, start_timeout_s=1.0) as factory:
         error = _ask_within(factory, 5.0)
         assert "no hello line within 1 s" in str(error) or "gave no answer to connect" in str(error)
     found = re.search(r"fake driver in mode \w+ has pid (\d+)", str(error))
