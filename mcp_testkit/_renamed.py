@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, MutableMapping
 from typing import Any, TypeVar
 
-__all__ = ["OLD_SPELLINGS", "milliseconds", "renamed", "renamed_keywords"]
+__all__ = ["OLD_SPELLINGS", "fault_first", "milliseconds", "renamed", "renamed_keywords"]
 
 _UNSET: Any = object()
 F = TypeVar("F", bound=Callable[..., Any])
@@ -84,3 +84,31 @@ def renamed_keywords(**renames: str | tuple[str, Callable[[Any], Any]]) -> Calla
         return with_old_spellings  # type: ignore[return-value]
 
     return decorate
+
+
+def fault_first(method: F) -> F:
+    """Accept the old order `method(tool, fault)` of a method now spelled `method(fault, *, tool=...)`, with a warning.
+
+    The old order is told apart by its first argument, a tool's name (a str) where a fault now goes.
+    """
+    where = f"{method.__qualname__}()"
+    name = method.__name__
+
+    @functools.wraps(method)
+    def with_old_order(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if args and isinstance(args[0], str):
+            if "tool" in kwargs:
+                raise TypeError(f"{where}: give the tool once, as tool= ({name}(tool, fault) is the old order)")
+            tool, *rest = args
+            if not rest and "fault" not in kwargs:
+                raise TypeError(f"{where}: a fault is needed first, as {name}(fault, tool={tool!r})")
+            warnings.warn(
+                f"{where}: {name}(tool, fault) is deprecated, use {name}(fault, tool=...) as inject takes it; "
+                "the old order goes away in the next release",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            args, kwargs = tuple(rest), {**kwargs, "tool": tool}
+        return method(self, *args, **kwargs)
+
+    return with_old_order  # type: ignore[return-value]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
 from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS, named_eras
-from mcp_testkit._renamed import milliseconds, renamed_keywords
+from mcp_testkit._renamed import fault_first, milliseconds, renamed_keywords
 from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.journal import Journal
 from mcp_testkit.server._app import ServerCrash
@@ -347,8 +347,9 @@ class TestMcpServer:
         if not set(rule.fault.eras) & set(served):
             raise ValueError(f"inject: {faults.misplaced(rule.fault, served[0])}")
 
-    def fail_next_call(self, tool: str, fault: faults.Fault) -> faults.Rule:
-        """The next call of `tool` meets `fault`."""
+    @fault_first
+    def fail_next_call(self, fault: faults.Fault, *, tool: str | None = None) -> faults.Rule:
+        """The next call of `tool` (of any tool when None) meets `fault`: `inject(fault, tool=tool)` for one call."""
         return self.inject(fault, method="tools/call", tool=tool)
 
     def lose_session(self, session_id: str | None = None) -> Session:
