@@ -340,7 +340,7 @@ def _check_one(
         max_examples=args.examples,
         properties=chosen,
         eras=(era,),
-        transport=transport,
+        via=transport,
         example_timeout_s=args.example_timeout,
         budget_s=args.budget,
         progress=progress,

@@ -267,7 +267,7 @@ class DriverFactory:
         if transport is not None:
             raise DriverError(
                 f"driver {self.command!r} runs its bridge in another process, which reaches the server over a "
-                "socket only: run the contract with transport='socket' (mcp-testkit check --transport socket)"
+                "socket only: run the contract with via='socket' (mcp-testkit check --transport socket)"
             )
         return DriverAdapter(self)
 

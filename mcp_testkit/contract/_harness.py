@@ -56,7 +56,7 @@ def unfit_server(server: TestMcpServer, era: str) -> str:
 class ContractHarness:
     """A `TestMcpServer` and an event loop, shared by every example of a contract run in one protocol era.
 
-    `transport="asgi"` runs the bridge in-process (fast); `"socket"` serves over 127.0.0.1. Each
+    `via="asgi"` runs the bridge in-process (fast); `via="socket"` serves over 127.0.0.1. Each
     example gets a reset server and a fresh adapter, and must end within its time limit
     (`example_timeout_s` seconds, or when None one derived from the bridge's declared waits): an example
     that does not is reported as a hang, with the step it hung in and its trace. The log records that
@@ -71,18 +71,18 @@ class ContractHarness:
     `era="stateless"` (`server_fits_era` says whether it does).
     """
 
-    @renamed_keywords(example_timeout="example_timeout_s")
+    @renamed_keywords(example_timeout="example_timeout_s", transport="via")
     def __init__(
         self,
         factory: AdapterFactory,
         *,
-        transport: str = "asgi",
+        via: str = "asgi",
         example_timeout_s: float | None = None,
         era: str = HANDSHAKE,
         server: TestMcpServer | None = None,
     ) -> None:
-        if transport not in ("asgi", "socket"):
-            raise ValueError(f"transport must be 'asgi' or 'socket', not {transport!r}")
+        if via not in ("asgi", "socket"):
+            raise ValueError(f"via must be 'asgi' or 'socket' (how the bridge reaches the server), not {via!r}")
         if era not in ERAS:
             raise ValueError(f"era must be 'handshake' or 'stateless' (2026-07-28), not {era!r}")
         limit = example_timeout_s
@@ -92,7 +92,7 @@ class ContractHarness:
                 f"not {example_timeout_s!r}"
             )
         self.factory = factory
-        self.transport = transport
+        self.via = via
         if server is not None and not server_fits_era(server, era):
             raise ValueError(unfit_server(server, era))
         self.era = era
@@ -132,7 +132,7 @@ class ContractHarness:
             # A factory object that owns resources across examples (a driver's processes) is closed with the run.
             self._stack.callback(close)
         self.server = self._server()
-        if self.transport == "asgi":
+        if self.via == "asgi":
             self._asgi = CheckpointedTransport(self.server.asgi_app)
         elif not self.server.started:  # a server given already serving is the caller's to stop
             self._stack.enter_context(self.server)
@@ -154,7 +154,7 @@ class ContractHarness:
 
     @property
     def url(self) -> str:
-        return self.server.url if self.transport == "socket" else "http://127.0.0.1/mcp"
+        return self.server.url if self.via == "socket" else "http://127.0.0.1/mcp"
 
     def adapter(self) -> BridgeAdapter:
         """A fresh adapter from the factory, routed in-process when the harness is, and asked to speak the

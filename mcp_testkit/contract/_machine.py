@@ -68,11 +68,11 @@ class _Driver:
         self._harness._loop.join(self._done, self._harness.example_timeout_s or DEFAULT_EXAMPLE_TIMEOUT_S)
 
 
-@renamed_keywords(example_timeout="example_timeout_s")
+@renamed_keywords(example_timeout="example_timeout_s", transport="via")
 def resilience_machine(
     factory: AdapterFactory,
     *,
-    transport: str = "asgi",
+    via: str = "asgi",
     example_timeout_s: float | None = None,
     era: str = HANDSHAKE,
 ) -> type:
@@ -90,7 +90,7 @@ def resilience_machine(
         def __init__(self) -> None:
             super().__init__()
             self.harness = ContractHarness(
-                factory, transport=transport, example_timeout_s=example_timeout_s or DEFAULT_EXAMPLE_TIMEOUT_S, era=era
+                factory, via=via, example_timeout_s=example_timeout_s or DEFAULT_EXAMPLE_TIMEOUT_S, era=era
             ).__enter__()
             # In the stateless era, a bridge that speaks the handshake era to a server of both has no verdict.
             self.fell_back = self.harness.spoken_era()[1]

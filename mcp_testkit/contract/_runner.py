@@ -434,14 +434,14 @@ def _draw(
     return None
 
 
-@renamed_keywords(example_timeout="example_timeout_s", budget="budget_s")
+@renamed_keywords(example_timeout="example_timeout_s", budget="budget_s", transport="via")
 def run_contract(
     factory: AdapterFactory,
     *,
     max_examples: int = 100,
     properties: Sequence[str] | None = None,
     eras: Sequence[str] | None = None,
-    transport: str = "asgi",
+    via: str = "asgi",
     derandomize: bool = True,
     example_timeout_s: float | None = None,
     budget_s: float = DEFAULT_BUDGET_S,
@@ -474,7 +474,7 @@ def run_contract(
             raise ValueError(unfit_server(server, era))
     for era in named_eras(eras):
         with ContractHarness(
-            factory, transport=transport, example_timeout_s=example_timeout_s, era=era, server=server
+            factory, via=via, example_timeout_s=example_timeout_s, era=era, server=server
         ) as harness:
             for property_id in chosen:
                 result = check_property(
@@ -486,13 +486,13 @@ def run_contract(
     return results
 
 
-@renamed_keywords(example_timeout="example_timeout_s", budget="budget_s")
+@renamed_keywords(example_timeout="example_timeout_s", budget="budget_s", transport="via")
 def resilience_suite(
     factory: AdapterFactory,
     *,
     max_examples: int = 100,
     eras: Sequence[str] = ERAS,
-    transport: str = "asgi",
+    via: str = "asgi",
     expect_fail: Sequence[str] = (),
     example_timeout_s: float | None = None,
     budget_s: float = DEFAULT_BUDGET_S,
@@ -533,7 +533,7 @@ def resilience_suite(
 
     @pytest.mark.parametrize(("property_id", "era"), cases)
     def test_resilience(property_id: str, era: str) -> None:
-        harness = ContractHarness(factory, transport=transport, example_timeout_s=example_timeout_s, era=era)
+        harness = ContractHarness(factory, via=via, example_timeout_s=example_timeout_s, era=era)
         with harness:
             result = check_property(harness, property_id, max_examples=max_examples, budget_s=budget_s)
         where = f"{property_id} ({result.title}) in the {era} era"
