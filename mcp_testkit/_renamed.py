@@ -9,11 +9,12 @@ names, and giving an old name together with its new one is a TypeError.
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from collections.abc import Callable, MutableMapping
 from typing import Any, TypeVar
 
-__all__ = ["OLD_SPELLINGS", "fault_first", "milliseconds", "renamed", "renamed_keywords"]
+__all__ = ["OLD_SPELLINGS", "fault_first", "milliseconds", "renamed", "renamed_attribute", "renamed_keywords"]
 
 _UNSET: Any = object()
 F = TypeVar("F", bound=Callable[..., Any])
@@ -71,6 +72,12 @@ def renamed_keywords(**renames: str | tuple[str, Callable[[Any], Any]]) -> Calla
     def decorate(function: F) -> F:
         name = function.__qualname__.removesuffix(".__init__")
         where = f"{name}()"
+        parameters = inspect.signature(function).parameters
+        for old, (new, _) in table.items():
+            if new not in parameters:
+                raise TypeError(f"renamed_keywords: {function.__qualname__} has no keyword {new}")
+            if old in parameters:
+                raise TypeError(f"renamed_keywords: {function.__qualname__} still has the keyword {old}")
         OLD_SPELLINGS[where] = {old: new for old, (new, _) in table.items()}
 
         @functools.wraps(function)
@@ -112,3 +119,17 @@ def fault_first(method: F) -> F:
         return method(self, *args, **kwargs)
 
     return with_old_order  # type: ignore[return-value]
+
+
+def renamed_attribute(old: str, new: str) -> Any:
+    """A read-only property `old` that warns and gives the attribute `new` (one line in the class body)."""
+
+    def read(self: Any) -> Any:
+        warnings.warn(
+            f"{type(self).__name__}.{old} is deprecated, use .{new}; the old spelling goes away in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(self, new)
+
+    return property(read, doc=f"Deprecated: `{new}`.")

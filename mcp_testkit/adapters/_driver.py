@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar
 
 from mcp_testkit._json import JsonError, loads
-from mcp_testkit._renamed import renamed_keywords
+from mcp_testkit._renamed import renamed_attribute, renamed_keywords
 from mcp_testkit._terminal import printable
 from mcp_testkit.adapters._outcome import Outcome, SessionMode
 
@@ -220,6 +220,9 @@ class DriverFactory:
     stopped by `close()`, which the contract calls when its run ends. Use it as a context manager
     to stop them yourself. `name` is the bridge and version the driver's hello declares.
     """
+
+    start_timeout = renamed_attribute("start_timeout", "start_timeout_s")
+    close_timeout = renamed_attribute("close_timeout", "close_timeout_s")
 
     @renamed_keywords(start_timeout="start_timeout_s", close_timeout="close_timeout_s")
     def __init__(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
 from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS
-from mcp_testkit._renamed import renamed_keywords
+from mcp_testkit._renamed import renamed_attribute, renamed_keywords
 from mcp_testkit.contract._adapter_guard import GuardedAdapter
 from mcp_testkit.contract._errors import ContractError, ContractViolation, traceback_text
 from mcp_testkit.contract._event_loop import CheckpointedTransport, EventLoop
@@ -70,6 +70,9 @@ class ContractHarness:
     fit the era: the handshake era only for `era="handshake"`, the stateless era among its eras for
     `era="stateless"` (`server_fits_era` says whether it does).
     """
+
+    example_timeout = renamed_attribute("example_timeout", "example_timeout_s")
+    transport = renamed_attribute("transport", "via")
 
     @renamed_keywords(example_timeout="example_timeout_s", transport="via")
     def __init__(

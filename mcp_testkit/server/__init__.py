@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
 from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS, named_eras
-from mcp_testkit._renamed import fault_first, milliseconds, renamed_keywords
+from mcp_testkit._renamed import fault_first, milliseconds, renamed_attribute, renamed_keywords
 from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.journal import Journal
 from mcp_testkit.server._app import ServerCrash
@@ -61,6 +61,9 @@ class TestMcpServer:
     """
 
     __test__ = False  # not a pytest test class, whatever its name says
+    header_timeout = renamed_attribute("header_timeout", "header_timeout_s")
+    body_timeout = renamed_attribute("body_timeout", "body_timeout_s")
+    idle_timeout = renamed_attribute("idle_timeout", "idle_timeout_s")
 
     @renamed_keywords(
         session_idle_timeout="session_idle_timeout_s",
