@@ -104,7 +104,8 @@ def test_transport_is_never_a_string() -> None:
         for where, thing in _public_callables()
         if where not in TRANSPORT_AS_DATA
         for parameter in _parameters(thing)
-        if parameter.name == "transport" and (isinstance(parameter.default, str) or "str" in str(parameter.annotation))
+        if parameter.name == "transport"
+        and (isinstance(parameter.default, str) or re.search(r"\bstr\b", str(parameter.annotation)))
     )
     assert strings == []
 
@@ -284,6 +285,8 @@ def test_the_renamed_page_lists_every_old_spelling() -> None:
         importlib.import_module(module)  # each registers its renames
     text = (DOCS / "changes.md").read_text(encoding="utf-8")
     for where, renames in OLD_SPELLINGS.items():
+        if "<locals>" in where:  # a rename a test declared, not one of the package's
+            continue
         for old, new in renames.items():
             assert f"`{old}`" in text, (where, old)
             assert f"`{new}`" in text, (where, new)
