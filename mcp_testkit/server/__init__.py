@@ -61,6 +61,7 @@ class TestMcpServer:
     """
 
     __test__ = False  # not a pytest test class, whatever its name says
+
     header_timeout = renamed_attribute("header_timeout", "header_timeout_s")
     body_timeout = renamed_attribute("body_timeout", "body_timeout_s")
     idle_timeout = renamed_attribute("idle_timeout", "idle_timeout_s")
