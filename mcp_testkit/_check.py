@@ -346,9 +346,9 @@ def _check_one(
         max_examples=args.examples,
         properties=chosen,
         eras=(era,),
-        transport=transport,
-        example_timeout=args.example_timeout,
-        budget=args.budget,
+        via=transport,
+        example_timeout_s=args.example_timeout,
+        budget_s=args.budget,
         progress=progress,
         on_example=None if ticker is None else lambda _, number, shrinking: ticker.example(number, shrinking),
     ):

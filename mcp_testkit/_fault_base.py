@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from mcp_testkit._eras import ERAS
+from mcp_testkit._renamed import OLD_SPELLINGS
 
 __all__ = ["Fault", "from_json"]
 
@@ -71,7 +72,7 @@ def from_json(data: Mapping[str, Any]) -> Fault:
         raise ValueError(f"unknown fault type {data['type']!r}; known: {', '.join(sorted(_KINDS))}")
     arguments = {key: value for key, value in data.items() if key != "type"}
     known = {spec.name for spec in fields(kind)}
-    unknown = sorted(set(arguments) - known)
+    unknown = sorted(set(arguments) - known - set(OLD_SPELLINGS.get(f"{kind.__name__}()", ())))
     if unknown:
         raise ValueError(f"fault {data['type']}: unknown field {unknown[0]!r}; fields: {', '.join(sorted(known))}")
     try:

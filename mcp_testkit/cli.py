@@ -285,16 +285,16 @@ def _build(args: argparse.Namespace) -> tuple[TestMcpServer, Scenario | None]:
         "response_mode": args.response_mode,
         "get_stream": args.get_stream or None,
         "resumable": args.resumable or None,
-        "retry_ms": args.retry_ms,
+        "retry_s": None if args.retry_ms is None else args.retry_ms / 1000,
         "eras": tuple(args.era) if args.era else None,
     }
     options.update({key: value for key, value in given.items() if value is not None})
     options["journal_limit"] = args.journal_limit
     options["session_limit"] = args.session_limit
-    options["session_idle_timeout"] = args.session_idle_timeout
+    options["session_idle_timeout_s"] = args.session_idle_timeout
     for key in ("max_body", "max_headers", "max_header_line", "header_timeout", "body_timeout", "idle_timeout"):
         if getattr(args, key) is not None:
-            options[key] = getattr(args, key)
+            options[key if not key.endswith("timeout") else f"{key}_s"] = getattr(args, key)
     where = {"host": args.host, "port": args.port, "path": args.path, "allowed_hosts": _allowed_hosts(args),
              "allow_remote": args.allow_remote}  # fmt: skip
     try:

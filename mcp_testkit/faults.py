@@ -26,6 +26,7 @@ from mcp_testkit._fault_rules import MisplacedFault, Rule
 from mcp_testkit._fault_rules import describe as describe
 from mcp_testkit._fault_rules import misplaced as misplaced
 from mcp_testkit._fault_rules import rule_for as rule_for
+from mcp_testkit._renamed import milliseconds, renamed_keywords
 
 __all__ = [
     "ERAS",
@@ -227,24 +228,26 @@ class BreakStream(Fault):
     """Answer as SSE and close the connection after `after_events` events without ending the stream.
 
     The request runs to its end; the events the client did not get (its answer among them) are kept,
-    and a GET with `Last-Event-ID` naming the last event it got replays them (resumption). `retry_ms`,
-    when set, is sent as `retry:` just before the break. With `after_events=0` the client gets no event
-    id, so it cannot resume. On a server built with `resumable=True` the first event is the priming one.
-    Handshake era only: the stateless era (2026-07-28) has no event ids.
+    and a GET with `Last-Event-ID` naming the last event it got replays them (resumption). `retry_s`,
+    when set, is sent as `retry:` (in whole milliseconds) just before the break. With `after_events=0` the
+    client gets no event id, so it cannot resume. On a server built with `resumable=True` the first event is
+    the priming one. Handshake era only: the stateless era (2026-07-28) has no event ids.
     """
 
     after_events: int = 1
-    retry_ms: int | None = None
+    retry_s: float | None = None
     eras: ClassVar[tuple[str, ...]] = (HANDSHAKE,)
     default_method: ClassVar[str] = "tools/call"
 
     def __post_init__(self) -> None:
         if not isinstance(self.after_events, int) or isinstance(self.after_events, bool) or self.after_events < 0:
             raise ValueError(f"BreakStream after_events must be an int >= 0, not {self.after_events!r}")
-        if self.retry_ms is not None and (
-            not isinstance(self.retry_ms, int) or isinstance(self.retry_ms, bool) or self.retry_ms < 0
-        ):
-            raise ValueError(f"BreakStream retry_ms must be an int >= 0 (milliseconds) or None, not {self.retry_ms!r}")
+        retry_s = self.retry_s
+        if retry_s is not None and (not isinstance(retry_s, (int, float)) or isinstance(retry_s, bool) or retry_s < 0):
+            raise ValueError(f"BreakStream retry_s must be a number of seconds >= 0 or None, not {retry_s!r}")
+
+
+BreakStream.__init__ = renamed_keywords(retry_ms=("retry_s", milliseconds))(BreakStream.__init__)  # type: ignore[method-assign]
 
 
 # -- stdio ------------------------------------------------------------------------------------------

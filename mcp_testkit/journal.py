@@ -16,6 +16,7 @@ from mcp_testkit._headers import Headers
 from mcp_testkit._headers import is_secret_header as is_secret_header
 from mcp_testkit._headers import redacted as redacted
 from mcp_testkit._record import FILTERED, SEQ, Record, record_of_row, row_of
+from mcp_testkit._renamed import renamed_keywords
 
 __all__ = ["Headers", "Journal", "Record"]
 
@@ -198,16 +199,17 @@ class Journal:
         """The `tools/call` records, of one tool or of all."""
         return self.requests("tools/call", tool=tool)
 
-    def wait_for(self, predicate: Callable[[Journal], bool], timeout: float = 5.0) -> None:
-        """Block until `predicate(journal)` holds (re-checked as requests finish); TimeoutError after `timeout`."""
+    @renamed_keywords(timeout="timeout_s")
+    def wait_for(self, predicate: Callable[[Journal], bool], timeout_s: float = 5.0) -> None:
+        """Block until `predicate(journal)` holds (re-checked as requests finish); TimeoutError after `timeout_s`."""
         with self._changed:
             self._waiting += 1
             try:
-                reached = self._changed.wait_for(lambda: predicate(self), timeout=timeout)
+                reached = self._changed.wait_for(lambda: predicate(self), timeout=timeout_s)
             finally:
                 self._waiting -= 1
             if not reached:
-                raise TimeoutError(f"the journal did not reach the expected state within {timeout} s")
+                raise TimeoutError(f"the journal did not reach the expected state within {timeout_s} s")
 
     # -- assertions ------------------------------------------------------------------------------
 

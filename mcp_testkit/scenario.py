@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
+from mcp_testkit._renamed import milliseconds, renamed
 from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.tools import ToolError
 
@@ -43,7 +44,7 @@ __all__ = [
 
 _MAX_DEPTH = 160
 """The deepest nesting of a scenario document: a message's bound (128) and room for the file's envelope."""
-_OPTIONS = ("name", "preset", "page_size", "response_mode", "get_stream", "eras", "resumable", "retry_ms")
+_OPTIONS = ("name", "preset", "page_size", "response_mode", "get_stream", "eras", "resumable", "retry_s")
 """Top-level keys of a JSON scenario that are `TestMcpServer` keyword arguments."""
 
 
@@ -153,6 +154,11 @@ def from_json(data: Any, *, source: str = "<json>") -> Scenario:
             server._state.plan.add(rule)
 
     options = {key: data[key] for key in _OPTIONS if key in data}
+    if "retry_ms" in data:
+        if "retry_s" in data:
+            raise ScenarioError(f"scenario {source}: give retry_s only (retry_ms is its old spelling, in milliseconds)")
+        where = f"scenario {source}"
+        options["retry_s"] = renamed(dict(data), "retry_ms", "retry_s", None, where=where, convert=milliseconds)
     return Scenario(source, options, setup)
 
 

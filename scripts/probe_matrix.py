@@ -361,7 +361,7 @@ def probe_column(
     from mcp_testkit.contract import ContractError, ContractHarness, ContractViolation
 
     rows = []
-    with ContractHarness(factory, transport="socket", example_timeout=EXAMPLE_TIMEOUT_S) as harness:
+    with ContractHarness(factory, via="socket", example_timeout_s=EXAMPLE_TIMEOUT_S) as harness:
         for pid, probe in probes_for(column).items():
             if properties is not None and pid not in properties:
                 continue

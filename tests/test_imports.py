@@ -14,7 +14,10 @@ import mcp_testkit
 ROOT = Path(mcp_testkit.__file__).parent
 PACKAGES = sorted(path.name for path in ROOT.iterdir() if (path / "__init__.py").exists())
 """The subpackages (server, bridge, cassettes, contract, adapters, ...): each one keeps its `_private` names."""
-SHARED = ("_asgi", "_binding", "_eras", "_json", "_origin", "_param_headers", "_runner", "_sse", "_tls", "_validation")
+SHARED = (
+    "_asgi", "_binding", "_eras", "_json", "_origin", "_param_headers", "_renamed", "_runner", "_sse", "_tls",
+    "_validation",
+)
 """The neutral modules: what two packages share lives here, and a neutral module imports no package."""
 COMPOSITION_ROOT = {
     "mcp_testkit.cli": "wires each package's commands into one argparse parser, importing them lazily",

@@ -22,9 +22,9 @@ __all__ = ["McpEnv", "McpServerFactory"]
 class McpServerFactory:
     """Makes servers for one test; each starts listening (unless --mcp-transport=asgi) and stops after it."""
 
-    def __init__(self, item: pytest.Item, transport: str) -> None:
+    def __init__(self, item: pytest.Item, via: str) -> None:
         self._item = item
-        self._transport = transport
+        self._transport = via
         self.servers: list[TestMcpServer] = []
         """The servers made so far, oldest first."""
 

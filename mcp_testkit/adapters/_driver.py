@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar
 
 from mcp_testkit._json import JsonError, loads
+from mcp_testkit._renamed import renamed_attribute, renamed_keywords
 from mcp_testkit._terminal import printable
 from mcp_testkit.adapters._outcome import Outcome, SessionMode
 
@@ -220,14 +221,18 @@ class DriverFactory:
     to stop them yourself. `name` is the bridge and version the driver's hello declares.
     """
 
+    start_timeout = renamed_attribute("start_timeout", "start_timeout_s")
+    close_timeout = renamed_attribute("close_timeout", "close_timeout_s")
+
+    @renamed_keywords(start_timeout="start_timeout_s", close_timeout="close_timeout_s")
     def __init__(
         self,
         command: str | Sequence[str],
         *,
         cwd: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
-        start_timeout: float = 60.0,
-        close_timeout: float = 10.0,
+        start_timeout_s: float = 60.0,
+        close_timeout_s: float = 10.0,
     ) -> None:
         argv = shlex.split(command) if isinstance(command, str) else [str(part) for part in command]
         if not argv:
@@ -236,8 +241,8 @@ class DriverFactory:
         self.command = shlex.join(argv)
         self.cwd = None if cwd is None else os.fspath(cwd)
         self.env = dict(env) if env is not None else None
-        self.start_timeout = start_timeout
-        self.close_timeout = close_timeout
+        self.start_timeout_s = start_timeout_s
+        self.close_timeout_s = close_timeout_s
         self._hello: dict[str, Any] | None = None
         self._failure: DriverError | None = None
         self._idle: list[_Process] = []
@@ -265,12 +270,12 @@ class DriverFactory:
         if transport is not None:
             raise DriverError(
                 f"driver {self.command!r} runs its bridge in another process, which reaches the server over a "
-                "socket only: run the contract with transport='socket' (mcp-testkit check --transport socket)"
+                "socket only: run the contract with via='socket' (mcp-testkit check --transport socket)"
             )
         return DriverAdapter(self)
 
     def _start(self) -> _Process:
-        """A new driver process whose hello was read and checked (blocking: at most `start_timeout` s)."""
+        """A new driver process whose hello was read and checked (blocking: at most `start_timeout_s` s)."""
         if self._failure is not None:
             raise self._failure
         process = _Process(self.argv, self.cwd, self.env)
@@ -291,8 +296,8 @@ class DriverFactory:
         return process
 
     def _read_hello(self, process: _Process) -> dict[str, Any]:
-        if not process.wait_line(self.start_timeout):
-            raise process.error(f"wrote no hello line within {self.start_timeout:g} s")
+        if not process.wait_line(self.start_timeout_s):
+            raise process.error(f"wrote no hello line within {self.start_timeout_s:g} s")
         line = process.pop_line()
         if line is None:
             raise process.error("ended before its hello line")
@@ -476,7 +481,7 @@ class DriverAdapter:
         if self._process is None:
             return
         with anyio.CancelScope(shield=True):
-            answer = await self._ask("close", within=self._factory.close_timeout)
+            answer = await self._ask("close", within=self._factory.close_timeout_s)
             process, self._process = self._process, None
             if process is None:
                 return

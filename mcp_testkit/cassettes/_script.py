@@ -34,7 +34,7 @@ class ReplayScript:
     eras: tuple[str, ...] = ERAS
     """The eras the replay speaks: those the server spoke while recording, and those it was never asked."""
     cache: dict[str, Any] = field(default_factory=dict)
-    """The stateless era's cache hints as recorded (`cache_ttl_ms`, `cache_scope` of `TestMcpServer`)."""
+    """The stateless era's cache hints as recorded (`cache_ttl_s`, `cache_scope` of `TestMcpServer`)."""
     get_stream: bool = False
     """Whether the server offered a GET stream while recording."""
     listed: frozenset[str] = frozenset()
@@ -159,7 +159,7 @@ def _cache(cassette: Cassette) -> dict[str, Any]:
         hints: dict[str, Any] = {}
         ttl, scope = result.get("ttlMs"), result.get("cacheScope")
         if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0:
-            hints["cache_ttl_ms"] = ttl
+            hints["cache_ttl_s"] = ttl / 1000
         if scope in ("public", "private"):
             hints["cache_scope"] = scope
         return hints

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
 from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS
+from mcp_testkit._renamed import renamed_attribute, renamed_keywords
 from mcp_testkit.contract._adapter_guard import GuardedAdapter
 from mcp_testkit.contract._errors import ContractError, ContractViolation, traceback_text
 from mcp_testkit.contract._event_loop import CheckpointedTransport, EventLoop
@@ -55,9 +56,9 @@ def unfit_server(server: TestMcpServer, era: str) -> str:
 class ContractHarness:
     """A `TestMcpServer` and an event loop, shared by every example of a contract run in one protocol era.
 
-    `transport="asgi"` runs the bridge in-process (fast); `"socket"` serves over 127.0.0.1. Each
+    `via="asgi"` runs the bridge in-process (fast); `via="socket"` serves over 127.0.0.1. Each
     example gets a reset server and a fresh adapter, and must end within its time limit
-    (`example_timeout` seconds, or when None one derived from the bridge's declared waits): an example
+    (`example_timeout_s` seconds, or when None one derived from the bridge's declared waits): an example
     that does not is reported as a hang, with the step it hung in and its trace. The log records that
     reach the root logger (or a logger the adapter names in `loggers`) while an example runs are part
     of that trace; nothing else of the process's logging is touched.
@@ -70,30 +71,35 @@ class ContractHarness:
     `era="stateless"` (`server_fits_era` says whether it does).
     """
 
+    example_timeout = renamed_attribute("example_timeout", "example_timeout_s")
+    transport = renamed_attribute("transport", "via")
+
+    @renamed_keywords(example_timeout="example_timeout_s", transport="via")
     def __init__(
         self,
         factory: AdapterFactory,
         *,
-        transport: str = "asgi",
-        example_timeout: float | None = None,
+        via: str = "asgi",
+        example_timeout_s: float | None = None,
         era: str = HANDSHAKE,
         server: TestMcpServer | None = None,
     ) -> None:
-        if transport not in ("asgi", "socket"):
-            raise ValueError(f"transport must be 'asgi' or 'socket', not {transport!r}")
+        if via not in ("asgi", "socket"):
+            raise ValueError(f"via must be 'asgi' or 'socket' (how the bridge reaches the server), not {via!r}")
         if era not in ERAS:
             raise ValueError(f"era must be 'handshake' or 'stateless' (2026-07-28), not {era!r}")
-        if example_timeout is not None and (not isinstance(example_timeout, (int, float)) or example_timeout <= 0):
+        limit = example_timeout_s
+        if limit is not None and (not isinstance(limit, (int, float)) or limit <= 0):
             raise ValueError(
-                f"example_timeout must be a positive number of seconds or None (it follows the bridge), "
-                f"not {example_timeout!r}"
+                f"example_timeout_s must be a positive number of seconds or None (it follows the bridge), "
+                f"not {example_timeout_s!r}"
             )
         self.factory = factory
-        self.transport = transport
+        self.via = via
         if server is not None and not server_fits_era(server, era):
             raise ValueError(unfit_server(server, era))
         self.era = era
-        self.example_timeout = float(example_timeout) if example_timeout is not None else None
+        self.example_timeout_s = float(example_timeout_s) if example_timeout_s is not None else None
         """The limit the user gave for one example; None: derived per example from the bridge's declared waits."""
         self._given = server
         self.step = "start"
@@ -129,7 +135,7 @@ class ContractHarness:
             # A factory object that owns resources across examples (a driver's processes) is closed with the run.
             self._stack.callback(close)
         self.server = self._server()
-        if self.transport == "asgi":
+        if self.via == "asgi":
             self._asgi = CheckpointedTransport(self.server.asgi_app)
         elif not self.server.started:  # a server given already serving is the caller's to stop
             self._stack.enter_context(self.server)
@@ -151,7 +157,7 @@ class ContractHarness:
 
     @property
     def url(self) -> str:
-        return self.server.url if self.transport == "socket" else "http://127.0.0.1/mcp"
+        return self.server.url if self.via == "socket" else "http://127.0.0.1/mcp"
 
     def adapter(self) -> BridgeAdapter:
         """A fresh adapter from the factory, routed in-process when the harness is, and asked to speak the
@@ -222,8 +228,9 @@ class ContractHarness:
 
     # -- running one example -------------------------------------------------------------------------
 
+    @renamed_keywords(timeout="timeout_s")
     def run(
-        self, example: Callable[[ContractHarness, BridgeAdapter], Awaitable[None]], timeout: float | None = None
+        self, example: Callable[[ContractHarness, BridgeAdapter], Awaitable[None]], timeout_s: float | None = None
     ) -> None:
         """Run one example on a freshly reset server with a fresh adapter; always closes the adapter.
 
@@ -236,8 +243,7 @@ class ContractHarness:
         self._logs.records.clear()
         self.ledger.clear()
         self.step = "start"
-        if timeout is None:
-            timeout = self.example_timeout if self.example_timeout is not None else DEFAULT_EXAMPLE_TIMEOUT_S
+        timeout = timeout_s if timeout_s is not None else self.example_timeout_s or DEFAULT_EXAMPLE_TIMEOUT_S
 
         async def body() -> None:
             adapter: Any = GuardedAdapter(self.adapter(), self)

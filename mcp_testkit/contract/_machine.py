@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from mcp_testkit import faults
 from mcp_testkit import strategies as mst
 from mcp_testkit._eras import HANDSHAKE
+from mcp_testkit._renamed import renamed_keywords
 from mcp_testkit.contract._errors import BridgeFellBack
 from mcp_testkit.contract._harness import ContractHarness
 from mcp_testkit.contract._properties import place
@@ -52,7 +53,7 @@ class _Driver:
 
         async def go() -> Any:
             reply, answer = anyio.create_memory_object_stream[Any](1)
-            with anyio.fail_after(self._harness.example_timeout or DEFAULT_EXAMPLE_TIMEOUT_S):
+            with anyio.fail_after(self._harness.example_timeout_s or DEFAULT_EXAMPLE_TIMEOUT_S):
                 await self._send.send((step, reply))
                 async with answer:
                     result, error = await answer.receive()
@@ -64,14 +65,15 @@ class _Driver:
 
     def close(self) -> None:
         self._harness._loop.call(self._send.aclose)
-        self._harness._loop.join(self._done, self._harness.example_timeout or DEFAULT_EXAMPLE_TIMEOUT_S)
+        self._harness._loop.join(self._done, self._harness.example_timeout_s or DEFAULT_EXAMPLE_TIMEOUT_S)
 
 
+@renamed_keywords(example_timeout="example_timeout_s", transport="via")
 def resilience_machine(
     factory: AdapterFactory,
     *,
-    transport: str = "asgi",
-    example_timeout: float | None = None,
+    via: str = "asgi",
+    example_timeout_s: float | None = None,
     era: str = HANDSHAKE,
 ) -> type:
     """A Hypothesis `RuleBasedStateMachine` that interleaves calls, faults, lost sessions, restarts and
@@ -88,7 +90,7 @@ def resilience_machine(
         def __init__(self) -> None:
             super().__init__()
             self.harness = ContractHarness(
-                factory, transport=transport, example_timeout=example_timeout or DEFAULT_EXAMPLE_TIMEOUT_S, era=era
+                factory, via=via, example_timeout_s=example_timeout_s or DEFAULT_EXAMPLE_TIMEOUT_S, era=era
             ).__enter__()
             # In the stateless era, a bridge that speaks the handshake era to a server of both has no verdict.
             self.fell_back = self.harness.spoken_era()[1]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_testkit import faults
 from mcp_testkit._eras import ERAS, HANDSHAKE, named_eras
+from mcp_testkit._renamed import renamed_keywords
 from mcp_testkit.contract._errors import traceback_text
 from mcp_testkit.contract._harness import (
     ContractError,
@@ -189,15 +190,16 @@ class _Run:
         async def check(h: ContractHarness, adapter: BridgeAdapter) -> None:
             await self.prop.check(h, adapter, self.facts, inputs)
 
-        limit = time_limit(inputs, self.facts, self.harness.example_timeout)
+        limit = time_limit(inputs, self.facts, self.harness.example_timeout_s)
         if limit.seconds < limit.least_s:
             raise _Stop(
                 "error",
                 ContractError(
-                    f"{self.header(inputs, where)}example_timeout={limit.seconds:g} s cuts the waits this example "
+                    f"{self.header(inputs, where)}example_timeout_s={limit.seconds:g} s cuts the waits this example "
                     f"declares for a bridge with timeout_s={self.facts.timeout_s}, retry={self.facts.retry}: "
-                    f"{', '.join(limit.waits)}, {limit.waits_s:g} s of waiting; give at least {limit.least_s:g} s, "
-                    "or leave example_timeout unset (None) so that it follows the bridge. Not a verdict on the bridge."
+                    f"{', '.join(limit.waits)}, {limit.waits_s:g} s of waiting; give at least {limit.least_s:g} "
+                    "s, or leave example_timeout_s unset (None) so that it follows the bridge. "
+                    "Not a verdict on the bridge."
                 ),
             )
         try:
@@ -291,19 +293,20 @@ def _settings(max_examples: int, derandomize: bool) -> Any:
     )
 
 
+@renamed_keywords(budget="budget_s")
 def check_property(
     harness: ContractHarness,
     property_id: str,
     *,
     max_examples: int = 100,
     derandomize: bool = True,
-    budget: float = DEFAULT_BUDGET_S,
+    budget_s: float = DEFAULT_BUDGET_S,
     on_example: Callable[[int, bool], None] | None = None,
 ) -> PropertyResult:
     """Check one property with `harness`; never raises for a failing bridge, returns its verdict.
 
     The property's declared cases run first and count toward `max_examples` (all of them run even
-    when it is smaller, and the result says so); Hypothesis draws the rest. `budget` bounds the
+    when it is smaller, and the result says so); Hypothesis draws the rest. `budget_s` bounds the
     seconds the property may take: draws stop when it is spent, and so does shrinking, whose result
     then says it may not be the shortest. `on_example(number, shrinking)` is called as each example
     starts (for a progress display): its number among those counted, and whether Hypothesis is
@@ -313,8 +316,8 @@ def check_property(
         raise ValueError(f"unknown property {property_id!r}; known: {', '.join(PROPERTIES)}")
     if not isinstance(max_examples, int) or max_examples < 1:
         raise ValueError(f"max_examples must be an int >= 1, not {max_examples!r}")
-    if not isinstance(budget, (int, float)) or budget <= 0:
-        raise ValueError(f"budget must be a positive number of seconds, not {budget!r}")
+    if not isinstance(budget_s, (int, float)) or budget_s <= 0:
+        raise ValueError(f"budget_s must be a positive number of seconds, not {budget_s!r}")
     prop = PROPERTIES[property_id]
     started = time.perf_counter()
     notes: list[str] = []
@@ -352,13 +355,13 @@ def check_property(
         return result("error", f"the contract harness raised {type(error).__name__}: {error}\n{traceback_text(error)}")
     if spoken != harness.era:
         return result("fell_back", how)
-    run = _Run(harness, prop, facts, budget, on_example)
+    run = _Run(harness, prop, facts, budget_s, on_example)
     if len(cases) > max_examples:
         notes.append(f"all {len(cases)} declared cases ran although max_examples is {max_examples}")
     with harness.fresh_loop():
         for number, case in enumerate(cases, 1):
             if run.over_budget():
-                notes.append(f"the budget of {budget:g} s ran out after {number - 1} of {len(cases)} declared cases")
+                notes.append(f"the budget of {budget_s:g} s ran out after {number - 1} of {len(cases)} declared cases")
                 return result(
                     "error",
                     "not every declared case ran, so the property cannot hold; raise the budget",
@@ -454,16 +457,17 @@ def _draw(
     return None
 
 
+@renamed_keywords(example_timeout="example_timeout_s", budget="budget_s", transport="via")
 def run_contract(
     factory: AdapterFactory,
     *,
     max_examples: int = 100,
     properties: Sequence[str] | None = None,
     eras: Sequence[str] | None = None,
-    transport: str = "asgi",
+    via: str = "asgi",
     derandomize: bool = True,
-    example_timeout: float | None = None,
-    budget: float = DEFAULT_BUDGET_S,
+    example_timeout_s: float | None = None,
+    budget_s: float = DEFAULT_BUDGET_S,
     progress: Callable[[PropertyResult], None] | None = None,
     server: TestMcpServer | None = None,
     on_example: Callable[[str, int, bool], None] | None = None,
@@ -471,11 +475,11 @@ def run_contract(
     """Check every property (or those named) against the bridge that `factory` makes, in each era of `eras`.
 
     The results come era by era, in the order of `eras`, each with every property asked for: one
-    that has no meaning in an era is there as "not_applicable". `example_timeout` is how long one
+    that has no meaning in an era is there as "not_applicable". `example_timeout_s` is how long one
     example may take before it is reported as a hang; None (the default) derives it per example from
     the adapter's `timeout_s` and `retry` and the waits its faults declare (10 s plus 1.5 times the
     waits); one given that is shorter than an example's declared waits (with the margin) is an `error`
-    naming them, never a hang of the bridge; `budget` how long one property may take,
+    naming them, never a hang of the bridge; `budget_s` how long one property may take,
     shrinking included. `server` runs them on a server of yours, e.g.
     `TestMcpServer.from_cassette(...)`: each example resets it and adds its own tools beside the
     recorded catalogue. `eras` defaults to both; with `server`, to the eras it fits: the handshake
@@ -495,7 +499,7 @@ def run_contract(
             raise ValueError(unfit_server(server, era))
     for era in named_eras(eras):
         with ContractHarness(
-            factory, transport=transport, example_timeout=example_timeout, era=era, server=server
+            factory, via=via, example_timeout_s=example_timeout_s, era=era, server=server
         ) as harness:
             for property_id in chosen:
                 ticks = None if on_example is None else functools.partial(on_example, property_id)
@@ -504,7 +508,7 @@ def run_contract(
                     property_id,
                     max_examples=max_examples,
                     derandomize=derandomize,
-                    budget=budget,
+                    budget_s=budget_s,
                     on_example=ticks,
                 )
                 results.append(result)
@@ -513,15 +517,16 @@ def run_contract(
     return results
 
 
+@renamed_keywords(example_timeout="example_timeout_s", budget="budget_s", transport="via")
 def resilience_suite(
     factory: AdapterFactory,
     *,
     max_examples: int = 100,
     eras: Sequence[str] = ERAS,
-    transport: str = "asgi",
+    via: str = "asgi",
     expect_fail: Sequence[str] = (),
-    example_timeout: float | None = None,
-    budget: float = DEFAULT_BUDGET_S,
+    example_timeout_s: float | None = None,
+    budget_s: float = DEFAULT_BUDGET_S,
 ) -> Callable[[str, str], None]:
     """A pytest test, one case per property and era it applies to: `test_my_bridge = resilience_suite(MyAdapter)`.
 
@@ -559,9 +564,9 @@ def resilience_suite(
 
     @pytest.mark.parametrize(("property_id", "era"), cases)
     def test_resilience(property_id: str, era: str) -> None:
-        harness = ContractHarness(factory, transport=transport, example_timeout=example_timeout, era=era)
+        harness = ContractHarness(factory, via=via, example_timeout_s=example_timeout_s, era=era)
         with harness:
-            result = check_property(harness, property_id, max_examples=max_examples, budget=budget)
+            result = check_property(harness, property_id, max_examples=max_examples, budget_s=budget_s)
         where = f"{property_id} ({result.title}) in the {era} era"
         if result.not_applicable:
             # Not a pass: the bridge lacks what the property is about, and pytest says so in its report.

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_testkit import faults
 from mcp_testkit._binding import RemoteHostWarning, warn_if_remote
 from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS, named_eras
+from mcp_testkit._renamed import fault_first, milliseconds, renamed_attribute, renamed_keywords
 from mcp_testkit._runner import MAX_HEADER_LINE, MAX_HEADERS
 from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.journal import Journal
@@ -36,6 +37,10 @@ MAX_BODY = 4 * 1024 * 1024
 """The default `max_body`: 4 MiB, as the SDK's server allows."""
 
 
+def _seconds_at_least_zero(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf")
+
+
 def _check_eras(eras: Sequence[str]) -> tuple[str, ...]:
     chosen = named_eras(eras)
     return tuple(era for era in ERAS if era in chosen)
@@ -59,6 +64,18 @@ class TestMcpServer:
 
     __test__ = False  # not a pytest test class, whatever its name says
 
+    header_timeout = renamed_attribute("header_timeout", "header_timeout_s")
+    body_timeout = renamed_attribute("body_timeout", "body_timeout_s")
+    idle_timeout = renamed_attribute("idle_timeout", "idle_timeout_s")
+
+    @renamed_keywords(
+        session_idle_timeout="session_idle_timeout_s",
+        header_timeout="header_timeout_s",
+        body_timeout="body_timeout_s",
+        idle_timeout="idle_timeout_s",
+        cache_ttl_ms=("cache_ttl_s", milliseconds),
+        retry_ms=("retry_s", milliseconds),
+    )
     def __init__(
         self,
         name: str = "test",
@@ -78,32 +95,33 @@ class TestMcpServer:
         max_header_line: int = MAX_HEADER_LINE,
         journal_limit: int | None = None,
         session_limit: int | None = None,
-        session_idle_timeout: float | None = None,
-        header_timeout: float = 60.0,
-        body_timeout: float = 60.0,
-        idle_timeout: float = 75.0,
+        session_idle_timeout_s: float | None = None,
+        header_timeout_s: float = 60.0,
+        body_timeout_s: float = 60.0,
+        idle_timeout_s: float = 75.0,
         eras: Sequence[str] = ERAS,
-        cache_ttl_ms: int = 0,
+        cache_ttl_s: float = 0,
         cache_scope: str = "public",
         resumable: bool = False,
-        retry_ms: int | None = None,
+        retry_s: float | None = None,
         allow_remote: bool = False,
     ) -> None:
         """`eras`: the protocol eras served, 'handshake' (`initialize`, sessions) and 'stateless' (2026-07-28).
 
-        `cache_ttl_ms` and `cache_scope` are the cache hints of the stateless era's `server/discover`
-        and `tools/list` results. `resumable` keeps the events of every handshake-era POST SSE stream for
-        a GET with `Last-Event-ID` to replay, and opens each such stream (from 2025-11-25) with a priming
-        event, which carries `retry: retry_ms` when that is set. A `host` that is not loopback warns
+        `cache_ttl_s` and `cache_scope` are the cache hints of the stateless era's `server/discover`
+        and `tools/list` results (the wire's `ttlMs` is the TTL in whole milliseconds). `resumable` keeps the
+        events of every handshake-era POST SSE stream for a GET with `Last-Event-ID` to replay, and opens each
+        such stream (from 2025-11-25) with a priming event, which carries `retry:` (`retry_s` in milliseconds)
+        when that is set. Every duration is in seconds. A `host` that is not loopback warns
         (`RemoteHostWarning`, as the command line refuses it without `--allow-remote`) unless `allow_remote`.
         """
         eras = _check_eras(eras)
         if not isinstance(resumable, bool):
             raise ValueError(f"resumable must be True or False, not {resumable!r}")
-        if retry_ms is not None and (not isinstance(retry_ms, int) or isinstance(retry_ms, bool) or retry_ms < 0):
-            raise ValueError(f"retry_ms must be an int >= 0 (milliseconds) or None, not {retry_ms!r}")
-        if not isinstance(cache_ttl_ms, int) or isinstance(cache_ttl_ms, bool) or cache_ttl_ms < 0:
-            raise ValueError(f"cache_ttl_ms must be an int >= 0 (milliseconds), not {cache_ttl_ms!r}")
+        if retry_s is not None and not _seconds_at_least_zero(retry_s):
+            raise ValueError(f"retry_s must be a number of seconds >= 0 or None, not {retry_s!r}")
+        if not _seconds_at_least_zero(cache_ttl_s):
+            raise ValueError(f"cache_ttl_s must be a number of seconds >= 0, not {cache_ttl_s!r}")
         if cache_scope not in ("public", "private"):
             raise ValueError(f"cache_scope must be 'public' or 'private', not {cache_scope!r}")
         if page_size is not None and (not isinstance(page_size, int) or page_size < 1):
@@ -121,9 +139,9 @@ class TestMcpServer:
             if not isinstance(size, int) or isinstance(size, bool) or size < 1:
                 raise ValueError(f"{label} must be a positive number of bytes, not {size!r}")
         for label, seconds in (
-            ("header_timeout", header_timeout),
-            ("body_timeout", body_timeout),
-            ("idle_timeout", idle_timeout),
+            ("header_timeout_s", header_timeout_s),
+            ("body_timeout_s", body_timeout_s),
+            ("idle_timeout_s", idle_timeout_s),
         ):
             if not isinstance(seconds, (int, float)) or seconds <= 0:
                 raise ValueError(f"{label} must be a positive number of seconds, not {seconds!r}")
@@ -131,19 +149,19 @@ class TestMcpServer:
         self.name = name
         self.host = host
         self._port = port
-        self.header_timeout = float(header_timeout)
+        self.header_timeout_s = float(header_timeout_s)
         """Seconds a connection may take to send a request's headers (from its first byte, or from opening)."""
-        self.body_timeout = float(body_timeout)
+        self.body_timeout_s = float(body_timeout_s)
         """Seconds a request may take to send its whole body; then 408."""
-        self.idle_timeout = float(idle_timeout)
+        self.idle_timeout_s = float(idle_timeout_s)
         """Seconds a kept-alive connection may wait for its next request; then it is closed."""
         self.max_headers = max_headers
         """Bytes a request's line and headers may take together; then 431, before the app."""
         self.max_header_line = max_header_line
         """Bytes one header line (or the request line) may take; then 431, before the app."""
-        self._limits = (journal_limit, session_limit, session_idle_timeout)
+        self._limits = (journal_limit, session_limit, session_idle_timeout_s)
         Journal(limit=journal_limit)  # checks the value now, not at the first reset
-        SessionTable(limit=session_limit, idle_timeout=session_idle_timeout)
+        SessionTable(limit=session_limit, idle_timeout=session_idle_timeout_s)
         self._settings: dict[str, Any] = {
             "name": name,
             "version": version,
@@ -154,12 +172,12 @@ class TestMcpServer:
             "allow_delete": allow_delete,
             "allowed_hosts": frozenset(name.lower() for name in (*_LOOPBACK_NAMES, host, *allowed_hosts)),
             "max_body": max_body,
-            "body_timeout": float(body_timeout),
+            "body_timeout": float(body_timeout_s),
             "eras": eras,
-            "cache_ttl_ms": cache_ttl_ms,
+            "cache_ttl_ms": round(cache_ttl_s * 1000),
             "cache_scope": cache_scope,
             "resumable": resumable,
-            "retry_ms": retry_ms,
+            "retry_ms": None if retry_s is None else round(retry_s * 1000),
         }
         self._preset = preset
         self._h11 = False  # uvicorn's h11 parser rather than httptools: the tests of both parsers set it
@@ -346,8 +364,9 @@ class TestMcpServer:
         if not set(rule.fault.eras) & set(served):
             raise ValueError(f"inject: {faults.misplaced(rule.fault, served[0])}")
 
-    def fail_next_call(self, tool: str, fault: faults.Fault) -> faults.Rule:
-        """The next call of `tool` meets `fault`."""
+    @fault_first
+    def fail_next_call(self, fault: faults.Fault, *, tool: str | None = None) -> faults.Rule:
+        """The next call of `tool` (of any tool when None) meets `fault`: `inject(fault, tool=tool)` for one call."""
         return self.inject(fault, method="tools/call", tool=tool)
 
     def lose_session(self, session_id: str | None = None) -> Session:
@@ -506,9 +525,9 @@ class TestMcpServer:
             self.asgi_app,
             self.host,
             self._port,
-            header_timeout=self.header_timeout,
-            body_timeout=self.body_timeout,
-            idle_timeout=self.idle_timeout,
+            header_timeout=self.header_timeout_s,
+            body_timeout=self.body_timeout_s,
+            idle_timeout=self.idle_timeout_s,
             limits=limits,
             h11=self._h11,
         )

@@ -386,7 +386,7 @@ async def read(state: ServerState, scope: Scope, receive: Receive, out: Response
         return 413, INVALID_REQUEST, message, close
     body, size = await read_body(receive, limit)
     if scope.get(BODY_TIMED_OUT):  # set by the server's protocol when the body took longer than body_timeout
-        message = f"Request Timeout: the body did not arrive within {state.body_timeout} s (body_timeout)"
+        message = f"Request Timeout: the body did not arrive within {state.body_timeout} s (body_timeout_s)"
         return 408, INVALID_REQUEST, message, close
     record.body = body
     if size is not None:

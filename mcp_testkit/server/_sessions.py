@@ -138,7 +138,7 @@ class SessionTable:
         if limit is not None and (not isinstance(limit, int) or limit < 1):
             raise ValueError(f"session_limit must be a positive int or None (keep every session), not {limit!r}")
         if idle_timeout is not None and idle_timeout < 0:
-            raise ValueError(f"session_idle_timeout must be >= 0 seconds or None, not {idle_timeout!r}")
+            raise ValueError(f"session_idle_timeout_s must be >= 0 seconds or None, not {idle_timeout!r}")
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
         self.limit = limit

@@ -28,11 +28,11 @@ async def test_spec_resumability_broken_write_stream_is_resumed_and_the_write_ru
 ) -> None:
     """A write whose stream breaks after the priming event gets its answer by GET with Last-Event-ID, after
     the `retry:` the server gave; it ran once and was never sent again."""
-    server = script_tools(TestMcpServer(response_mode="sse", resumable=True, retry_ms=40))
+    server = script_tools(TestMcpServer(response_mode="sse", resumable=True, retry_s=0.04))
     caplog.set_level(logging.INFO, logger="mcp_testkit.bridge")
     with anyio.fail_after(LIMIT_S):
         async with server, ToolPool([config_for(server, era="handshake")], cache=False) as pool:
-            server.inject(faults.BreakStream(after_events=1, retry_ms=60), tool="create")
+            server.inject(faults.BreakStream(after_events=1, retry_s=0.06), tool="create")
             assert await pool.call("t.create", {"title": "x"}) == "created"
             [post] = server.calls("create")
             [resume] = _resumes(server)
@@ -91,7 +91,7 @@ async def test_spec_resumability_a_stream_the_server_cannot_replay_is_outcome_un
 async def test_spec_resumability_a_replay_without_the_answer_is_given_up() -> None:
     """EndStream on a resumable server loses the answer for good: the GETs replay nothing, so after two fruitless
     resumptions the write is outcome-unknown."""
-    server = script_tools(TestMcpServer(response_mode="sse", resumable=True, retry_ms=0))
+    server = script_tools(TestMcpServer(response_mode="sse", resumable=True, retry_s=0))
     with anyio.fail_after(LIMIT_S):
         async with server, ToolPool([config_for(server, era="handshake")], cache=False) as pool:
             server.inject(faults.EndStream(), tool="create")
@@ -103,7 +103,7 @@ async def test_spec_resumability_a_replay_without_the_answer_is_given_up() -> No
 
 async def test_spec_resumability_a_listing_page_whose_stream_breaks_is_resumed() -> None:
     """A tools/list page whose stream breaks after the priming event is resumed: the whole listing loads."""
-    server = script_tools(TestMcpServer(response_mode="sse", resumable=True, retry_ms=0, page_size=1))
+    server = script_tools(TestMcpServer(response_mode="sse", resumable=True, retry_s=0, page_size=1))
     server.inject(faults.BreakStream(after_events=1), method="tools/list", page=2)
     with anyio.fail_after(LIMIT_S):
         async with server, ToolPool([config_for(server, era="handshake")], cache=False) as pool:

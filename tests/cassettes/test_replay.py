@@ -377,7 +377,7 @@ async def test_run_contract_over_the_socket_of_a_replay_the_test_started(http_ta
         return ReferenceBridgeAdapter(transport=transport)
 
     def run(server: CassetteServer) -> list[Any]:
-        return run_contract(factory, server=server, transport="socket", max_examples=3, properties=["P2"])
+        return run_contract(factory, server=server, via="socket", max_examples=3, properties=["P2"])
 
     started = _replay(http_tape[0], eras=("handshake",))
     async with started:

@@ -158,5 +158,5 @@ def test_sdk_adapter_has_two_modes_and_refuses_others() -> None:
 @pytest.mark.parametrize("era", ["handshake", "stateless"])
 def test_sdk_adapter_holds_p4_over_a_socket(era: str) -> None:
     """The SDK client adapter's auth verdict holds over a real socket as in-process, in both eras."""
-    [result] = run_contract(SdkClientAdapter, properties=["P4"], max_examples=12, transport="socket", eras=[era])
+    [result] = run_contract(SdkClientAdapter, properties=["P4"], max_examples=12, via="socket", eras=[era])
     assert result.status == "passed", result.counterexample

@@ -59,7 +59,7 @@ def test_reference_holds_every_property_in_process(property_id: str, era: str) -
 def test_reference_holds_every_property_over_a_socket() -> None:
     """The reference bridge holds every property in both eras over a real 127.0.0.1 socket; P5 and P5s are
     "not applicable" in the era of the other."""
-    results = run_contract(ReferenceBridgeAdapter, max_examples=30, transport="socket")
+    results = run_contract(ReferenceBridgeAdapter, max_examples=30, via="socket")
     assert [(r.property_id, r.era) for r in results] == [
         (pid, era) for era in ("handshake", "stateless") for pid in PROPERTIES
     ]
@@ -75,7 +75,7 @@ def test_reference_holds_every_property_over_a_socket() -> None:
 def test_per_call_reference_holds_every_property_over_a_socket() -> None:
     """The per-call-session reference bridge holds P4, P5 and P5s over a real socket too, in both eras."""
     results = run_contract(
-        PerCallReferenceAdapter, max_examples=20, properties=["P4", "P5", "P5s"], transport="socket"
+        PerCallReferenceAdapter, max_examples=20, properties=["P4", "P5", "P5s"], via="socket"
     )
     expected = ["passed", "passed", "not_applicable", "passed", "not_applicable", "passed"]
     assert [r.status for r in results] == expected, [r.counterexample for r in results]
@@ -218,9 +218,9 @@ def test_resilience_suite_refuses_unknown_expect_fail() -> None:
 
 
 def test_harness_refuses_unknown_transport() -> None:
-    """ContractHarness accepts only 'asgi' or 'socket'."""
-    with pytest.raises(ValueError, match="transport must be 'asgi' or 'socket'"):
-        ContractHarness(ReferenceBridgeAdapter, transport="stdio")
+    """ContractHarness accepts only via='asgi' or via='socket'."""
+    with pytest.raises(ValueError, match="via must be 'asgi' or 'socket'"):
+        ContractHarness(ReferenceBridgeAdapter, via="stdio")
 
 
 def test_check_property_returns_a_verdict_for_a_failing_bridge() -> None:

@@ -35,7 +35,7 @@ def test_reference_driver_holds_what_the_reference_bridge_holds() -> None:
     """The reference bridge run by a driver process holds every property in both eras, as it does in-process:
     the protocol loses nothing. P8 and P9 do not apply: the driver protocol has no approvals or cache clock."""
     factory = DriverAdapter.factory(REFERENCE)
-    results = run_contract(factory, max_examples=15, transport="socket")
+    results = run_contract(factory, max_examples=15, via="socket")
     verdicts = {(r.property_id, r.era): r.status for r in results}
     capabilities = {(pid, era) for pid in ("P8", "P9") for era in ("handshake", "stateless")}
     not_applicable = {("P5s", "handshake"), ("P5", "stateless"), *capabilities}
@@ -50,7 +50,7 @@ def test_reference_driver_holds_what_the_reference_bridge_holds() -> None:
 def test_one_driver_process_serves_many_examples() -> None:
     """A driver process is kept across examples: one run starts it once (plus the hello read)."""
     factory = DriverAdapter.factory(REFERENCE)
-    [result] = run_contract(factory, properties=["P4"], eras=("handshake",), max_examples=12, transport="socket")
+    [result] = run_contract(factory, properties=["P4"], eras=("handshake",), max_examples=12, via="socket")
     assert result.passed
     assert result.examples == 12
     assert len(factory._started) == 1
@@ -78,7 +78,7 @@ def test_a_misbehaving_driver_is_an_error_of_the_adapter(mode: str, said: str) -
     """A driver that dies, prints garbage, never answers or breaks the protocol is an adapter error, not a failure."""
     factory = DriverAdapter.factory(_fake(mode))
     [result] = run_contract(
-        factory, properties=["P5"], eras=("handshake",), max_examples=1, transport="socket", example_timeout=4
+        factory, properties=["P5"], eras=("handshake",), max_examples=1, via="socket", example_timeout_s=4
     )
     assert result.status == "error", result.counterexample
     assert result.counterexample is not None
@@ -92,7 +92,7 @@ def test_a_driver_whose_watchdog_fired_is_a_hang_of_the_bridge() -> None:
     """A driver answering `hung` is the bridge hanging: a failed verdict naming the step, not an error."""
     factory = DriverAdapter.factory(_fake("hung"))
     [result] = run_contract(
-        factory, properties=["P1"], eras=("handshake",), max_examples=1, transport="socket", example_timeout=3
+        factory, properties=["P1"], eras=("handshake",), max_examples=1, via="socket", example_timeout_s=3
     )
     assert result.status == "failed"
     assert result.counterexample is not None
@@ -120,7 +120,7 @@ def test_a_driver_runs_over_the_socket_only() -> None:
     with DriverAdapter.factory(REFERENCE) as factory:
         [result] = run_contract(factory, properties=["P1"], eras=("handshake",), max_examples=1)
     assert result.status == "error"
-    assert "run the contract with transport='socket'" in (result.counterexample or "")
+    assert "run the contract with via='socket'" in (result.counterexample or "")
 
 
 def test_the_schema_is_valid_and_describes_the_protocol() -> None:
@@ -227,7 +227,7 @@ def test_an_odd_hello_is_refused_at_once_naming_the_field(mode: str, said: str) 
 def test_a_wrapped_driver_that_never_answers_leaves_no_process(mode: str) -> None:
     """Item 4: a never-answering driver started through `bash -c` ends within its timeout, its child killed too."""
     wrapped = ["bash", "-c", f"{shlex.join(_fake(mode))}; true"]
-    with DriverAdapter.factory(wrapped, start_timeout=1.0) as factory:
+    with DriverAdapter.factory(wrapped, start_timeout_s=1.0) as factory:
         error = _ask_within(factory, 5.0)
         assert "no hello line within 1 s" in str(error) or "gave no answer to connect" in str(error)
     found = re.search(r"fake driver in mode \w+ has pid (\d+)", str(error))

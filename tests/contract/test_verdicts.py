@@ -182,7 +182,7 @@ class _HangingOnImages(_Wrapper):
 
 def test_a_hang_is_a_failure_with_its_step_faults_and_requests() -> None:
     """A hanging example is reported as "hung in <step> after N s" with the faults fired and every request."""
-    [result] = run_contract(_HangingOnImages, eras=["handshake"], properties=["P7"], example_timeout=0.3)
+    [result] = run_contract(_HangingOnImages, eras=["handshake"], properties=["P7"], example_timeout_s=0.3)
     assert result.status == "failed"
     text = result.counterexample or ""
     assert "hung in call('tool') after 0.3 s" in text
@@ -203,7 +203,7 @@ class _HangingOnLongResults(_Wrapper):
 def test_shrinking_a_hang_stops_at_the_budget_and_says_so() -> None:
     """Shrinking a drawn hang stops when the property's budget is spent, and the verdict says it stopped early."""
     [result] = run_contract(
-        _HangingOnLongResults, eras=["handshake"], properties=["P7"], example_timeout=0.2, budget=1.0
+        _HangingOnLongResults, eras=["handshake"], properties=["P7"], example_timeout_s=0.2, budget_s=1.0
     )
     assert result.status == "failed"
     assert "shrinking stopped early: the budget of 1 s ran out" in result.notes
@@ -222,7 +222,7 @@ def test_a_bridge_retrying_without_end_in_process_is_a_hang(monkeypatch: pytest.
 
     monkeypatch.setattr(_link.ServerLink, "__init__", unbounded)
     # 4 s: the shortest limit that does not cut the waits P6's declared late answers cost this bridge.
-    [result] = run_contract(ReferenceBridgeAdapter, eras=["handshake"], properties=["P6"], example_timeout=4)
+    [result] = run_contract(ReferenceBridgeAdapter, eras=["handshake"], properties=["P6"], example_timeout_s=4)
     assert result.status == "failed", result.counterexample
     assert "hung in call('tool') after 4 s" in (result.counterexample or "")
     assert "Drop(after_execution=False)" in (result.counterexample or "")
@@ -233,7 +233,7 @@ def test_a_bridge_retrying_without_end_in_process_is_a_hang(monkeypatch: pytest.
 
 def test_a_budget_spent_before_the_declared_cases_is_an_error() -> None:
     """A property whose declared cases did not all run cannot hold: it is an error that says why."""
-    [result] = run_contract(ReferenceBridgeAdapter, eras=["handshake"], properties=["P6"], budget=0.001)
+    [result] = run_contract(ReferenceBridgeAdapter, eras=["handshake"], properties=["P6"], budget_s=0.001)
     assert result.status == "error"
     assert result.examples < result.declared + 1
     assert any("ran out after" in note and "declared cases" in note for note in result.notes)
@@ -498,18 +498,18 @@ def _slow_reference(*, transport: Any = None) -> ReferenceBridgeAdapter:
 
 
 def test_a_bridge_with_a_long_timeout_holds_p3_its_limit_follows_the_bridge() -> None:
-    """With example_timeout left unset, a bridge declaring timeout_s=5 holds P3: declared case 7's two late answers
+    """With example_timeout_s left unset, a bridge declaring timeout_s=5 holds P3: declared case 7's two late answers
     (10 s of waiting) get a limit derived from its timeout and retry, not a hang after 10 s."""
     [result] = run_contract(_slow_reference, properties=["P3"], eras=["handshake"], max_examples=1)
     assert result.status == "passed", result.counterexample
 
 
 def test_an_example_timeout_cutting_the_declared_waits_is_an_error_naming_them() -> None:
-    """A user's example_timeout shorter than an example's declared waits is an error naming them, never a hang."""
-    [result] = run_contract(_slow_reference, properties=["P3"], eras=["handshake"], example_timeout=10.0)
+    """A user's example_timeout_s shorter than an example's declared waits is an error naming them, never a hang."""
+    [result] = run_contract(_slow_reference, properties=["P3"], eras=["handshake"], example_timeout_s=10.0)
     assert result.status == "error"
     text = result.counterexample or ""
-    assert "example_timeout=10 s cuts the waits this example declares" in text
+    assert "example_timeout_s=10 s cuts the waits this example declares" in text
     assert "LateAnswer(" in text
     assert "Not a verdict on the bridge" in text
 
@@ -531,7 +531,7 @@ class _RaisesThenClosesSlowly(_Wrapper):
 def test_an_adapter_exception_wins_over_a_deadline_passed_after_it() -> None:
     """An adapter that raised before the deadline is an error of the adapter, not a hang of the bridge, even when
     closing it then runs past the deadline."""
-    [result] = run_contract(_RaisesThenClosesSlowly, properties=["P2"], eras=["handshake"], example_timeout=0.5)
+    [result] = run_contract(_RaisesThenClosesSlowly, properties=["P2"], eras=["handshake"], example_timeout_s=0.5)
     assert result.status == "error", result.counterexample
     assert "the adapter's call('write') raised KeyError" in (result.counterexample or "")
 

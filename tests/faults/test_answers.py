@@ -22,7 +22,7 @@ pytestmark = pytest.mark.anyio
 async def test_error_result_is_an_is_error_result_and_the_handler_does_not_run(serve: Serve, framing: str) -> None:
     """ErrorResult answers 200 with an isError result carrying its text; the handler does not run."""
     server = tools(serve(response_mode=framing), "create", "other")
-    server.fail_next_call("create", faults.ErrorResult("disk full"))
+    server.fail_next_call(faults.ErrorResult("disk full"), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire = Wire(client)
@@ -52,7 +52,7 @@ async def test_error_result_is_an_is_error_result_and_the_handler_does_not_run(s
 async def test_protocol_error_is_a_json_rpc_error_with_code_message_and_data(serve: Serve, framing: str) -> None:
     """ProtocolError answers a JSON-RPC error with its code, message and data; the handler does not run."""
     server = tools(serve(response_mode=framing), "create", "other")
-    server.fail_next_call("create", faults.ProtocolError(-32000, "backend down", {"retry": False}))
+    server.fail_next_call(faults.ProtocolError(-32000, "backend down", {"retry": False}), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire = Wire(client)
@@ -77,7 +77,7 @@ async def test_protocol_error_is_a_json_rpc_error_with_code_message_and_data(ser
 async def test_protocol_error_without_data_sends_no_data_field(serve: Serve) -> None:
     """ProtocolError() defaults to -32603 'Internal error' and leaves `data` out of the error object."""
     server = tools(serve(response_mode="json"), "create", "other")
-    server.fail_next_call("create", faults.ProtocolError())
+    server.fail_next_call(faults.ProtocolError(), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire = Wire(client)
@@ -91,7 +91,7 @@ async def test_protocol_error_without_data_sends_no_data_field(serve: Serve) -> 
 async def test_delay_and_late_answer_then_answer_normally(serve: Serve, framing: str, fault: faults.Fault) -> None:
     """Delay (before the request runs) and LateAnswer (after it ran) wait, then answer; the record has the fault."""
     server = tools(serve(response_mode=framing), "create", "other")
-    server.fail_next_call("create", fault)
+    server.fail_next_call(fault, tool="create")
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire = Wire(client)
@@ -110,7 +110,7 @@ async def test_late_answer_has_run_the_call_while_the_client_still_waits(serve: 
     ran = threading.Event()
     server = serve()
     server.tool("create", returns=lambda arguments: ran.set() or "create ran")
-    server.fail_next_call("create", faults.LateAnswer(LIMIT_S * 10))
+    server.fail_next_call(faults.LateAnswer(LIMIT_S * 10), tool="create")
     answered = anyio.Event()
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
@@ -133,7 +133,7 @@ async def test_late_answer_has_run_the_call_while_the_client_still_waits(serve: 
 async def test_sdk_client_returns_error_result_as_is_error(serve: Serve, framing: str) -> None:
     """The SDK client returns an ErrorResult as a CallToolResult with is_error=True; the next call works."""
     server = tools(serve(response_mode=framing), "create", "other")
-    server.fail_next_call("create", faults.ErrorResult("disk full"))
+    server.fail_next_call(faults.ErrorResult("disk full"), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with sdk_client(server) as client:
             failed = await client.call_tool("create", {})
@@ -148,7 +148,7 @@ async def test_sdk_client_returns_error_result_as_is_error(serve: Serve, framing
 async def test_sdk_client_raises_mcp_error_for_protocol_error(serve: Serve, framing: str) -> None:
     """The SDK client raises MCPError with the fault's code, message and data; the session stays usable."""
     server = tools(serve(response_mode=framing), "create", "other")
-    server.fail_next_call("create", faults.ProtocolError(-32000, "backend down", {"retry": False}))
+    server.fail_next_call(faults.ProtocolError(-32000, "backend down", {"retry": False}), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with sdk_client(server) as client:
             with pytest.raises(MCPError) as caught:
@@ -162,7 +162,7 @@ async def test_sdk_client_raises_mcp_error_for_protocol_error(serve: Serve, fram
 async def test_sdk_client_waits_out_a_short_delay(serve: Serve) -> None:
     """A Delay shorter than the SDK waits: the SDK returns the normal result."""
     server = tools(serve(), "create", "other")
-    server.fail_next_call("create", faults.Delay(0.05))
+    server.fail_next_call(faults.Delay(0.05), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with sdk_client(server, wait_s=LIMIT_S) as client:
             result = await client.call_tool("create", {})
@@ -174,7 +174,7 @@ async def test_sdk_client_waits_out_a_short_delay(serve: Serve) -> None:
 async def test_sdk_client_times_out_on_a_long_delay_and_the_call_still_runs(serve: Serve, framing: str) -> None:
     """A Delay past read_timeout_seconds: the SDK raises MCPError -32001 and cancels, yet the handler still runs."""
     server = tools(serve(response_mode=framing), "create", "other")
-    server.fail_next_call("create", faults.Delay(SDK_WAIT_S * 3))
+    server.fail_next_call(faults.Delay(SDK_WAIT_S * 3), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with sdk_client(server, wait_s=SDK_WAIT_S) as client:
             with pytest.raises(MCPError) as caught:
@@ -194,7 +194,7 @@ async def test_sdk_client_times_out_on_a_long_delay_and_the_call_still_runs(serv
 async def test_sdk_client_times_out_on_a_late_answer_of_a_call_that_ran(serve: Serve) -> None:
     """A LateAnswer past read_timeout_seconds: the SDK raises MCPError -32001; the handler had already run."""
     server = tools(serve(), "create", "other")
-    server.fail_next_call("create", faults.LateAnswer(SDK_WAIT_S * 3))
+    server.fail_next_call(faults.LateAnswer(SDK_WAIT_S * 3), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with sdk_client(server, wait_s=SDK_WAIT_S) as client:
             with pytest.raises(MCPError) as caught:

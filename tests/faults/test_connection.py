@@ -35,7 +35,7 @@ async def test_drop_closes_the_connection_without_an_answer(serve: Serve, framin
     """Drop closes the connection (httpx2.RemoteProtocolError); only Drop(after_execution=True) runs the handler."""
     server = tools(serve(response_mode=framing), "create")
     fault = faults.Drop(after_execution=after_execution)
-    server.fail_next_call("create", fault)
+    server.fail_next_call(fault, tool="create")
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire = Wire(client)
@@ -68,7 +68,7 @@ async def test_drop_of_a_notification_closes_the_connection(serve: Serve) -> Non
 async def test_truncate_body_sends_half_the_json_answer(serve: Serve) -> None:
     """TruncateBody (JSON framing) runs the call and sends the first half of its JSON answer, 200, a matching length."""
     server = tools(serve(response_mode="json"), "create")
-    server.fail_next_call("create", faults.TruncateBody())
+    server.fail_next_call(faults.TruncateBody(), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire = Wire(client)
@@ -86,7 +86,7 @@ async def test_truncate_body_sends_half_the_json_answer(serve: Serve) -> None:
 async def test_truncate_body_over_sse_cuts_the_event_in_half_and_ends_the_stream(serve: Serve) -> None:
     """TruncateBody (SSE framing) sends the first half of the response event, without its blank line, then ends."""
     server = tools(serve(response_mode="sse"), "create")
-    server.fail_next_call("create", faults.TruncateBody())
+    server.fail_next_call(faults.TruncateBody(), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire = Wire(client)
@@ -102,7 +102,7 @@ async def test_truncate_body_over_sse_cuts_the_event_in_half_and_ends_the_stream
 async def test_end_stream_ends_the_sse_stream_before_the_response(serve: Serve, framing: str) -> None:
     """EndStream answers 200 text/event-stream (in either framing), runs the call, and ends with no event at all."""
     server = tools(serve(response_mode=framing), "create")
-    server.fail_next_call("create", faults.EndStream())
+    server.fail_next_call(faults.EndStream(), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire = Wire(client)
@@ -124,7 +124,7 @@ async def test_end_stream_ends_the_sse_stream_before_the_response(serve: Serve, 
 async def test_malformed_sse_sends_one_event_whose_data_is_not_json(serve: Serve, framing: str) -> None:
     """MalformedSse runs the call, sends one event whose data line is not JSON, and ends the stream."""
     server = tools(serve(response_mode=framing), "create")
-    server.fail_next_call("create", faults.MalformedSse())
+    server.fail_next_call(faults.MalformedSse(), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire = Wire(client)
@@ -143,7 +143,7 @@ async def test_sdk_client_loses_the_whole_connection_on_a_drop(
 ) -> None:
     """On a Drop the SDK's call is cancelled and `async with Client` raises a group with RemoteProtocolError."""
     server = tools(serve(response_mode=framing), "create")
-    server.fail_next_call("create", faults.Drop(after_execution=after_execution))
+    server.fail_next_call(faults.Drop(after_execution=after_execution), tool="create")
     with anyio.fail_after(LIMIT_S):
         with pytest.raises(Exception) as caught:  # noqa: PT011 - the group is checked below
             async with sdk_client(server) as client:
@@ -171,7 +171,7 @@ async def test_sdk_client_raises_mcp_error_for_a_broken_answer_and_keeps_the_ses
 ) -> None:
     """A truncated, ended or malformed answer: the SDK raises MCPError for that call only and does not resend it."""
     server = tools(serve(response_mode=framing), "create")
-    server.fail_next_call("create", fault)
+    server.fail_next_call(fault, tool="create")
     with anyio.fail_after(LIMIT_S):
         async with sdk_client(server) as client:
             with pytest.raises(MCPError) as caught:

@@ -65,7 +65,7 @@ async def test_discover_error_answers_the_probe_as_scripted(
 async def test_header_mismatch_refuses_with_32020_naming_the_header(serve: Serve) -> None:
     """HeaderMismatch answers 400 and -32020 naming its header; the call does not run."""
     server = tools(serve(), "create")
-    server.fail_next_call("create", faults.HeaderMismatch("Mcp-Name"))
+    server.fail_next_call(faults.HeaderMismatch("Mcp-Name"), tool="create")
     async with socket_client(server) as client:
         response = await Modern(client).post("tools/call", {"name": "create"})
     error = _error(response, 400, -32020)
@@ -93,7 +93,7 @@ async def test_unsupported_version_offers_its_list(serve: Serve, fault: faults.F
 async def test_missing_capability_names_what_it_needs(serve: Serve) -> None:
     """MissingCapability answers a call 400 and -32021 with data.requiredCapabilities; nothing runs."""
     server = tools(serve(), "create")
-    server.fail_next_call("create", faults.MissingCapability(["elicitation", "sampling"]))
+    server.fail_next_call(faults.MissingCapability(["elicitation", "sampling"]), tool="create")
     async with socket_client(server) as client:
         response = await Modern(client).post("tools/call", {"name": "create"})
     error = _error(response, 400, -32021)
@@ -157,7 +157,7 @@ def test_inject_refuses_a_fault_for_an_era_it_means_nothing_in(
 async def test_a_session_fault_that_hits_a_stateless_request_says_so(serve: Serve) -> None:
     """LoseSession hitting a stateless request: 500 and -32603 saying why, recorded, and check() fails with it."""
     server = tools(serve(), "create")
-    server.fail_next_call("create", faults.LoseSession())
+    server.fail_next_call(faults.LoseSession(), tool="create")
     async with socket_client(server) as client:
         response = await Modern(client).post("tools/call", {"name": "create"})
         after = await Modern(client).post("tools/call", {"name": "create"}, request_id=2)
@@ -173,7 +173,7 @@ async def test_a_session_fault_that_hits_a_stateless_request_says_so(serve: Serv
 async def test_a_stateless_fault_that_hits_a_handshake_request_says_so(serve: Serve) -> None:
     """HeaderMismatch hitting a handshake-era request: 500 and -32603 naming the era it belongs to."""
     server = tools(serve(), "create")
-    server.fail_next_call("create", faults.HeaderMismatch())
+    server.fail_next_call(faults.HeaderMismatch(), tool="create")
     async with socket_client(server) as client:
         wire = Wire(client)
         await wire.initialize()
@@ -213,7 +213,7 @@ async def test_answer_and_http_faults_work_on_stateless_requests(serve: Serve, f
         faults.Accepted(),
         faults.WrongContentType("text/html"),
     ):
-        server.fail_next_call("create", fault)
+        server.fail_next_call(fault, tool="create")
     async with socket_client(server) as client:
         modern = Modern(client)
         answers = [await modern.post("tools/call", {"name": "create"}, request_id=n) for n in range(6)]
@@ -233,7 +233,7 @@ async def test_a_dropped_stateless_call_reissued_with_a_new_id_shows_in_the_ledg
 ) -> None:
     """A Drop loses the in-flight request; a client re-issues it with a new id, and the ledger shows both runs."""
     server = tools(serve(), "create")
-    server.fail_next_call("create", faults.Drop(after_execution=after_execution))
+    server.fail_next_call(faults.Drop(after_execution=after_execution), tool="create")
     async with socket_client(server) as client:
         modern = Modern(client)
         with pytest.raises(httpx2.RemoteProtocolError):
@@ -249,7 +249,7 @@ async def test_a_dropped_stateless_call_reissued_with_a_new_id_shows_in_the_ledg
 async def test_broken_streams_of_the_era_carry_no_event_ids(serve: Serve, fault: faults.Fault) -> None:
     """EndStream, MalformedSse and TruncateBody over SSE break the stream as usual, without `id:` lines."""
     server = tools(serve(response_mode="sse"), "create")
-    server.fail_next_call("create", fault)
+    server.fail_next_call(fault, tool="create")
     async with socket_client(server) as client:
         response = await Modern(client).post("tools/call", {"name": "create"})
     assert (response.status_code, response.headers["content-type"]) == (200, "text/event-stream")
@@ -279,7 +279,7 @@ async def test_listing_faults_work_on_stateless_pages(serve: Serve) -> None:
 async def test_a_slow_stateless_call_runs_after_a_delay(serve: Serve) -> None:
     """Delay holds a stateless call, then answers it normally."""
     server = tools(serve(), "create")
-    server.fail_next_call("create", faults.Delay(0.05))
+    server.fail_next_call(faults.Delay(0.05), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             response = await Modern(client).post("tools/call", {"name": "create"})

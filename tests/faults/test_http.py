@@ -37,7 +37,7 @@ async def test_http_status_sends_exactly_its_status_body_and_headers(
 ) -> None:
     """HttpStatus answers with its status, its body (none, text, JSON or raw bytes) and its extra headers."""
     server = tools(serve(response_mode="json"), "create")
-    server.fail_next_call("create", fault)
+    server.fail_next_call(fault, tool="create")
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire = Wire(client)
@@ -75,7 +75,7 @@ async def test_http_status_hits_any_method_when_none_is_named(serve: Serve) -> N
 async def test_accepted_answers_a_request_with_202_and_no_body(serve: Serve, framing: str) -> None:
     """Accepted answers a request 202 with an empty body, as if it were a notification; nothing runs."""
     server = tools(serve(response_mode=framing), "create")
-    server.fail_next_call("create", faults.Accepted())
+    server.fail_next_call(faults.Accepted(), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire = Wire(client)
@@ -91,7 +91,7 @@ async def test_accepted_answers_a_request_with_202_and_no_body(serve: Serve, fra
 async def test_wrong_content_type_runs_the_call_and_labels_the_json_answer(serve: Serve, framing: str) -> None:
     """WrongContentType runs the call and sends its JSON answer (never SSE) labelled with the wrong type."""
     server = tools(serve(response_mode=framing), "create")
-    server.fail_next_call("create", faults.WrongContentType("text/html"))
+    server.fail_next_call(faults.WrongContentType("text/html"), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire = Wire(client)
@@ -127,7 +127,7 @@ async def test_sdk_client_turns_http_statuses_into_mcp_errors(serve: Serve, fram
     with anyio.fail_after(LIMIT_S):
         async with sdk_client(server) as client:
             for fault, _, _ in SDK_STATUSES:
-                server.fail_next_call("create", fault)
+                server.fail_next_call(fault, tool="create")
                 with pytest.raises(MCPError) as caught:
                     await client.call_tool("create", {})
                 seen.append((fault, caught.value.code, caught.value.message))
@@ -159,7 +159,7 @@ async def test_sdk_client_refuses_202_and_a_wrong_content_type(
 ) -> None:
     """The SDK raises MCPError -32600 for a 202 to a request and for an unexpected Content-Type (the call ran)."""
     server = tools(serve(response_mode=framing), "create")
-    server.fail_next_call("create", fault)
+    server.fail_next_call(fault, tool="create")
     with anyio.fail_after(LIMIT_S):
         async with sdk_client(server) as client:
             with pytest.raises(MCPError) as caught:

@@ -49,7 +49,7 @@ async def _refuses_connections(port: int) -> bool:
 
 
 async def _break_one_call(server: TestMcpServer, fault: faults.Fault) -> None:
-    server.fail_next_call("create", fault)
+    server.fail_next_call(fault, tool="create")
     async with socket_client(server) as client:
         wire = Wire(client)
         await wire.initialize()
@@ -109,7 +109,7 @@ async def test_a_thread_server_stops_whole_after_a_drop() -> None:
 async def test_the_sdk_client_dropped_mid_call_leaves_the_server_idle() -> None:
     """After the SDK client's connection fails on a Drop, the server holds no connection or task of it."""
     server = tools(TestMcpServer("leaks-sdk"), "create")
-    server.fail_next_call("create", faults.Drop())
+    server.fail_next_call(faults.Drop(), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with server:
             with pytest.raises(Exception) as caught:  # noqa: PT011 - the group is checked below

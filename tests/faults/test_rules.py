@@ -38,9 +38,9 @@ async def _calls(server: TestMcpServer, names: list[str]) -> list[Any]:
 async def test_faults_fire_in_the_order_they_were_added(serve: Serve) -> None:
     """Three rules on one tool hit its first three calls in the order they were added; the fourth call is normal."""
     server = tools(serve(), "create")
-    server.fail_next_call("create", faults.ErrorResult("first"))
-    server.fail_next_call("create", faults.ProtocolError(-32001, "second"))
-    server.fail_next_call("create", faults.ErrorResult("third"))
+    server.fail_next_call(faults.ErrorResult("first"), tool="create")
+    server.fail_next_call(faults.ProtocolError(-32001, "second"), tool="create")
+    server.fail_next_call(faults.ErrorResult("third"), tool="create")
     assert await _calls(server, ["create"] * 4) == ["first", -32001, "third", "ok"]
     assert [r.fault for r in server.calls("create")] == [
         faults.ErrorResult("first"),
@@ -67,7 +67,7 @@ async def test_nth_and_times_choose_the_calls_hit(serve: Serve, nth: int, times:
 async def test_nth_counts_matching_requests_whatever_earlier_rules_did(serve: Serve) -> None:
     """A rule's nth counts every request it matches since it was added, also those an earlier rule hit."""
     server = tools(serve(), "create")
-    server.fail_next_call("create", faults.ErrorResult("A"))
+    server.fail_next_call(faults.ErrorResult("A"), tool="create")
     server.inject(faults.ErrorResult("B"), tool="create", nth=3)
     assert await _calls(server, ["create"] * 4) == ["A", "ok", "B", "ok"]
 
@@ -187,7 +187,7 @@ async def test_nth_and_times_count_exactly_under_16_concurrent_clients(
 async def test_pending_faults_lists_the_rules_that_can_still_fire(serve: Serve) -> None:
     """pending_faults() lists rules not used up, in order; a times=None rule stays pending for good."""
     server = tools(serve(), "create")
-    once = server.fail_next_call("create", faults.ErrorResult("once"))
+    once = server.fail_next_call(faults.ErrorResult("once"), tool="create")
     twice = server.inject(faults.ErrorResult("twice"), tool="create", times=2)
     always = server.inject(faults.PageError(3), times=None)
     assert server.pending_faults() == [once, twice, always]
@@ -200,7 +200,7 @@ async def test_pending_faults_lists_the_rules_that_can_still_fire(serve: Serve) 
 async def test_check_unused_faults_fails_naming_the_fault_that_never_fired(serve: Serve) -> None:
     """check(unused_faults=True) fails listing each fault that never fired; check() alone does not look."""
     server = tools(serve(), "create")
-    server.fail_next_call("create", faults.ErrorResult("fired"))
+    server.fail_next_call(faults.ErrorResult("fired"), tool="create")
     server.inject(faults.PageError(2))
     await _calls(server, ["create"])
     server.check()
@@ -258,8 +258,8 @@ def test_era_downgrade_hits_every_stateless_request_by_default() -> None:
 
 
 def test_fail_next_call_is_a_one_shot_rule_on_one_tool() -> None:
-    """fail_next_call(tool, fault) is inject(fault, method='tools/call', tool=tool), once."""
-    rule = TestMcpServer().fail_next_call("create", faults.Drop())
+    """fail_next_call(fault, tool=tool) is inject(fault, method='tools/call', tool=tool), once."""
+    rule = TestMcpServer().fail_next_call(faults.Drop(), tool="create")
     assert rule == faults.Rule(faults.Drop(), method="tools/call", tool="create", nth=1, times=1)
 
 
@@ -332,7 +332,7 @@ EXAMPLES: list[faults.Fault] = [
     faults.TruncateBody(),
     faults.EndStream(),
     faults.MalformedSse(),
-    faults.BreakStream(after_events=2, retry_ms=500),
+    faults.BreakStream(after_events=2, retry_s=0.5),
     faults.LoseSession(),
     faults.Restart(unknown_session_status=400),
     faults.ExpireSession(after_requests=3),

@@ -122,7 +122,7 @@ CALL_ERRORS = [
         faults.BreakStream(),
         "sse",
         -32603,
-        "mcp-testkit: BreakStream(after_events=1, retry_ms=None) has no meaning",
+        "mcp-testkit: BreakStream(after_events=1, retry_s=None) has no meaning",
         False,
         id="break-stream-misplaced",
     ),
@@ -153,7 +153,7 @@ async def test_an_error_result_is_returned_as_is_error(serve: Serve) -> None:
     server = tools(serve(), "create")
     with anyio.fail_after(LIMIT_S):
         async with auto_client(server) as client:
-            server.fail_next_call("create", faults.ErrorResult("disk full"))
+            server.fail_next_call(faults.ErrorResult("disk full"), tool="create")
             result = await client.call_tool("create", {})
     assert (result.is_error, result.content[0].text) == (True, "disk full")  # type: ignore[union-attr]
 
@@ -163,7 +163,7 @@ async def test_a_long_delay_times_out_and_the_handler_still_runs(serve: Serve) -
     server = tools(serve(), "create")
     with anyio.fail_after(LIMIT_S):
         async with auto_client(server, wait_s=SDK_WAIT_S) as client:
-            server.fail_next_call("create", faults.Delay(SDK_WAIT_S * 4))
+            server.fail_next_call(faults.Delay(SDK_WAIT_S * 4), tool="create")
             with pytest.raises(MCPError) as caught:
                 await client.call_tool("create", {})
     assert caught.value.code == -32001
@@ -178,7 +178,7 @@ async def test_a_drop_loses_the_whole_connection(serve: Serve, framing: str, aft
     server = tools(serve(response_mode=framing), "create")
     with anyio.fail_after(LIMIT_S), pytest.RaisesGroup(httpx2.RemoteProtocolError, flatten_subgroups=True):
         async with auto_client(server) as client:
-            server.fail_next_call("create", faults.Drop(after_execution=after_execution))
+            server.fail_next_call(faults.Drop(after_execution=after_execution), tool="create")
             await client.call_tool("create", {})
     assert server.executions("create") == after_execution
 
@@ -203,7 +203,7 @@ async def test_a_header_mismatch_makes_the_client_list_again_and_resend(serve: S
     server = tools(serve(), "create")
     with anyio.fail_after(LIMIT_S):
         async with auto_client(server) as client:
-            server.fail_next_call("create", faults.HeaderMismatch("Mcp-Name"))
+            server.fail_next_call(faults.HeaderMismatch("Mcp-Name"), tool="create")
             result = await client.call_tool("create", {})
     assert result.is_error is False
     after_probe = [(r.rpc_method, r.status) for r in server.journal][1:4]

@@ -33,7 +33,7 @@ PING = rpc("ping", request_id=9)
 async def test_lose_session_answers_404_now_and_for_every_later_request(serve: Serve) -> None:
     """LoseSession answers the request it hits 404 'Session not found'; the session stays gone; a new one works."""
     server = tools(serve(), "create")
-    server.fail_next_call("create", faults.LoseSession())
+    server.fail_next_call(faults.LoseSession(), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire, other = Wire(client), Wire(client)
@@ -73,7 +73,7 @@ async def test_lose_session_on_initialize_issues_a_session_that_is_already_gone(
 async def test_restart_forgets_every_session_and_answers_them_with_its_status(serve: Serve, status: int) -> None:
     """Restart ends every session; they get 404 (the spec) or 400 (python-sdk servers up to 1.25) from then on."""
     server = tools(serve(), "create")
-    server.fail_next_call("create", faults.Restart(unknown_session_status=status))
+    server.fail_next_call(faults.Restart(unknown_session_status=status), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire, other = Wire(client), Wire(client)
@@ -109,7 +109,7 @@ async def test_restart_on_initialize_ends_old_sessions_and_opens_the_new_one(ser
 async def test_expire_session_serves_n_more_requests_then_404(serve: Serve, after_requests: int) -> None:
     """ExpireSession(n): the request it hits and n more are served; the one after gets 404."""
     server = tools(serve(), "create")
-    server.fail_next_call("create", faults.ExpireSession(after_requests=after_requests))
+    server.fail_next_call(faults.ExpireSession(after_requests=after_requests), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with socket_client(server) as client:
             wire = Wire(client)
@@ -178,7 +178,7 @@ async def test_restart_shortcut_forgets_every_session(serve: Serve, status: int)
 async def test_sdk_client_does_not_start_a_new_session(serve: Serve, framing: str, fault: faults.Fault) -> None:
     """After a lost session the SDK raises MCPError -32600 'Session not found…' on every call; it never reconnects."""
     server = tools(serve(response_mode=framing), "create")
-    server.fail_next_call("create", fault)
+    server.fail_next_call(fault, tool="create")
     outcomes: list[object] = []
     with anyio.fail_after(LIMIT_S):
         async with sdk_client(server) as client:
@@ -200,7 +200,7 @@ async def test_sdk_client_does_not_start_a_new_session(serve: Serve, framing: st
 async def test_sdk_client_call_fails_when_the_session_expires_right_after_it(serve: Serve) -> None:
     """ExpireSession(0): the call runs and is answered, but the SDK's own tools/list after it meets a 404."""
     server = tools(serve(), "create")
-    server.fail_next_call("create", faults.ExpireSession(after_requests=0))
+    server.fail_next_call(faults.ExpireSession(after_requests=0), tool="create")
     with anyio.fail_after(LIMIT_S):
         async with sdk_client(server) as client:
             with pytest.raises(MCPError) as caught:

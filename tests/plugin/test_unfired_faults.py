@@ -29,7 +29,7 @@ def test_a_fault_that_never_fired_fails_the_test_naming_it_and_the_way_out(pytes
         + """
 def test_unfired(mcp_server):
     mcp_server.tool("t", returns="ok")
-    mcp_server.fail_next_call("t", faults.ProtocolError(-32000, "down"))
+    mcp_server.fail_next_call(faults.ProtocolError(-32000, "down"), tool="t")
     mcp_server.inject(faults.PageError(3))  # no page 3: never fires
     assert call_once(mcp_server).status_code == 200
 """
@@ -53,7 +53,7 @@ def test_every_fault_fired_passes(pytester: pytest.Pytester) -> None:
         + """
 def test_fired(mcp_server):
     mcp_server.tool("t", returns="ok")
-    mcp_server.fail_next_call("t", faults.ProtocolError(-32000, "down"))
+    mcp_server.fail_next_call(faults.ProtocolError(-32000, "down"), tool="t")
     assert "down" in call_once(mcp_server).text
 
 

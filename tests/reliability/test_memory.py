@@ -65,8 +65,8 @@ def test_session_limit_evicts_ended_then_least_recent_sessions() -> None:
 
 
 def test_idle_sessions_are_ended_and_evicted() -> None:
-    """Item 11: session_idle_timeout=0 ends every idle session when the next one opens (their ids get 404)."""
-    server = TestMcpServer(session_idle_timeout=0)
+    """Item 11: session_idle_timeout_s=0 ends every idle session when the next one opens (their ids get 404)."""
+    server = TestMcpServer(session_idle_timeout_s=0)
     with server:
         older = initialize(server.port)
         newer = initialize(server.port)

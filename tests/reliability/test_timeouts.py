@@ -15,7 +15,7 @@ from ._support import LIMIT_S, http_request, parse_reply, post_headers
 
 @pytest.fixture
 def server() -> Iterator[TestMcpServer]:
-    server = TestMcpServer(header_timeout=0.3, body_timeout=0.3, idle_timeout=0.3)
+    server = TestMcpServer(header_timeout_s=0.3, body_timeout_s=0.3, idle_timeout_s=0.3)
     with server:
         yield server
 
@@ -29,13 +29,13 @@ def _closed_by_server(sock: socket.socket) -> bytes:
 
 
 def test_a_connection_that_sends_nothing_is_closed(server: TestMcpServer) -> None:
-    """Item 9: an idle socket that never sends a request is closed after header_timeout."""
+    """Item 9: an idle socket that never sends a request is closed after header_timeout_s."""
     with socket.create_connection(("127.0.0.1", server.port), timeout=LIMIT_S) as sock:
         assert _closed_by_server(sock) == b""
 
 
 def test_headers_that_trickle_in_are_cut_off(server: TestMcpServer) -> None:
-    """Item 9: a slowloris request whose headers never end is closed after header_timeout."""
+    """Item 9: a slowloris request whose headers never end is closed after header_timeout_s."""
     with socket.create_connection(("127.0.0.1", server.port), timeout=LIMIT_S) as sock:
         sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: 1\r\n")
         assert _closed_by_server(sock) == b""
@@ -43,7 +43,7 @@ def test_headers_that_trickle_in_are_cut_off(server: TestMcpServer) -> None:
 
 
 def test_a_body_that_never_ends_is_answered_408(server: TestMcpServer) -> None:
-    """Item 9: a body announced but not sent within body_timeout is answered 408 with a JSON-RPC error, journaled."""
+    """Item 9: a body announced but not sent within body_timeout_s is answered 408 with a JSON-RPC error, journaled."""
     headers = [*post_headers(server.port), ("Content-Length", "1000")]
     with socket.create_connection(("127.0.0.1", server.port), timeout=LIMIT_S) as sock:
         sock.sendall(http_request("POST", "/mcp", headers) + b'{"jsonrpc":')
@@ -54,7 +54,7 @@ def test_a_body_that_never_ends_is_answered_408(server: TestMcpServer) -> None:
 
 
 def test_an_idle_keep_alive_connection_is_closed(server: TestMcpServer) -> None:
-    """Item 9: after an answer, a kept-alive connection with no next request is closed after idle_timeout."""
+    """Item 9: after an answer, a kept-alive connection with no next request is closed after idle_timeout_s."""
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
     headers = [(n, v) for n, v in post_headers(server.port) if n != "Connection"]
     with socket.create_connection(("127.0.0.1", server.port), timeout=LIMIT_S) as sock:
@@ -66,4 +66,4 @@ def test_an_idle_keep_alive_connection_is_closed(server: TestMcpServer) -> None:
 def test_default_timeouts_are_generous() -> None:
     """Item 9: by default a socket may idle a minute between requests and take 60 s per header block or body."""
     server = TestMcpServer()
-    assert (server.header_timeout, server.body_timeout, server.idle_timeout) == (60.0, 60.0, 75.0)
+    assert (server.header_timeout_s, server.body_timeout_s, server.idle_timeout_s) == (60.0, 60.0, 75.0)

@@ -202,4 +202,4 @@ def sdk_transport(server: TestMcpServer, via: str, client: httpx2.AsyncClient | 
 
 async def wait_for(server: TestMcpServer, predicate: Callable[[Journal], bool]) -> None:
     """Wait (off the event loop, so an in-process server keeps serving) until the journal satisfies `predicate`."""
-    await anyio.to_thread.run_sync(lambda: server.journal.wait_for(predicate, timeout=LIMIT_S))
+    await anyio.to_thread.run_sync(lambda: server.journal.wait_for(predicate, timeout_s=LIMIT_S))

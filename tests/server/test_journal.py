@@ -241,7 +241,7 @@ def test_an_empty_journal() -> None:
     with pytest.raises(IndexError, match="no request"):
         _ = journal.last
     with pytest.raises(TimeoutError):
-        journal.wait_for(lambda j: j.called, timeout=0.01)
+        journal.wait_for(lambda j: j.called, timeout_s=0.01)
 
 
 def test_headers_are_case_insensitive() -> None:

@@ -24,7 +24,7 @@ def _call(tool: str, request_id: int = 1) -> dict[str, Any]:
 
 async def test_resumable_stream_opens_with_a_priming_event_carrying_retry(via: str) -> None:
     """resumable=True: a 2025-11-25 POST stream starts with an event of an id, `retry:` and empty data."""
-    server = TestMcpServer(response_mode="sse", resumable=True, retry_ms=250)
+    server = TestMcpServer(response_mode="sse", resumable=True, retry_s=0.25)
     server.tool("t", returns="ok")
     async with serving(server, via) as wire:
         await wire.initialize("2025-11-25")
@@ -39,7 +39,7 @@ async def test_resumable_stream_opens_with_a_priming_event_carrying_retry(via: s
 
 async def test_resumable_stream_of_an_older_version_has_no_priming_event(via: str) -> None:
     """A client of 2025-06-18 may not expect an event without data: its streams open with the answer itself."""
-    server = TestMcpServer(response_mode="sse", resumable=True, retry_ms=250)
+    server = TestMcpServer(response_mode="sse", resumable=True, retry_s=0.25)
     server.tool("t", returns="ok")
     async with serving(server, via) as wire:
         await wire.initialize("2025-06-18")
@@ -53,7 +53,7 @@ async def test_break_stream_keeps_the_answer_for_a_get_with_last_event_id(via: s
     GET with the priming event's id replays the answer, with the id it was given, and ends."""
     server = TestMcpServer(response_mode="sse", resumable=True)
     server.tool("create", returns="created")
-    server.inject(faults.BreakStream(after_events=1, retry_ms=100))
+    server.inject(faults.BreakStream(after_events=1, retry_s=0.1))
     async with serving(server, via) as wire:
         await wire.initialize()
         broken = await wire.post(_call("create", 7))
@@ -166,9 +166,9 @@ async def test_resumed_get_follows_a_stream_whose_answer_is_not_there_yet() -> N
 async def test_sdk_client_resumes_a_broken_stream_with_last_event_id(via: str) -> None:
     """The official SDK client, its call's stream broken after the priming event, resumes with GET and
     Last-Event-ID and gets the answer; the tool ran once."""
-    server = TestMcpServer(response_mode="sse", resumable=True, retry_ms=0)
+    server = TestMcpServer(response_mode="sse", resumable=True, retry_s=0)
     server.tool("create", returns="created")
-    server.inject(faults.BreakStream(after_events=1, retry_ms=0))
+    server.inject(faults.BreakStream(after_events=1, retry_s=0))
     async with serving(server, via):
         with anyio.fail_after(LIMIT_S):
             async with Client(sdk_transport(server, via), mode="legacy") as client:
@@ -207,7 +207,7 @@ def test_break_stream_is_a_fault_of_the_handshake_era_only() -> None:
     [
         ({"after_events": -1}, "after_events must be an int >= 0"),
         ({"after_events": True}, "after_events must be an int >= 0"),
-        ({"retry_ms": -5}, "retry_ms must be an int >= 0"),
+        ({"retry_s": -5}, "retry_s must be a number of seconds >= 0"),
     ],
 )
 def test_break_stream_refuses_values_it_cannot_mean(options: dict[str, Any], message: str) -> None:
@@ -217,9 +217,9 @@ def test_break_stream_refuses_values_it_cannot_mean(options: dict[str, Any], mes
 
 
 @pytest.mark.parametrize(
-    ("options", "message"), [({"retry_ms": -1}, "retry_ms must be"), ({"resumable": 1}, "resumable")]
+    ("options", "message"), [({"retry_s": -1}, "retry_s must be"), ({"resumable": 1}, "resumable")]
 )
 def test_server_refuses_resumption_settings_it_cannot_mean(options: dict[str, Any], message: str) -> None:
-    """TestMcpServer(resumable=..., retry_ms=...) are checked when it is built."""
+    """TestMcpServer(resumable=..., retry_s=...) are checked when it is built."""
     with pytest.raises(ValueError, match=message):
         TestMcpServer(**options)

@@ -59,8 +59,8 @@ async def test_discover_names_versions_capabilities_cache_fields_and_server(via:
 
 
 async def test_discover_of_a_stateless_only_server_offers_only_its_version(via: str) -> None:
-    """eras=("stateless",) speaks 2026-07-28 only; cache_ttl_ms and cache_scope set the hints."""
-    server = _server(eras=("stateless",), cache_ttl_ms=60_000, cache_scope="private")
+    """eras=("stateless",) speaks 2026-07-28 only; cache_ttl_s and cache_scope set the hints."""
+    server = _server(eras=("stateless",), cache_ttl_s=60, cache_scope="private")
     async with serving(server, via) as wire:
         result = await Stateless(wire).result("server/discover")
     assert (result["supportedVersions"], result["ttlMs"], result["cacheScope"]) == ([V], 60_000, "private")
@@ -375,8 +375,8 @@ def test_eras_are_checked_when_the_server_is_made() -> None:
         TestMcpServer(eras="stateless")
     with pytest.raises(ValueError, match="eras must name one or both"):
         TestMcpServer(eras=("modern",))
-    with pytest.raises(ValueError, match="cache_ttl_ms must be an int >= 0"):
-        TestMcpServer(cache_ttl_ms=-1)
+    with pytest.raises(ValueError, match="cache_ttl_s must be a number of seconds >= 0"):
+        TestMcpServer(cache_ttl_s=-1)
     with pytest.raises(ValueError, match="cache_scope must be 'public' or 'private'"):
         TestMcpServer(cache_scope="shared")
     assert TestMcpServer(eras=("stateless", "handshake", "stateless")).eras == ("handshake", "stateless")

@@ -8,18 +8,20 @@ from pathlib import Path
 import pytest
 
 from mcp_testkit import TestMcpServer, faults
+from mcp_testkit._renamed import OLD_SPELLINGS
 from mcp_testkit.scenario import ScenarioError, add_rules, from_json, load_scenario, scenario_schema, validate
 
 FAULT_KINDS = {name: kind for name, kind in faults._KINDS.items() if not name.startswith("_") and name != "Fault"}
 
 
 def test_schema_lists_every_fault_with_its_fields() -> None:
-    """The shipped schema has one definition per fault class, with exactly the dataclass's fields."""
+    """The shipped schema has one definition per fault class, with the dataclass's fields and old spellings."""
     defs = scenario_schema()["$defs"]
     assert sorted(defs["fault"]["properties"]["type"]["enum"]) == sorted(FAULT_KINDS)
     for name, kind in FAULT_KINDS.items():
         properties = set(defs[f"fault{name}"]["properties"])
-        assert properties == {"type", *(spec.name for spec in dataclasses.fields(kind))}, name
+        old = OLD_SPELLINGS.get(f"{name}()", {})
+        assert properties == {"type", *(spec.name for spec in dataclasses.fields(kind)), *old}, name
 
 
 @pytest.mark.parametrize("name", sorted(FAULT_KINDS))

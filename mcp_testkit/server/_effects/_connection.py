@@ -85,7 +85,8 @@ class _BreakStream(Effect[faults.BreakStream]):
         return True
 
     def breaks(self) -> tuple[int, int | None] | None:
-        return self.fault.after_events, self.fault.retry_ms
+        retry_s = self.fault.retry_s
+        return self.fault.after_events, None if retry_s is None else round(retry_s * 1000)
 
 
 @handles(faults.MalformedLine)
