@@ -286,6 +286,35 @@ def render(what: str) -> Probe:
     return Probe("P7", f"a result of {what}", body)
 
 
+def refused_or_failed() -> Probe:
+    """P4: HTTP 401 on one call of a write and HTTP 500 on the next (a write, so that no retry hides the 500): what the
+    bridge's caller receives for each, and whether it can tell them apart (a bridge that raises the same error for
+    both cannot report a refusal)."""
+
+    async def body(p: Probing) -> Finding:
+        from mcp_testkit import faults
+
+        p.tool("tool", "write")
+        if (failed := await p.connect()) is not None:
+            return failed
+        received = []
+        for status in (401, 500):
+            p.server.inject(faults.HttpStatus(status), tool="tool")
+            outcome = await p.adapter.call("tool", {})
+            raised = outcome.error
+            told = f"{type(raised).__name__}: {raised}" if raised is not None else f"{outcome.kind} {outcome.text!r}"
+            received.append((status, outcome, told if len(told) <= 72 else told[:69] + "..."))
+        (_, refused, told_401), (_, failed_, told_500) = received
+        same = told_401 == told_500
+        saw = (
+            f"401: the caller receives {told_401} ({refused.kind}); 500: {told_500} ({failed_.kind})"
+            + ("; the same error for both" if same else "")
+        )
+        return Finding(refused.kind == "auth_error" and not same, saw)
+
+    return Probe("P4", "a write, HTTP 401 on one call, HTTP 500 on the next: what its caller receives", body)
+
+
 def _results() -> dict[str, Any]:
     import mcp_types
 
@@ -307,8 +336,9 @@ def _results() -> dict[str, Any]:
 
 
 def probes_for(column: str) -> dict[str, Probe]:
-    """The probe of each property for `column`: the property's main fault, or the fault a FAILS cell's counterexample
-    names where the bridge breaks the property some other way (chosen by hand, from docs/matrix.md)."""
+    """The probes for `column`, by row: for each property its main fault, or the fault a FAILS cell's counterexample
+    names where the bridge breaks the property some other way (chosen by hand, from docs/matrix.md); and for every
+    bridge a second P4 row, a 401 and a 500, showing what its caller receives for each."""
     from mcp_testkit import faults as f
 
     error_result = f.ErrorResult("probe tool error")
@@ -318,6 +348,7 @@ def probes_for(column: str) -> dict[str, Probe]:
         "P2": write_once(f.Drop(after_execution=True)),
         "P3": read_within_budget(f.Drop(after_execution=True)),
         "P4": auth_final(401),
+        "P4 (401, 500)": refused_or_failed(),
         "P5": new_session(),
         "P6": kind_at_connect(f.DuplicateTool(1)),
         "P7": render("one audio block"),
@@ -362,7 +393,8 @@ def probe_column(
 
     rows = []
     with ContractHarness(factory, transport="socket", example_timeout=EXAMPLE_TIMEOUT_S) as harness:
-        for pid, probe in probes_for(column).items():
+        for probe in probes_for(column).values():
+            pid = probe.pid
             if properties is not None and pid not in properties:
                 continue
             box: dict[str, Finding] = {}
