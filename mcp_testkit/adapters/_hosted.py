@@ -63,7 +63,7 @@ class HostedBridgeAdapter(TaskHost):
         self.retry = 0
         self.classifier = SdkErrorClassifier()
         self.headers: dict[str, str] = {}
-        self._tools: list[str] = []
+        self.tools: list[str] = []
 
     def http_client(self, **options: Any) -> httpx2.AsyncClient:
         """An `httpx2.AsyncClient` for the bridge, with the current headers (in-process: the contract's transport)."""
@@ -87,13 +87,13 @@ class HostedBridgeAdapter(TaskHost):
     async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
         self.headers.clear()
         self.headers.update(headers)
-        return await self._start(functools.partial(self._serve, url))
+        return await self.start(functools.partial(self._serve, url))
 
     async def _serve(self, url: str, requests: Any, started: Any, box: dict[str, Outcome]) -> None:
         try:
             async with requests, contextlib.AsyncExitStack() as stack:
                 try:
-                    self._tools = await self.open(stack, url)
+                    self.tools = await self.open(stack, url)
                 except Exception as exc:
                     box["outcome"] = self.connect_outcome(exc)
                     return

@@ -140,7 +140,7 @@ class SdkClientAdapter(TaskHost):
         self.retry = 0
         self._classifier = SdkErrorClassifier()
         self._http: Any = None
-        self._tools: list[str] = []
+        self.tools: list[str] = []
 
     @classmethod
     def legacy(cls, *, transport: httpx2.AsyncBaseTransport | None = None, **options: Any) -> SdkClientAdapter:
@@ -148,7 +148,7 @@ class SdkClientAdapter(TaskHost):
         return cls(transport=transport, mode="legacy", **options)
 
     async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
-        return await self._start(functools.partial(self._serve, url, dict(headers)))
+        return await self.start(functools.partial(self._serve, url, dict(headers)))
 
     async def _serve(
         self, url: str, headers: dict[str, str], requests: Any, started: Any, box: dict[str, Outcome]
@@ -166,7 +166,7 @@ class SdkClientAdapter(TaskHost):
                 client = Client(transport, mode=self.mode, read_timeout_seconds=self._wait_s)
                 try:
                     await stack.enter_async_context(client)
-                    self._tools = await _list_all(client)
+                    self.tools = await _list_all(client)
                 except Exception as exc:
                     box["outcome"] = classifier.outcome(exc, at="connect")
                     return
