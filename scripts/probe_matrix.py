@@ -315,6 +315,26 @@ def refused_or_failed() -> Probe:
     return Probe("P4", "a write, HTTP 401 on one call, HTTP 500 on the next: what its caller receives", body)
 
 
+def reissue_after_broken_stream() -> Probe:
+    """P5s (the stateless era): a read whose response stream ends before its answer (`EndStream`): re-issued once,
+    with a new id, and answered."""
+
+    async def body(p: Probing) -> Finding:
+        from mcp_testkit import faults
+
+        p.tool("tool", "read")
+        if (failed := await p.connect()) is not None:
+            return failed
+        p.server.inject(faults.EndStream(), tool="tool")
+        outcome = await p.adapter.call("tool", {})
+        calls = p.server.calls("tool")
+        ids = [r.rpc_id for r in calls]
+        saw = f"call {_said(outcome)}; tools/call sent {len(calls)}x (ids {ids}); {p.fired()}"
+        return Finding(len(calls) == 2 and len(set(ids)) == 2 and outcome.kind == "ok", saw)
+
+    return Probe("P5s", "a read, its response stream ended before the answer (EndStream)", body)
+
+
 def _results() -> dict[str, Any]:
     import mcp_types
 
@@ -335,10 +355,11 @@ def _results() -> dict[str, Any]:
     }
 
 
-def probes_for(column: str) -> dict[str, Probe]:
+def probes_for(column: str, era: str = "handshake") -> dict[str, Probe]:
     """The probes for `column`, by row: for each property its main fault, or the fault a FAILS cell's counterexample
     names where the bridge breaks the property some other way (chosen by hand, from docs/matrix.md); and for every
-    bridge a second P4 row, a 401 and a 500, showing what its caller receives for each."""
+    bridge a second P4 row, a 401 and a 500, showing what its caller receives for each. In the stateless era P5
+    (no sessions) gives way to P5s."""
     from mcp_testkit import faults as f
 
     error_result = f.ErrorResult("probe tool error")
@@ -378,22 +399,35 @@ def probes_for(column: str) -> dict[str, Probe]:
             "P6": kind_at_call("read", f.HttpStatus(500), transient),
         },
     }
-    return {**chosen, **overrides.get(column, {})}
+    probes = {**chosen, **overrides.get(column, {})}
+    if era == "stateless":
+        del probes["P5"]
+        probes["P5s"] = reissue_after_broken_stream()
+    return probes
 
 
 # -- running the probes of one column, in the bridge's environment ------------------------------------
 
 
 def probe_column(
-    factory: Any, column: str, schema: Mapping[str, Any] | None = None, properties: Collection[str] | None = None
+    factory: Any,
+    column: str,
+    schema: Mapping[str, Any] | None = None,
+    properties: Collection[str] | None = None,
+    era: str = "handshake",
 ) -> list[dict[str, Any]]:
-    """Run each property's probe (or those of `properties`) for `column` against the adapters `factory` makes;
-    one row per property."""
+    """Run each property's probe (or those of `properties`) for `column` against the adapters `factory` makes, in
+    `era`; one row per probe, its column marked as scripts/matrix.py marks a column of the stateless era. None in
+    the stateless era for a bridge that falls back to the handshake there (it has no column of that era)."""
     from mcp_testkit.contract import ContractError, ContractHarness, ContractViolation
 
-    rows = []
-    with ContractHarness(factory, transport="socket", example_timeout=EXAMPLE_TIMEOUT_S) as harness:
-        for probe in probes_for(column).values():
+    rows: list[dict[str, Any]] = []
+    named = column + (_matrix_script().STATELESS_COLUMN if era == "stateless" else "")
+    with ContractHarness(factory, transport="socket", example_timeout=EXAMPLE_TIMEOUT_S, era=era) as harness:
+        if harness.spoken_era()[0] != era:
+            print(f"  {named}: falls back to the handshake era: no probes", flush=True)
+            return rows
+        for probe in probes_for(column, era).values():
             pid = probe.pid
             if properties is not None and pid not in properties:
                 continue
@@ -409,8 +443,8 @@ def probe_column(
                 finding = Finding(False, str(exc).splitlines()[0])
             except ContractError as exc:
                 finding = Finding(None, f"adapter error: {str(exc).splitlines()[0]}")
-            rows.append({"column": column, "property": pid, "probe": probe.label, **asdict(finding)})
-            print(f"  {column} {pid}: {'holds' if finding.holds else 'fails'}: {finding.saw}", flush=True)
+            rows.append({"column": named, "property": pid, "probe": probe.label, **asdict(finding)})
+            print(f"  {named} {pid}: {'holds' if finding.holds else 'fails'}: {finding.saw}", flush=True)
     return rows
 
 
@@ -422,12 +456,13 @@ def child(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     schema = WITH_PROPERTIES if args.with_properties else None
     suffix = " (schema with properties)" if args.with_properties else ""
-    if args.driver:
-        factory = DriverAdapter.factory(args.driver)
-        rows += probe_column(factory, factory.hello["bridge"] + suffix, schema)
-    for spec in args.specs:
-        factory = load_factory(spec)
-        rows += probe_column(factory, _label(factory, spec) + suffix, schema)  # as `check` names the column
+    for era in args.era.split(","):
+        if args.driver:
+            factory = DriverAdapter.factory(args.driver)
+            rows += probe_column(factory, factory.hello["bridge"] + suffix, schema, era=era)
+        for spec in args.specs:
+            factory = load_factory(spec)
+            rows += probe_column(factory, _label(factory, spec) + suffix, schema, era=era)  # as `check` names it
     Path(args.out).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0
 
@@ -492,6 +527,7 @@ def main() -> int:
     parser.add_argument("--driver", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--with-properties", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--era", default="handshake", help=argparse.SUPPRESS)
     parser.add_argument("specs", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -510,7 +546,9 @@ def main() -> int:
         runs = [[], ["--with-properties"]] if bridge.key == "smolagents" else [[]]
         for extra in runs:
             report = out / f"{bridge.key}{'-properties' if extra else ''}.json"
-            command = [str(python), str(Path(__file__).resolve()), "--child", "--out", str(report), *extra, *target]
+            eras = ["--era", ",".join(bridge.eras)]
+            command = [str(python), str(Path(__file__).resolve()), "--child", "--out", str(report), *eras, *extra]
+            command += target
             env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
             print("+", " ".join(command), flush=True)
             done = subprocess.run(command, cwd=ROOT, env=env, check=False)
@@ -536,6 +574,12 @@ def write_page(lines: list[str], path: Path) -> None:
         "driver, and judges from the journal and the execution ledger. For a FAILS cell the probe scripts the fault",
         "of the shrunk counterexample; for a cell that holds, the property's main fault. Regenerate with",
         "`python scripts/probe_matrix.py --write`.",
+        "",
+        "Each bridge that speaks 2026-07-28 is probed in both eras, as the matrix checks it: its rows of the",
+        "stateless era (against a server of both eras) are marked `[2026-07-28]`, and there P5s takes the place",
+        "of P5. A second P4 row for every bridge scripts a 401 on one call of a write and a 500 on the next,",
+        "and shows what the bridge's caller receives for each: a bridge that raises the same error for both",
+        "cannot report a refused credential, whatever its adapter could have seen on the wire.",
         "",
     ]
     path.write_text("\n".join([*head, *lines, ""]), encoding="utf-8")
