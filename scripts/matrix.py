@@ -111,6 +111,8 @@ MEANING = {
     "P3": "a read fails on a transient fault it could have survived, or runs more often than its retry budget.",
     "P4": "a refused credential is sent again, or the next call after a rotation still carries the stale one.",
     "P5": "after the server lost the session, every later call fails until the application rebuilds the client.",
+    "P5s": "a read whose answer was lost with its broken stream fails, although 2026-07-28 recovers it only by "
+    "re-issuing it; or a write is re-issued and may run twice.",
     "P6": "the application cannot tell what happened: a call that may have run looks like one that surely did not "
     "(or like a tool error the model is invited to retry).",
     "P7": "the model does not read what the tool said: a text block, an error's text or the structured result is "
@@ -149,7 +151,23 @@ NOTES = {
 
 
 CHANGES = """
-(filled in after the run)
+- **P4: holds -> FAILS for `sdk-client (auto)`, `sdk-client (legacy)`, `fastmcp`, `openai-agents`,
+  `openai-agents-invoke` and `llama-index`** (issue 21 item 11: an adapter reports what the bridge tells its
+  caller, nothing more). mcp 2.3's Streamable HTTP client raises the one `MCPError(-32603, "Server returned an
+  error response")` for a 401, a 403 and a 500 alike, and every one of these bridges hands it to its caller as
+  it is (llama-index inside an exception group). Their adapters used to say `auth_error` only because
+  `SdkErrorClassifier` read the HTTP status through a transport hook, which the application never sees; now no
+  adapter watches the wire, and each verdict says "its caller cannot tell a 401 or 403 from a 500".
+  `pydantic-ai` (a `ModelRetry`) and `openai-agents-retrying` (it resends the refused credential) failed P4
+  before and still do. Every other cell of the handshake era is unchanged.
+- **New: the stateless era's columns (`[2026-07-28]`)** of the bridges that speak 2026-07-28: the reference
+  bridge holds every property there; the SDK client in auto mode, fastmcp, pydantic-ai and openai-agents (its
+  three paths) get the verdicts of their handshake column, but P5 (no sessions in that era) gives way to P5s,
+  which every one of them fails: a response stream that breaks before the answer loses the read, and none
+  re-issues it, although 2026-07-28 recovers a lost answer no other way. `sdk-client (legacy)` never speaks
+  2026-07-28 (it falls back), so it has no such column.
+- Earlier (issue 21 item 6): `fastmcp` P7 holds -> FAILS, since P7 checks content: fastmcp's `ToolError` keeps
+  only the first text block of an error result.
 """
 """The cells that changed since the matrix was last published, and why (written under the table)."""
 
