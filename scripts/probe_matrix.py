@@ -147,23 +147,29 @@ def write_once(fault: Any) -> Probe:
     return Probe("P2", f"a write, {fault!r} on its call", body)
 
 
-def read_within_budget(fault: Any) -> Probe:
-    """P3: a read meeting `fault` on max(retry, 1) attempts: ok if within the budget, never more than 1 + retry runs."""
+def read_within_budget(fault: Any, *then: Any) -> Probe:
+    """P3: a read meeting `fault` on max(retry, 1) attempts (or `fault` and then each of `then`, one attempt each):
+    ok if within the budget, never more than 1 + retry runs."""
 
     async def body(p: Probing) -> Finding:
         retry = p.adapter.retry
-        count = max(retry, 1)
+        count = max(retry, 1) if not then else 1 + len(then)
         p.tool("read", "read", returns="read")
         if (failed := await p.connect()) is not None:
             return failed
-        p.server.inject(fault, method="tools/call", tool="read", times=count)
+        if then:
+            for each in (fault, *then):
+                p.server.inject(each, method="tools/call", tool="read", times=1)
+        else:
+            p.server.inject(fault, method="tools/call", tool="read", times=count)
         outcome = await p.adapter.call("read", {})
         runs = p.server.executions("read")
         sent = len(p.server.calls("read"))
         saw = f"retry {retry}, {count} fault(s); call {_said(outcome)}; tools/call sent {sent}x; handler ran {runs}x"
         return Finding(runs <= 1 + retry and (count > retry or outcome.kind == "ok"), saw)
 
-    return Probe("P3", f"a read, {fault!r} on max(retry, 1) attempts", body)
+    faults = f"{fault!r}, then {', '.join(map(repr, then))}" if then else f"{fault!r} on max(retry, 1) attempts"
+    return Probe("P3", f"a read, {faults}", body)
 
 
 def auth_final(status: int = 401) -> Probe:
@@ -315,14 +321,14 @@ def refused_or_failed() -> Probe:
     return Probe("P4", "a write, HTTP 401 on one call, HTTP 500 on the next: what its caller receives", body)
 
 
-def reissue_after_broken_stream() -> Probe:
-    """P5s (the stateless era): a read whose response stream ends before its answer (`EndStream`): re-issued once,
-    with a new id, and answered."""
+def reissue_after_broken_stream(kind: str = "read") -> Probe:
+    """P5s (the stateless era): a call whose response stream ends before its answer (`EndStream`): a read re-issued
+    once, with a new id, and answered; a write never re-issued."""
 
     async def body(p: Probing) -> Finding:
         from mcp_testkit import faults
 
-        p.tool("tool", "read")
+        p.tool("tool", kind)
         if (failed := await p.connect()) is not None:
             return failed
         p.server.inject(faults.EndStream(), tool="tool")
@@ -330,9 +336,11 @@ def reissue_after_broken_stream() -> Probe:
         calls = p.server.calls("tool")
         ids = [r.rpc_id for r in calls]
         saw = f"call {_said(outcome)}; tools/call sent {len(calls)}x (ids {ids}); {p.fired()}"
+        if kind == "write":
+            return Finding(len(calls) == 1, saw)
         return Finding(len(calls) == 2 and len(set(ids)) == 2 and outcome.kind == "ok", saw)
 
-    return Probe("P5s", "a read, its response stream ended before the answer (EndStream)", body)
+    return Probe("P5s", f"a {kind}, its response stream ended before the answer (EndStream)", body)
 
 
 def _results() -> dict[str, Any]:
@@ -403,6 +411,14 @@ def probes_for(column: str, era: str = "handshake") -> dict[str, Probe]:
     if era == "stateless":
         del probes["P5"]
         probes["P5s"] = reissue_after_broken_stream()
+        stateless: dict[str, dict[str, Probe]] = {
+            # No session to lose in 2026-07-28; its retries resend a write after a broken stream too.
+            "openai-agents-retrying": {
+                "P3": read_within_budget(f.Drop(after_execution=False), f.EndStream()),
+                "P5s": reissue_after_broken_stream("write"),
+            },
+        }
+        probes.update(stateless.get(column, {}))
     return probes
 
 
