@@ -294,8 +294,8 @@ def render(what: str) -> Probe:
 
 def refused_or_failed() -> Probe:
     """P4: HTTP 401 on one call of a write and HTTP 500 on the next (a write, so that no retry hides the 500): what the
-    bridge's caller receives for each, and whether it can tell them apart (a bridge that raises the same error for
-    both cannot report a refusal)."""
+    bridge's caller receives for each (the error's type and message), and whether the 401 alone is an `auth_error`
+    (a bridge that raises the same error for both cannot report a refusal)."""
 
     async def body(p: Probing) -> Finding:
         from mcp_testkit import faults
@@ -309,14 +309,20 @@ def refused_or_failed() -> Probe:
             outcome = await p.adapter.call("tool", {})
             raised = outcome.error
             told = f"{type(raised).__name__}: {raised}" if raised is not None else f"{outcome.kind} {outcome.text!r}"
-            received.append((status, outcome, told if len(told) <= 72 else told[:69] + "..."))
-        (_, refused, told_401), (_, failed_, told_500) = received
-        same = told_401 == told_500
+            received.append((outcome, told))
+        (refused, told_401), (failed_, told_500) = received
+        same = told_401 == told_500  # the whole error, before it is shortened for the table
+
+        def shown(told: str) -> str:
+            return told if len(told) <= 72 else told[:69] + "..."
+
         saw = (
-            f"401: the caller receives {told_401} ({refused.kind}); 500: {told_500} ({failed_.kind})"
-            + ("; the same error for both" if same else "")
+            f"401: the caller receives {shown(told_401)} ({refused.kind}); 500: {shown(told_500)} ({failed_.kind})"
+            + ("; the same message for both" if same else "; two different messages")
         )
-        return Finding(refused.kind == "auth_error" and not same, saw)
+        # Told apart by the outcome's kind: by the message, or by what else the error carries (a status attribute:
+        # the TypeScript SDK's `StreamableHTTPError.code`).
+        return Finding(refused.kind == "auth_error" and failed_.kind != "auth_error", saw)
 
     return Probe("P4", "a write, HTTP 401 on one call, HTTP 500 on the next: what its caller receives", body)
 
