@@ -37,13 +37,13 @@ _SHIPPED = {
 _FELL_BACK = "fell back"
 _KNOWN_FAILS: dict[str, dict[str, tuple[str, ...] | str]] = {
     _REFERENCE: {HANDSHAKE: (), STATELESS: ()},
-    _SDK_AUTO: {HANDSHAKE: ("P1", "P5", "P6"), STATELESS: ("P1", "P5s", "P6")},
-    _SDK_LEGACY: {HANDSHAKE: ("P1", "P5", "P6"), STATELESS: _FELL_BACK},
-    "mcp_testkit.adapters.fastmcp:FastMcpClientAdapter": {HANDSHAKE: ("P1", "P5", "P6")},
+    _SDK_AUTO: {HANDSHAKE: ("P1", "P4", "P5", "P6"), STATELESS: ("P1", "P4", "P5s", "P6")},
+    _SDK_LEGACY: {HANDSHAKE: ("P1", "P4", "P5", "P6"), STATELESS: _FELL_BACK},
+    "mcp_testkit.adapters.fastmcp:FastMcpClientAdapter": {HANDSHAKE: ("P1", "P4", "P5", "P6", "P7")},
     "mcp_testkit.adapters.pydantic_ai:PydanticAiToolsetAdapter": {HANDSHAKE: ("P1", "P4", "P5", "P6")},
-    "mcp_testkit.adapters.openai_agents:ServerAdapter": {HANDSHAKE: ("P1", "P5", "P6")},
-    "mcp_testkit.adapters.openai_agents:InvokeAdapter": {HANDSHAKE: ("P1", "P2", "P5", "P6", "P7")},
-    "mcp_testkit.adapters.llama_index:ToolSpecAdapter": {HANDSHAKE: ("P1", "P2", "P5", "P6", "P7")},
+    "mcp_testkit.adapters.openai_agents:ServerAdapter": {HANDSHAKE: ("P1", "P4", "P5", "P6")},
+    "mcp_testkit.adapters.openai_agents:InvokeAdapter": {HANDSHAKE: ("P1", "P2", "P4", "P5", "P6", "P7")},
+    "mcp_testkit.adapters.llama_index:ToolSpecAdapter": {HANDSHAKE: ("P1", "P2", "P4", "P5", "P6", "P7")},
 }
 """What each shipped bridge is expected to fail, era by era: the reference bridge nothing, the SDK client its
 known gaps (in legacy mode it never speaks the stateless era, so there it falls back), the third-party bridges
@@ -190,7 +190,28 @@ def load_factory(spec: str) -> Any:
             raise _BadSpec(f"module {module_name!r} has no {attribute!r}") from None
     if not callable(factory):
         raise _BadSpec(f"{spec!r} is not callable; it must make an adapter")
+    _makes_an_adapter(spec, factory)
     return factory
+
+
+_ADAPTER_MEMBERS = ("name", "page_limit", "retry", "connect", "list_tools", "call", "set_headers", "close")
+
+
+def _makes_an_adapter(spec: str, factory: Any) -> None:
+    """`_BadSpec`, one line, when `factory(transport=None)` raises or makes something that is not an adapter."""
+    try:
+        made = factory(transport=None)
+    except Exception as exc:
+        raise _BadSpec(
+            f"{spec} did not make an adapter: {spec}(transport=None) raised {type(exc).__name__}: {exc} "
+            "(an adapter factory takes transport= and returns a BridgeAdapter; see docs/adapters.md)"
+        ) from None
+    missing = [member for member in _ADAPTER_MEMBERS if not hasattr(made, member)]
+    if missing:
+        raise _BadSpec(
+            f"{spec} made a {type(made).__name__}, not an adapter: it has no {', '.join(missing)} "
+            "(a BridgeAdapter; see docs/adapters.md)"
+        )
 
 
 def _label(factory: Any, spec: str) -> str:

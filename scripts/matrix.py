@@ -27,6 +27,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPECTED = ROOT / ".ci" / "matrix-expected.json"
+BOTH_ERAS = ("handshake", "stateless")
+STATELESS_COLUMN = " [2026-07-28]"
+"""What a column of the stateless era (2026-07-28, against a server of both eras) carries after its name; a column
+without it is of the handshake era (against a server from before 2026-07-28)."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,8 @@ class Bridge:
     dist: str = ""
     driver: str = ""
     in_ci: bool = False
+    eras: tuple[str, ...] = ("handshake",)
+    """The eras checked: both for the bridges that speak 2026-07-28, the handshake era for the others."""
 
 
 BRIDGES = (
@@ -52,9 +58,16 @@ BRIDGES = (
             "mcp_testkit.adapters:SdkClientAdapter.legacy",
         ),
         dist="mcp",
+        eras=BOTH_ERAS,
     ),
     Bridge(
-        "fastmcp", "extra", ("mcp_testkit.adapters.fastmcp:FastMcpClientAdapter",), "fastmcp", "fastmcp", in_ci=True
+        "fastmcp",
+        "extra",
+        ("mcp_testkit.adapters.fastmcp:FastMcpClientAdapter",),
+        "fastmcp",
+        "fastmcp",
+        in_ci=True,
+        eras=BOTH_ERAS,
     ),
     Bridge(
         "pydantic-ai",
@@ -63,6 +76,7 @@ BRIDGES = (
         "pydantic-ai",
         "pydantic-ai-slim",
         in_ci=True,
+        eras=BOTH_ERAS,
     ),
     Bridge(
         "openai-agents",
@@ -75,6 +89,7 @@ BRIDGES = (
         "openai-agents",
         "openai-agents",
         in_ci=True,
+        eras=BOTH_ERAS,
     ),
     Bridge(
         "llama-index",
@@ -96,9 +111,12 @@ MEANING = {
     "P3": "a read fails on a transient fault it could have survived, or runs more often than its retry budget.",
     "P4": "a refused credential is sent again, or the next call after a rotation still carries the stale one.",
     "P5": "after the server lost the session, every later call fails until the application rebuilds the client.",
+    "P5s": "a read whose answer was lost with its broken stream fails, although 2026-07-28 recovers it only by "
+    "re-issuing it; or a write is re-issued and may run twice.",
     "P6": "the application cannot tell what happened: a call that may have run looks like one that surely did not "
     "(or like a tool error the model is invited to retry).",
-    "P7": "the model reads an error as a success, or the same result in two different ways.",
+    "P7": "the model does not read what the tool said: a text block, an error's text or the structured result is "
+    "left out of what it reads, two different results read the same, or an error reads as a success.",
     "P8": "a call a person declined, or never answered, reaches the server; an approved one runs twice or not at all.",
     "P9": "a cached tool list leaks one credential's tools to another, or hides a changed catalogue past its TTL.",
 }
@@ -130,6 +148,28 @@ NOTES = {
     ),
 }
 """What a bridge's column cannot say by itself, by column name (without the version)."""
+
+
+CHANGES = """
+- **P4: holds -> FAILS for `sdk-client (auto)`, `sdk-client (legacy)`, `fastmcp`, `openai-agents`,
+  `openai-agents-invoke` and `llama-index`** (issue 21 item 11: an adapter reports what the bridge tells its
+  caller, nothing more). mcp 2.3's Streamable HTTP client raises the one `MCPError(-32603, "Server returned an
+  error response")` for a 401, a 403 and a 500 alike, and every one of these bridges hands it to its caller as
+  it is (llama-index inside an exception group). Their adapters used to say `auth_error` only because
+  `SdkErrorClassifier` read the HTTP status through a transport hook, which the application never sees; now no
+  adapter watches the wire, and each verdict says "its caller cannot tell a 401 or 403 from a 500".
+  `pydantic-ai` (a `ModelRetry`) and `openai-agents-retrying` (it resends the refused credential) failed P4
+  before and still do. Every other cell of the handshake era is unchanged.
+- **New: the stateless era's columns (`[2026-07-28]`)** of the bridges that speak 2026-07-28: the reference
+  bridge holds every property there; the SDK client in auto mode, fastmcp, pydantic-ai and openai-agents (its
+  three paths) get the verdicts of their handshake column, but P5 (no sessions in that era) gives way to P5s,
+  which every one of them fails: a response stream that breaks before the answer loses the read, and none
+  re-issues it, although 2026-07-28 recovers a lost answer no other way. `sdk-client (legacy)` never speaks
+  2026-07-28 (it falls back), so it has no such column.
+- Earlier (issue 21 item 6): `fastmcp` P7 holds -> FAILS, since P7 checks content: fastmcp's `ToolError` keeps
+  only the first text block of an error result.
+"""
+"""The cells that changed since the matrix was last published, and why (written under the table)."""
 
 
 def run(command: list[str], **options: object) -> subprocess.CompletedProcess[str]:
@@ -174,32 +214,60 @@ def check(bridge: Bridge, cache: Path, examples: int, out: Path) -> dict[str, di
     target = ["--driver", driver] if driver else list(bridge.specs)
     report = out / f"{bridge.key}.json"
     started = time.perf_counter()
-    # The handshake era, which every bridge here speaks; `check` keys each verdict `P1@handshake`.
-    options = ["--transport", "socket", "--era", "handshake", "--examples", str(examples), "--json", str(report)]
+    # The handshake era, which every bridge here speaks, and 2026-07-28 for those that speak it; `check` keys each
+    # verdict `P1@handshake` or `P1@stateless`.
+    era = ",".join(bridge.eras)
+    options = ["--transport", "socket", "--era", era, "--examples", str(examples), "--json", str(report)]
     run(
         [str(python), "-m", "mcp_testkit", "check", *target, *options],
         cwd=ROOT,
         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
     )
     print(f"::: {bridge.key}: {time.perf_counter() - started:.1f} s", flush=True)
-    verdicts: dict[str, dict[str, object]] = json.loads(report.read_text())
-    for value in verdicts.values():
-        # Only verdicts: P5s (the stateless era's) and P8/P9 for an adapter without approvals or a tool cache are
-        # n/a here, and a missing cell reads as n/a.
-        value["properties"] = {
-            key.removesuffix("@handshake"): cell
-            for key, cell in value["properties"].items()  # type: ignore[attr-defined]
-            if cell["status"] != "not_applicable"
-        }
+    verdicts = by_era(json.loads(report.read_text()))
     if bridge.dist and bridge.kind != "toolkit":
         suffix = f"@{version_of(python, bridge.dist)}"
-        verdicts = {f"{label}{suffix}": value for label, value in verdicts.items()}
+        verdicts = {_versioned(label, suffix): value for label, value in verdicts.items()}
     elif bridge.kind == "toolkit":
         suffix = f" (mcp {version_of(python, 'mcp')})"
-        verdicts = {f"{label}{suffix}": value for label, value in verdicts.items()}
+        verdicts = {_versioned(label, suffix): value for label, value in verdicts.items()}
     for value in verdicts.values():  # published: no paths of this machine
         value["spec"] = str(value["spec"]).replace(f"{ROOT}/", "").replace(str(cache), "$CACHE")
     return verdicts
+
+
+def by_era(report: dict[str, dict[str, object]]) -> dict[str, dict[str, object]]:
+    """`check --json`'s verdicts (cells keyed `P1@handshake`, `P1@stateless`) as one column per bridge and era: the
+    stateless era's named with STATELESS_COLUMN. Only verdicts: a cell n/a in its era (P5s in the handshake era, P5
+    in the stateless one, P8/P9 without the capability) is left out and reads as n/a; a column in which the bridge
+    fell back to the handshake era in every cell (the SDK client in legacy mode) is left out, and said so."""
+    columns: dict[str, dict[str, object]] = {}
+    for label, value in report.items():
+        for era, suffix in (("handshake", ""), ("stateless", STATELESS_COLUMN)):
+            cells = {
+                key.removesuffix(f"@{era}"): cell
+                for key, cell in value["properties"].items()  # type: ignore[attr-defined]
+                if key.endswith(f"@{era}") and cell["status"] != "not_applicable"
+            }
+            if not cells:
+                continue
+            if all(cell["status"] == "fell_back" for cell in cells.values()):
+                print(f"::: {label}: fell back to the handshake era in the {era} era: no column", flush=True)
+                continue
+            columns[f"{label}{suffix}"] = {**value, "properties": cells}
+    return columns
+
+
+def _versioned(label: str, suffix: str) -> str:
+    """`label` with the version `suffix` after the bridge's name, before the era mark of a stateless column."""
+    if label.endswith(STATELESS_COLUMN):
+        return f"{label.removesuffix(STATELESS_COLUMN)}{suffix}{STATELESS_COLUMN}"
+    return f"{label}{suffix}"
+
+
+def era_of(label: str) -> str:
+    """The era a column was checked in, as the matrix shows it."""
+    return "2026-07-28" if label.endswith(STATELESS_COLUMN) else "handshake"
 
 
 def headline(counterexample: str) -> str:
@@ -212,9 +280,11 @@ def headline(counterexample: str) -> str:
 
 def column(label: str) -> str:
     """The column without its version (`@1.2`, or ` (mcp 2.3.0)` for the toolkit's): what the expected-verdict
-    file keys on. A column's own words in parentheses stay: `sdk-client (auto)` and `sdk-client (legacy)`."""
-    name = re.sub(r" \(mcp [^)]*\)$", "", label)
-    return name.rsplit("@", 1)[0] if "@" in name[1:] else name
+    file keys on. A column's own words in parentheses stay: `sdk-client (auto)` and `sdk-client (legacy)`; so does
+    the era mark of a stateless column (`fastmcp [2026-07-28]`)."""
+    era = STATELESS_COLUMN if label.endswith(STATELESS_COLUMN) else ""
+    name = re.sub(r" \(mcp [^)]*\)$", "", label.removesuffix(STATELESS_COLUMN))
+    return (name.rsplit("@", 1)[0] if "@" in name[1:] else name) + era
 
 
 def owner(spec: str) -> int | None:
@@ -243,7 +313,14 @@ def merged(fresh: dict[str, dict[str, object]], path: Path) -> dict[str, dict[st
 
 def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: Path) -> None:
     labels = list(verdicts)
-    mark = {"passed": "holds", "failed": "**FAILS**", "error": "ERROR", "not_applicable": "n/a"}
+    mark = {
+        "passed": "holds",
+        "failed": "**FAILS**",
+        "error": "ERROR",
+        "not_applicable": "n/a",
+        "fell_back": "fell back",
+        "hung": "**HANGS**",
+    }
     lines = [
         "# The guarantee matrix",
         "",
@@ -255,9 +332,16 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
         "Each verdict was also checked by hand once, with a one-fault probe: [the matrix, checked by",
         "hand](matrix-probes.md) (`python scripts/probe_matrix.py`).",
         "P8 and P9 apply only to a bridge whose adapter declares approvals or a tool cache: n/a elsewhere.",
+        "Each column is checked in one protocol era, shown in the `era` row: the handshake era against a server",
+        "from before 2026-07-28, and, for the bridges that speak 2026-07-28 (the SDK client in auto mode, fastmcp,",
+        f"pydantic-ai, openai-agents), the stateless era (columns marked `{STATELESS_COLUMN.strip()}`) against a "
+        "server of both eras.",
+        "P5 has no meaning in the stateless era and P5s none in the handshake era: n/a there. The SDK client in",
+        "legacy mode never speaks 2026-07-28 (it falls back), so it has no stateless column.",
         "",
         "| property | " + " | ".join(f"`{label}`" for label in labels) + " |",
         "| --- | " + " | ".join("---" for _ in labels) + " |",
+        "| era | " + " | ".join(era_of(label) for label in labels) + " |",
     ]
     properties = sorted({pid for result in verdicts.values() for pid in result["properties"]})  # type: ignore[attr-defined]
     for pid in properties:
@@ -266,6 +350,7 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
             for label in labels
         ]
         lines.append(f"| {pid} | " + " | ".join(cells) + " |")
+    lines += ["", "## Changes", "", *CHANGES.strip().splitlines()]
     lines += ["", "## Run time", "", "| bridge | seconds | examples | examples per second |"]
     lines.append("| --- | --- | --- | --- |")
     for label in labels:

@@ -147,23 +147,29 @@ def write_once(fault: Any) -> Probe:
     return Probe("P2", f"a write, {fault!r} on its call", body)
 
 
-def read_within_budget(fault: Any) -> Probe:
-    """P3: a read meeting `fault` on max(retry, 1) attempts: ok if within the budget, never more than 1 + retry runs."""
+def read_within_budget(fault: Any, *then: Any) -> Probe:
+    """P3: a read meeting `fault` on max(retry, 1) attempts (or `fault` and then each of `then`, one attempt each):
+    ok if within the budget, never more than 1 + retry runs."""
 
     async def body(p: Probing) -> Finding:
         retry = p.adapter.retry
-        count = max(retry, 1)
+        count = max(retry, 1) if not then else 1 + len(then)
         p.tool("read", "read", returns="read")
         if (failed := await p.connect()) is not None:
             return failed
-        p.server.inject(fault, method="tools/call", tool="read", times=count)
+        if then:
+            for each in (fault, *then):
+                p.server.inject(each, method="tools/call", tool="read", times=1)
+        else:
+            p.server.inject(fault, method="tools/call", tool="read", times=count)
         outcome = await p.adapter.call("read", {})
         runs = p.server.executions("read")
         sent = len(p.server.calls("read"))
         saw = f"retry {retry}, {count} fault(s); call {_said(outcome)}; tools/call sent {sent}x; handler ran {runs}x"
         return Finding(runs <= 1 + retry and (count > retry or outcome.kind == "ok"), saw)
 
-    return Probe("P3", f"a read, {fault!r} on max(retry, 1) attempts", body)
+    faults = f"{fault!r}, then {', '.join(map(repr, then))}" if then else f"{fault!r} on max(retry, 1) attempts"
+    return Probe("P3", f"a read, {faults}", body)
 
 
 def auth_final(status: int = 401) -> Probe:
@@ -286,6 +292,63 @@ def render(what: str) -> Probe:
     return Probe("P7", f"a result of {what}", body)
 
 
+def refused_or_failed() -> Probe:
+    """P4: HTTP 401 on one call of a write and HTTP 500 on the next (a write, so that no retry hides the 500): what the
+    bridge's caller receives for each (the error's type and message), and whether the 401 alone is an `auth_error`
+    (a bridge that raises the same error for both cannot report a refusal)."""
+
+    async def body(p: Probing) -> Finding:
+        from mcp_testkit import faults
+
+        p.tool("tool", "write")
+        if (failed := await p.connect()) is not None:
+            return failed
+        received = []
+        for status in (401, 500):
+            p.server.inject(faults.HttpStatus(status), tool="tool")
+            outcome = await p.adapter.call("tool", {})
+            raised = outcome.error
+            told = f"{type(raised).__name__}: {raised}" if raised is not None else f"{outcome.kind} {outcome.text!r}"
+            received.append((outcome, told))
+        (refused, told_401), (failed_, told_500) = received
+        same = told_401 == told_500  # the whole error, before it is shortened for the table
+
+        def shown(told: str) -> str:
+            return told if len(told) <= 72 else told[:69] + "..."
+
+        saw = (
+            f"401: the caller receives {shown(told_401)} ({refused.kind}); 500: {shown(told_500)} ({failed_.kind})"
+            + ("; the same message for both" if same else "; two different messages")
+        )
+        # Told apart by the outcome's kind: by the message, or by what else the error carries (a status attribute:
+        # the TypeScript SDK's `StreamableHTTPError.code`).
+        return Finding(refused.kind == "auth_error" and failed_.kind != "auth_error", saw)
+
+    return Probe("P4", "a write, HTTP 401 on one call, HTTP 500 on the next: what its caller receives", body)
+
+
+def reissue_after_broken_stream(kind: str = "read") -> Probe:
+    """P5s (the stateless era): a call whose response stream ends before its answer (`EndStream`): a read re-issued
+    once, with a new id, and answered; a write never re-issued."""
+
+    async def body(p: Probing) -> Finding:
+        from mcp_testkit import faults
+
+        p.tool("tool", kind)
+        if (failed := await p.connect()) is not None:
+            return failed
+        p.server.inject(faults.EndStream(), tool="tool")
+        outcome = await p.adapter.call("tool", {})
+        calls = p.server.calls("tool")
+        ids = [r.rpc_id for r in calls]
+        saw = f"call {_said(outcome)}; tools/call sent {len(calls)}x (ids {ids}); {p.fired()}"
+        if kind == "write":
+            return Finding(len(calls) == 1, saw)
+        return Finding(len(calls) == 2 and len(set(ids)) == 2 and outcome.kind == "ok", saw)
+
+    return Probe("P5s", f"a {kind}, its response stream ended before the answer (EndStream)", body)
+
+
 def _results() -> dict[str, Any]:
     import mcp_types
 
@@ -306,9 +369,11 @@ def _results() -> dict[str, Any]:
     }
 
 
-def probes_for(column: str) -> dict[str, Probe]:
-    """The probe of each property for `column`: the property's main fault, or the fault a FAILS cell's counterexample
-    names where the bridge breaks the property some other way (chosen by hand, from docs/matrix.md)."""
+def probes_for(column: str, era: str = "handshake") -> dict[str, Probe]:
+    """The probes for `column`, by row: for each property its main fault, or the fault a FAILS cell's counterexample
+    names where the bridge breaks the property some other way (chosen by hand, from docs/matrix.md); and for every
+    bridge a second P4 row, a 401 and a 500, showing what its caller receives for each. In the stateless era P5
+    (no sessions) gives way to P5s."""
     from mcp_testkit import faults as f
 
     error_result = f.ErrorResult("probe tool error")
@@ -318,6 +383,7 @@ def probes_for(column: str) -> dict[str, Probe]:
         "P2": write_once(f.Drop(after_execution=True)),
         "P3": read_within_budget(f.Drop(after_execution=True)),
         "P4": auth_final(401),
+        "P4 (401, 500)": refused_or_failed(),
         "P5": new_session(),
         "P6": kind_at_connect(f.DuplicateTool(1)),
         "P7": render("one audio block"),
@@ -347,22 +413,44 @@ def probes_for(column: str) -> dict[str, Probe]:
             "P6": kind_at_call("read", f.HttpStatus(500), transient),
         },
     }
-    return {**chosen, **overrides.get(column, {})}
+    probes = {**chosen, **overrides.get(column, {})}
+    if era == "stateless":
+        del probes["P5"]
+        probes["P5s"] = reissue_after_broken_stream()
+        stateless: dict[str, dict[str, Probe]] = {
+            # No session to lose in 2026-07-28; its retries resend a write after a broken stream too.
+            "openai-agents-retrying": {
+                "P3": read_within_budget(f.Drop(after_execution=False), f.EndStream()),
+                "P5s": reissue_after_broken_stream("write"),
+            },
+        }
+        probes.update(stateless.get(column, {}))
+    return probes
 
 
 # -- running the probes of one column, in the bridge's environment ------------------------------------
 
 
 def probe_column(
-    factory: Any, column: str, schema: Mapping[str, Any] | None = None, properties: Collection[str] | None = None
+    factory: Any,
+    column: str,
+    schema: Mapping[str, Any] | None = None,
+    properties: Collection[str] | None = None,
+    era: str = "handshake",
 ) -> list[dict[str, Any]]:
-    """Run each property's probe (or those of `properties`) for `column` against the adapters `factory` makes;
-    one row per property."""
+    """Run each property's probe (or those of `properties`) for `column` against the adapters `factory` makes, in
+    `era`; one row per probe, its column marked as scripts/matrix.py marks a column of the stateless era. None in
+    the stateless era for a bridge that falls back to the handshake there (it has no column of that era)."""
     from mcp_testkit.contract import ContractError, ContractHarness, ContractViolation
 
-    rows = []
-    with ContractHarness(factory, via="socket", example_timeout_s=EXAMPLE_TIMEOUT_S) as harness:
-        for pid, probe in probes_for(column).items():
+    rows: list[dict[str, Any]] = []
+    named = column + (_matrix_script().STATELESS_COLUMN if era == "stateless" else "")
+    with ContractHarness(factory, via="socket", example_timeout_s=EXAMPLE_TIMEOUT_S, era=era) as harness:
+        if harness.spoken_era()[0] != era:
+            print(f"  {named}: falls back to the handshake era: no probes", flush=True)
+            return rows
+        for probe in probes_for(column, era).values():
+            pid = probe.pid
             if properties is not None and pid not in properties:
                 continue
             box: dict[str, Finding] = {}
@@ -377,8 +465,8 @@ def probe_column(
                 finding = Finding(False, str(exc).splitlines()[0])
             except ContractError as exc:
                 finding = Finding(None, f"adapter error: {str(exc).splitlines()[0]}")
-            rows.append({"column": column, "property": pid, "probe": probe.label, **asdict(finding)})
-            print(f"  {column} {pid}: {'holds' if finding.holds else 'fails'}: {finding.saw}", flush=True)
+            rows.append({"column": named, "property": pid, "probe": probe.label, **asdict(finding)})
+            print(f"  {named} {pid}: {'holds' if finding.holds else 'fails'}: {finding.saw}", flush=True)
     return rows
 
 
@@ -390,12 +478,13 @@ def child(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     schema = WITH_PROPERTIES if args.with_properties else None
     suffix = " (schema with properties)" if args.with_properties else ""
-    if args.driver:
-        factory = DriverAdapter.factory(args.driver)
-        rows += probe_column(factory, factory.hello["bridge"] + suffix, schema)
-    for spec in args.specs:
-        factory = load_factory(spec)
-        rows += probe_column(factory, _label(factory, spec) + suffix, schema)  # as `check` names the column
+    for era in args.era.split(","):
+        if args.driver:
+            factory = DriverAdapter.factory(args.driver)
+            rows += probe_column(factory, factory.hello["bridge"] + suffix, schema, era=era)
+        for spec in args.specs:
+            factory = load_factory(spec)
+            rows += probe_column(factory, _label(factory, spec) + suffix, schema, era=era)  # as `check` names it
     Path(args.out).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0
 
@@ -460,6 +549,7 @@ def main() -> int:
     parser.add_argument("--driver", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--with-properties", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--era", default="handshake", help=argparse.SUPPRESS)
     parser.add_argument("specs", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -478,7 +568,9 @@ def main() -> int:
         runs = [[], ["--with-properties"]] if bridge.key == "smolagents" else [[]]
         for extra in runs:
             report = out / f"{bridge.key}{'-properties' if extra else ''}.json"
-            command = [str(python), str(Path(__file__).resolve()), "--child", "--out", str(report), *extra, *target]
+            eras = ["--era", ",".join(bridge.eras)]
+            command = [str(python), str(Path(__file__).resolve()), "--child", "--out", str(report), *eras, *extra]
+            command += target
             env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
             print("+", " ".join(command), flush=True)
             done = subprocess.run(command, cwd=ROOT, env=env, check=False)
@@ -504,6 +596,12 @@ def write_page(lines: list[str], path: Path) -> None:
         "driver, and judges from the journal and the execution ledger. For a FAILS cell the probe scripts the fault",
         "of the shrunk counterexample; for a cell that holds, the property's main fault. Regenerate with",
         "`python scripts/probe_matrix.py --write`.",
+        "",
+        "Each bridge that speaks 2026-07-28 is probed in both eras, as the matrix checks it: its rows of the",
+        "stateless era (against a server of both eras) are marked `[2026-07-28]`, and there P5s takes the place",
+        "of P5. A second P4 row for every bridge scripts a 401 on one call of a write and a 500 on the next,",
+        "and shows what the bridge's caller receives for each: a bridge that raises the same error for both",
+        "cannot report a refused credential, whatever its adapter could have seen on the wire.",
         "",
     ]
     path.write_text("\n".join([*head, *lines, ""]), encoding="utf-8")

@@ -60,3 +60,42 @@ def test_a_run_of_some_bridges_replaces_their_columns_and_keeps_the_others(tmp_p
         "langchain-mcp-adapters@0.3.2",
     ]
     assert merged["openai-agents@0.25.0"] is fresh["openai-agents@0.25.0"]
+
+
+def test_a_stateless_column_keeps_its_era_mark() -> None:
+    """A column of the stateless era keeps its mark through the version's removal, so the expected file tells
+    the two eras of one bridge apart."""
+    matrix = _script()
+    assert matrix.column("fastmcp@4.2.3 [2026-07-28]") == "fastmcp [2026-07-28]"
+    assert matrix.column("sdk-client (auto) (mcp 2.3.0) [2026-07-28]") == "sdk-client (auto) [2026-07-28]"
+    assert matrix._versioned("fastmcp [2026-07-28]", "@4.2.3") == "fastmcp@4.2.3 [2026-07-28]"
+    assert (matrix.era_of("fastmcp@4.2.3 [2026-07-28]"), matrix.era_of("fastmcp@4.2.3")) == ("2026-07-28", "handshake")
+
+
+def test_check_verdicts_split_into_a_column_per_era() -> None:
+    """check's cells keyed P1@handshake and P1@stateless become a column per era, without the cells n/a in their
+    era, and without a column in which the bridge fell back in every cell."""
+    matrix = _script()
+
+    def cell(status: str) -> dict[str, Any]:
+        return {"status": status, "examples": 1, "seconds": 0.1}
+
+    report = {
+        "fastmcp": {
+            "spec": "mcp_testkit.adapters.fastmcp:FastMcpClientAdapter",
+            "properties": {
+                "P5@handshake": cell("failed"),
+                "P5s@handshake": cell("not_applicable"),
+                "P5@stateless": cell("not_applicable"),
+                "P5s@stateless": cell("failed"),
+            },
+        },
+        "sdk-client (legacy)": {
+            "spec": "mcp_testkit.adapters:SdkClientAdapter.legacy",
+            "properties": {"P1@handshake": cell("failed"), "P1@stateless": cell("fell_back")},
+        },
+    }
+    columns = matrix.by_era(report)
+    assert list(columns) == ["fastmcp", "fastmcp [2026-07-28]", "sdk-client (legacy)"]
+    assert list(columns["fastmcp"]["properties"]) == ["P5"]
+    assert list(columns["fastmcp [2026-07-28]"]["properties"]) == ["P5s"]

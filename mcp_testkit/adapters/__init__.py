@@ -2,7 +2,9 @@
 
 Adapters for third-party bridges live in modules of their own, imported only when used (each an
 optional extra): `mcp_testkit.adapters.fastmcp`, `.pydantic_ai`, `.openai_agents`, `.llama_index`.
-A bridge in another process, virtualenv or language runs behind `DriverAdapter` (docs/driver.md).
+A bridge in another process, virtualenv or language runs behind `DriverAdapter` (docs/driver.md). A bridge
+that holds task groups (the `mcp` SDK's `Client` and the bridges built on it) is hosted in a task of its own
+with `TaskHost`.
 
 A `BridgeAdapter` connects to one MCP server URL with some headers, lists tool names, calls a
 tool and reports an `Outcome`, and closes. The contract suite (`mcp_testkit.contract`) drives any
@@ -28,6 +30,7 @@ from mcp_testkit.adapters._outcome import (
 )
 from mcp_testkit.adapters._reference import PerCallReferenceAdapter, ReferenceBridgeAdapter
 from mcp_testkit.adapters._sdk import SdkClientAdapter, SdkErrorClassifier
+from mcp_testkit.adapters._task import TaskHost
 
 __all__ = [
     "CAPABILITIES",
@@ -45,5 +48,6 @@ __all__ = [
     "SdkClientAdapter",
     "SdkErrorClassifier",
     "SessionMode",
+    "TaskHost",
     "ToolCacheAdapter",
 ]

@@ -443,6 +443,7 @@ class DriverAdapter:
 
         if math.isinf(anyio.current_effective_deadline()):
             raise DriverError(f"the bridge of driver {self._factory.command!r} hung in {op}: {message}")
+        self.waiting_on_bridge = True  # the wait is the bridge's, not the adapter's (the contract's hang report)
         await anyio.sleep_forever()
 
     async def _outcome(self, op: str, **fields: Any) -> Outcome:

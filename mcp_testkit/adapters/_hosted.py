@@ -3,9 +3,9 @@
 A bridge built on the `mcp` SDK holds task groups; when its transport fails it cancels them, and a
 call awaited from the contract's own task would see a cancellation instead of an error. So the
 bridge lives in a task of its own, calls reach it through a stream, and an error reaches the caller
-as an outcome. Its HTTP goes through `SdkErrorClassifier` (which sorts errors by what crossed the
-wire) and carries the headers of the moment, so that `set_headers` reaches a bridge that took its
-headers once, when it was built.
+as an outcome. What the bridge raises is sorted by `SdkErrorClassifier`, from the error alone (nothing
+watches its HTTP); its HTTP carries the headers of the moment, so that `set_headers` reaches a bridge
+that took its headers once, when it was built.
 """
 
 from __future__ import annotations
@@ -63,15 +63,15 @@ class HostedBridgeAdapter(TaskHost):
         self.retry = 0
         self.classifier = SdkErrorClassifier()
         self.headers: dict[str, str] = {}
-        self._tools: list[str] = []
+        self.tools: list[str] = []
 
     def http_client(self, **options: Any) -> httpx2.AsyncClient:
-        """An `httpx2.AsyncClient` for the bridge: watched by the classifier, with the current headers."""
+        """An `httpx2.AsyncClient` for the bridge, with the current headers (in-process: the contract's transport)."""
         options.pop("auth", None)
         options.pop("headers", None)
         options.setdefault("timeout", httpx2.Timeout(self.wait_s, read=self.wait_s))
         return httpx2.AsyncClient(
-            transport=self.classifier.transport(self._transport), auth=CurrentHeaders(self.headers), **options
+            transport=self._transport, auth=CurrentHeaders(self.headers), **options
         )
 
     async def open(self, stack: contextlib.AsyncExitStack, url: str) -> list[str]:
@@ -87,14 +87,13 @@ class HostedBridgeAdapter(TaskHost):
     async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
         self.headers.clear()
         self.headers.update(headers)
-        return await self._start(functools.partial(self._serve, url))
+        return await self.start(functools.partial(self._serve, url))
 
     async def _serve(self, url: str, requests: Any, started: Any, box: dict[str, Outcome]) -> None:
         try:
             async with requests, contextlib.AsyncExitStack() as stack:
-                self.classifier.begin()
                 try:
-                    self._tools = await self.open(stack, url)
+                    self.tools = await self.open(stack, url)
                 except Exception as exc:
                     box["outcome"] = self.connect_outcome(exc)
                     return
@@ -102,7 +101,6 @@ class HostedBridgeAdapter(TaskHost):
                 started.set()
                 async for tool, arguments, reply in requests:
                     async with reply:
-                        self.classifier.begin()
                         try:
                             outcome = await self.invoke(tool, arguments)
                         except Exception as exc:

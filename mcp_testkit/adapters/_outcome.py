@@ -33,12 +33,15 @@ class Outcome:
     """What one connect or call came to, as the bridge reported it.
 
     `text` is what the bridge renders for the model: the result of an `ok` call, or the error text
-    of a failed one (by default `str(error)`). Two outcomes are equal when kind and text are.
+    of a failed one (by default `str(error)`). Two outcomes are equal when kind and text are. `note` is what
+    the adapter knows about the outcome beyond the bridge's words, e.g. that the bridge gives two failures the
+    same error; a verdict shows it.
     """
 
     kind: OutcomeKind
     text: str | None = None
     error: BaseException | None = field(default=None, compare=False)
+    note: str | None = field(default=None, compare=False)
 
     @classmethod
     def ok(cls, text: str = "") -> Outcome:
@@ -67,11 +70,12 @@ class Outcome:
         return cls("approval_required", token)
 
     def __str__(self) -> str:
+        note = f"; {self.note}" if self.note else ""
         if self.kind == "ok":
-            return f"ok({self.text!r})"
+            return f"ok({self.text!r}{note})"
         if self.error is None:
-            return f"{self.kind}({self.text!r})"
-        return f"{self.kind}({type(self.error).__name__}: {self.error})"
+            return f"{self.kind}({self.text!r}{note})"
+        return f"{self.kind}({type(self.error).__name__}: {self.error}{note})"
 
 
 @runtime_checkable

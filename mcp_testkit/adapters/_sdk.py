@@ -1,12 +1,13 @@
 """The official `mcp` SDK client as a bridge, and `SdkErrorClassifier`, which sorts what that client
-raises into outcome kinds from what crossed the wire rather than from error messages."""
+raises into outcome kinds from the error its caller receives, and from nothing else."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 import httpx2
@@ -15,149 +16,89 @@ from mcp_testkit._eras import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_V
 from mcp_testkit.adapters._outcome import Outcome, SessionMode
 from mcp_testkit.adapters._task import TaskHost
 
-__all__ = ["SdkClientAdapter", "SdkErrorClassifier"]
+__all__ = ["HTTP_STAND_IN", "SAME_FOR_EVERY_STATUS", "SdkClientAdapter", "SdkErrorClassifier"]
 
+_CONNECTION_CLOSED = -32000
+_REQUEST_TIMEOUT = -32001
+_PARSE_ERROR = -32700
+_INVALID_REQUEST = -32600
+_METHOD_NOT_FOUND = -32601
+_INTERNAL_ERROR = -32603
 
-class SdkErrorClassifier:
-    """Classifies the `mcp` SDK's errors by what the server really sent, not by message strings.
+HTTP_STAND_IN = "Server returned an error response"
+"""What mcp 2.3's Streamable HTTP client raises (code -32603) for every HTTP status >= 400 but 404 that carries
+no JSON-RPC error: 401, 403, 429 and 500 alike."""
 
-    The SDK turns HTTP failures into `MCPError`s whose codes a server may also send (a 500 becomes
-    -32603, like a server's own internal error), so the code alone cannot tell "the tool said no"
-    from "the call may have run". Route the client's HTTP through `classifier.transport(...)`, call
-    `begin()` before each operation, and `outcome(error, at=...)` sorts what it raised:
-
-    - a 401 or 403 answer during the operation: `auth_error`;
-    - a 404 answer (the server no longer knew the session, so ran nothing): `connection_error`;
-    - at a call, no `tools/call` request sent at all (the client failed before it): `connection_error`;
-    - a -32020, -32021 or -32022 answer (the stateless era's refusals, before anything ran):
-      `connection_error`;
-    - an `MCPError` whose code the server sent as a JSON-RPC error answering a request, in a 2xx
-      answer or, as the stateless era sends them, in a 4xx one: `tool_error`;
-    - anything else (a timeout, a dropped or truncated answer, a 5xx): at a call the request was
-      sent, so `outcome_unknown`; at connect, `connection_error`.
-    """
-
-    def __init__(self) -> None:
-        self._statuses: list[int] = []
-        self._codes: set[int] = set()
-        self._methods: set[str] = set()
-        self._refusals: set[int] = set()
-
-    def transport(self, inner: httpx2.AsyncBaseTransport | None = None) -> httpx2.AsyncBaseTransport:
-        """A transport that forwards to `inner` (a fresh `httpx2.AsyncHTTPTransport` if None) and watches."""
-        return _Watching(self, inner if inner is not None else httpx2.AsyncHTTPTransport())
-
-    def begin(self) -> None:
-        """Forget what was seen: call it before each connect or call."""
-        self._statuses.clear()
-        self._codes.clear()
-        self._methods.clear()
-        self._refusals.clear()
-
-    def outcome(self, error: BaseException, *, at: Literal["connect", "call"]) -> Outcome:
-        """The outcome `error`, raised by the SDK during the operation since `begin()`, stands for."""
-        from mcp.shared.exceptions import MCPError
-
-        if any(status in (401, 403) for status in self._statuses):
-            return Outcome.auth_error(error)
-        if 404 in self._statuses or (isinstance(error, MCPError) and error.code in self._refusals):
-            return Outcome.connection_error(error)
-        if at == "call" and "tools/call" not in self._methods:
-            return Outcome.connection_error(error)
-        if at == "call" and isinstance(error, MCPError) and error.code in self._codes:
-            return Outcome.tool_error(error, text=f"{error.code}: {error.message}")
-        return Outcome.outcome_unknown(error) if at == "call" else Outcome.connection_error(error)
-
-    def _sent(self, body: bytes) -> None:
-        try:
-            message = json.loads(body)
-        except ValueError:
-            return
-        for item in message if isinstance(message, list) else [message]:
-            if isinstance(item, dict) and isinstance(item.get("method"), str):
-                self._methods.add(item["method"])
-
-    def _saw(self, status: int) -> None:
-        if status >= 400:
-            self._statuses.append(status)
-
-    def _saw_message(self, data: bytes, *, answers_only: bool = False) -> None:
-        """Note the JSON-RPC errors in `data`; with `answers_only` (an error status), only those answering a
-        request (a non-null id) and the stateless era's refusals: the rest is the transport refusing."""
-        try:
-            message = json.loads(data)
-        except ValueError:
-            return
-        for item in message if isinstance(message, list) else [message]:
-            error = item.get("error") if isinstance(item, dict) else None
-            if not isinstance(error, dict) or not isinstance(error.get("code"), int):
-                continue
-            code = error["code"]
-            if code in _REFUSALS:
-                self._refusals.add(code)
-            elif not answers_only or item.get("id") is not None:
-                self._codes.add(code)
-
+SAME_FOR_EVERY_STATUS = (
+    "the bridge raises this one error (-32603 'Server returned an error response') for every HTTP status >= 400 "
+    "but 404: its caller cannot tell a 401 or 403 from a 500"
+)
 
 _REFUSALS = frozenset({HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION})
 """The stateless era's refusals of a request before it runs: -32020, -32021, -32022."""
 
+_LOST_ANSWER = {
+    _CONNECTION_CLOSED: ("Connection closed", "SSE stream "),
+    _INVALID_REQUEST: ("Unexpected content type", "server answered a request with 202", "Redirect to "),
+}
+"""The SDK's own words, by code, for a request that was sent and whose answer it lost or could not read (mcp 2.3):
+the server may have run it. A server's own error with that code and other words is the server's answer."""
 
-class _Watching(httpx2.AsyncBaseTransport):
-    """Forwards every request and notes, for POSTs, the status and any JSON-RPC error in a 2xx body."""
+class SdkErrorClassifier:
+    """Sorts what an `mcp` SDK client raised into an outcome kind from the error alone: its type, its code, its
+    message and its causes, which is all the application that holds the client receives.
 
-    def __init__(self, classifier: SdkErrorClassifier, inner: httpx2.AsyncBaseTransport) -> None:
-        self._classifier = classifier
-        self._inner = inner
+    Nothing is read from the wire. Where the SDK gives two different failures the same error, so does the
+    outcome: mcp 2.3 raises `MCPError(-32603, "Server returned an error response")` for every HTTP status
+    >= 400 but 404, so a 401 or 403 is not an `auth_error` here but, like a 500, an `outcome_unknown` at a call
+    and a `connection_error` at connect, and the outcome's `note` says the bridge could not tell them apart.
 
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        if request.method == "POST":
-            with contextlib.suppress(httpx2.RequestNotRead):
-                self._classifier._sent(request.content)
-        response = await self._inner.handle_async_request(request)
-        if request.method != "POST":
-            return response
-        self._classifier._saw(response.status_code)
-        # An error status is the transport refusing, unless its JSON-RPC error answers the request (as the
-        # stateless era answers a -32602 with 400) or is one of that era's refusals.
-        refused = not 200 <= response.status_code < 300
-        sse = response.headers.get("content-type", "").startswith("text/event-stream")
-        return httpx2.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=_Body(response.stream, self._classifier, sse, answers_only=refused),
-            extensions=response.extensions,
-            request=request,
-        )
+    - an `MCPError` of the stateless era's refusals (-32020, -32021, -32022): `connection_error`;
+    - a -32600 (the server's refusal of an invalid request, as an unknown session is answered, and the SDK's
+      "Session terminated" for a 404), or the SDK's "Not Found" (a 404 before a session): `connection_error`,
+      nothing ran;
+    - the SDK's words for a lost or unreadable answer (a closed connection or stream, a timeout, a parse
+      failure, an HTTP error status): at a call `outcome_unknown` (it may have run), at connect `connection_error`;
+    - any other `MCPError`: the server's JSON-RPC error answering the request, `tool_error`;
+    - anything else (no `MCPError` in the error, its causes or a group of one): as a lost answer.
+    """
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
+    def outcome(self, error: BaseException, *, at: Literal["connect", "call"]) -> Outcome:
+        """The outcome `error`, raised by the SDK client (or a bridge over it) at a connect or a call, stands for."""
+        mcp_error = _mcp_error(error)
+        lost = Outcome.outcome_unknown if at == "call" else Outcome.connection_error
+        if mcp_error is None:
+            return lost(error)
+        code, message = mcp_error.code, str(mcp_error.message)
+        if code in _REFUSALS or (code == _INVALID_REQUEST and not message.startswith(_LOST_ANSWER[code])):
+            return Outcome.connection_error(error)
+        if code == _METHOD_NOT_FOUND and message == "Not Found":
+            return Outcome.connection_error(error)
+        if code == _INTERNAL_ERROR and message == HTTP_STAND_IN:
+            return dataclasses.replace(lost(error), note=SAME_FOR_EVERY_STATUS)
+        if code in (_REQUEST_TIMEOUT, _PARSE_ERROR) or message.startswith(_LOST_ANSWER.get(code, ())):
+            return lost(error)
+        if at == "connect":
+            return Outcome.connection_error(error)
+        return Outcome.tool_error(error, text=f"{code}: {message}")
 
 
-class _Body(httpx2.AsyncByteStream):
-    """A response body passed through unchanged, its JSON-RPC errors noted before the SDK reads them."""
+def _mcp_error(error: BaseException) -> Any:
+    """The `MCPError` the caller received: `error` itself, the one error of a group, or a cause it names."""
+    from mcp.shared.exceptions import MCPError
 
-    def __init__(self, stream: Any, classifier: SdkErrorClassifier, sse: bool, *, answers_only: bool = False) -> None:
-        self._stream = stream
-        self._classifier = classifier
-        self._sse = sse
-        self._answers_only = answers_only
-        self._buffer = b""
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._stream:
-            self._buffer += chunk
-            if self._sse:
-                *lines, self._buffer = self._buffer.split(b"\n")
-                for line in lines:
-                    if line.startswith(b"data:"):
-                        self._classifier._saw_message(line[5:].strip(), answers_only=self._answers_only)
-            else:
-                self._classifier._saw_message(self._buffer, answers_only=self._answers_only)
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, MCPError):
+            return current
+        members = getattr(current, "exceptions", None)  # an exception group (BaseExceptionGroup from 3.11)
+        if isinstance(members, tuple) and len(members) == 1 and isinstance(members[0], BaseException):
+            current = members[0]
+            continue
+        current = current.__cause__ or current.__context__
+    return None
 
 
 Mode = Literal["auto", "legacy"]
@@ -170,7 +111,8 @@ class SdkClientAdapter(TaskHost):
     where the server does and falls back to `initialize` where it does not) or "legacy" (the
     `initialize` handshake only); `SdkClientAdapter.legacy` is a factory of the second. It is the
     bridge many frameworks start from, and its verdicts are reported as they are. Its errors are
-    sorted by `SdkErrorClassifier`. The client lives in a task of its own, so that when its transport
+    sorted by `SdkErrorClassifier`, from what the client raises only (its HTTP is not watched). The
+    client lives in a task of its own, so that when its transport
     fails and cancels that task, the failure reaches the caller as an outcome rather than as a
     cancellation: a call in flight then may have run (`outcome_unknown`).
     """
@@ -198,7 +140,7 @@ class SdkClientAdapter(TaskHost):
         self.retry = 0
         self._classifier = SdkErrorClassifier()
         self._http: Any = None
-        self._tools: list[str] = []
+        self.tools: list[str] = []
 
     @classmethod
     def legacy(cls, *, transport: httpx2.AsyncBaseTransport | None = None, **options: Any) -> SdkClientAdapter:
@@ -206,7 +148,7 @@ class SdkClientAdapter(TaskHost):
         return cls(transport=transport, mode="legacy", **options)
 
     async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
-        return await self._start(functools.partial(self._serve, url, dict(headers)))
+        return await self.start(functools.partial(self._serve, url, dict(headers)))
 
     async def _serve(
         self, url: str, headers: dict[str, str], requests: Any, started: Any, box: dict[str, Outcome]
@@ -218,16 +160,13 @@ class SdkClientAdapter(TaskHost):
         try:
             async with requests, contextlib.AsyncExitStack() as stack:
                 self._http = await stack.enter_async_context(
-                    httpx2.AsyncClient(
-                        headers=headers, transport=classifier.transport(self._transport), timeout=self._wait_s
-                    )
+                    httpx2.AsyncClient(headers=headers, transport=self._transport, timeout=self._wait_s)
                 )
                 transport = streamable_http_client(url, http_client=self._http)
                 client = Client(transport, mode=self.mode, read_timeout_seconds=self._wait_s)
-                classifier.begin()
                 try:
                     await stack.enter_async_context(client)
-                    self._tools = await _list_all(client)
+                    self.tools = await _list_all(client)
                 except Exception as exc:
                     box["outcome"] = classifier.outcome(exc, at="connect")
                     return
@@ -263,7 +202,6 @@ async def _list_all(client: Any) -> list[str]:
 
 
 async def _call(client: Any, classifier: SdkErrorClassifier, tool: str, arguments: dict[str, Any]) -> Outcome:
-    classifier.begin()
     try:
         result = await client.call_tool(tool, arguments)
     except Exception as exc:

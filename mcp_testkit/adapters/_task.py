@@ -1,9 +1,10 @@
 """`TaskHost`: a bridge living in a task of its own, reached through a stream of calls.
 
-A bridge built on the `mcp` SDK holds task groups; when its transport fails it cancels them, and a
-call awaited from the contract's own task would see a cancellation instead of an error. So the
-bridge lives in a task of its own, each call reaches it with a reply stream, and an error reaches
-the caller as an outcome. The SDK client adapter and the third-party adapters share this hosting.
+A bridge built on the `mcp` SDK holds task groups; when its transport fails it cancels the task they were
+entered in. Entered in the contract's own task (in an adapter's `connect()`), that cancellation lands on the
+contract: a call awaited there sees a `CancelledError` instead of an error. So the bridge lives in a task of its
+own, each call reaches it with a reply stream, and an error reaches the caller as an outcome. The SDK client
+adapter and the third-party adapters are built on it; docs/adapters.md shows a complete adapter.
 """
 
 from __future__ import annotations
@@ -14,29 +15,42 @@ from typing import Any
 
 from mcp_testkit.adapters._outcome import Outcome
 
-__all__ = ["Serve", "TaskHost"]
+__all__ = ["Answer", "Serve", "TaskHost"]
 
 Serve = Callable[[Any, Any, dict[str, Outcome]], Awaitable[None]]
 """The bridge's task: `serve(requests, started, box)` opens the bridge, puts the connect's outcome in
-`box["outcome"]`, sets `started`, then answers each `(tool, arguments, reply)` of `requests`."""
+`box["outcome"]`, sets `started`, then answers the calls of `requests` (with `TaskHost.answer_calls`) until
+the adapter closes; it catches what the bridge raises, and sets `started` in a `finally`."""
+
+Answer = Callable[[str, dict[str, Any]], Awaitable[Outcome]]
+"""How the bridge's task answers one call: `answer(tool, arguments)`, in the bridge's task."""
 
 
 class TaskHost:
-    """The hosting half of an adapter: start the bridge's task, pass calls to it, close it."""
+    """The hosting half of an adapter whose bridge lives in a task of its own: start that task, pass it the
+    calls, close it. Subclass it; `connect` calls `await self.start(serve)` (see `Serve`), and `serve` sets
+    `self.tools` to the tools the bridge loaded. `list_tools`, `call` and `close` are the adapter's.
 
+    A call sent to a task that has ended is a `connection_error` (nothing was sent); a call whose task ended
+    while it was in flight is an `outcome_unknown` (it was sent, so it may have run).
+    """
+
+    __test__ = False  # a base class of adapters, not a test
     _group: Any = None
     _requests: Any = None
-    _tools: list[str]
+    tools: list[str]
+    """The names of the tools the bridge loaded at connect: `serve` sets them."""
 
     @property
     def task_name(self) -> str:
         """How errors name the bridge's task ("the <task_name> task ended")."""
         return str(getattr(self, "name", "bridge"))
 
-    async def _start(self, serve: Serve) -> Outcome:
+    async def start(self, serve: Serve) -> Outcome:
         """Start the bridge's task and wait until it connected (or failed to): the connect's outcome."""
         import anyio
 
+        self.tools = getattr(self, "tools", [])
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         self._requests, requests = anyio.create_memory_object_stream[Any](0)
@@ -46,8 +60,17 @@ class TaskHost:
         await started.wait()
         return box.get("outcome") or Outcome.connection_error(RuntimeError(f"the {self.task_name} task ended"))
 
+    @staticmethod
+    async def answer_calls(requests: Any, answer: Answer) -> None:
+        """In the bridge's task: answer each call that reaches it with `answer(tool, arguments)`, until the
+        adapter closes. `answer` maps what the bridge raises to an outcome; what it lets escape ends the task."""
+        async with requests:
+            async for tool, arguments, reply in requests:
+                async with reply:
+                    await reply.send(await answer(tool, arguments))
+
     async def list_tools(self) -> list[str]:
-        return list(self._tools)
+        return list(getattr(self, "tools", []))
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
         import anyio

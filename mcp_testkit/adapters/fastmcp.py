@@ -10,9 +10,10 @@ page up to 250 (`page_limit = 250`, then it raises) and stops at a repeated curs
 in the log, keeping the tools read so far.
 
 Errors to outcomes: `call_tool` raises `ToolError` for an `isError` result (`tool_error`, with the
-tool's text); every other error is sorted by `SdkErrorClassifier` from what crossed the wire (401/403
-`auth_error`, 404 or no `tools/call` sent `connection_error`, a JSON-RPC error in a 2xx answer
-`tool_error`, anything else at a call `outcome_unknown`). An `ok` result renders as the canonical
+tool's text); every other error is sorted by `SdkErrorClassifier` from the error alone, as fastmcp's
+caller receives it: a 401, a 403 and a 500 all reach it as the SDK's one `MCPError(-32603, "Server
+returned an error response")`, an `outcome_unknown` at a call (so it fails P4); a 404 or a -32600 is
+`connection_error`; another JSON-RPC error answering the call is `tool_error`. An `ok` result renders as the canonical
 JSON of its content blocks and structured content.
 
 Tested with fastmcp 4.2.3 (mcp 2.3.0).

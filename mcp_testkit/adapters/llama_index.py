@@ -10,9 +10,10 @@ reads the first page and ignores `nextCursor`, so a paged catalogue loads partly
 Errors to outcomes: calls take the agent's path, `FunctionTool.acall` on the tools of
 `McpToolSpec.to_tool_list_async()`. Its `ToolOutput` wraps the `CallToolResult` as text without
 looking at `isError`, so an error result comes back as an ordinary output (`ok`, its text
-`str(result)`, what the agent reads). What it raises is sorted by `SdkErrorClassifier` from what
-crossed the wire (401/403 `auth_error`, 404 or no `tools/call` sent `connection_error`, a JSON-RPC
-error in a 2xx answer `tool_error`, anything else at a call `outcome_unknown`).
+`str(result)`, what the agent reads). What it raises is sorted by `SdkErrorClassifier` from the error
+alone: a 401, a 403 and a 500 all reach it as the SDK's one `MCPError(-32603, "Server returned an
+error response")`, an `outcome_unknown` at a call (so it fails P4); a 404 or a -32600 is
+`connection_error`; another JSON-RPC error answering the call is `tool_error`.
 
 Tested with llama-index-tools-mcp 0.6.0 (llama-index-core 0.14.25, mcp 2.3.0).
 """

@@ -15,9 +15,10 @@ call really runs, `MCPUtil.invoke_mcp_tool()`, which returns the text for the mo
 `isError` on the way: an error result then comes back as an ordinary output, `ok`.
 
 Errors to outcomes: whatever the bridge raises (its `UserError`, `AgentsException`, the SDK's
-`MCPError`) is sorted by `SdkErrorClassifier` from what crossed the wire (401/403 `auth_error`, 404
-or no `tools/call` sent `connection_error`, a JSON-RPC error in a 2xx answer `tool_error`, anything
-else at a call `outcome_unknown`).
+`MCPError`) is sorted by `SdkErrorClassifier` from the error alone (an `MCPError` it wraps is found
+through the causes): a 401, a 403 and a 500 all reach it as the SDK's one `MCPError(-32603, "Server
+returned an error response")`, an `outcome_unknown` at a call (so it fails P4); a 404 or a -32600 is
+`connection_error`; another JSON-RPC error answering the call is `tool_error`.
 
 Tested with openai-agents 0.24.0 (mcp 2.3.0).
 """

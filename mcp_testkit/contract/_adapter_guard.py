@@ -1,16 +1,55 @@
 """`GuardedAdapter`: the adapter as the properties see it, which records the step in progress (what a hang
-report names) and turns what an adapter must not do (raise, return something else than an `Outcome`) into a
-`ContractError`."""
+report names) and turns what an adapter must not do (raise anything, a `CancelledError` or an exception group
+included, or return something else than an `Outcome`) into a `ContractError`; and `stalled_adapter`, which tells
+an adapter that does not answer from a bridge waiting on the server."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 from mcp_testkit.adapters import BridgeAdapter, Outcome
 from mcp_testkit.contract._errors import ContractError, traceback_text
 
-__all__ = ["GuardedAdapter"]
+__all__ = ["HOST_HINT", "GuardedAdapter", "adapter_raised", "stalled_adapter"]
+
+HOST_HINT = (
+    "a bridge that holds task groups (the mcp SDK's Client and the bridges built on it) cancels the task it was "
+    "entered in when its transport fails: host it in a task of its own with mcp_testkit.adapters.TaskHost "
+    "(docs/adapters.md, 'A bridge that lives in a task of its own')"
+)
+"""What an error of an adapter that raised a cancellation or an exception group suggests."""
+
+
+def adapter_raised(step: str, exc: BaseException) -> ContractError:
+    """The error of an adapter whose `step` raised `exc` (any exception: a cancellation, an exception group too)."""
+    hint = "an adapter maps its bridge's exceptions to outcomes; one that escapes is an error of the adapter"
+    if not isinstance(exc, Exception) or isinstance(getattr(exc, "exceptions", None), tuple):  # an exception group
+        hint = f"{hint}; {HOST_HINT}"
+    return ContractError(f"the adapter's {step} raised {type(exc).__name__}: {exc} ({hint})\n{traceback_text(exc)}")
+
+
+def stalled_adapter(
+    adapter: Any, step: str, seconds: float, sent: Sequence[Any], finished: Collection[int]
+) -> ContractError | None:
+    """The error of an adapter that did not answer in `step` within `seconds` although its bridge is not waiting on
+    the server: every request `sent` during the step has its answer (`finished` holds their seqs) and none of them
+    met a fault. None when the bridge may be waiting on the server, or met a fault, or the adapter knows that its
+    bridge hangs (`waiting_on_bridge`, as a driver whose watchdog fired): then it is the bridge's hang."""
+    if not step.startswith(("connect", "list_tools", "call(", "approve", "decline", "close")):
+        return None
+    if getattr(adapter, "waiting_on_bridge", False) is True:
+        return None
+    if any(record.seq not in finished or record.fault is not None for record in sent):
+        return None
+    answered = f"{len(sent)} request(s) sent during it, all answered, none faulted" if sent else "no request sent"
+    return ContractError(
+        f"the adapter's {step} did not return within {seconds:g} s while the server held no request of the bridge "
+        f"open ({answered}): the adapter is waiting on something other than the server (a reply stream never "
+        f"sent to or closed, a task never started?); this is an error of the adapter, not a hang of the bridge (an "
+        f"adapter that knows its bridge hangs sets waiting_on_bridge = True). If the bridge lives in a task of its "
+        f"own, {HOST_HINT.split(': ', 1)[1]}"
+    )
 
 
 class _StepLog(Protocol):
@@ -19,6 +58,11 @@ class _StepLog(Protocol):
 
     step: str
     steps: list[tuple[str, float]]
+    deadline: float
+    """When the running example's time is up (the event loop's clock)."""
+
+    def began(self, step: str) -> None:
+        """Note that an adapter step began: the journal's length then (what a stalled adapter is told apart by)."""
 
     def called(self, tool: str, arguments: Mapping[str, Any], outcome: Outcome) -> None:
         """Note a call and its outcome for the ledger checked after close."""
@@ -41,13 +85,17 @@ class GuardedAdapter:
 
         self._harness.step = step
         self._harness.steps.append((step, anyio.current_time()))
+        self._harness.began(step)
         try:
             result = await work()
-        except Exception as exc:
-            raise ContractError(
-                f"the adapter's {step} raised {type(exc).__name__}: {exc} (an adapter maps its bridge's "
-                f"exceptions to outcomes; one that escapes is an error of the adapter)\n{traceback_text(exc)}"
-            ) from exc
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except anyio.get_cancelled_exc_class() as exc:
+            if anyio.current_time() >= self._harness.deadline:
+                raise  # the example's deadline: the harness reports the hang
+            raise adapter_raised(step, exc) from exc
+        except BaseException as exc:
+            raise adapter_raised(step, exc) from exc
         self._harness.step = f"after {step}"
         return result
 
@@ -94,10 +142,10 @@ class GuardedAdapter:
     def _sync(self, method: str, *args: Any) -> None:
         try:
             getattr(self._adapter, method)(*args)
-        except Exception as exc:
-            raise ContractError(
-                f"the adapter's {method} raised {type(exc).__name__}: {exc}\n{traceback_text(exc)}"
-            ) from exc
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:
+            raise adapter_raised(method, exc) from exc
 
     async def close(self) -> None:
         """Close the adapter, once: a property that closes it itself to look at what closing sent is not

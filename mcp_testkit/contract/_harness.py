@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_testkit import faults
 from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS
 from mcp_testkit._renamed import renamed_attribute, renamed_keywords
-from mcp_testkit.contract._adapter_guard import GuardedAdapter
+from mcp_testkit.contract._adapter_guard import HOST_HINT, GuardedAdapter, stalled_adapter
 from mcp_testkit.contract._errors import ContractError, ContractViolation, traceback_text
 from mcp_testkit.contract._event_loop import CheckpointedTransport, EventLoop
 from mcp_testkit.contract._facts import BridgeFacts, declared_eras, declared_loggers, takes_keyword
@@ -105,6 +105,10 @@ class ContractHarness:
         self.step = "start"
         self.steps: list[tuple[str, float]] = []
         """The adapter steps of the running example and when each began: what a hang report names."""
+        self._marks: list[int] = []
+        """The journal's length when each of `steps` began."""
+        self.deadline = float("inf")
+        """When the running example's time is up, on the event loop's clock."""
         self.firing = Firing()
         """What fired in the last example, as the server reports it (its journal and its rules)."""
         self.ledger = CallLedger()
@@ -245,10 +249,25 @@ class ContractHarness:
         self.step = "start"
         timeout = timeout_s if timeout_s is not None else self.example_timeout_s or DEFAULT_EXAMPLE_TIMEOUT_S
 
+        finished: set[int] = set()
+        answered_by_deadline: set[int] = set()
+        sent_by_deadline: list[int] = []
+        unsubscribe = self.server.journal.subscribe(lambda record: finished.add(record.seq))
+
         async def body() -> None:
+            import asyncio
+
             adapter: Any = GuardedAdapter(self.adapter(), self)
             started = anyio.current_time()
             self.steps = [("start", started)]
+            self._marks = [0]
+            self.deadline = started + timeout
+            # What the server had answered when time ran out (closing the bridge ends what was still open).
+            def time_is_up() -> None:
+                answered_by_deadline.update(finished)
+                sent_by_deadline.append(len(self.server.journal))
+
+            at_deadline = asyncio.get_running_loop().call_at(self.deadline, time_is_up)
             raised: BaseException | None = None
             raised_at = 0.0
             # The example's logs only: one handler, on the root logger and the adapter's `loggers`, while it runs.
@@ -274,6 +293,7 @@ class ContractHarness:
                         except ContractError as exc:
                             if raised is None:
                                 raised, raised_at = exc, anyio.current_time()
+            at_deadline.cancel()
             self.firing = firing(self.server)
             if isinstance(raised, ContractError) and raised_at <= started + timeout:
                 # The adapter raised before the deadline: its error, not a hang of the bridge, even when closing
@@ -282,7 +302,13 @@ class ContractHarness:
             if scope.cancel_called:
                 # The deadline passed: a hang, even when the bridge ignored the cancellation and went on.
                 deadline = started + timeout
-                hung_in = [step for step, at in self.steps if at <= deadline][-1]
+                index = [number for number, (_, at) in enumerate(self.steps) if at <= deadline][-1]
+                hung_in = self.steps[index][0]
+                end = sent_by_deadline[0] if sent_by_deadline else None
+                sent = self.server.journal.records[self._marks[index] : end]
+                stalled = stalled_adapter(adapter, hung_in, timeout, sent, answered_by_deadline)
+                if stalled is not None:
+                    raise stalled
                 overran = anyio.current_time() - deadline
                 facts = {"after the deadline": f"it went on for {overran:.1f} s more"} if overran > 1 else {}
                 raise self.fail(f"hung in {hung_in} after {timeout:g} s", **facts)
@@ -296,13 +322,27 @@ class ContractHarness:
             if misplaced:
                 raise ContractError(f"the contract harness injected a fault of another era: {misplaced[0]}")
 
-        self._loop.call(body)
+        try:
+            self._loop.call(body)
+        except (ContractViolation, ContractError, KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:
+            # A cancellation or a task group's error that escaped the example's scope: an adapter that left a task
+            # group of its bridge open in the contract's task. No verdict about the bridge, and never an escape.
+            what = f"the example ended with {type(exc).__name__} in {self.step}: {exc}"
+            raise ContractError(f"{what} ({HOST_HINT})\n{traceback_text(exc)}") from exc
+        finally:
+            unsubscribe()
 
     async def connect(self, adapter: BridgeAdapter, headers: Mapping[str, str] | None = None) -> None:
         """Connect `adapter` to the server, which is healthy at this point: anything but ok is a violation."""
         outcome = await adapter.connect(self.url, dict(headers or {}))
         if outcome.kind != "ok":
             raise self.fail("the bridge could not connect to a healthy server", outcome=outcome)
+
+    def began(self, step: str) -> None:
+        """Note the journal's length as an adapter step begins (the guard calls it after adding the step)."""
+        self._marks.append(len(self.server.journal))
 
     def called(self, tool: str, arguments: Mapping[str, Any], outcome: Outcome) -> None:
         """Note a call the example made through the adapter, for the ledger checked after close."""

@@ -356,8 +356,6 @@ def check_property(
     if spoken != harness.era:
         return result("fell_back", how)
     run = _Run(harness, prop, facts, budget_s, on_example)
-    if len(cases) > max_examples:
-        notes.append(f"all {len(cases)} declared cases ran although max_examples is {max_examples}")
     with harness.fresh_loop():
         for number, case in enumerate(cases, 1):
             if run.over_budget():
@@ -376,6 +374,8 @@ def check_property(
                 return result("error", str(stop.error), run, number)
         if run.unrun:
             return _unrun(run, result, len(cases))
+        if len(cases) > max_examples:  # said only once every one of them ran
+            notes.append(f"all {len(cases)} declared cases ran although max_examples is {max_examples}")
         remaining = max_examples - len(cases)
         if remaining > 0:
             verdict = _draw(run, prop, facts, remaining, derandomize, notes)

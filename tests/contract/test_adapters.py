@@ -19,6 +19,7 @@ from mcp_testkit.adapters import (
     SdkClientAdapter,
     SdkErrorClassifier,
 )
+from mcp_testkit.adapters._sdk import SAME_FOR_EVERY_STATUS
 from mcp_testkit.contract import run_contract
 
 
@@ -58,10 +59,11 @@ def test_per_call_adapter_holds_no_session_between_operations() -> None:
 CLASSIFIED = [
     (faults.ProtocolError(-32603, "disk full"), "tool_error"),
     (faults.HttpStatus(500), "outcome_unknown"),
-    (faults.HttpStatus(401), "auth_error"),
-    (faults.HttpStatus(403), "auth_error"),
+    (faults.HttpStatus(401), "outcome_unknown"),  # the SDK raises the same error as for a 500
+    (faults.HttpStatus(403), "outcome_unknown"),
     (faults.LoseSession(), "connection_error"),
-    (faults.Restart(unknown_session_status=400), "outcome_unknown"),
+    # The server's -32600 "Session not found" in a 400, as in a 404: it refused the request, nothing ran.
+    (faults.Restart(unknown_session_status=400), "connection_error"),
     (faults.EndStream(), "outcome_unknown"),
 ]
 
@@ -90,21 +92,20 @@ BY_MODE = [("legacy", fault, kind) for fault, kind in CLASSIFIED] + [
 
 
 @pytest.mark.parametrize(("mode", "fault", "kind"), BY_MODE, ids=[f"{m}-{f!r}" for m, f, _ in BY_MODE])
-def test_classifier_sorts_sdk_errors_by_the_wire_over_a_socket(mode: str, fault: faults.Fault, kind: str) -> None:
-    """Over a real socket, the classifier tells the SDK's errors apart by what the server sent, not by messages: in
-    legacy mode (the handshake era) and in auto mode (it lands on 2026-07-28, whose answers differ)."""
+def test_classifier_sorts_sdk_errors_by_what_the_client_raised(mode: str, fault: faults.Fault, kind: str) -> None:
+    """Over a real socket, the classifier sorts the SDK's errors from the error the caller receives alone (no hook on
+    the wire): in legacy mode (the handshake era) and in auto mode (it lands on 2026-07-28, whose answers differ)."""
     server = TestMcpServer()
     server.tool("create", returns="created")
     classifier = SdkErrorClassifier()
 
     async def call() -> str:
         with anyio.fail_after(10):
-            async with httpx2.AsyncClient(transport=classifier.transport()) as http:
+            async with httpx2.AsyncClient() as http:
                 transport = streamable_http_client(server.url, http_client=http)
                 async with Client(transport, mode=mode, read_timeout_seconds=5) as client:
                     assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
                     server.inject(fault, method="tools/call", tool="create", times=None)
-                    classifier.begin()
                     try:
                         await client.call_tool("create", {})
                     except MCPError as error:
@@ -156,7 +157,30 @@ def test_sdk_adapter_has_two_modes_and_refuses_others() -> None:
 
 
 @pytest.mark.parametrize("era", ["handshake", "stateless"])
-def test_sdk_adapter_holds_p4_over_a_socket(era: str) -> None:
-    """The SDK client adapter's auth verdict holds over a real socket as in-process, in both eras."""
+def test_sdk_adapter_fails_p4_saying_401_and_500_look_the_same(era: str) -> None:
+    """Over a real socket, in both eras, the SDK client fails P4: it raises the one -32603 error for a 401 as for a
+    500, and the verdict says so (the adapter reports what the client tells its caller, nothing more)."""
     [result] = run_contract(SdkClientAdapter, properties=["P4"], max_examples=12, via="socket", eras=[era])
-    assert result.status == "passed", result.counterexample
+    assert result.status == "failed", result.counterexample
+    said = result.counterexample or ""
+    assert "surfaced as outcome_unknown, not auth_error" in said
+    assert "its caller cannot tell a 401 or 403 from a 500" in said
+
+
+def test_classifier_notes_the_http_stand_in() -> None:
+    """The SDK's -32603 stand-in for an HTTP error status is a lost answer (at a call) with a note naming the
+    ambiguity; a server's own -32603 is the tool's error; a single-error group and a cause are looked through."""
+    classifier = SdkErrorClassifier()
+    stand_in = classifier.outcome(MCPError(-32603, "Server returned an error response"), at="call")
+    assert (stand_in.kind, stand_in.note) == ("outcome_unknown", SAME_FOR_EVERY_STATUS)
+    assert SAME_FOR_EVERY_STATUS in str(stand_in)
+    assert classifier.outcome(MCPError(-32603, "disk full"), at="call").kind == "tool_error"
+    assert classifier.outcome(MCPError(-32000, "scripted failure"), at="call").kind == "tool_error"
+    assert classifier.outcome(MCPError(-32000, "Connection closed"), at="call").kind == "outcome_unknown"
+    assert classifier.outcome(MCPError(-32600, "Session terminated"), at="call").kind == "connection_error"
+    wrapped = RuntimeError("the bridge failed")
+    wrapped.__cause__ = MCPError(-32602, "bad argument")
+    assert classifier.outcome(wrapped, at="call").kind == "tool_error"
+    group = BaseExceptionGroup("one", [MCPError(-32600, "Session terminated")])  # noqa: F821
+    assert classifier.outcome(group, at="call").kind == "connection_error"
+    assert classifier.outcome(ValueError("no MCPError here"), at="call").kind == "outcome_unknown"

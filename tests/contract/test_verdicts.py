@@ -176,6 +176,7 @@ class _HangingOnImages(_Wrapper):
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
         outcome = await self.inner.call(tool, arguments)
         if "[image:" in (outcome.text or ""):
+            self.waiting_on_bridge = True  # the bridge's own hang, after its answer came (else: the adapter's)
             await anyio.sleep_forever()
         return outcome
 
@@ -196,6 +197,7 @@ class _HangingOnLongResults(_Wrapper):
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
         outcome = await self.inner.call(tool, arguments)
         if (outcome.text or "").count("\n") >= 3:  # four blocks: P7 adds one to the declared cases' up to two
+            self.waiting_on_bridge = True  # the bridge's own hang, after its answer came (else: the adapter's)
             await anyio.sleep_forever()
         return outcome
 

@@ -13,8 +13,8 @@ BLOCKS = BLOCK.findall((DOCS / "adapters.md").read_text())
 
 
 def test_the_page_has_its_examples() -> None:
-    """The page keeps its five runnable examples, so the extraction below cannot silently find none."""
-    assert len(BLOCKS) == 5
+    """The page keeps its six runnable examples, so the extraction below cannot silently find none."""
+    assert len(BLOCKS) == 6
 
 
 @pytest.mark.parametrize("number", range(1, len(BLOCKS) + 1))
