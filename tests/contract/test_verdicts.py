@@ -180,12 +180,16 @@ class _HangingOnImages(_Wrapper):
         return outcome
 
 
-def test_a_hang_is_a_failure_with_its_step_faults_and_requests() -> None:
-    """A hanging example is reported as "hung in <step> after N s" with the faults fired and every request."""
+def test_a_hang_is_its_own_status_with_its_step_runs_faults_and_requests() -> None:
+    """A hanging example is the status "hung" (not P7 failing), "hung in <step> after N s" with the handler runs,
+    the faults fired and every request."""
     [result] = run_contract(_HangingOnImages, eras=["handshake"], properties=["P7"], example_timeout=0.3)
-    assert result.status == "failed"
+    assert result.status == "hung"
+    assert result.mark == "HUNG"
+    assert not result.failed
     text = result.counterexample or ""
     assert "hung in call('tool') after 0.3 s" in text
+    assert "handler runs: tool 1" in text
     assert "faults fired: none" in text
     assert "tools/call tool -> 200" in text
 
@@ -205,7 +209,7 @@ def test_shrinking_a_hang_stops_at_the_budget_and_says_so() -> None:
     [result] = run_contract(
         _HangingOnLongResults, eras=["handshake"], properties=["P7"], example_timeout=0.2, budget=1.0
     )
-    assert result.status == "failed"
+    assert result.status == "hung"
     assert "shrinking stopped early: the budget of 1 s ran out" in result.notes
     assert "hung in call('tool') after 0.2 s" in (result.counterexample or "")
     assert "a shorter counterexample may exist" in (result.counterexample or "")
@@ -223,7 +227,7 @@ def test_a_bridge_retrying_without_end_in_process_is_a_hang(monkeypatch: pytest.
     monkeypatch.setattr(_link.ServerLink, "__init__", unbounded)
     # 4 s: the shortest limit that does not cut the waits P6's declared late answers cost this bridge.
     [result] = run_contract(ReferenceBridgeAdapter, eras=["handshake"], properties=["P6"], example_timeout=4)
-    assert result.status == "failed", result.counterexample
+    assert result.status == "hung", result.counterexample
     assert "hung in call('tool') after 4 s" in (result.counterexample or "")
     assert "Drop(after_execution=False)" in (result.counterexample or "")
     assert re.search(
@@ -315,7 +319,8 @@ def test_example_counts_exclude_shrinking() -> None:
     assert result.status == "failed"
     made, first = _MisrendersThreeBlocks.made, _MisrendersThreeBlocks.first_failure_at
     assert first is not None
-    assert result.examples == first - 1  # one adapter is made to read the declared facts
+    # One adapter is made to read the declared facts, one to find that the bridge connects to a healthy server.
+    assert result.examples == first - 2
     assert made > first  # shrinking ran more examples, which are not counted
 
 
@@ -562,3 +567,50 @@ def test_an_adapter_exception_while_shrinking_keeps_the_counterexample() -> None
     assert "P7 counterexample (drawn)" in text
     assert "the adapter raised on a smaller case" in text
     assert "the adapter broke on a smaller case" in text
+
+
+# -- issue 21 item 12: verdicts that say what happened -----------------------------------------------------
+
+
+class _CannotConnect(_Wrapper):
+    """Like smolagents' `KeyError: 'properties'` on a legal schema: the bridge never connects, even to a healthy
+    server."""
+
+    async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
+        await self.inner.connect(url, headers)
+        return Outcome.connection_error(KeyError("properties"))
+
+
+def test_a_bridge_that_cannot_connect_gets_one_failure_and_the_rest_not_run() -> None:
+    """A bridge that cannot connect to a healthy server fails once per era (the first property checked), and every
+    other property says "not run: cannot connect", naming where the failure is."""
+    results = run_contract(_CannotConnect, eras=["handshake"], properties=["P1", "P2", "P3", "P6"], max_examples=5)
+    assert [r.status for r in results] == ["failed", "not_run", "not_run", "not_run"]
+    assert "the bridge could not connect to a healthy server" in (results[0].counterexample or "")
+    assert "KeyError" in (results[0].counterexample or "")
+    for result in results[1:]:
+        assert result.mark == "not run"
+        assert result.examples == 0
+        assert result.notes[0].startswith("not run: cannot connect")
+        assert "reported under P1" in result.notes[0]
+        assert not result.applies
+
+
+def test_a_suite_for_a_bridge_that_cannot_connect_fails_one_test(pytester: pytest.Pytester) -> None:
+    """resilience_suite of a bridge that cannot connect fails one test per era and skips the others as not run."""
+    pytester.makepyfile(
+        test_unconnected="""
+        from mcp_testkit.adapters import Outcome, ReferenceBridgeAdapter
+        from mcp_testkit.contract import resilience_suite
+
+        class CannotConnect(ReferenceBridgeAdapter):
+            async def connect(self, url, headers):
+                await super().connect(url, headers)
+                return Outcome.connection_error(KeyError("properties"))
+
+        test_it = resilience_suite(CannotConnect, eras=["handshake"], max_examples=3)
+        """
+    )
+    result = pytester.runpytest("-q", "-p", "no:randomly", "-p", "no:xdist", "-rs")
+    result.assert_outcomes(failed=1, skipped=8)
+    result.stdout.fnmatch_lines(["*was not run: not run: cannot connect*"])
