@@ -366,9 +366,12 @@ class EmptyCursor(_ListingFault):
 
     In the handshake era "" sent back is an invalid cursor (-32602). In the stateless era "" is a legal
     cursor (2026-07-28: a client MUST NOT take it for the end), so the server serves the next page for it.
+    The 2025-11-25 text does not say which "" is, so in the handshake era a client may take it for the end.
     """
 
     page: int = 1
+    legal_in_eras: ClassVar[tuple[str, ...]] = (STATELESS,)
+    may_end_listing_in: ClassVar[tuple[str, ...]] = (HANDSHAKE,)
 
     def __post_init__(self) -> None:
         _page(self.page)

@@ -614,3 +614,54 @@ def test_a_suite_for_a_bridge_that_cannot_connect_fails_one_test(pytester: pytes
     result = pytester.runpytest("-q", "-p", "no:randomly", "-p", "no:xdist", "-rs")
     result.assert_outcomes(failed=1, skipped=8)
     result.stdout.fnmatch_lines(["*was not run: not run: cannot connect*"])
+
+
+class _EndAtEmptyCursor:
+    """A session whose pages say `nextCursor: None` where the server said "": a bridge reading "" as the end."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+    async def list_tools(self, cursor: str | None) -> Any:
+        page = await self._session.list_tools(cursor)
+        return page.model_copy(update={"next_cursor": None}) if page.next_cursor == "" else page
+
+
+@pytest.mark.parametrize(("era", "status"), [("handshake", "passed"), ("stateless", "failed")])
+def test_empty_cursor_read_as_the_end_holds_in_the_handshake_era_only(
+    monkeypatch: pytest.MonkeyPatch, era: str, status: str
+) -> None:
+    """A bridge taking `nextCursor: ""` for the end holds P1 and P6 in the handshake era (2025-11-25 allows it) and
+    fails P1 in the stateless era, where "" is a cursor."""
+    from mcp_testkit import faults
+    from mcp_testkit.bridge import _catalogue, _link
+    from mcp_testkit.contract import expected_kinds
+
+    read = _catalogue.read_catalogue
+
+    async def ending(session: Any, config: Any) -> list[Any]:
+        return await read(_EndAtEmptyCursor(session), config)
+
+    monkeypatch.setattr(_link, "read_catalogue", ending)
+    results = run_contract(ReferenceBridgeAdapter, eras=[era], properties=["P1", "P6"], max_examples=60)
+    assert [r.status for r in results][: 1 if era == "stateless" else 2] == [status] * (1 if era == "stateless" else 2)
+    if era == "stateless":
+        assert "EmptyCursor" in (results[0].counterexample or "")
+    assert expected_kinds("tools/list", "-", faults.EmptyCursor(1), "handshake") == {"ok", "connection_error"}
+
+
+def test_the_default_budget_runs_every_declared_case_then_draws_for_its_own_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With no budget given every declared case runs, however long, and the draws' budget starts after them; the
+    note says how many examples ran in it."""
+    from mcp_testkit.contract import _runner
+
+    monkeypatch.setattr(_runner, "DEFAULT_BUDGET_S", 1e-6)
+    [result] = run_contract(ReferenceBridgeAdapter, eras=["handshake"], properties=["P6"])
+    assert result.status == "passed", result.counterexample
+    assert result.examples >= result.declared > 70
+    assert any(note.startswith("the budget of 1e-06 s ran out after") for note in result.notes)

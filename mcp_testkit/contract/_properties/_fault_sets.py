@@ -21,6 +21,7 @@ __all__ = [
     "fault_label",
     "late_answer",
     "legal_in",
+    "may_end_listing",
     "transient_faults",
 ]
 
@@ -57,13 +58,16 @@ def fault_label(fault: faults.Fault) -> str:
     return label(fault) if label is not None else type(fault).__name__
 
 
-_LEGAL_IN: dict[type[faults.Fault], tuple[str, ...]] = {faults.EmptyCursor: (STATELESS,)}
-"""The faults that are no fault at all in some era: an empty-string cursor is a legal page of 2026-07-28."""
-
-
 def legal_in(era: str, fault: faults.Fault) -> bool:
-    """Whether `fault` is no fault at all in `era`: an empty-string cursor is a legal page of 2026-07-28."""
-    return era in (by_class(_LEGAL_IN, fault) or ())
+    """Whether `fault` is no fault at all in `era` (its class's `legal_in_eras`): an empty-string cursor is a legal
+    page of 2026-07-28."""
+    return era in fault.legal_in_eras
+
+
+def may_end_listing(era: str, fault: faults.Fault) -> bool:
+    """Whether a client may read the page `fault` hits as the listing's last in `era` (its class's
+    `may_end_listing_in`): an empty-string cursor in the handshake era, whose spec does not say what "" is."""
+    return era in fault.may_end_listing_in
 
 
 _STATELESS_CALL_FAULTS: tuple[faults.Fault, ...] = (
