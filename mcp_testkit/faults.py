@@ -416,6 +416,7 @@ class SlowPage(_ListingFault):
 
     page: int = 1
     seconds: float = 1.0
+    connect_may_succeed: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         _page(self.page)
@@ -446,6 +447,7 @@ class CatalogueChange(_ListingFault):
     page: int = 2
     add: tuple[str, ...] = ()
     remove: tuple[str, ...] = ()
+    connect_may_succeed: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         _page(self.page)
@@ -461,6 +463,7 @@ class ListChanged(_ListingFault):
     """While page `page` is answered, the server sends `notifications/tools/list_changed`."""
 
     page: int = 1
+    connect_may_succeed: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         _page(self.page)

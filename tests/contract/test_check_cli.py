@@ -134,7 +134,7 @@ def test_default_run_prints_counterexamples(default_run: subprocess.CompletedPro
         assert f"{label} fails {property_id} ({PROPERTIES[property_id].title}) in the {era} era:" in out
     assert "reference fails" not in out
     p5 = out.split("sdk-client (auto) fails P5 ")[1].split("sdk-client (auto) fails")[0]
-    assert "P5 counterexample (declared case 1 of 9): new_session_after_404(" in p5
+    assert "P5 counterexample (declared case 1 of 12): new_session_after_404(" in p5
     assert "faults fired: #6 LoseSession()" in p5
     assert "tools/call tool -> 404" in p5
     assert "sdk-client (auto) fails P5s" not in out, "with retry=0 it re-issues nothing, as it declares"
