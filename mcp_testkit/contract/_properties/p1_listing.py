@@ -69,7 +69,8 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
     for fault in inputs["listing_faults"]:
         server.inject(fault)
     outcome = await adapter.connect(h.url, {})
-    loaded = await adapter.list_tools() if outcome.kind == "ok" else []
+    # Asked after a failed connect too: what the bridge would offer its application then (nothing, for all-or-nothing).
+    loaded = await adapter.list_tools()
     pages = len(server.journal.requests("tools/list"))
     shown = names if len(names) <= 12 else [*names[:12], f"... {len(names) - 12} more"]
     facts_ = {"catalogue": shown, "page_size": page_size, "outcome": outcome, "loaded": len(loaded)}
@@ -87,6 +88,13 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
         extra = sorted({n for n in loaded if loaded.count(n) > 1 or n not in served})
         raise h.fail(f"the bridge loaded a wrong tool set (missing {missing}, extra {extra})", **facts_)
     # A server's own catalogue (a replay's) may take the listing past the page limit: failing it whole is right.
+    if outcome.kind != "ok" and loaded:
+        offered = sorted(set(loaded)) if len(set(loaded)) <= 12 else [*sorted(set(loaded))[:12], "..."]
+        raise h.fail(
+            f"after a listing that failed the bridge still offers {len(loaded)} tool{'s' * (len(loaded) != 1)} "
+            f"{offered}: a partial catalogue",
+            **facts_,
+        )
     fits = facts.page_limit is None or -(-max(len(served), 1) // page_size) <= facts.page_limit
     if outcome.kind != "ok" and fits and all(legal_in(facts.era, fault) for fault in h.fired()):
         legal = " (an empty-string cursor is a legal page in the stateless era)" if h.fired() else ""
@@ -105,10 +113,11 @@ PROPERTY = Property(
     _check,
     guarantee=(
         "Listing is all-or-nothing, within the page limit: the bridge loads exactly the server's catalogue, or "
-        "fails; never a subset, never a duplicate; it reads at most `page_limit` pages."
+        "fails and offers no tool at all; never a subset, never a duplicate; it reads at most `page_limit` pages."
     ),
     breaks=(
-        "loading the pages read before an error page (or a timed-out slow page); keeping a tool listed twice; "
+        "loading the pages read before an error page (or a timed-out slow page); reporting the failed listing but "
+        "keeping the pages read before it usable; keeping a tool listed twice; "
         "following a repeated or stuck cursor; loading a mix of the catalogues before and after a change between "
         "pages; reading one page past the limit; in the stateless era, taking an empty `nextCursor` for the end "
         'or refusing it (there `""` is a legal cursor, and `EmptyCursor` a page like any other; in the handshake '
