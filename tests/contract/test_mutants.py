@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -79,7 +79,7 @@ def test_mutant_loading_a_partial_listing_fails_p1(monkeypatch: pytest.MonkeyPat
 class _PagesKept:
     """A session that keeps the tools of every page it was given, even of a listing that then failed."""
 
-    kept: list[str] = []
+    kept: ClassVar[list[str]] = []
 
     def __init__(self, session: Any) -> None:
         self._session = session
