@@ -303,6 +303,7 @@ def check_property(
     max_examples: int = 100,
     derandomize: bool = True,
     budget: float | None = None,
+    declared_cases: bool = True,
 ) -> PropertyResult:
     """Check one property with `harness`; never raises for a failing bridge, returns its verdict.
 
@@ -312,7 +313,9 @@ def check_property(
     then says it may not be the shortest; declared cases it cuts make the verdict an error saying how
     many ran. None (the default) follows the bridge: every declared case runs, each within its own
     time limit, however long the bridge's timeouts make them, and the draws and shrinking after them
-    get `DEFAULT_BUDGET_S` (60 s).
+    get `DEFAULT_BUDGET_S` (60 s). `declared_cases=False` leaves the declared cases out and draws all
+    `max_examples`: to see what the draws alone find (a property cannot be said to hold that way, and the
+    result's note says the declared cases did not run).
     """
     if property_id not in PROPERTIES:
         raise ValueError(f"unknown property {property_id!r}; known: {', '.join(PROPERTIES)}")
@@ -348,7 +351,7 @@ def check_property(
         facts = harness.facts()
         if prop.requires is not None and prop.requires not in facts.capabilities:
             return not_applicable(f"it needs the {prop.requires!r} capability, which the adapter does not declare")
-        cases = prop.cases(facts)
+        cases = prop.cases(facts) if declared_cases else []
         spoken, how = harness.spoken_era()
         unconnected = harness.cannot_connect()
     except ContractError as error:
@@ -368,6 +371,8 @@ def check_property(
         return result("not_run")
     # No budget given: the declared cases all run, and the default budget starts after them.
     run = _Run(harness, prop, facts, budget if budget is not None else float("inf"))
+    if not declared_cases:
+        notes.append("the declared cases were switched off (declared_cases=False): drawn examples only")
     if len(cases) > max_examples:
         notes.append(f"all {len(cases)} declared cases ran although max_examples is {max_examples}")
     with harness.fresh_loop():
@@ -486,6 +491,7 @@ def run_contract(
     derandomize: bool = True,
     example_timeout: float | None = None,
     budget: float | None = None,
+    declared_cases: bool = True,
     progress: Callable[[PropertyResult], None] | None = None,
     server: TestMcpServer | None = None,
 ) -> list[PropertyResult]:
@@ -498,7 +504,8 @@ def run_contract(
     waits); one given that is shorter than an example's declared waits (with the margin) is an `error`
     naming them, never a hang of the bridge; `budget` how long one property may take,
     shrinking included (None: every declared case, then 60 s of draws and shrinking; see
-    `check_property`). `server` runs them on a server of yours, e.g.
+    `check_property`); `declared_cases=False` draws every example (what the draws alone find).
+    `server` runs them on a server of yours, e.g.
     `TestMcpServer.from_cassette(...)`: each example resets it and adds its own tools beside the
     recorded catalogue. `eras` defaults to both; with `server`, to the eras it fits: the handshake
     era if it speaks only that one, the stateless era if it speaks 2026-07-28. Naming an era the
@@ -520,7 +527,12 @@ def run_contract(
         ) as harness:
             for property_id in chosen:
                 result = check_property(
-                    harness, property_id, max_examples=max_examples, derandomize=derandomize, budget=budget
+                    harness,
+                    property_id,
+                    max_examples=max_examples,
+                    derandomize=derandomize,
+                    budget=budget,
+                    declared_cases=declared_cases,
                 )
                 results.append(result)
                 if progress is not None:
