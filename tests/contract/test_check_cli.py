@@ -352,3 +352,38 @@ def test_ctrl_c_stops_with_the_verdicts_so_far() -> None:
     [unchecked] = [line for line in out.splitlines() if line.startswith("P9 ")]
     assert unchecked.split()[-1] == "-"
     assert out.strip().splitlines()[-1] == "Exit status 130: the run was cut; a cell marked '-' was not checked."
+
+
+def test_a_hang_and_a_bridge_that_cannot_connect_show_as_such(tmp_path: Path) -> None:
+    """check marks a hang HUNG (its own paragraph, not "fails") and, for a bridge that cannot connect, one FAILS and
+    "not run" for the rest; both exit 1 for a bridge named on the command line."""
+    (tmp_path / "odd_bridges.py").write_text(
+        "import anyio\n"
+        "from mcp_testkit.adapters import Outcome, ReferenceBridgeAdapter\n"
+        "class Hangs(ReferenceBridgeAdapter):\n"
+        "    async def call(self, tool, arguments):\n"
+        "        await anyio.sleep_forever()\n"
+        "class CannotConnect(ReferenceBridgeAdapter):\n"
+        "    async def connect(self, url, headers):\n"
+        "        await super().connect(url, headers)\n"
+        "        return Outcome.connection_error(KeyError('properties'))\n"
+    )
+    common = ["--era", "handshake", "--examples", "3", "--example-timeout", "3"]
+    hung = subprocess.run(
+        [sys.executable, "-m", "mcp_testkit", "check", "odd_bridges:Hangs", "--property", "P7", *common],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert hung.returncode == 1, hung.stdout + hung.stderr
+    assert "  P7  HUNG" in hung.stdout
+    assert "hung in an example of P7" in hung.stdout
+    assert "hung in call('tool') after 3 s" in hung.stdout
+    unconnected = subprocess.run(
+        [sys.executable, "-m", "mcp_testkit", "check", "odd_bridges:CannotConnect", "--property", "P2",
+         "--property", "P3", *common],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert unconnected.returncode == 1, unconnected.stdout + unconnected.stderr
+    assert "  P2  FAILS" in unconnected.stdout
+    assert "  P3  not run" in unconnected.stdout
+    assert "note: not run: cannot connect" in unconnected.stdout
+    assert "the bridge could not connect to a healthy server" in unconnected.stdout
