@@ -154,7 +154,7 @@ LISTING_CASES: list[faults.Fault] = [
     faults.InvalidCursor(2),
     faults.EndlessPages(),
     # What a bridge may take in its stride: the catalogue it reads is still whole (`connect_may_succeed`).
-    faults.SlowPage(2, seconds=0.05),
+    faults.SlowPage(2, seconds=0.01),
     faults.ListChanged(1),
     faults.CatalogueChange(2, add=("z",)),
     faults.CatalogueChange(2, remove=("a",)),
