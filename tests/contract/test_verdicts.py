@@ -665,3 +665,24 @@ def test_the_default_budget_runs_every_declared_case_then_draws_for_its_own_time
     assert result.status == "passed", result.counterexample
     assert result.examples >= result.declared > 70
     assert any(note.startswith("the budget of 1e-06 s ran out after") for note in result.notes)
+
+
+def test_a_hang_in_the_suite_is_a_failure_never_an_xfail(pytester: pytest.Pytester) -> None:
+    """resilience_suite fails a hung case with its trace, even for a property in expect_fail: a hang says nothing
+    about what the property promises, so it is never the expected failure."""
+    pytester.makepyfile(
+        test_hanging="""
+        import anyio
+        from mcp_testkit.adapters import ReferenceBridgeAdapter
+        from mcp_testkit.contract import resilience_suite
+
+        class Hangs(ReferenceBridgeAdapter):
+            async def call(self, tool, arguments):
+                await anyio.sleep_forever()
+
+        test_it = resilience_suite(Hangs, eras=["handshake"], expect_fail=["P7"], max_examples=3, example_timeout=0.5)
+        """
+    )
+    result = pytester.runpytest("-q", "-p", "no:randomly", "-p", "no:xdist", "-k", "P7-handshake")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*P7*in the handshake era: the bridge hung:*", "*hung in call('tool') after 0.5 s*"])
