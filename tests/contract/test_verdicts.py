@@ -686,3 +686,14 @@ def test_a_hang_in_the_suite_is_a_failure_never_an_xfail(pytester: pytest.Pytest
     result = pytester.runpytest("-q", "-p", "no:randomly", "-p", "no:xdist", "-k", "P7-handshake")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*P7*in the handshake era: the bridge hung:*", "*hung in call('tool') after 0.5 s*"])
+
+
+def test_a_property_about_bounded_waits_fails_on_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A property declaring hang_fails (a bounded-wait property, where a wait without end is the failure) reports a
+    hang as "failed", with the same trace; any other property reports it as "hung"."""
+    from mcp_testkit.contract import PROPERTIES
+
+    monkeypatch.setitem(PROPERTIES, "P7", dataclasses.replace(PROPERTIES["P7"], hang_fails=True))
+    [result] = run_contract(_HangingOnImages, eras=["handshake"], properties=["P7"], example_timeout=0.3)
+    assert result.status == "failed"
+    assert "hung in call('tool') after 0.3 s" in (result.counterexample or "")
