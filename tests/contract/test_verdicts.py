@@ -365,8 +365,8 @@ def test_declared_cases_all_run_when_max_examples_is_smaller() -> None:
     """With max_examples below the number of declared cases, all of them run and the result says so."""
     [result] = run_contract(ReferenceBridgeAdapter, eras=["handshake"], properties=["P5"], max_examples=3)
     assert result.status == "passed"
-    assert (result.examples, result.declared) == (9, 9)
-    assert result.notes == ("all 9 declared cases ran although max_examples is 3",)
+    assert (result.examples, result.declared) == (12, 12)
+    assert result.notes == ("all 12 declared cases ran although max_examples is 3",)
 
 
 def test_sdk_client_adapter_walks_more_pages_than_100() -> None:
