@@ -38,6 +38,15 @@ class Fault:
     """The era a rule of this fault hits when `inject` names none (None: requests of either era)."""
     skipped_methods: ClassVar[frozenset[str]] = frozenset()
     """JSON-RPC methods the fault never hits, whatever its rule says."""
+    legal_in_eras: ClassVar[tuple[str, ...]] = ()
+    """The eras where what the fault sends is a legal answer, no fault at all (the contract expects it taken as any
+    other answer there)."""
+    may_end_listing_in: ClassVar[tuple[str, ...]] = ()
+    """The eras where a client may read the page the fault hits as the listing's last (the spec of that era allows
+    either reading): the contract accepts the pages up to it as the whole catalogue there."""
+    connect_may_succeed: ClassVar[bool] = False
+    """For a listing fault: whether a careful bridge may still connect when it hits the listing, since what it reads
+    is a whole catalogue (a slow page, a change notice, a change between pages); else it must fail the connect."""
     transient: ClassVar[bool] = True
     """For a fault of the connection, stream or session: whether a resilient client may take it for a passing
     failure and retry (False: the answer arrives garbled or empty instead). What it does lives in

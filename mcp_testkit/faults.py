@@ -369,9 +369,12 @@ class EmptyCursor(_ListingFault):
 
     In the handshake era "" sent back is an invalid cursor (-32602). In the stateless era "" is a legal
     cursor (2026-07-28: a client MUST NOT take it for the end), so the server serves the next page for it.
+    The 2025-11-25 text does not say which "" is, so in the handshake era a client may take it for the end.
     """
 
     page: int = 1
+    legal_in_eras: ClassVar[tuple[str, ...]] = (STATELESS,)
+    may_end_listing_in: ClassVar[tuple[str, ...]] = (HANDSHAKE,)
 
     def __post_init__(self) -> None:
         _page(self.page)
@@ -416,6 +419,7 @@ class SlowPage(_ListingFault):
 
     page: int = 1
     seconds: float = 1.0
+    connect_may_succeed: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         _page(self.page)
@@ -446,6 +450,7 @@ class CatalogueChange(_ListingFault):
     page: int = 2
     add: tuple[str, ...] = ()
     remove: tuple[str, ...] = ()
+    connect_may_succeed: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         _page(self.page)
@@ -461,6 +466,7 @@ class ListChanged(_ListingFault):
     """While page `page` is answered, the server sends `notifications/tools/list_changed`."""
 
     page: int = 1
+    connect_may_succeed: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         _page(self.page)

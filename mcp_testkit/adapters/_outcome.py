@@ -103,7 +103,8 @@ class BridgeAdapter(Protocol):
         ...
 
     async def list_tools(self) -> list[str]:
-        """The bare names of the tools loaded at connect, as many times as the bridge holds them."""
+        """The bare names of the tools the bridge offers its application, as many times as it holds them: those
+        loaded at connect, and after a connect that failed whatever it would still offer (P1: none)."""
         ...
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:

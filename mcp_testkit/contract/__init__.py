@@ -10,7 +10,9 @@ Run it three ways:
 Each property first runs its declared cases (every fault class and call kind it covers), then
 Hypothesis' draws. A verdict is `passed`, `failed` (the bridge broke the property: the shortest
 counterexample with the faults that fired, every request the bridge sent and the logs of the
-example) or `error` (the harness or the adapter raised: no verdict on the bridge). Where a property
+example), `hung` (the bridge did not finish an example in its time limit: its own status, not the
+property failing), `not_run` (the bridge cannot connect to a healthy server, which one property of
+the era reports) or `error` (the harness or the adapter raised: no verdict on the bridge). Where a property
 does not apply it is `not_applicable`, with the reason: it has no meaning in the era (P5 in the
 stateless era, P5s in the handshake era), or it needs a capability the adapter does not declare (P8
 approvals, P9 a tool cache). Where the bridge spoke the handshake era to the stateless era's server,
@@ -22,7 +24,8 @@ from __future__ import annotations
 from mcp_testkit.contract._harness import BridgeFacts, ContractError, ContractHarness, ContractViolation
 from mcp_testkit.contract._machine import resilience_machine
 from mcp_testkit.contract._properties import PROPERTIES, Property, expected_kinds
-from mcp_testkit.contract._runner import PropertyResult, check_property, resilience_suite, run_contract
+from mcp_testkit.contract._runner import PropertyResult, check_property, run_contract
+from mcp_testkit.contract._suite import resilience_suite
 
 __all__ = [
     "PROPERTIES",

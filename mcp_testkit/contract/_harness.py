@@ -15,6 +15,7 @@ from mcp_testkit.contract._errors import ContractError, ContractViolation, trace
 from mcp_testkit.contract._event_loop import CheckpointedTransport, EventLoop
 from mcp_testkit.contract._facts import BridgeFacts, declared_eras, declared_loggers, takes_keyword
 from mcp_testkit.contract._firing import Firing, firing
+from mcp_testkit.contract._hang import BridgeHung
 from mcp_testkit.contract._ledger import CallLedger
 from mcp_testkit.contract._log_capture import LogCapture
 from mcp_testkit.contract._time_limit import DEFAULT_EXAMPLE_TIMEOUT_S
@@ -120,6 +121,9 @@ class ContractHarness:
         self._asgi: Any = None
         self._takes_era: bool | None = None
         self._spoken: tuple[str, str | None] | None = None
+        self._unconnected: str | None = None
+        self.connect_reported: str | None = None
+        """The property whose verdict reported that the bridge cannot connect; the others of the era are not run."""
 
     # -- the server ----------------------------------------------------------------------------------
 
@@ -193,22 +197,37 @@ class ContractHarness:
         """Which era the bridge speaks to this harness's healthy server, and its trace when that is not
         the harness's era: ('stateless', None), or ('handshake', why) when it fell back.
 
-        Found once per harness, by connecting and calling one read: a bridge that answers the stateless
+        Found once per harness (in either era, where it also finds whether the bridge connects at all: see
+        `cannot_connect`), by connecting and calling one read: a bridge that answers the stateless
         column in the handshake era (it fell back, or never tried 2026-07-28) gets no stateless verdict.
         Raises `ContractError` when the adapter raises.
         """
         if self._spoken is None:
-            self._spoken = (self.era, None)
-            if self.era == STATELESS:
-                self._spoken = self._probe_era()
+            self._spoken = self._probe()
         return self._spoken
 
-    def _probe_era(self) -> tuple[str, str | None]:
+    def cannot_connect(self) -> str | None:
+        """The trace of the bridge failing to connect to this harness's healthy server, or None when it connects
+        (or hung or raised there: the properties report that). Found once per harness, with `spoken_era()`."""
+        self.spoken_era()
+        return self._unconnected
+
+    def _probe(self) -> tuple[str, str | None]:
         spoken: dict[str, str | None] = {}
 
         async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
             h.server.tool("read", description="a read", read_only=True, returns="ok")
             connected = await adapter.connect(h.url, {})
+            if connected.kind != "ok":
+                self._unconnected = str(
+                    h.fail(
+                        "the bridge could not connect to a healthy server (one tool, no fault placed)",
+                        outcome=connected,
+                    )
+                )
+                return
+            if self.era != STATELESS:
+                return
             called = await adapter.call("read", {}) if connected.kind == "ok" else None
             work = [r for r in h.server.journal if r.rpc_method in ("tools/list", "tools/call")]
             if work and all(r.era == HANDSHAKE for r in work):
@@ -310,8 +329,10 @@ class ContractHarness:
                 if stalled is not None:
                     raise stalled
                 overran = anyio.current_time() - deadline
-                facts = {"after the deadline": f"it went on for {overran:.1f} s more"} if overran > 1 else {}
-                raise self.fail(f"hung in {hung_in} after {timeout:g} s", **facts)
+                facts = {"handler runs": _handler_runs(self.server)}
+                if overran > 1:
+                    facts["after the deadline"] = f"it went on for {overran:.1f} s more"
+                raise BridgeHung(str(self.fail(f"hung in {hung_in} after {timeout:g} s", **facts)))
             if raised is not None:
                 raise raised
             # Every property that calls tools ends here: what the bridge sent when it closed counts too.
@@ -367,6 +388,12 @@ class ContractHarness:
             lines.append(f"  log records during the example (last {len(logs)}):")
             lines += [f"    {line}" for line in logs]
         return ContractViolation("\n".join(lines))
+
+
+def _handler_runs(server: TestMcpServer) -> str:
+    """How often each tool's handler ran in the example so far: `write 1, read 0`, or `none`."""
+    runs = {name: server.executions(name) for name in server.tools}
+    return ", ".join(f"{name} {count}" for name, count in runs.items() if count) or "none"
 
 
 def _requests(server: TestMcpServer) -> list[str]:

@@ -1,7 +1,8 @@
 """Running a property: its declared cases first, then Hypothesis' draws, within a time budget; and the
-verdict, `PropertyResult`: passed, failed (with the shortest counterexample) or error (with the traceback),
-in one protocol era; or no verdict there: not applicable (P5 in the stateless era, P5s in the handshake
-era, P8 and P9 for an adapter without the capability they need), or fell back (the bridge spoke the
+verdict, `PropertyResult`: passed, failed (with the shortest counterexample), hung (the bridge did not finish an
+example in its time limit) or error (with the traceback), in one protocol era; or no verdict there: not run (the
+bridge cannot connect to a healthy server, reported once per era), not applicable (P5 in the stateless era, P5s
+in the handshake era, P8 and P9 for an adapter without the capability they need), or fell back (the bridge spoke the
 handshake era to the stateless column's server)."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from mcp_testkit import faults
 from mcp_testkit._eras import ERAS, HANDSHAKE, named_eras
 from mcp_testkit._renamed import renamed_keywords
 from mcp_testkit.contract._errors import traceback_text
+from mcp_testkit.contract._hang import BridgeHung
 from mcp_testkit.contract._harness import (
     ContractError,
     ContractHarness,
@@ -35,12 +37,20 @@ if TYPE_CHECKING:
     from mcp_testkit.journal import Record
     from mcp_testkit.server import TestMcpServer
 
-__all__ = ["DEFAULT_BUDGET_S", "PropertyResult", "check_property", "resilience_suite", "run_contract"]
+__all__ = ["DEFAULT_BUDGET_S", "PropertyResult", "check_property", "run_contract"]
 
 DEFAULT_BUDGET_S = 60.0
 
-Status = Literal["passed", "failed", "error", "not_applicable", "fell_back"]
-_MARKS = {"passed": "holds", "failed": "FAILS", "error": "ERROR", "not_applicable": "n/a", "fell_back": "fell back"}
+Status = Literal["passed", "failed", "hung", "not_run", "error", "not_applicable", "fell_back"]
+_MARKS = {
+    "passed": "holds",
+    "failed": "FAILS",
+    "hung": "HUNG",
+    "not_run": "not run",
+    "error": "ERROR",
+    "not_applicable": "n/a",
+    "fell_back": "fell back",
+}
 _STATUSES = tuple(_MARKS)
 
 
@@ -49,9 +59,13 @@ class PropertyResult:
     """One property's verdict for one bridge in one protocol era (`era`).
 
     `status` is "passed", "failed" (the bridge broke the property: `counterexample` is the shortest
-    trace found) or "error" (the harness or the adapter raised: `counterexample` holds what raised,
-    with its traceback; nothing is known about the bridge). Two more say there is no verdict in this
-    era, never that the property holds: "not_applicable" (the property does not apply to this bridge in
+    trace found), "hung" (the bridge did not finish an example in its time limit: `counterexample`
+    says in which step, after how long, with the handler runs so far; the property's promise was not
+    judged, unless it is about bounded waits, where a hang is "failed") or "error" (the harness or the
+    adapter raised: `counterexample` holds what raised, with its traceback; nothing is known about the
+    bridge). "not_run": the bridge could not connect to a healthy server, which one property of the era
+    reports as its failure; the others were not run, and their note names it. Two more say there is no
+    verdict in this era, never that the property holds: "not_applicable" (the property does not apply to this bridge in
     this era, and its one note says why: it has no meaning in the era, as P5 in the stateless era and P5s
     in the handshake era, or it needs a capability the adapter does not declare, as P8 approvals and P9
     a tool cache) and "fell_back" (in the stateless era, the bridge spoke the handshake era to a server
@@ -89,6 +103,11 @@ class PropertyResult:
         return self.status == "failed"
 
     @property
+    def hung(self) -> bool:
+        """Whether the bridge did not finish an example in its time limit: no verdict on what the property promises."""
+        return self.status == "hung"
+
+    @property
     def error(self) -> bool:
         return self.status == "error"
 
@@ -99,18 +118,20 @@ class PropertyResult:
 
     @property
     def applies(self) -> bool:
-        """Whether there is a verdict in this era: not "not_applicable", not "fell_back"."""
-        return self.status not in ("not_applicable", "fell_back")
+        """Whether there is a verdict in this era: not "not_applicable", "fell_back" or "not_run"."""
+        return self.status not in ("not_applicable", "fell_back", "not_run")
 
     @property
     def mark(self) -> str:
-        """The verdict as `check` prints it: holds, FAILS, ERROR, n/a or fell back."""
+        """The verdict as `check` prints it: holds, FAILS, HUNG, not run, ERROR, n/a or fell back."""
         return _MARKS[self.status]
 
     def coverage_line(self) -> str:
         """`20 declared + 80 drawn; Drop() 12, EndStream 9, ...`: how often each class was exercised."""
         if self.status == "not_applicable":
             return f"no examples: {self.notes[0] if self.notes else 'it does not apply'}"
+        if self.status == "not_run":
+            return f"no examples: {self.notes[0] if self.notes else 'not run'}"
         if self.status == "fell_back":
             return "no examples: the bridge spoke the handshake era to the stateless column's server"
         drawn = self.examples - self.declared
@@ -168,6 +189,8 @@ class _Run:
         self.failure_journal: tuple[Record, ...] = ()
         """The requests of the example that failed last (the shrunk one, once Hypothesis is done)."""
         self.failing = False
+        self.hang = False
+        """Whether the failure found last was a hang."""
         self.unrun: list[tuple[str, bool, str]] = []
         """The declared cases that did not run as planned (no fault of theirs fired): where, whether not firing
         was the bridge's doing (it never sent the request the fault waited for), and the example's trace."""
@@ -210,7 +233,8 @@ class _Run:
             self.failing = True
             self.failure = f"{self.header(inputs, where)}\n{violation}"
             self.failure_journal = tuple(self.harness.server.journal)
-            raise ContractViolation(self.failure) from None
+            self.hang = isinstance(violation, BridgeHung)
+            raise type(violation)(self.failure) from None
         except ContractError as error:
             raise _Stop("error", error) from None
         if counted:
@@ -300,15 +324,21 @@ def check_property(
     *,
     max_examples: int = 100,
     derandomize: bool = True,
-    budget_s: float = DEFAULT_BUDGET_S,
+    budget_s: float | None = None,
     on_example: Callable[[int, bool], None] | None = None,
+    declared_cases: bool = True,
 ) -> PropertyResult:
     """Check one property with `harness`; never raises for a failing bridge, returns its verdict.
 
     The property's declared cases run first and count toward `max_examples` (all of them run even
     when it is smaller, and the result says so); Hypothesis draws the rest. `budget_s` bounds the
     seconds the property may take: draws stop when it is spent, and so does shrinking, whose result
-    then says it may not be the shortest. `on_example(number, shrinking)` is called as each example
+    then says it may not be the shortest; declared cases it cuts make the verdict an error saying how
+    many ran. None (the default) follows the bridge: every declared case runs, each within its own
+    time limit, however long the bridge's timeouts make them, and the draws and shrinking after them
+    get `DEFAULT_BUDGET_S` (60 s). `declared_cases=False` leaves the declared cases out and draws all
+    `max_examples`: to see what the draws alone find (a property cannot be said to hold that way, and the
+    result's note says the declared cases did not run). `on_example(number, shrinking)` is called as each example
     starts (for a progress display): its number among those counted, and whether Hypothesis is
     shrinking a failure (whose tries are not counted).
     """
@@ -316,8 +346,10 @@ def check_property(
         raise ValueError(f"unknown property {property_id!r}; known: {', '.join(PROPERTIES)}")
     if not isinstance(max_examples, int) or max_examples < 1:
         raise ValueError(f"max_examples must be an int >= 1, not {max_examples!r}")
-    if not isinstance(budget_s, (int, float)) or budget_s <= 0:
-        raise ValueError(f"budget_s must be a positive number of seconds, not {budget_s!r}")
+    if budget_s is not None and (not isinstance(budget_s, (int, float)) or budget_s <= 0):
+        raise ValueError(
+            f"budget_s must be a positive number of seconds or None (it follows the bridge), not {budget_s!r}"
+        )
     prop = PROPERTIES[property_id]
     started = time.perf_counter()
     notes: list[str] = []
@@ -347,15 +379,28 @@ def check_property(
         facts = harness.facts()
         if prop.requires is not None and prop.requires not in facts.capabilities:
             return not_applicable(f"it needs the {prop.requires!r} capability, which the adapter does not declare")
-        cases = prop.cases(facts)
+        cases = prop.cases(facts) if declared_cases else []
         spoken, how = harness.spoken_era()
+        unconnected = harness.cannot_connect()
     except ContractError as error:
         return result("error", str(error))
     except Exception as error:
         return result("error", f"the contract harness raised {type(error).__name__}: {error}\n{traceback_text(error)}")
     if spoken != harness.era:
         return result("fell_back", how)
-    run = _Run(harness, prop, facts, budget_s, on_example)
+    if unconnected is not None:
+        # One connect failure per era, not one per property: the first property checked reports it.
+        if harness.connect_reported is None or harness.connect_reported == property_id:
+            harness.connect_reported = property_id
+            notes.append(f"cannot connect: the other properties of the {harness.era} era are not run")
+            return result("failed", unconnected)
+        reported = harness.connect_reported
+        notes.append(f"not run: cannot connect (the bridge's connect failure is reported under {reported})")
+        return result("not_run")
+    # No budget given: the declared cases all run, and the default budget starts after them.
+    run = _Run(harness, prop, facts, budget_s if budget_s is not None else float("inf"), on_example)
+    if not declared_cases:
+        notes.append("the declared cases were switched off (declared_cases=False): drawn examples only")
     with harness.fresh_loop():
         for number, case in enumerate(cases, 1):
             if run.over_budget():
@@ -369,13 +414,15 @@ def check_property(
             try:
                 run.example(case, f"declared case {number} of {len(cases)}")
             except ContractViolation as violation:
-                return result("failed", str(violation), run, number)
+                return result(_failure_status(prop, run.hang), str(violation), run, number)
             except _Stop as stop:
                 return result("error", str(stop.error), run, number)
         if run.unrun:
             return _unrun(run, result, len(cases))
         if len(cases) > max_examples:  # said only once every one of them ran
             notes.append(f"all {len(cases)} declared cases ran although max_examples is {max_examples}")
+        if budget_s is None:
+            run.deadline, run.budget = time.perf_counter() + DEFAULT_BUDGET_S, DEFAULT_BUDGET_S
         remaining = max_examples - len(cases)
         if remaining > 0:
             verdict = _draw(run, prop, facts, remaining, derandomize, notes)
@@ -383,6 +430,11 @@ def check_property(
                 status, text = verdict
                 return result(status, text, run, len(cases))
     return result("passed", None, run, len(cases))
+
+
+def _failure_status(prop: Property, hang: bool) -> Status:
+    """A violation's status: "hung" for a hang, unless waiting without end is what the property is about."""
+    return "hung" if hang and not prop.hang_fails else "failed"
 
 
 def _unrun(run: _Run, result: Callable[..., PropertyResult], declared: int) -> PropertyResult:
@@ -431,7 +483,7 @@ def _draw(
             first = str(stop.error).splitlines()[0] if str(stop.error) else type(stop.error).__name__
             notes.append("shrinking stopped early: the adapter raised on a smaller case")
             return (
-                "failed",
+                _failure_status(prop, run.hang),
                 f"{run.failure}\n(shrinking stopped: the adapter raised on a smaller case, so this is the shortest "
                 f"counterexample found before: {first})",
             )
@@ -442,17 +494,17 @@ def _draw(
             return None
         notes.append(f"shrinking stopped early: the budget of {run.budget:g} s ran out")
         return (
-            "failed",
+            _failure_status(prop, run.hang),
             f"{run.failure}\n(shrinking stopped when the budget of {run.budget:g} s ran out: "
             "a shorter counterexample may exist)",
         )
     except ContractViolation as violation:
-        return "failed", str(violation)
+        return _failure_status(prop, isinstance(violation, BridgeHung)), str(violation)
     except Exception as error:
         if run.failure is not None:
             # Hypothesis could not replay the failure (a bridge that is not deterministic): it still failed.
             notes.append(f"the failure did not reproduce on replay ({type(error).__name__})")
-            return "failed", run.failure
+            return _failure_status(prop, run.hang), run.failure
         return "error", f"the contract harness raised {type(error).__name__}: {error}\n{traceback_text(error)}"
     return None
 
@@ -467,7 +519,8 @@ def run_contract(
     via: str = "asgi",
     derandomize: bool = True,
     example_timeout_s: float | None = None,
-    budget_s: float = DEFAULT_BUDGET_S,
+    budget_s: float | None = None,
+    declared_cases: bool = True,
     progress: Callable[[PropertyResult], None] | None = None,
     server: TestMcpServer | None = None,
     on_example: Callable[[str, int, bool], None] | None = None,
@@ -480,7 +533,9 @@ def run_contract(
     the adapter's `timeout_s` and `retry` and the waits its faults declare (10 s plus 1.5 times the
     waits); one given that is shorter than an example's declared waits (with the margin) is an `error`
     naming them, never a hang of the bridge; `budget_s` how long one property may take,
-    shrinking included. `server` runs them on a server of yours, e.g.
+    shrinking included (None: every declared case, then 60 s of draws and shrinking; see
+    `check_property`); `declared_cases=False` draws every example (what the draws alone find).
+    `server` runs them on a server of yours, e.g.
     `TestMcpServer.from_cassette(...)`: each example resets it and adds its own tools beside the
     recorded catalogue. `eras` defaults to both; with `server`, to the eras it fits: the handshake
     era if it speaks only that one, the stateless era if it speaks 2026-07-28. Naming an era the
@@ -510,81 +565,9 @@ def run_contract(
                     derandomize=derandomize,
                     budget_s=budget_s,
                     on_example=ticks,
+                    declared_cases=declared_cases,
                 )
                 results.append(result)
                 if progress is not None:
                     progress(result)
     return results
-
-
-@renamed_keywords(example_timeout="example_timeout_s", budget="budget_s", transport="via")
-def resilience_suite(
-    factory: AdapterFactory,
-    *,
-    max_examples: int = 100,
-    eras: Sequence[str] = ERAS,
-    via: str = "asgi",
-    expect_fail: Sequence[str] = (),
-    example_timeout_s: float | None = None,
-    budget_s: float = DEFAULT_BUDGET_S,
-) -> Callable[[str, str], None]:
-    """A pytest test, one case per property and era it applies to: `test_my_bridge = resilience_suite(MyAdapter)`.
-
-    The cases are named `P1-handshake`, `P1-stateless`, ..., `P5-handshake`, `P5s-stateless`.
-    Properties named in `expect_fail`, as "P1" (in every era) or "P1@stateless" (in one), are marked
-    `xfail(strict=True)` for a `ContractViolation`: the suite then documents which guarantees a bridge
-    does not give, and tells you when it starts to. A bridge that falls back to the handshake era in
-    the stateless era fails there with `pytest.fail` saying it fell back, expected to fail or not: a
-    fallback is never an xfail (check such a bridge with `eras=("handshake",)`). A property that needs
-    a capability the adapter does not declare (P8, P9) is skipped, with the reason: it is not held
-    either. An error of the harness or the adapter fails the test as a `ContractError`, expected or not.
-    """
-    import pytest
-
-    chosen = named_eras(eras)
-    expected = set()
-    for entry in expect_fail:
-        property_id, _, era = entry.partition("@")
-        if property_id not in PROPERTIES:
-            raise ValueError(f"expect_fail names unknown properties [{property_id!r}]; known: {', '.join(PROPERTIES)}")
-        if era and era not in ERAS:
-            raise ValueError(f"expect_fail entry {entry!r}: the era after @ is 'handshake' or 'stateless'")
-        expected |= {(property_id, one) for one in ([era] if era else chosen)}
-    def marks(pid: str, era: str) -> list[Any]:
-        if (pid, era) not in expected:
-            return []
-        return [pytest.mark.xfail(reason=f"{pid} is not held in the {era} era", strict=True, raises=ContractViolation)]
-
-    cases = [
-        pytest.param(pid, era, id=f"{pid}-{era}", marks=marks(pid, era))
-        for era in chosen
-        for pid, prop in PROPERTIES.items()
-        if era in prop.eras
-    ]
-
-    @pytest.mark.parametrize(("property_id", "era"), cases)
-    def test_resilience(property_id: str, era: str) -> None:
-        harness = ContractHarness(factory, via=via, example_timeout_s=example_timeout_s, era=era)
-        with harness:
-            result = check_property(harness, property_id, max_examples=max_examples, budget_s=budget_s)
-        where = f"{property_id} ({result.title}) in the {era} era"
-        if result.not_applicable:
-            # Not a pass: the bridge lacks what the property is about, and pytest says so in its report.
-            pytest.skip(f"{where} does not apply: {result.notes[0]}")
-        if result.error:
-            raise ContractError(f"{where} could not be checked:\n{result.counterexample}")
-        if result.failed:
-            raise ContractViolation(f"{where} failed:\n{result.counterexample}")
-        if result.status == "fell_back":
-            # Its own failure, never a ContractViolation: expect_fail's xfail must not take a fallback for the
-            # property failing (pytest fails an xfail(raises=...) test that raises anything else).
-            pytest.fail(
-                f"{where} has no verdict: the bridge fell back to the handshake era (check a bridge of the "
-                f"handshake era only with eras=('handshake',)):\n{result.counterexample}",
-                pytrace=False,
-            )
-
-    test_resilience.__doc__ = (
-        f"The resilience contract holds for the bridge {getattr(factory, 'name', '')!r} in each era checked."
-    )
-    return test_resilience

@@ -89,12 +89,12 @@ def test_a_misbehaving_driver_is_an_error_of_the_adapter(mode: str, said: str) -
 
 
 def test_a_driver_whose_watchdog_fired_is_a_hang_of_the_bridge() -> None:
-    """A driver answering `hung` is the bridge hanging: a failed verdict naming the step, not an error."""
+    """A driver answering `hung` is the bridge hanging: a hung verdict naming the step, not an error."""
     factory = DriverAdapter.factory(_fake("hung"))
     [result] = run_contract(
         factory, properties=["P1"], eras=("handshake",), max_examples=1, via="socket", example_timeout_s=3
     )
-    assert result.status == "failed"
+    assert result.status == "hung"
     assert result.counterexample is not None
     assert "hung in connect after 3 s" in result.counterexample
     assert _stopped(factory)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -74,6 +74,46 @@ def test_mutant_loading_a_partial_listing_fails_p1(monkeypatch: pytest.MonkeyPat
     assert "loaded a wrong tool set" in counterexample
     assert re.search(r"PageError|MalformedPage|InvalidCursor|EmptyCursor|RepeatCursor|StuckCursor", counterexample)
     assert _requests_in(counterexample) <= 10, counterexample
+
+
+class _PagesKept:
+    """A session that keeps the tools of every page it was given, even of a listing that then failed."""
+
+    kept: ClassVar[list[str]] = []
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+    async def list_tools(self, cursor: str | None) -> Any:
+        page = await self._session.list_tools(cursor)
+        _PagesKept.kept.extend(tool.name for tool in page.tools)
+        return page
+
+
+class _OffersAFailedListing(ReferenceBridgeAdapter):
+    """Reports the failed listing, but still offers its application the tools of the pages read before it."""
+
+    async def list_tools(self) -> list[str]:
+        return await super().list_tools() or list(_PagesKept.kept)
+
+
+def test_mutant_offering_a_failed_listings_pages_fails_p1(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that reports a listing failed yet keeps the pages it read usable is caught by P1's second half:
+    after a failed connect it must offer nothing."""
+    read = _catalogue.read_catalogue
+
+    async def keeping(session: Any, config: Any) -> list[Any]:
+        _PagesKept.kept = []
+        return await read(_PagesKept(session), config)
+
+    monkeypatch.setattr(_link, "read_catalogue", keeping)
+    (result,) = run_contract(_OffersAFailedListing, properties=["P1"], eras=["handshake"])
+    assert result.status == "failed", result.counterexample
+    assert "after a listing that failed the bridge still offers" in (result.counterexample or "")
+    assert "a partial catalogue" in (result.counterexample or "")
 
 
 def test_mutant_reading_one_page_past_its_limit_fails_p1(monkeypatch: pytest.MonkeyPatch) -> None:

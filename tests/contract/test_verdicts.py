@@ -73,7 +73,7 @@ def test_a_bridge_resending_writes_after_a_drop_fails_p2_at_100_examples(era: st
     assert "declared case" in (result.counterexample or "")
 
 
-@pytest.mark.parametrize(("era", "declared"), [("handshake", 21), ("stateless", 22)])
+@pytest.mark.parametrize(("era", "declared"), [("handshake", 23), ("stateless", 22)])
 def test_p2_always_covers_writes_after_drops_and_late_answers(era: str, declared: int) -> None:
     """P2 always runs a write after Drop(after_execution=True), EndStream, TruncateBody, a late answer, in both
     eras; in the stateless era also after each of its refusals, and never after a session fault."""
@@ -82,7 +82,7 @@ def test_p2_always_covers_writes_after_drops_and_late_answers(era: str, declared
     for label in ("Drop(after_execution=True)", "EndStream", "TruncateBody", "LateAnswer"):
         assert result.coverage.get(label, 0) >= 1, label
     stateless_only = ("HeaderMismatch", "UnsupportedVersion", "MissingCapability", "EraDowngrade")
-    handshake_only = ("LoseSession", "Restart(404)", "Restart(400)")
+    handshake_only = ("LoseSession", "Restart(404)", "Restart(400)", "BreakStream(1)", "BreakStream(0)")
     for label in stateless_only if era == "stateless" else handshake_only:
         assert result.coverage.get(label, 0) >= 1, label
     for label in handshake_only if era == "stateless" else stateless_only:
@@ -181,12 +181,16 @@ class _HangingOnImages(_Wrapper):
         return outcome
 
 
-def test_a_hang_is_a_failure_with_its_step_faults_and_requests() -> None:
-    """A hanging example is reported as "hung in <step> after N s" with the faults fired and every request."""
+def test_a_hang_is_its_own_status_with_its_step_runs_faults_and_requests() -> None:
+    """A hanging example is the status "hung" (not P7 failing), "hung in <step> after N s" with the handler runs,
+    the faults fired and every request."""
     [result] = run_contract(_HangingOnImages, eras=["handshake"], properties=["P7"], example_timeout_s=0.3)
-    assert result.status == "failed"
+    assert result.status == "hung"
+    assert result.mark == "HUNG"
+    assert not result.failed
     text = result.counterexample or ""
     assert "hung in call('tool') after 0.3 s" in text
+    assert "handler runs: tool 1" in text
     assert "faults fired: none" in text
     assert "tools/call tool -> 200" in text
 
@@ -207,7 +211,7 @@ def test_shrinking_a_hang_stops_at_the_budget_and_says_so() -> None:
     [result] = run_contract(
         _HangingOnLongResults, eras=["handshake"], properties=["P7"], example_timeout_s=0.2, budget_s=1.0
     )
-    assert result.status == "failed"
+    assert result.status == "hung"
     assert "shrinking stopped early: the budget of 1 s ran out" in result.notes
     assert "hung in call('tool') after 0.2 s" in (result.counterexample or "")
     assert "a shorter counterexample may exist" in (result.counterexample or "")
@@ -225,7 +229,7 @@ def test_a_bridge_retrying_without_end_in_process_is_a_hang(monkeypatch: pytest.
     monkeypatch.setattr(_link.ServerLink, "__init__", unbounded)
     # 4 s: the shortest limit that does not cut the waits P6's declared late answers cost this bridge.
     [result] = run_contract(ReferenceBridgeAdapter, eras=["handshake"], properties=["P6"], example_timeout_s=4)
-    assert result.status == "failed", result.counterexample
+    assert result.status == "hung", result.counterexample
     assert "hung in call('tool') after 4 s" in (result.counterexample or "")
     assert "Drop(after_execution=False)" in (result.counterexample or "")
     assert re.search(
@@ -317,7 +321,8 @@ def test_example_counts_exclude_shrinking() -> None:
     assert result.status == "failed"
     made, first = _MisrendersThreeBlocks.made, _MisrendersThreeBlocks.first_failure_at
     assert first is not None
-    assert result.examples == first - 1  # one adapter is made to read the declared facts
+    # One adapter is made to read the declared facts, one to find that the bridge connects to a healthy server.
+    assert result.examples == first - 2
     assert made > first  # shrinking ran more examples, which are not counted
 
 
@@ -362,8 +367,8 @@ def test_declared_cases_all_run_when_max_examples_is_smaller() -> None:
     """With max_examples below the number of declared cases, all of them run and the result says so."""
     [result] = run_contract(ReferenceBridgeAdapter, eras=["handshake"], properties=["P5"], max_examples=3)
     assert result.status == "passed"
-    assert (result.examples, result.declared) == (9, 9)
-    assert result.notes == ("all 9 declared cases ran although max_examples is 3",)
+    assert (result.examples, result.declared) == (12, 12)
+    assert result.notes == ("all 12 declared cases ran although max_examples is 3",)
 
 
 def test_sdk_client_adapter_walks_more_pages_than_100() -> None:
@@ -564,3 +569,133 @@ def test_an_adapter_exception_while_shrinking_keeps_the_counterexample() -> None
     assert "P7 counterexample (drawn)" in text
     assert "the adapter raised on a smaller case" in text
     assert "the adapter broke on a smaller case" in text
+
+
+# -- issue 21 item 12: verdicts that say what happened -----------------------------------------------------
+
+
+class _CannotConnect(_Wrapper):
+    """Like smolagents' `KeyError: 'properties'` on a legal schema: the bridge never connects, even to a healthy
+    server."""
+
+    async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
+        await self.inner.connect(url, headers)
+        return Outcome.connection_error(KeyError("properties"))
+
+
+def test_a_bridge_that_cannot_connect_gets_one_failure_and_the_rest_not_run() -> None:
+    """A bridge that cannot connect to a healthy server fails once per era (the first property checked), and every
+    other property says "not run: cannot connect", naming where the failure is."""
+    results = run_contract(_CannotConnect, eras=["handshake"], properties=["P1", "P2", "P3", "P6"], max_examples=5)
+    assert [r.status for r in results] == ["failed", "not_run", "not_run", "not_run"]
+    assert "the bridge could not connect to a healthy server" in (results[0].counterexample or "")
+    assert "KeyError" in (results[0].counterexample or "")
+    for result in results[1:]:
+        assert result.mark == "not run"
+        assert result.examples == 0
+        assert result.notes[0].startswith("not run: cannot connect")
+        assert "reported under P1" in result.notes[0]
+        assert not result.applies
+
+
+def test_a_suite_for_a_bridge_that_cannot_connect_fails_one_test(pytester: pytest.Pytester) -> None:
+    """resilience_suite of a bridge that cannot connect fails one test per era and skips the others as not run."""
+    pytester.makepyfile(
+        test_unconnected="""
+        from mcp_testkit.adapters import Outcome, ReferenceBridgeAdapter
+        from mcp_testkit.contract import resilience_suite
+
+        class CannotConnect(ReferenceBridgeAdapter):
+            async def connect(self, url, headers):
+                await super().connect(url, headers)
+                return Outcome.connection_error(KeyError("properties"))
+
+        test_it = resilience_suite(CannotConnect, eras=["handshake"], max_examples=3)
+        """
+    )
+    result = pytester.runpytest("-q", "-p", "no:randomly", "-p", "no:xdist", "-rs")
+    result.assert_outcomes(failed=1, skipped=8)
+    result.stdout.fnmatch_lines(["*was not run: not run: cannot connect*"])
+
+
+class _EndAtEmptyCursor:
+    """A session whose pages say `nextCursor: None` where the server said "": a bridge reading "" as the end."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+    async def list_tools(self, cursor: str | None) -> Any:
+        page = await self._session.list_tools(cursor)
+        return page.model_copy(update={"next_cursor": None}) if page.next_cursor == "" else page
+
+
+@pytest.mark.parametrize(("era", "status"), [("handshake", "passed"), ("stateless", "failed")])
+def test_empty_cursor_read_as_the_end_holds_in_the_handshake_era_only(
+    monkeypatch: pytest.MonkeyPatch, era: str, status: str
+) -> None:
+    """A bridge taking `nextCursor: ""` for the end holds P1 and P6 in the handshake era (2025-11-25 allows it) and
+    fails P1 in the stateless era, where "" is a cursor."""
+    from mcp_testkit import faults
+    from mcp_testkit.bridge import _catalogue, _link
+    from mcp_testkit.contract import expected_kinds
+
+    read = _catalogue.read_catalogue
+
+    async def ending(session: Any, config: Any) -> list[Any]:
+        return await read(_EndAtEmptyCursor(session), config)
+
+    monkeypatch.setattr(_link, "read_catalogue", ending)
+    results = run_contract(ReferenceBridgeAdapter, eras=[era], properties=["P1", "P6"], max_examples=60)
+    assert [r.status for r in results][: 1 if era == "stateless" else 2] == [status] * (1 if era == "stateless" else 2)
+    if era == "stateless":
+        assert "EmptyCursor" in (results[0].counterexample or "")
+    assert expected_kinds("tools/list", "-", faults.EmptyCursor(1), "handshake") == {"ok", "connection_error"}
+
+
+def test_the_default_budget_runs_every_declared_case_then_draws_for_its_own_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With no budget given every declared case runs, however long, and the draws' budget starts after them; the
+    note says how many examples ran in it."""
+    from mcp_testkit.contract import _runner
+
+    monkeypatch.setattr(_runner, "DEFAULT_BUDGET_S", 1e-6)
+    [result] = run_contract(ReferenceBridgeAdapter, eras=["handshake"], properties=["P6"])
+    assert result.status == "passed", result.counterexample
+    assert result.examples >= result.declared > 70
+    assert any(note.startswith("the budget of 1e-06 s ran out after") for note in result.notes)
+
+
+def test_a_hang_in_the_suite_is_a_failure_never_an_xfail(pytester: pytest.Pytester) -> None:
+    """resilience_suite fails a hung case with its trace, even for a property in expect_fail: a hang says nothing
+    about what the property promises, so it is never the expected failure."""
+    pytester.makepyfile(
+        test_hanging="""
+        import anyio
+        from mcp_testkit.adapters import ReferenceBridgeAdapter
+        from mcp_testkit.contract import resilience_suite
+
+        class Hangs(ReferenceBridgeAdapter):
+            async def call(self, tool, arguments):
+                await anyio.sleep_forever()
+
+        test_it = resilience_suite(Hangs, eras=["handshake"], expect_fail=["P7"], max_examples=3, example_timeout_s=0.5)
+        """
+    )
+    result = pytester.runpytest("-q", "-p", "no:randomly", "-p", "no:xdist", "-k", "P7-handshake")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*P7*in the handshake era: the bridge hung:*", "*hung in call('tool') after 0.5 s*"])
+
+
+def test_a_property_about_bounded_waits_fails_on_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A property declaring hang_fails (a bounded-wait property, where a wait without end is the failure) reports a
+    hang as "failed", with the same trace; any other property reports it as "hung"."""
+    from mcp_testkit.contract import PROPERTIES
+
+    monkeypatch.setitem(PROPERTIES, "P7", dataclasses.replace(PROPERTIES["P7"], hang_fails=True))
+    [result] = run_contract(_HangingOnImages, eras=["handshake"], properties=["P7"], example_timeout_s=0.3)
+    assert result.status == "failed"
+    assert "hung in call('tool') after 0.3 s" in (result.counterexample or "")

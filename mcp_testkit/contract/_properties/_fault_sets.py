@@ -21,6 +21,7 @@ __all__ = [
     "fault_label",
     "late_answer",
     "legal_in",
+    "may_end_listing",
     "transient_faults",
 ]
 
@@ -47,6 +48,8 @@ _LABELS: dict[type[faults.Fault], Callable[[Any], str]] = {
     faults.Drop: lambda fault: "Drop(after_execution=True)" if fault.after_execution else "Drop()",
     faults.HttpStatus: lambda fault: f"HttpStatus({fault.status})",
     faults.Restart: lambda fault: f"Restart({fault.unknown_session_status})",
+    faults.BreakStream: lambda fault: f"BreakStream({fault.after_events})",
+    faults.CatalogueChange: lambda fault: "CatalogueChange(add)" if fault.add else "CatalogueChange(remove)",
 }
 """The fault classes whose coverage label names a field, since each value of it is a case of its own."""
 
@@ -57,13 +60,16 @@ def fault_label(fault: faults.Fault) -> str:
     return label(fault) if label is not None else type(fault).__name__
 
 
-_LEGAL_IN: dict[type[faults.Fault], tuple[str, ...]] = {faults.EmptyCursor: (STATELESS,)}
-"""The faults that are no fault at all in some era: an empty-string cursor is a legal page of 2026-07-28."""
-
-
 def legal_in(era: str, fault: faults.Fault) -> bool:
-    """Whether `fault` is no fault at all in `era`: an empty-string cursor is a legal page of 2026-07-28."""
-    return era in (by_class(_LEGAL_IN, fault) or ())
+    """Whether `fault` is no fault at all in `era` (its class's `legal_in_eras`): an empty-string cursor is a legal
+    page of 2026-07-28."""
+    return era in fault.legal_in_eras
+
+
+def may_end_listing(era: str, fault: faults.Fault) -> bool:
+    """Whether a client may read the page `fault` hits as the listing's last in `era` (its class's
+    `may_end_listing_in`): an empty-string cursor in the handshake era, whose spec does not say what "" is."""
+    return era in fault.may_end_listing_in
 
 
 _STATELESS_CALL_FAULTS: tuple[faults.Fault, ...] = (
@@ -94,6 +100,9 @@ def call_faults(facts: BridgeFacts, *, auth: bool) -> list[faults.Fault]:
         faults.TruncateBody(),
         faults.EndStream(),
         faults.MalformedSse(),
+        # The stream cut after the answer's event (a resumable one, handshake era only), or before any event.
+        faults.BreakStream(),
+        faults.BreakStream(after_events=0),
         faults.Accepted(),
         faults.WrongContentType("text/html"),
         faults.LoseSession(),
@@ -121,6 +130,7 @@ def transient_faults(facts: BridgeFacts) -> list[faults.Fault]:
         faults.Drop(),
         faults.Drop(after_execution=True),
         faults.EndStream(),
+        faults.BreakStream(after_events=0),
         faults.LoseSession(),
         faults.Restart(),
         faults.Restart(unknown_session_status=400),
@@ -143,5 +153,10 @@ LISTING_CASES: list[faults.Fault] = [
     faults.MalformedPage(2),
     faults.InvalidCursor(2),
     faults.EndlessPages(),
+    # What a bridge may take in its stride: the catalogue it reads is still whole (`connect_may_succeed`).
+    faults.SlowPage(2, seconds=0.01),
+    faults.ListChanged(1),
+    faults.CatalogueChange(2, add=("z",)),
+    faults.CatalogueChange(2, remove=("a",)),
 ]
-"""One fault of every listing fault class a bridge can detect, met at connect (P1, P6)."""
+"""One fault of every listing fault class, met at connect (P1, P6), on a catalogue of `a`, `b` and `c`."""

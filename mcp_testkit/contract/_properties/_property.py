@@ -43,6 +43,9 @@ class Property:
     eras: tuple[str, ...] = ERAS
     requires: str | None = None
     """The adapter capability the property needs ("approvals", "tool_cache"); without it, not applicable."""
+    hang_fails: bool = False
+    """Whether a wait without end is this property's failure (a property about bounded waits); otherwise a hang is
+    the verdict's own status, "hung", and says nothing about what the property promises."""
     guarantee: str = ""
     """What the property promises, as the table of docs/contract.md states it."""
     breaks: str = ""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_testkit import faults
 from mcp_testkit._eras import HANDSHAKE
 from mcp_testkit.contract._properties._example_steps import calls_after_loss, calls_first, tool
-from mcp_testkit.contract._properties._fault_sets import CALL_KINDS
+from mcp_testkit.contract._properties._fault_sets import CALL_KINDS, fault_label
 from mcp_testkit.contract._properties._property import Inputs, Property
 
 if TYPE_CHECKING:
@@ -19,7 +19,10 @@ if TYPE_CHECKING:
 
 __all__ = ["PROPERTY"]
 
-_LOSSES = ("fault", "lose_session", "restart")
+_EXPIRE = faults.ExpireSession(after_requests=0)
+_LOSSES: tuple[Any, ...] = ("fault", "lose_session", "restart", _EXPIRE)
+"""How the session is lost: a `LoseSession` on the call, the server forgetting it between calls, a restart, or an
+`ExpireSession` on the call before, after which the session serves no more requests."""
 
 
 def _cases(facts: BridgeFacts) -> list[Inputs]:
@@ -31,7 +34,8 @@ def _strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
 
 
 def _labels(inputs: Inputs) -> list[str]:
-    return [inputs["kind"], inputs["how"]]
+    how = inputs["how"]
+    return [inputs["kind"], fault_label(how) if isinstance(how, faults.Fault) else how]
 
 
 async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, inputs: Inputs) -> None:
@@ -41,8 +45,12 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
     await h.connect(adapter)
     facts_: dict[str, Any] = {"how": how, "kind": kind}
     await calls_first(h, adapter, inputs["calls_before"], "before the session was lost", facts_)
-    ran_before = server.executions("tool")
     stale = {session.id for session in server.sessions}
+    if how == _EXPIRE:
+        # The session serves this call, then no more: the next one meets the 404.
+        server.inject(how, method="tools/call", tool="tool")
+        await calls_first(h, adapter, 1, "as the session expired", facts_)
+    ran_before = server.executions("tool")
     if how == "fault":
         server.inject(faults.LoseSession(), method="tools/call", tool="tool")
     elif how == "lose_session":
@@ -50,7 +58,7 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
             server.lose_session()
         else:
             facts_["sessions"] = "the bridge holds no session between calls: none to lose"
-    else:
+    elif how == "restart":
         server.restart(unknown_session_status=404)
     mark = len(server.journal)
     outcome = await adapter.call("tool", {})
@@ -72,7 +80,8 @@ PROPERTY = Property(
     "P5",
     "After a 404 the bridge starts a new session and sends the call once more",
     "new_session_after_404",
-    "reads, idempotent writes and writes; a 404 on the call, a session lost or a server restart between calls",
+    "reads, idempotent writes and writes; a 404 on the call, a session lost or a server restart between calls, a "
+    "session that expires",
     _strategies,
     _cases,
     _labels,

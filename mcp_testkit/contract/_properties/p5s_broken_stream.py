@@ -64,9 +64,27 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
         if outcome.kind != "outcome_unknown":
             raise h.fail(f"a write whose stream broke surfaced as {outcome.kind}, not outcome_unknown", **facts_)
         return
+    if facts.retry == 0:
+        # A declared retry of 0 is a bridge that never sends a call again (the rule P3 holds it to as well).
+        if len(sent) > 1:
+            raise h.fail(
+                f"the bridge declares retry=0 but re-issued a {kind} call after a broken stream ({len(sent)} requests)",
+                **facts_,
+            )
+        if outcome.kind not in ("connection_error", "outcome_unknown"):
+            raise h.fail(
+                f"a {kind} call whose stream broke, not re-issued (retry=0), surfaced as {outcome.kind}, not "
+                "connection_error or outcome_unknown",
+                **facts_,
+            )
+        return
     if len(sent) != 2:
         again = "did not re-issue it" if len(sent) < 2 else f"sent it {len(sent)} times"
-        raise h.fail(f"after the broken stream of a {kind} call the bridge {again}, not once more", **facts_)
+        raise h.fail(
+            f"after the broken stream of a {kind} call the bridge {again}, not once more (it declares retry="
+            f"{facts.retry})",
+            **facts_,
+        )
     if sent[0].rpc_id == sent[1].rpc_id:
         raise h.fail(f"the {kind} call was re-issued with the same JSON-RPC id {sent[1].rpc_id!r}", **facts_)
     if outcome.kind != "ok":
@@ -89,8 +107,10 @@ PROPERTY = Property(
     eras=(STATELESS,),
     guarantee=(
         "A broken response stream re-issues a read (or idempotent call) once, with a new JSON-RPC id, and never "
-        "re-issues a write, which it reports as `outcome_unknown`. Stateless era only: what replaces P5 where "
-        "there are no sessions."
+        "re-issues a write, which it reports as `outcome_unknown`; a bridge that declares `retry=0` re-issues "
+        "nothing and reports the read as `connection_error` or `outcome_unknown` (see [what a declared retry "
+        "count means](#what-a-declared-retry-count-means)). Stateless era only: what replaces P5 where there are "
+        "no sessions."
     ),
     breaks=(
         "giving up on a read whose answer was lost; replaying the lost request with its old id; re-issuing a "

@@ -1,0 +1,106 @@
+"""`resilience_suite`: the contract as pytest tests, one per property and era, each verdict turned into what pytest
+reports: a pass, a failure, an expected failure (`expect_fail`), or a skip where there is no verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from mcp_testkit._eras import ERAS, named_eras
+from mcp_testkit._renamed import renamed_keywords
+from mcp_testkit.contract._errors import ContractError, ContractViolation
+from mcp_testkit.contract._harness import ContractHarness
+from mcp_testkit.contract._properties import PROPERTIES
+from mcp_testkit.contract._runner import check_property
+
+if TYPE_CHECKING:
+    from mcp_testkit.adapters import AdapterFactory
+
+__all__ = ["resilience_suite"]
+
+
+@renamed_keywords(example_timeout="example_timeout_s", budget="budget_s", transport="via")
+def resilience_suite(
+    factory: AdapterFactory,
+    *,
+    max_examples: int = 100,
+    eras: Sequence[str] = ERAS,
+    via: str = "asgi",
+    expect_fail: Sequence[str] = (),
+    example_timeout_s: float | None = None,
+    budget_s: float | None = None,
+) -> Callable[[str, str], None]:
+    """A pytest test, one case per property and era it applies to: `test_my_bridge = resilience_suite(MyAdapter)`.
+
+    The cases are named `P1-handshake`, `P1-stateless`, ..., `P5-handshake`, `P5s-stateless`.
+    Properties named in `expect_fail`, as "P1" (in every era) or "P1@stateless" (in one), are marked
+    `xfail(strict=True)` for a `ContractViolation`: the suite then documents which guarantees a bridge
+    does not give, and tells you when it starts to. A bridge that falls back to the handshake era in
+    the stateless era fails there with `pytest.fail` saying it fell back, expected to fail or not: a
+    fallback is never an xfail (check such a bridge with `eras=("handshake",)`). A property that needs
+    a capability the adapter does not declare (P8, P9) is skipped, with the reason: it is not held
+    either. A hang fails its test with `pytest.fail` (never an xfail: it says nothing of the property's
+    promise); a bridge that cannot connect to a healthy server fails one test per era with that, and the
+    others are skipped as not run. An error of the harness or the adapter fails the test as a
+    `ContractError`, expected or not.
+    """
+    import pytest
+
+    chosen = named_eras(eras)
+    expected = set()
+    for entry in expect_fail:
+        property_id, _, era = entry.partition("@")
+        if property_id not in PROPERTIES:
+            raise ValueError(f"expect_fail names unknown properties [{property_id!r}]; known: {', '.join(PROPERTIES)}")
+        if era and era not in ERAS:
+            raise ValueError(f"expect_fail entry {entry!r}: the era after @ is 'handshake' or 'stateless'")
+        expected |= {(property_id, one) for one in ([era] if era else chosen)}
+    def marks(pid: str, era: str) -> list[Any]:
+        if (pid, era) not in expected:
+            return []
+        return [pytest.mark.xfail(reason=f"{pid} is not held in the {era} era", strict=True, raises=ContractViolation)]
+
+    cases = [
+        pytest.param(pid, era, id=f"{pid}-{era}", marks=marks(pid, era))
+        for era in chosen
+        for pid, prop in PROPERTIES.items()
+        if era in prop.eras
+    ]
+
+    connect_reported: dict[str, str] = {}
+    """Per era, the property whose test reported that the bridge cannot connect: one failure, not one per test."""
+
+    @pytest.mark.parametrize(("property_id", "era"), cases)
+    def test_resilience(property_id: str, era: str) -> None:
+        harness = ContractHarness(factory, via=via, example_timeout_s=example_timeout_s, era=era)
+        harness.connect_reported = connect_reported.get(era)
+        with harness:
+            result = check_property(harness, property_id, max_examples=max_examples, budget_s=budget_s)
+        if harness.connect_reported is not None:
+            connect_reported[era] = harness.connect_reported
+        where = f"{property_id} ({result.title}) in the {era} era"
+        if result.not_applicable or result.status == "not_run":
+            # Not a pass: the bridge lacks what the property is about, or cannot connect (reported once, by the
+            # test named in the note), and pytest says so in its report.
+            pytest.skip(f"{where} {'does not apply' if result.not_applicable else 'was not run'}: {result.notes[0]}")
+        if result.hung:
+            # Its own failure, never a ContractViolation: expect_fail does not cover a hang, which says nothing
+            # about what the property promises.
+            pytest.fail(f"{where}: the bridge hung:\n{result.counterexample}", pytrace=False)
+        if result.error:
+            raise ContractError(f"{where} could not be checked:\n{result.counterexample}")
+        if result.failed:
+            raise ContractViolation(f"{where} failed:\n{result.counterexample}")
+        if result.status == "fell_back":
+            # Its own failure, never a ContractViolation: expect_fail's xfail must not take a fallback for the
+            # property failing (pytest fails an xfail(raises=...) test that raises anything else).
+            pytest.fail(
+                f"{where} has no verdict: the bridge fell back to the handshake era (check a bridge of the "
+                f"handshake era only with eras=('handshake',)):\n{result.counterexample}",
+                pytrace=False,
+            )
+
+    test_resilience.__doc__ = (
+        f"The resilience contract holds for the bridge {getattr(factory, 'name', '')!r} in each era checked."
+    )
+    return test_resilience
