@@ -200,7 +200,7 @@ class ContractHarness:
         Found once per harness (in either era, where it also finds whether the bridge connects at all: see
         `cannot_connect`), by connecting and calling one read: a bridge that answers the stateless
         column in the handshake era (it fell back, or never tried 2026-07-28) gets no stateless verdict.
-        Raises `ContractError` when the adapter raises.
+        A hang or an adapter's error here concludes nothing: each property reports it.
         """
         if self._spoken is None:
             self._spoken = self._probe()
@@ -243,8 +243,8 @@ class ContractHarness:
         with self.fresh_loop():
             try:
                 self.run(example)
-            except ContractViolation:
-                pass  # it hung: no conclusion about its era here; the properties report the hang
+            except (ContractViolation, ContractError):
+                pass  # it hung, or its adapter raised or stalled: no conclusion here; the properties report it
         if "handshake" in spoken:
             return HANDSHAKE, spoken["handshake"]
         return self.era, None

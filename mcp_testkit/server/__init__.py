@@ -145,7 +145,8 @@ class TestMcpServer:
         ):
             if not isinstance(seconds, (int, float)) or seconds <= 0:
                 raise ValueError(f"{label} must be a positive number of seconds, not {seconds!r}")
-        warn_if_remote(host, f"TestMcpServer {name!r}", allow_remote=allow_remote)
+        # stacklevel 4: past renamed_keywords, at the caller
+        warn_if_remote(host, f"TestMcpServer {name!r}", allow_remote=allow_remote, stacklevel=4)
         self.name = name
         self.host = host
         self._port = port

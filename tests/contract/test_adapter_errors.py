@@ -187,7 +187,7 @@ def _one_call(stall: bool, fault: faults.Fault | None) -> None:
         return _PostsThenWaits(transport=transport, stall=stall)
 
     with ContractHarness(factory, era="handshake") as harness:
-        harness.run(example, timeout=1.0)
+        harness.run(example, timeout_s=1.0)
 
 
 def test_an_adapter_that_does_not_answer_is_its_error() -> None:

@@ -361,6 +361,7 @@ def test_a_hang_and_a_bridge_that_cannot_connect_show_as_such(tmp_path: Path) ->
         "import anyio\n"
         "from mcp_testkit.adapters import Outcome, ReferenceBridgeAdapter\n"
         "class Hangs(ReferenceBridgeAdapter):\n"
+        "    waiting_on_bridge = True  # its bridge's hang, not the adapter's\n"
         "    async def call(self, tool, arguments):\n"
         "        await anyio.sleep_forever()\n"
         "class CannotConnect(ReferenceBridgeAdapter):\n"

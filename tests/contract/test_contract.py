@@ -119,8 +119,8 @@ def test_sdk_client_counterexamples_say_what_broke(sdk_verdicts: Verdicts) -> No
     said = {key: sdk_verdicts[key].counterexample or "" for key in SDK_FAILS}
     assert "loaded a wrong tool set (missing [], extra ['a'])" in said["P1", "handshake"]
     assert "after the 404 (#6) the bridge did not start a new session" in said["P5", "handshake"]
-    assert "at connect (tools/list) surfaced as ok, not connection_error" in said["P6", "handshake"]
-    assert "at connect (server/discover) surfaced as ok, not auth_error" in said["P6", "stateless"]
+    assert "at a write call surfaced as connection_error, not outcome_unknown" in said["P6", "handshake"]
+    assert "at a read call surfaced as outcome_unknown, not auth_error" in said["P6", "stateless"]
 
 
 def test_sdk_client_in_auto_mode_probes_then_speaks_the_era_of_the_server(sdk_verdicts: Verdicts) -> None:

@@ -679,6 +679,8 @@ def test_a_hang_in_the_suite_is_a_failure_never_an_xfail(pytester: pytest.Pytest
         from mcp_testkit.contract import resilience_suite
 
         class Hangs(ReferenceBridgeAdapter):
+            waiting_on_bridge = True  # its bridge's hang, not the adapter's
+
             async def call(self, tool, arguments):
                 await anyio.sleep_forever()
 
