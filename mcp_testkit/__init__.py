@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from mcp_testkit.contract import PropertyResult, resilience_machine, resilience_suite, run_contract
     from mcp_testkit.faults import Fault, Rule
     from mcp_testkit.journal import Headers, Journal, Record
+    from mcp_testkit.resources import ScriptedPrompt, ScriptedResource, ScriptedTemplate
     from mcp_testkit.server import TestMcpServer
     from mcp_testkit.tools import ScriptedTool, ToolContext, ToolError
 
@@ -38,6 +39,9 @@ __all__ = [
     "Record",
     "ReferenceBridgeAdapter",
     "Rule",
+    "ScriptedPrompt",
+    "ScriptedResource",
+    "ScriptedTemplate",
     "ScriptedTool",
     "SdkClientAdapter",
     "SdkErrorClassifier",
@@ -69,6 +73,9 @@ _HOMES = {
     "Headers": "mcp_testkit.journal",
     "Journal": "mcp_testkit.journal",
     "Record": "mcp_testkit.journal",
+    "ScriptedPrompt": "mcp_testkit.resources",
+    "ScriptedResource": "mcp_testkit.resources",
+    "ScriptedTemplate": "mcp_testkit.resources",
     "ScriptedTool": "mcp_testkit.tools",
     "TestMcpServer": "mcp_testkit.server",
     "ToolContext": "mcp_testkit.tools",

@@ -245,6 +245,34 @@ class Journal:
             seqs = ", ".join(f"#{c.seq}" for c in calls)
             raise AssertionError(f"expected tool {tool!r} not to be called, it was called at {seqs}")
 
+    def assert_read(self, uri: str, *, times: int | None = None) -> list[Record]:
+        """Assert resource `uri` was read (`times` times, if given); return the matching `resources/read` records."""
+        return self._assert_asked("resources/read", "uri", uri, None, times)
+
+    def assert_prompted(
+        self, name: str, *, arguments: Mapping[str, Any] | None = None, times: int | None = None
+    ) -> list[Record]:
+        """Assert prompt `name` was got (`times` times, with `arguments` if given); return the matching records."""
+        return self._assert_asked("prompts/get", "name", name, arguments, times)
+
+    def _assert_asked(
+        self, method: str, key: str, value: str, arguments: Mapping[str, Any] | None, times: int | None
+    ) -> list[Record]:
+        asked = [r for r in self.requests(method) if (r.params or {}).get(key) == value]
+        matching = [r for r in asked if arguments is None or (r.params or {}).get("arguments") == dict(arguments)]
+        if (times is None and matching) or (times is not None and len(matching) == times):
+            return matching
+        wanted = f"{method} of {value!r}" + (f" with arguments {dict(arguments)!r}" if arguments is not None else "")
+        expected = "at least once" if times is None else f"{times} time{'s' * (times != 1)}"
+        lines = [f"expected {wanted} {expected}, it came {len(matching)} times"]
+        every = self.requests(method)
+        if every:
+            lines.append(f"the {method} requests the server received:")
+            lines.extend(f"  #{r.seq} {json.dumps(r.params)} -> {r._status_line()}" for r in every)
+        else:
+            lines.append(f"the server received no {method} at all")
+        raise AssertionError("\n".join(lines))
+
     # -- export ----------------------------------------------------------------------------------
 
     def to_jsonl(self, *, redact: bool = True) -> str:

@@ -15,6 +15,7 @@ from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.journal import Journal
 from mcp_testkit.server._app import ServerCrash
 from mcp_testkit.server._mount import MountableMcpApp
+from mcp_testkit.server._scripting import OfferingScripting
 from mcp_testkit.server._sessions import SessionTable
 from mcp_testkit.server._state import RequiredHeader, ServerState
 from mcp_testkit.tools import ScriptedTool
@@ -53,7 +54,7 @@ def stdio_supports(fault: faults.Fault) -> bool:
     return supports_stdio(fault)
 
 
-class TestMcpServer:
+class TestMcpServer(OfferingScripting):
     """A real MCP server (Streamable HTTP) whose tools, answers and failures a test scripts.
 
     It records every request in `journal` and counts every handler run in a ledger

@@ -16,6 +16,16 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_testkit._eras import HANDSHAKE, HANDSHAKE_VERSIONS, STATELESS
+from mcp_testkit.server._messages import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    error_response,
+    result_response,
+)
+from mcp_testkit.server._offerings import OFFERING_METHODS, SESSION_METHODS
 from mcp_testkit.server._paging import Cursor, Page, decode_cursor, encode_cursor, page_of
 from mcp_testkit.tools import JsonRpcError, ToolContext, ToolError, result_of, start_answer, text_result
 
@@ -28,7 +38,12 @@ __all__ = [
     "CANCELLED",
     "HANDSHAKE_METHODS",
     "HANDSHAKE_VERSIONS",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
     "LATEST_VERSION",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
     "Call",
     "Handler",
     "call_tool",
@@ -45,11 +60,6 @@ LATEST_VERSION = HANDSHAKE_VERSIONS[-1]
 DEFAULT_VERSION = "2025-03-26"
 """The version assumed when a request carries no MCP-Protocol-Version header (the spec's rule)."""
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -93,17 +103,6 @@ class Call:
 def negotiate(requested: Any) -> str:
     """The version to answer `initialize` with: the requested one if spoken, else the latest."""
     return requested if requested in HANDSHAKE_VERSIONS else LATEST_VERSION
-
-
-def error_response(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": request_id, "error": error}
-
-
-def result_response(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
@@ -156,7 +155,7 @@ async def _initialize(request_id: Any, params: dict[str, Any], call: Call) -> di
         return error_response(request_id, INVALID_PARAMS, "initialize needs params.protocolVersion (a string)")
     state = call.state
     answer = state.initialize_result or {
-        "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+        "capabilities": {"tools": {"listChanged": True}, "logging": {}, **state.offerings.capabilities()},
         "serverInfo": {"name": state.name, "version": state.version},
     }
     return result_response(request_id, {"protocolVersion": negotiate(requested), **answer})
@@ -282,6 +281,8 @@ HANDSHAKE_METHODS: dict[str, Handler] = {
     "tools/list": list_tools,
     "tools/call": call_tool,
     "logging/setLevel": _set_level,
+    **OFFERING_METHODS,
+    **SESSION_METHODS,
 }
 
 

@@ -118,6 +118,8 @@ class Session:
     """Server notifications waiting for a stream to carry them."""
     events: EventLog | None = field(default=None, repr=False)
     """The events of its resumable SSE streams, for a GET with `Last-Event-ID` to replay (made at the first)."""
+    subscriptions: set[str] = field(default_factory=set, repr=False)
+    """The resource URIs it subscribed to (`resources/subscribe`), told of each `update_resource`."""
 
     def __repr__(self) -> str:
         state = "alive" if self.alive else "ended"

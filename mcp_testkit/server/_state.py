@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_testkit._eras import ERAS
 from mcp_testkit.faults import FaultPlan
 from mcp_testkit.journal import Journal
+from mcp_testkit.resources import Offerings
 from mcp_testkit.server._sessions import Session, SessionTable
 
 if TYPE_CHECKING:
@@ -57,6 +58,8 @@ class ServerState:
     retry_ms: int | None = None
     """The `retry:` of the priming event of a resumable stream (None: none)."""
     tools: dict[str, ScriptedTool] = field(default_factory=dict)
+    offerings: Offerings = field(default_factory=Offerings)
+    """Resources, resource templates, prompts and completion values."""
     required: dict[str, RequiredHeader] = field(default_factory=dict)
     hidden: frozenset[str] = frozenset()
     """The names of the required headers (lower-case), which every repr and export of a record hides."""

@@ -31,6 +31,7 @@ from mcp_testkit._eras import (
 )
 from mcp_testkit._param_headers import ABSENT, PARAM_HEADER_PREFIX, value_at
 from mcp_testkit.server._http import answer, faulted, header, kind_of
+from mcp_testkit.server._offerings import OFFERING_METHODS
 from mcp_testkit.server._paging import page_number
 from mcp_testkit.server._protocol import (
     INVALID_PARAMS,
@@ -69,7 +70,9 @@ __all__ = [
     "versions",
 ]
 
-_CACHEABLE = frozenset({"server/discover", "tools/list"})
+_CACHEABLE = frozenset(
+    {"server/discover", "tools/list", "resources/list", "resources/templates/list", "resources/read", "prompts/list"}
+)
 
 
 def serves_stateless(state: ServerState, headers: Headers, message: Any) -> bool:
@@ -230,7 +233,7 @@ async def _discover(request_id: Any, params: dict[str, Any], call: Call) -> dict
         return result_response(request_id, dict(state.discover_result))
     result = {
         "supportedVersions": versions(state),
-        "capabilities": {"tools": {}, "logging": {}},
+        "capabilities": {"tools": {}, "logging": {}, **state.offerings.capabilities()},
         # The schema puts the server's identity in the result's _meta (as `decorate` does); the page on
         # server/discover shows it as a field too. Both are sent, so a client reading either finds it.
         "serverInfo": state.server_info(),
@@ -238,7 +241,12 @@ async def _discover(request_id: Any, params: dict[str, Any], call: Call) -> dict
     return result_response(request_id, result)
 
 
-METHODS: dict[str, Handler] = {"server/discover": _discover, "tools/list": list_tools, "tools/call": call_tool}
+METHODS: dict[str, Handler] = {
+    "server/discover": _discover,
+    "tools/list": list_tools,
+    "tools/call": call_tool,
+    **OFFERING_METHODS,
+}
 """The methods of the stateless era: `ping`, `logging/setLevel` and `initialize` are not among them."""
 
 
