@@ -189,18 +189,9 @@ class Record:
 
     @property
     def cancels(self) -> str | int | None:
-        """For `notifications/cancelled`: the id of the request it cancels (its `params.requestId`), else None.
-
-        `Journal.cancelled()` finds that request's record (the one with this `rpc_id` sent before on the same
-        session); a `requestId` that is neither a string nor an integer names nothing (the spec lets a server
-        ignore such a cancellation).
-        """
-        if self.rpc_method != "notifications/cancelled":
-            return None
-        request_id = (self.params or {}).get("requestId")
-        if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
-            return None
-        return request_id
+        """For `notifications/cancelled`: the id (string or integer) of the request it cancels, else None."""
+        request_id = (self.params or {}).get("requestId") if self.rpc_method == "notifications/cancelled" else None
+        return request_id if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None
 
     @property
     def cancelled_by_client(self) -> bool:
