@@ -3,8 +3,10 @@ wire, and the hooks by which an era's session tells the link what differs in its
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+import anyio
 import mcp_types
 from pydantic import BaseModel, ValidationError
 
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
     from mcp_testkit.bridge._tool import BridgeTool
 
 __all__ = [
+    "CANCEL_TIMEOUT_S",
     "CLIENT_INFO",
     "LIST_CHANGED",
     "MODERN_CODES",
@@ -34,6 +37,11 @@ __all__ = [
 
 CLIENT_INFO = mcp_types.Implementation(name="mcp-testkit-bridge", version="0.1.0")
 LIST_CHANGED = "notifications/tools/list_changed"
+CANCEL_TIMEOUT_S = 1.0
+"""How long telling the server that a request was abandoned may take (shielded from the caller's cancel)."""
+CANCEL_REASON = "the caller abandoned the request (its deadline or cancel scope ended it)"
+
+logger = logging.getLogger("mcp_testkit.bridge")
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -166,6 +174,21 @@ class RpcSession:
 
     async def close(self, credentials: Mapping[str, str] | None = None) -> None:
         """End what the session opened at the server, if anything."""
+
+    async def _cancelled(self, request_id: int, method: str) -> None:
+        """Tell the server the caller abandoned request ``request_id``, as the era says: here nothing (over the
+        HTTP of 2026-07-28, closing the request's stream, which leaving the exchange does, is the cancel)."""
+
+    async def _abandoned(self, request_id: int, method: str) -> None:
+        """The caller's cancel scope or deadline (the bridge's timeout included) ended a request: tell the
+        server, bounded and shielded; never for ``initialize``, which the spec does not let a client cancel."""
+        if method == "initialize":
+            return
+        with anyio.move_on_after(CANCEL_TIMEOUT_S, shield=True):
+            try:
+                await self._cancelled(request_id, method)
+            except (WireError, RpcError) as exc:
+                logger.info("telling the server that %s (id %s) was abandoned failed (%s)", method, request_id, exc)
 
     def _new_request(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """The next request id, and the request with it."""
