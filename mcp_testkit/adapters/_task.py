@@ -22,10 +22,17 @@ Serve = Callable[[Any, Any, dict[str, Outcome]], Awaitable[None]]
 
 
 class TaskHost:
-    """The hosting half of an adapter: start the bridge's task, pass calls to it, close it."""
+    """The hosting half of an adapter: start the bridge's task, pass calls to it, close it.
+
+    A serve loop that answers each call with `_answer` lets a caller abandon a call: cancelling the task awaiting
+    `call` cancels the bridge's call in its own task too, as the application's cancel scope around it would
+    (what an adapter declaring the "cancellation" capability promises).
+    """
 
     _group: Any = None
     _requests: Any = None
+    _calling: Any = None
+    """The cancel scope of the call the bridge's task runs now, if `_answer` runs it."""
     _tools: list[str]
 
     @property
@@ -64,10 +71,33 @@ class TaskHost:
         try:
             async with answer:
                 return await answer.receive()
+        except anyio.get_cancelled_exc_class():
+            calling = self._calling
+            if calling is not None:  # the caller abandoned the call: so does the bridge's task
+                calling.cancel()
+            raise
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
             # The bridge's task died with this call in flight: it was sent, so it may have run.
             ended = RuntimeError(f"the {self.task_name} task ended during the call ({type(exc).__name__})")
             return Outcome.outcome_unknown(ended)
+
+    async def _answer(self, reply: Any, work: Callable[[], Awaitable[Outcome]]) -> None:
+        """Run one call in the bridge's task and send its outcome on `reply`; a call its caller abandoned (or
+        abandons while it runs) is cancelled there and answered with nothing."""
+        import anyio
+
+        async with reply:
+            if reply.statistics().open_receive_streams == 0:
+                return  # abandoned before it started
+            with anyio.CancelScope() as scope:
+                self._calling = scope
+                try:
+                    outcome = await work()
+                finally:
+                    self._calling = None
+            if not scope.cancelled_caught:
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    await reply.send(outcome)
 
     async def close(self) -> None:
         group, self._group = self._group, None

@@ -333,12 +333,18 @@ async def post(state: ServerState, out: Response, receive: Receive | None = None
             closed = True
             scope.cancel()
 
+    failed: Exception | None = None
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(watch, group.cancel_scope)
-            await answer(state, message, out, call, effect, settle=settle)
+            try:
+                await answer(state, message, out, call, effect, settle=settle)
+            except Exception as exc:  # raised as it is, not in a group (a Drop in-process raises what httpx2 does)
+                failed = exc
             done = True
             group.cancel_scope.cancel()
+        if failed is not None:
+            raise failed
     except anyio.get_cancelled_exc_class():
         closed = not done  # in-process, the client's cancel reaches the server's task itself
         raise

@@ -28,6 +28,7 @@ from mcp_testkit.bridge import (
     _handshake,
     _link,
     _pool,
+    _rpc,
     _stateless,
 )
 from mcp_testkit.bridge._handshake import McpSession
@@ -331,6 +332,34 @@ def test_mutant_caching_past_the_ttl_fails_p9(monkeypatch: pytest.MonkeyPatch) -
         r"a cache hit hid a catalogue change: it served a listing \d+ s old, past the TTL of 300 s", counterexample
     )
     assert _requests_in(counterexample) <= 10, counterexample
+
+
+# -- P10 -----------------------------------------------------------------------------------------------
+
+
+def test_mutant_never_telling_the_server_of_an_abandoned_call_fails_p10(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that drops an abandoned call without a word (no notifications/cancelled) fails P10 at once."""
+
+    async def say_nothing(self: Any, request_id: int, method: str) -> None:
+        return None
+
+    monkeypatch.setattr(_rpc.RpcSession, "_abandoned", say_nothing)
+    counterexample = _check("P10")
+    assert "the bridge never told the server: no notifications/cancelled named the abandoned call" in counterexample
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
+def test_mutant_cancelling_the_wrong_request_fails_p10(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge whose notifications/cancelled names the next request id instead of the abandoned one fails P10."""
+    cancelled = McpSession._cancelled
+
+    async def off_by_one(self: Any, request_id: int, method: str) -> None:
+        await cancelled(self, request_id + 1, method)
+
+    monkeypatch.setattr(McpSession, "_cancelled", off_by_one)
+    counterexample = _check("P10")
+    assert re.search(r"notifications/cancelled named another request \(#\d+ requestId=(\d+) ", counterexample)
+    assert "not the abandoned call (id " in counterexample
 
 
 # -- the unbroken bridge ---------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ class Property:
     check: Check
     eras: tuple[str, ...] = ERAS
     requires: str | None = None
-    """The adapter capability the property needs ("approvals", "tool_cache"); without it, not applicable."""
+    """The adapter capability the property needs ("approvals", "tool_cache", "cancellation"); without it, n/a."""
     guarantee: str = ""
     """What the property promises, as the table of docs/contract.md states it."""
     breaks: str = ""
