@@ -158,7 +158,7 @@ class ToolPool:
         self._require_open()
         tool, arguments = self._approvals.take(token)
         link = self._links[tool.server]
-        listed = await self._listing(link, refresh=True, cached=False)
+        listed = await self._listing(link, refresh=True, from_cache=False)
         if all(offered.name != tool.bare_name for offered in listed):
             raise MCPToolError(tool.server, f"{tool.name} is no longer offered by its MCP server")
         return await self._run(tool, arguments)
@@ -189,13 +189,13 @@ class ToolPool:
             return None
         return cache_key(config, read_credentials(config, self._environ), self._transport)
 
-    async def _listing(self, link: ServerLink, *, refresh: bool, cached: bool = True) -> list[mcp_types.Tool]:
-        """The server's listing: from the cache when fresh (no connection) and ``cached``, else read and kept there.
+    async def _listing(self, link: ServerLink, *, refresh: bool, from_cache: bool = True) -> list[mcp_types.Tool]:
+        """The server's listing: from the cache when fresh (no connection) and ``from_cache``, else read and kept there.
 
         On ``refresh`` the link reads it on a new session; else it is the start-up walk.
         """
         key = self._cache_key(link.config)
-        if key is not None and cached:
+        if key is not None and from_cache:
             cached = ToolCache.get(key)
             if cached is not None:
                 logger.debug("server %r: tool listing taken from the cache", link.config.name)
