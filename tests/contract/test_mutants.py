@@ -334,6 +334,22 @@ def test_mutant_caching_past_the_ttl_fails_p9(monkeypatch: pytest.MonkeyPatch) -
     assert _requests_in(counterexample) <= 10, counterexample
 
 
+def test_mutant_listing_again_but_offering_its_first_listing_fails_p9(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that lists the tools again when its cache expires but keeps offering the listing it read first
+    fails P9: what it offers after a listing is judged, not that a tools/list went out."""
+    first: dict[str, Any] = {}
+    listing = _pool.ToolPool._listing
+
+    async def keeps_its_first_listing(self: Any, link: Any, *, refresh: bool, from_cache: bool = True) -> Any:
+        listed = await listing(self, link, refresh=refresh, from_cache=from_cache)
+        return first.setdefault(repr(self._cache_key(link.config)), listed)
+
+    monkeypatch.setattr(_pool.ToolPool, "_listing", keeps_its_first_listing)
+    counterexample = _check("P9")
+    assert "the bridge listed the tools again but offers another listing than the one it read" in counterexample
+    assert _requests_in(counterexample) <= 12, counterexample
+
+
 # -- P10 -----------------------------------------------------------------------------------------------
 
 
