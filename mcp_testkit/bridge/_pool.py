@@ -203,7 +203,7 @@ class ToolPool:
         listed = await (link.relist() if refresh else link.start())
         # Kept only under the credentials it was read with: the environment may have changed meanwhile.
         if key is not None and self._cache_key(link.config) == key:
-            ToolCache.put(key, listed)
+            ToolCache.put(key, listed, link.listing_ttl_s)  # never longer than the server's ttlMs
         return listed
 
     async def _start_all(self) -> dict[str, list[mcp_types.Tool]]:

@@ -143,6 +143,8 @@ class RpcSession:
     def __init__(self) -> None:
         self._next_id = 1
         self.list_changed = False
+        self.listing_ttl_s: float | None = None
+        """The shortest `ttlMs` of the pages of the last listing walked, in seconds (None: the server gave none)."""
 
     @property
     def usable(self) -> bool:
@@ -162,7 +164,13 @@ class RpcSession:
     async def list_tools(self, cursor: str | None) -> mcp_types.ListToolsResult:
         """Read one page of ``tools/list``."""
         params = {} if cursor is None else {"cursor": cursor}
-        return validated(mcp_types.ListToolsResult, await self._request("tools/list", params))
+        page = validated(mcp_types.ListToolsResult, await self._request("tools/list", params))
+        if cursor is None:
+            self.listing_ttl_s = None  # a new walk
+        if "ttl_ms" in page.model_fields_set:  # given by the server (2026-07-28), not the model's default
+            ttl_s = max(page.ttl_ms, 0) / 1000
+            self.listing_ttl_s = ttl_s if self.listing_ttl_s is None else min(self.listing_ttl_s, ttl_s)
+        return page
 
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any], headers: Mapping[str, str] | None = None
