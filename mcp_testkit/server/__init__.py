@@ -263,6 +263,17 @@ class TestMcpServer:
         self._state.page_size = value
 
     @property
+    def cache_ttl_ms(self) -> int:
+        """The `ttlMs` of 2026-07-28 listings (`server/discover`, `tools/list`); setting it lasts until `reset()`."""
+        return self._state.cache_ttl_ms
+
+    @cache_ttl_ms.setter
+    def cache_ttl_ms(self, value: int) -> None:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ValueError(f"cache_ttl_ms must be an int >= 0 (milliseconds), not {value!r}")
+        self._state.cache_ttl_ms = value
+
+    @property
     def response_mode(self) -> str | Callable[[Record], str]:
         """How answers are framed: 'json', 'sse' or a callable; setting it lasts until the next `reset()`."""
         return self._state.response_mode  # type: ignore[no-any-return]

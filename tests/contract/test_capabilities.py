@@ -46,12 +46,13 @@ class _Minimal:
         return None
 
 
-def test_p8_p9_and_p10_need_their_capability() -> None:
-    """P8 needs "approvals", P9 "tool_cache" and P10 "cancellation"; every other property needs nothing more."""
+def test_p8_p9_p10_and_p14_need_their_capability() -> None:
+    """P8 needs "approvals", P9 and P14 "tool_cache", P10 "cancellation"; every other property needs nothing more."""
     assert {pid: prop.requires for pid, prop in PROPERTIES.items() if prop.requires} == {
         "P8": "approvals",
         "P9": "tool_cache",
         "P10": "cancellation",
+        "P14": "tool_cache",
     }
 
 

@@ -378,6 +378,45 @@ def test_mutant_cancelling_the_wrong_request_fails_p10(monkeypatch: pytest.Monke
     assert "not the abandoned call (id " in counterexample
 
 
+# -- P14 -----------------------------------------------------------------------------------------------
+
+
+def test_mutant_ignoring_list_changed_fails_p14(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge deaf to notifications/tools/list_changed keeps the pages it read before the change; P14 fails it."""
+    monkeypatch.setattr(_rpc, "LIST_CHANGED", "notifications/never-heard")
+    counterexample = _check("P14")
+    assert "the bridge offers tools the server no longer lists: list_changed during its listing" in counterexample
+    assert "CatalogueChange" in counterexample
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
+def test_mutant_caching_past_the_server_s_ttl_ms_fails_p14_in_the_stateless_era(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cache that keeps every listing for its own TTL, whatever the server's ttlMs, fails P14 in 2026-07-28."""
+    put = ToolCache.put.__func__  # type: ignore[attr-defined]
+
+    def ignoring_ttl_ms(cls: Any, key: Any, tools: list[Any], ttl_s: float | None = None) -> None:
+        put(cls, key, tools)
+
+    monkeypatch.setattr(ToolCache, "put", classmethod(ignoring_ttl_ms))
+    counterexample = _check("P14", "stateless")
+    assert "a cache hit served a listing past the server's ttlMs" in counterexample
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
+def test_mutant_approving_against_the_cached_listing_fails_p14(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference bridge's old approval bug: the approval reads the cached listing and sends a removed tool."""
+    listing = _pool.ToolPool._listing
+
+    async def always_cached(self: Any, link: Any, *, refresh: bool, from_cache: bool = True) -> Any:
+        return await listing(self, link, refresh=refresh)
+
+    monkeypatch.setattr(_pool.ToolPool, "_listing", always_cached)
+    counterexample = _check("P14")
+    assert "an approval was checked against a stale listing: 'b', which the server no longer lists" in counterexample
+
+
 # -- the unbroken bridge ---------------------------------------------------------------------------------
 
 

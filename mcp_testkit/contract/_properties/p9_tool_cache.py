@@ -62,6 +62,9 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
     assert ttl is not None
     cached: Any = adapter
     cached.use_tool_cache()
+    # Listings of 2026-07-28 say how long they may be kept (ttlMs): longer than the bridge's TTL, which P9 judges
+    # (P14 judges a shorter one).
+    server.cache_ttl_ms = round(ttl * 2000)
     catalogue = ["a", "b"]
     for name in catalogue:
         server.tool(name, returns="ok")
