@@ -118,6 +118,10 @@ def test_default_run_prints_the_matrix(default_run: subprocess.CompletedProcess[
         ("P8", "stateless"): ["holds", "n/a", "n/a"],
         ("P9", "handshake"): ["holds", "n/a", "n/a"],
         ("P9", "stateless"): ["holds", "n/a", "n/a"],
+        ("P10", "handshake"): ["holds", "holds", "holds"],
+        ("P10", "stateless"): ["holds", "holds", "fell back"],
+        ("P14", "handshake"): ["holds", "n/a", "n/a"],
+        ("P14", "stateless"): ["holds", "n/a", "n/a"],
     }
 
 
@@ -242,11 +246,11 @@ def test_bad_adapter_spec_is_a_clear_error(spec: str, message: str) -> None:
 
 def test_unknown_property_is_a_clear_error() -> None:
     """--property with an unknown id exits 2 naming it and the known properties, before any checking."""
-    done = _check("--property", "P10", "--examples", "1")
+    done = _check("--property", "P99", "--examples", "1")
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.strip() == (
-        "mcp-testkit check: unknown property 'P10'; known: P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9"
+        "mcp-testkit check: unknown property 'P99'; known: P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P14"
     )
 
 

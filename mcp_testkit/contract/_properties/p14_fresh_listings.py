@@ -35,10 +35,18 @@ def _cases(facts: BridgeFacts) -> list[Inputs]:
 
     connect, change, announce = ("connect", 0.0), ("change", 0.0), ("announce", 0.0)
     advance = {age: ("advance", age) for age in _AGES}
+    past = (advance[0.6], advance[0.6])  # past the bridge's own TTL: it lists again
     cases = [
         # list_changed on the listing's own stream: the pages read before it are stale.
         case(0.5, announce, connect, connect),
-        case(0.5, connect, advance[0.6], advance[0.6], announce, connect, connect),  # relisted past the TTL
+        case(0.5, connect, *past, announce, connect, connect),
+        case(0.5, announce, connect, connect, change, *past, connect),
+        # silent changes: a hit may serve the listing within the bridge's TTL, never past it
+        case(0.5, connect, connect, change, connect),
+        case(0.5, change, connect, advance[0.3], connect),
+        case(0.5, connect, change, advance[0.6], connect, advance[0.6], connect),
+        case(0.5, connect, *past, change, connect),
+        case(0.5, connect, advance[0.3], connect, advance[0.6], change, connect, advance[0.3], connect),
     ]
     if facts.era == STATELESS:
         cases += [
