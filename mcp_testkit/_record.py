@@ -11,7 +11,11 @@ from typing import Any
 from mcp_testkit._eras import CAPABILITIES_KEY, CLIENT_INFO_KEY, STATELESS
 from mcp_testkit._headers import Headers, redacted
 
-__all__ = ["FILTERED", "SEQ", "Record", "record_of_row", "row_of"]
+__all__ = ["CANCELLED_BY_CLIENT", "FILTERED", "SEQ", "Record", "record_of_row", "row_of"]
+
+CANCELLED_BY_CLIENT = "cancelled by the client"
+"""How a record's `error` begins when the client cancelled the request by ending its stream (2026-07-28 over
+HTTP) or with `notifications/cancelled` before its answer (stdio): nothing was sent for it."""
 
 _UNDECODED: Any = object()
 
@@ -182,6 +186,17 @@ class Record:
         if capabilities is None and self.rpc_method == "initialize":
             capabilities = (self.params or {}).get("capabilities")
         return capabilities if isinstance(capabilities, dict) else None
+
+    @property
+    def cancels(self) -> str | int | None:
+        """For `notifications/cancelled`: the id (string or integer) of the request it cancels, else None."""
+        request_id = (self.params or {}).get("requestId") if self.rpc_method == "notifications/cancelled" else None
+        return request_id if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None
+
+    @property
+    def cancelled_by_client(self) -> bool:
+        """Whether the client cancelled this request before its answer and the server sent nothing for it."""
+        return self.error is not None and self.error.startswith(CANCELLED_BY_CLIENT)
 
     @property
     def arguments(self) -> dict[str, Any] | None:

@@ -199,6 +199,48 @@ class Journal:
         """The `tools/call` records, of one tool or of all."""
         return self.requests("tools/call", tool=tool)
 
+    def cancellations(self) -> list[tuple[Record, Record | None]]:
+        """Each cancellation the client sent, as `(how, cancelled)`: `how` is the `notifications/cancelled`
+        record, or the request itself when its client ended the stream (2026-07-28 over HTTP); `cancelled` is
+        the request it cancels (None when the notification names no request sent before on that session)."""
+        records = self._views()
+        found: list[tuple[Record, Record | None]] = []
+        for index, record in enumerate(records):
+            named = record.cancels
+            if named is None:
+                continue
+            target = next(
+                (
+                    earlier
+                    for earlier in reversed(records[:index])
+                    if earlier.rpc_id == named
+                    and earlier.session_id == record.session_id
+                    and earlier.rpc_method is not None
+                    and not earlier.rpc_method.startswith("notifications/")
+                ),
+                None,
+            )
+            found.append((record, target))
+        named_seqs = {target.seq for _, target in found if target is not None}
+        found.extend(
+            (record, record)
+            for record in records
+            if record.cancelled_by_client and record.rpc_method is not None and record.seq not in named_seqs
+        )
+        return sorted(found, key=lambda pair: pair[0].seq)
+
+    def cancelled(self, tool: str | None = None, *, request_id: str | int | None = None) -> list[Record]:
+        """The requests the client cancelled (by `notifications/cancelled`, or in 2026-07-28 over HTTP by ending
+        the request's stream), of one tool and/or with one JSON-RPC id, or all; each once, in arrival order."""
+        seen: dict[int, Record] = {}
+        for _how, target in self.cancellations():
+            if target is None or (tool is not None and target.tool != tool):
+                continue
+            if request_id is not None and target.rpc_id != request_id:
+                continue
+            seen.setdefault(target.seq, target)
+        return [seen[seq] for seq in sorted(seen)]
+
     @renamed_keywords(timeout="timeout_s")
     def wait_for(self, predicate: Callable[[Journal], bool], timeout_s: float = 5.0) -> None:
         """Block until `predicate(journal)` holds (re-checked as requests finish); TimeoutError after `timeout_s`."""
@@ -271,6 +313,37 @@ class Journal:
             lines.extend(f"  #{r.seq} {json.dumps(r.params)} -> {r._status_line()}" for r in every)
         else:
             lines.append(f"the server received no {method} at all")
+        raise AssertionError("\n".join(lines))
+
+    def assert_cancelled(self, tool: str | None = None, *, request_id: str | int | None = None) -> list[Record]:
+        """Assert the client cancelled a call of `tool` (and/or the request with JSON-RPC id `request_id`);
+        return the cancelled requests. On failure the message lists what was cancelled and the calls that arrived.
+        """
+        found = self.cancelled(tool, request_id=request_id)
+        if found:
+            return found
+        wanted = " and ".join(
+            part
+            for part in (
+                f"a call of tool {tool!r}" if tool is not None else "",
+                f"request id {request_id!r}" if request_id is not None else "",
+            )
+            if part
+        ) or "a request"
+        lines = [f"expected the client to cancel {wanted}, it did not"]
+        cancellations = self.cancellations()
+        if cancellations:
+            lines.append("cancellations the server received:")
+            for how, target in cancellations:
+                named = "the request's stream closed" if how is target else f"#{how.seq} {how.rpc_method}"
+                what = f"#{target.seq} {target.rpc_method} {target.tool or ''}".rstrip() if target else "no request"
+                lines.append(f"  {named} -> {what} (id {how.cancels if how is not target else target.rpc_id!r})")
+        else:
+            lines.append("the server received no cancellation at all")
+        calls = self.calls()
+        if calls:
+            lines.append("calls the server received:")
+            lines.extend(f"  #{c.seq} {c.tool} id={c.rpc_id!r} -> {c._status_line()}" for c in calls)
         raise AssertionError("\n".join(lines))
 
     # -- export ----------------------------------------------------------------------------------

@@ -23,8 +23,8 @@ __all__ = [
 
 OutcomeKind = Literal["ok", "tool_error", "auth_error", "outcome_unknown", "connection_error", "approval_required"]
 SessionMode = Literal["persistent", "per_call"]
-Capability = Literal["approvals", "tool_cache"]
-CAPABILITIES: tuple[Capability, ...] = ("approvals", "tool_cache")
+Capability = Literal["approvals", "tool_cache", "cancellation"]
+CAPABILITIES: tuple[Capability, ...] = ("approvals", "tool_cache", "cancellation")
 """What an adapter may declare in `capabilities`: the properties that need one apply only to bridges that have it."""
 
 
@@ -87,7 +87,9 @@ class BridgeAdapter(Protocol):
     bridge waits for a call's answer; None, the default, runs no late-answer cases), `eras` (the
     protocol eras the factory can be asked to speak with `era=`; None, the default, never asks) and
     `capabilities` (what the bridge has beyond the core, from `CAPABILITIES`: "approvals" makes it an
-    `ApprovalAdapter` and P8 applies, "tool_cache" a `ToolCacheAdapter` and P9 applies; by default
+    `ApprovalAdapter` and P8 applies, "tool_cache" a `ToolCacheAdapter` and P9 applies, "cancellation"
+    says that cancelling the task awaiting `call` abandons the bridge's call as an application's cancel scope
+    would (the bridge's own call is cancelled, not only the wait for it) and P10 applies; by default
     none, and those properties are "not applicable", never "holds").
     """
 

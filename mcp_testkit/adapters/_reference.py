@@ -30,7 +30,7 @@ class ReferenceBridgeAdapter:
     server_name: ClassVar[str] = "srv"
     sessions: SessionMode = "persistent"
     eras: ClassVar[tuple[str, ...]] = ("handshake", "stateless")
-    capabilities: ClassVar[frozenset[Capability]] = frozenset({"approvals", "tool_cache"})
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({"approvals", "tool_cache", "cancellation"})
     cache_ttl_s: float = 300.0
 
     def __init__(
@@ -176,7 +176,7 @@ class PerCallReferenceAdapter(ReferenceBridgeAdapter):
     name: ClassVar[str] = "reference-per-call"
     sessions: SessionMode = "per_call"
     # A paused call belongs to the pool it paused in, and this adapter closes every pool it opens.
-    capabilities: ClassVar[frozenset[Capability]] = frozenset({"tool_cache"})
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({"tool_cache", "cancellation"})
 
     def __init__(self, *, transport: httpx2.AsyncBaseTransport | None = None, **options: Any) -> None:
         super().__init__(transport=transport, **options)

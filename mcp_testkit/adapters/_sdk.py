@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Literal
 import httpx2
 
 from mcp_testkit._eras import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
-from mcp_testkit.adapters._outcome import Outcome, SessionMode
+from mcp_testkit.adapters._outcome import Capability, Outcome, SessionMode
 from mcp_testkit.adapters._task import TaskHost
 
 __all__ = ["HTTP_STAND_IN", "SAME_FOR_EVERY_STATUS", "SdkClientAdapter", "SdkErrorClassifier"]
@@ -119,6 +119,10 @@ class SdkClientAdapter(TaskHost):
 
     name: ClassVar[str] = "sdk-client (auto)"
     sessions: SessionMode = "persistent"
+    # mcp 2.3's request options document `cancel_on_abandon` (default True): "abandoning this request (timeout or
+    # caller cancellation) sends notifications/cancelled" (mcp/shared/dispatcher.py). This host forwards a
+    # caller's cancel to the client's task (`TaskHost._answer`), so the contract can abandon a call (P10).
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({"cancellation"})
     task_name = "SDK client"  # errors say "the SDK client task ended"
 
     def __init__(
@@ -174,8 +178,7 @@ class SdkClientAdapter(TaskHost):
                 started.set()
                 async with requests:
                     async for tool, arguments, reply in requests:
-                        async with reply:
-                            await reply.send(await _call(client, classifier, tool, arguments))
+                        await self._answer(reply, functools.partial(_call, client, classifier, tool, arguments))
         except Exception as exc:
             box.setdefault("outcome", Outcome.connection_error(exc))
         finally:

@@ -31,6 +31,10 @@ class TaskHost:
     calls, close it. Subclass it; `connect` calls `await self.start(serve)` (see `Serve`), and `serve` sets
     `self.tools` to the tools the bridge loaded. `list_tools`, `call` and `close` are the adapter's.
 
+    A serve loop that answers each call with `_answer` lets a caller abandon a call: cancelling the task awaiting
+    `call` cancels the bridge's call in its own task too, as the application's cancel scope around it would
+    (what an adapter declaring the "cancellation" capability promises).
+
     A call sent to a task that has ended is a `connection_error` (nothing was sent); a call whose task ended
     while it was in flight is an `outcome_unknown` (it was sent, so it may have run).
     """
@@ -40,6 +44,8 @@ class TaskHost:
     _requests: Any = None
     tools: list[str]
     """The names of the tools the bridge loaded at connect: `serve` sets them."""
+    _calling: Any = None
+    """The cancel scope of the call the bridge's task runs now, if `_answer` runs it."""
 
     @property
     def task_name(self) -> str:
@@ -87,10 +93,33 @@ class TaskHost:
         try:
             async with answer:
                 return await answer.receive()
+        except anyio.get_cancelled_exc_class():
+            calling = self._calling
+            if calling is not None:  # the caller abandoned the call: so does the bridge's task
+                calling.cancel()
+            raise
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
             # The bridge's task died with this call in flight: it was sent, so it may have run.
             ended = RuntimeError(f"the {self.task_name} task ended during the call ({type(exc).__name__})")
             return Outcome.outcome_unknown(ended)
+
+    async def _answer(self, reply: Any, work: Callable[[], Awaitable[Outcome]]) -> None:
+        """Run one call in the bridge's task and send its outcome on `reply`; a call its caller abandoned (or
+        abandons while it runs) is cancelled there and answered with nothing."""
+        import anyio
+
+        async with reply:
+            if reply.statistics().open_receive_streams == 0:
+                return  # abandoned before it started
+            with anyio.CancelScope() as scope:
+                self._calling = scope
+                try:
+                    outcome = await work()
+                finally:
+                    self._calling = None
+            if not scope.cancelled_caught:
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    await reply.send(outcome)
 
     async def close(self) -> None:
         group, self._group = self._group, None

@@ -99,7 +99,8 @@ class ToolCache:
     ttl_s: ClassVar[float] = DEFAULT_TTL_S
     max_entries: ClassVar[int] = DEFAULT_MAX_ENTRIES
     clock: ClassVar[Callable[[], float]] = time.monotonic
-    _entries: ClassVar[OrderedDict[ToolCacheKey, tuple[float, tuple[mcp_types.Tool, ...]]]] = OrderedDict()
+    _entries: ClassVar[OrderedDict[ToolCacheKey, tuple[float, tuple[mcp_types.Tool, ...], float]]] = OrderedDict()
+    """Each listing: when it was kept, its tools, and how long it may be kept (the server's `ttlMs` if shorter)."""
     _lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self) -> None:
@@ -153,29 +154,33 @@ class ToolCache:
 
     @classmethod
     def get(cls, key: ToolCacheKey) -> list[mcp_types.Tool] | None:
-        """The listing kept under ``key`` if it is younger than ``ttl_s``, else None."""
+        """The listing kept under ``key`` if younger than ``ttl_s`` (and than the server's ``ttlMs``), else None."""
         with cls._lock:
             entry = cls._entries.get(key)
             if entry is None:
                 return None
-            if cls.clock() - entry[0] >= cls.ttl_s:
+            if cls.clock() - entry[0] >= min(cls.ttl_s, entry[2]):
                 del cls._entries[key]
                 return None
             cls._entries.move_to_end(key)
             return list(entry[1])
 
     @classmethod
-    def put(cls, key: ToolCacheKey, tools: list[mcp_types.Tool]) -> None:
-        """Keep a whole listing under ``key``, from now on."""
+    def put(cls, key: ToolCacheKey, tools: list[mcp_types.Tool], ttl_s: float | None = None) -> None:
+        """Keep a whole listing under ``key``, from now on, for ``ttl_s`` at most when the server gave one (its
+        ``ttlMs``, 2026-07-28); a listing the server gave ``ttlMs: 0`` is not kept, and drops the one kept before."""
         with cls._lock:
-            cls._entries[key] = (cls.clock(), tuple(tools))
+            if ttl_s is not None and ttl_s <= 0:
+                cls._entries.pop(key, None)
+                return
+            cls._entries[key] = (cls.clock(), tuple(tools), float("inf") if ttl_s is None else ttl_s)
             cls._entries.move_to_end(key)
             cls._trim()
 
     @classmethod
     def _expire(cls) -> None:
         now = cls.clock()
-        for key in [key for key, (stored, _) in cls._entries.items() if now - stored >= cls.ttl_s]:
+        for key in [key for key, (stored, _, ttl) in cls._entries.items() if now - stored >= min(cls.ttl_s, ttl)]:
             del cls._entries[key]
 
     @classmethod

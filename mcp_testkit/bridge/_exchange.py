@@ -66,14 +66,18 @@ class HttpExchange(RpcSession):
         self, method: str, params: dict[str, Any], headers: Mapping[str, str] | None = None
     ) -> dict[str, Any]:
         request_id, body = self._new_request(method, params)
-        with transport_errors():
-            async with self._post(body, {**self._headers(method, params), **(headers or {})}) as response:
-                if not 200 <= response.status_code < 300:
-                    await self._refused(response, request_id)
-                if response.status_code == 202:
-                    raise BadReply("answered 202 Accepted to a request", sent=True)
-                self._opened(method, response)
-                return await self._read_answer(response, request_id, method)
+        try:
+            with transport_errors():
+                async with self._post(body, {**self._headers(method, params), **(headers or {})}) as response:
+                    if not 200 <= response.status_code < 300:
+                        await self._refused(response, request_id)
+                    if response.status_code == 202:
+                        raise BadReply("answered 202 Accepted to a request", sent=True)
+                    self._opened(method, response)
+                    return await self._read_answer(response, request_id, method)
+        except anyio.get_cancelled_exc_class():
+            await self._abandoned(request_id, method)  # the response stream is closed by now
+            raise
 
     def _post(self, body: dict[str, Any], headers: dict[str, str]) -> AbstractAsyncContextManager[httpx2.Response]:
         return self._client.stream("POST", self._url, json=body, headers=headers)

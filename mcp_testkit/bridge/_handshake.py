@@ -15,6 +15,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERS
 from mcp_testkit._eras import HANDSHAKE
 from mcp_testkit.bridge._exchange import HttpExchange, content_type, rpc_error, transport_errors
 from mcp_testkit.bridge._rpc import (
+    CANCEL_REASON,
     CLIENT_INFO,
     MODERN_CODES,
     AuthRefused,
@@ -106,8 +107,12 @@ class McpSession(HttpExchange):
         finally:
             self.session_id = None
 
-    async def _notify(self, method: str) -> None:
-        body = dump(mcp_types.JSONRPCNotification(jsonrpc="2.0", method=method))
+    async def _cancelled(self, request_id: int, method: str) -> None:
+        """The handshake era's cancel: ``notifications/cancelled`` naming the request, on its session."""
+        await self._notify("notifications/cancelled", {"requestId": request_id, "reason": CANCEL_REASON})
+
+    async def _notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        body = dump(mcp_types.JSONRPCNotification(jsonrpc="2.0", method=method, params=params))
         with transport_errors():
             async with self._post(body, self._headers()) as response:
                 if not 200 <= response.status_code < 300:

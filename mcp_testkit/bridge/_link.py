@@ -109,6 +109,8 @@ class ServerLink:
         self._choice = EraChoice(config.era)
         """The era this server is spoken in: settled by the first probe in auto mode, kept until it fails."""
         self._schemas: dict[str, Mapping[str, Any]] = {}
+        self.listing_ttl_s: float | None = None
+        """How long the last listing may be cached, as its server said (`ttlMs`, 2026-07-28); None: it did not."""
         """Each tool's inputSchema as this link last listed it: what its Mcp-Param-* headers are derived from
         (a listing read after the pool's, or none when the pool took its listing from the cache)."""
 
@@ -163,6 +165,7 @@ class ServerLink:
         """The listing as the session's era offers it, its schemas kept for the headers of later calls."""
         listed = session.offered(self.config.name, listed)
         self._schemas = {tool.name: tool.input_schema for tool in listed}
+        self.listing_ttl_s = session.listing_ttl_s
         return listed
 
     async def _listed_again(self, session: RpcSession, tool: BridgeTool) -> None:

@@ -151,13 +151,14 @@ class ToolPool:
     async def approve(self, token: str) -> str:
         """Run the paused call (once: the token is spent) and return what ``call`` would have.
 
-        The call goes only to a tool its server still lists (from the cache while it is fresh, else
-        from a new listing); for one it no longer lists, ``MCPToolError`` and nothing is sent.
+        The call goes only to a tool its server lists now: the listing is read from the server, never from
+        the cache (a person approved a call to the tool the server offered then; a cached listing may be minutes
+        old), and kept in the cache; for a tool it no longer lists, ``MCPToolError`` and nothing is sent.
         """
         self._require_open()
         tool, arguments = self._approvals.take(token)
         link = self._links[tool.server]
-        listed = await self._listing(link, refresh=True)
+        listed = await self._listing(link, refresh=True, from_cache=False)
         if all(offered.name != tool.bare_name for offered in listed):
             raise MCPToolError(tool.server, f"{tool.name} is no longer offered by its MCP server")
         return await self._run(tool, arguments)
@@ -188,13 +189,13 @@ class ToolPool:
             return None
         return cache_key(config, read_credentials(config, self._environ), self._transport)
 
-    async def _listing(self, link: ServerLink, *, refresh: bool) -> list[mcp_types.Tool]:
-        """The server's listing: from the cache when fresh (no connection), else read and kept there.
+    async def _listing(self, link: ServerLink, *, refresh: bool, from_cache: bool = True) -> list[mcp_types.Tool]:
+        """The server's listing: from the cache when fresh (no connection) and ``from_cache``, else read and kept there.
 
         On ``refresh`` the link reads it on a new session; else it is the start-up walk.
         """
         key = self._cache_key(link.config)
-        if key is not None:
+        if key is not None and from_cache:
             cached = ToolCache.get(key)
             if cached is not None:
                 logger.debug("server %r: tool listing taken from the cache", link.config.name)
@@ -202,7 +203,7 @@ class ToolPool:
         listed = await (link.relist() if refresh else link.start())
         # Kept only under the credentials it was read with: the environment may have changed meanwhile.
         if key is not None and self._cache_key(link.config) == key:
-            ToolCache.put(key, listed)
+            ToolCache.put(key, listed, link.listing_ttl_s)  # never longer than the server's ttlMs
         return listed
 
     async def _start_all(self) -> dict[str, list[mcp_types.Tool]]:

@@ -3,8 +3,10 @@ wire, and the hooks by which an era's session tells the link what differs in its
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+import anyio
 import mcp_types
 from pydantic import BaseModel, ValidationError
 
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
     from mcp_testkit.bridge._tool import BridgeTool
 
 __all__ = [
+    "CANCEL_TIMEOUT_S",
     "CLIENT_INFO",
     "LIST_CHANGED",
     "MODERN_CODES",
@@ -34,6 +37,11 @@ __all__ = [
 
 CLIENT_INFO = mcp_types.Implementation(name="mcp-testkit-bridge", version="0.1.0")
 LIST_CHANGED = "notifications/tools/list_changed"
+CANCEL_TIMEOUT_S = 1.0
+"""How long telling the server that a request was abandoned may take (shielded from the caller's cancel)."""
+CANCEL_REASON = "the caller abandoned the request (its deadline or cancel scope ended it)"
+
+logger = logging.getLogger("mcp_testkit.bridge")
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -135,6 +143,8 @@ class RpcSession:
     def __init__(self) -> None:
         self._next_id = 1
         self.list_changed = False
+        self.listing_ttl_s: float | None = None
+        """The shortest `ttlMs` of the pages of the last listing walked, in seconds (None: the server gave none)."""
 
     @property
     def usable(self) -> bool:
@@ -154,7 +164,13 @@ class RpcSession:
     async def list_tools(self, cursor: str | None) -> mcp_types.ListToolsResult:
         """Read one page of ``tools/list``."""
         params = {} if cursor is None else {"cursor": cursor}
-        return validated(mcp_types.ListToolsResult, await self._request("tools/list", params))
+        page = validated(mcp_types.ListToolsResult, await self._request("tools/list", params))
+        if cursor is None:
+            self.listing_ttl_s = None  # a new walk
+        if "ttl_ms" in page.model_fields_set:  # given by the server (2026-07-28), not the model's default
+            ttl_s = max(page.ttl_ms, 0) / 1000
+            self.listing_ttl_s = ttl_s if self.listing_ttl_s is None else min(self.listing_ttl_s, ttl_s)
+        return page
 
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any], headers: Mapping[str, str] | None = None
@@ -166,6 +182,21 @@ class RpcSession:
 
     async def close(self, credentials: Mapping[str, str] | None = None) -> None:
         """End what the session opened at the server, if anything."""
+
+    async def _cancelled(self, request_id: int, method: str) -> None:
+        """Tell the server the caller abandoned request ``request_id``, as the era says: here nothing (over the
+        HTTP of 2026-07-28, closing the request's stream, which leaving the exchange does, is the cancel)."""
+
+    async def _abandoned(self, request_id: int, method: str) -> None:
+        """The caller's cancel scope or deadline (the bridge's timeout included) ended a request: tell the
+        server, bounded and shielded; never for ``initialize``, which the spec does not let a client cancel."""
+        if method == "initialize":
+            return
+        with anyio.move_on_after(CANCEL_TIMEOUT_S, shield=True):
+            try:
+                await self._cancelled(request_id, method)
+            except (WireError, RpcError) as exc:
+                logger.info("telling the server that %s (id %s) was abandoned failed (%s)", method, request_id, exc)
 
     def _new_request(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """The next request id, and the request with it."""

@@ -15,7 +15,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from mcp_testkit._eras import HANDSHAKE
 from mcp_testkit.bridge._handshake import initialize_params, initialized
-from mcp_testkit.bridge._rpc import BadReply, ConnectionLost, RpcSession, WireError
+from mcp_testkit.bridge._rpc import CANCEL_REASON, BadReply, ConnectionLost, RpcSession, WireError
 
 if TYPE_CHECKING:
     import mcp_types
@@ -145,16 +145,20 @@ class StdioSession(RpcSession):
         if self._stopped or self._process is None:
             raise ConnectionLost(f"is stopped, so {method} was not sent", sent=False)
         request_id, request = self._new_request(method, params)
-        with anyio.CancelScope(deadline=anyio.current_time() + self._read_timeout_s) as scope:
-            await self._send(request, method)
-            while True:
-                item = await self._receive(method)
-                if isinstance(item, dict) and "method" in item and "id" in item:
-                    await self._answer_server(item)
-                    continue
-                answer = self._answer_in(item, request_id)
-                if answer is not None:
-                    return answer
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + self._read_timeout_s) as scope:
+                await self._send(request, method)
+                while True:
+                    item = await self._receive(method)
+                    if isinstance(item, dict) and "method" in item and "id" in item:
+                        await self._answer_server(item)
+                        continue
+                    answer = self._answer_in(item, request_id)  # a late answer to an abandoned request: skipped
+                    if answer is not None:
+                        return answer
+        except anyio.get_cancelled_exc_class():
+            await self._abandoned(request_id, method)
+            raise
         assert scope.cancelled_caught
         logger.warning(
             "command server %r did not answer %s within read_timeout_s=%ss; stopping it",
@@ -166,6 +170,12 @@ class StdioSession(RpcSession):
         raise ConnectionLost(
             f"did not answer {method} within read_timeout_s={self._read_timeout_s}s, so it was stopped", sent=True
         )
+
+    async def _cancelled(self, request_id: int, method: str) -> None:
+        """On stdio (both eras): ``notifications/cancelled`` naming the request, while the server runs."""
+        if self.usable and self._process is not None:
+            params = {"requestId": request_id, "reason": CANCEL_REASON}
+            await self._send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}, method)
 
     async def _send(self, message: dict[str, Any], method: str) -> None:
         assert self._process is not None

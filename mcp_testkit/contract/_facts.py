@@ -30,7 +30,8 @@ class BridgeFacts:
     era: str = HANDSHAKE
     """The protocol era the run checks: 'handshake' or 'stateless' (2026-07-28)."""
     capabilities: frozenset[str] = frozenset()
-    """What the bridge has beyond the core ("approvals", "tool_cache"): the properties that need one apply."""
+    """What the bridge has beyond the core ("approvals", "tool_cache", "cancellation"): the properties needing one
+    apply."""
     cache_ttl_s: float | None = None
     """With "tool_cache": how long its cache keeps a listing."""
 
@@ -76,6 +77,7 @@ class BridgeFacts:
 _NEEDS = {
     "approvals": ("require_approval", "approve", "decline"),
     "tool_cache": ("use_tool_cache", "advance_cache_clock"),
+    "cancellation": (),
 }
 """The methods each capability promises (see `ApprovalAdapter` and `ToolCacheAdapter`)."""
 

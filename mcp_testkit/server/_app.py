@@ -127,8 +127,10 @@ class McpApp:
             return
         if method == "POST":
             if await usable_post(out):
-                era = _stateless if _stateless.serves_stateless(state, out.headers, out.message) else _handshake
-                await era.post(state, out)
+                if _stateless.serves_stateless(state, out.headers, out.message):
+                    await _stateless.post(state, out, receive)
+                else:
+                    await _handshake.post(state, out)
         elif method in ("GET", "DELETE"):
             era = _stateless if _stateless.serves_stateless(state, out.headers, None) else _handshake
             if method == "GET":

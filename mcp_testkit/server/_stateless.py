@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from mcp_testkit._eras import (
     CAPABILITIES_KEY,
     HANDSHAKE,
@@ -30,6 +32,7 @@ from mcp_testkit._eras import (
     error_status,
 )
 from mcp_testkit._param_headers import ABSENT, PARAM_HEADER_PREFIX, value_at
+from mcp_testkit._record import CANCELLED_BY_CLIENT
 from mcp_testkit.server._http import answer, faulted, header, kind_of
 from mcp_testkit.server._offerings import OFFERING_METHODS
 from mcp_testkit.server._paging import page_number
@@ -284,8 +287,12 @@ def decorate(state: ServerState, method: str, response: Any) -> None:
     response["result"] = fresh
 
 
-async def post(state: ServerState, out: Response) -> None:
-    """A 2026-07-28 request: checked, faulted, dispatched, answered; no session is read, made or echoed."""
+async def post(state: ServerState, out: Response, receive: Receive | None = None) -> None:
+    """A 2026-07-28 request: checked, faulted, dispatched, answered; no session is read, made or echoed.
+
+    A `tools/call` whose client closes the connection before its answer is cancelled (the era's cancellation:
+    closing the request's stream), and its record says so; `receive` tells of the close.
+    """
     record = out.record
     record.era = STATELESS
     record.session_id = None  # an older client's Mcp-Session-Id is ignored, as the spec says
@@ -325,7 +332,37 @@ async def post(state: ServerState, out: Response) -> None:
         decorate(state, method, response)
         return error_status(response)
 
-    await answer(state, message, out, call, effect, settle=settle)
+    if receive is None or method != "tools/call":
+        await answer(state, message, out, call, effect, settle=settle)
+        return
+    done = closed = False
+
+    async def watch(scope: anyio.CancelScope) -> None:
+        nonlocal closed
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        if not done:  # a close after the answer was sent cancels nothing
+            closed = True
+            scope.cancel()
+
+    failed: Exception | None = None
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch, group.cancel_scope)
+            try:
+                await answer(state, message, out, call, effect, settle=settle)
+            except Exception as exc:  # raised as it is, not in a group (a Drop in-process raises what httpx2 does)
+                failed = exc
+            done = True
+            group.cancel_scope.cancel()
+        if failed is not None:
+            raise failed
+    except anyio.get_cancelled_exc_class():
+        closed = not done  # in-process, the client's cancel reaches the server's task itself
+        raise
+    finally:
+        if closed:
+            record.error = f"{CANCELLED_BY_CLIENT}: it closed the request's stream (2026-07-28); nothing sent"
 
 
 async def _no_stream(state: ServerState, out: Response) -> None:

@@ -203,23 +203,34 @@ async def test_bridge_b_pauses_call_to_a_tool_no_longer_listed_is_not_sent(reent
     assert [r.rpc_method or r.http_method for r in server.journal.records[removed_at:]] == expected
 
 
-async def test_bridge_b_pauses_while_the_cache_lists_the_tool_the_server_answers() -> None:
-    """While the cached listing still has the tool, the approved call goes to the server and its error is the result."""
+@pytest.mark.parametrize("reenter", [False, True], ids=["pool-open", "pool-reentered"])
+async def test_an_approval_is_checked_against_the_current_listing_not_the_cached_one(era: str, reenter: bool) -> None:
+    """With the tool cache on (the default) and a fresh cached listing that still has the tool, approving a call
+    to a tool the server removed raises "no longer offered" and sends no call: the approval reads the server's
+    listing now, and the cache keeps that listing."""
     server = script_tools(TestMcpServer())
     with anyio.fail_after(LIMIT_S):
         async with server:
-            pool = ToolPool([config_for(server, require_approval="always")])
+            pool = ToolPool([config_for(server, require_approval="always", era=era)])
             async with pool:
                 paused = await _paused(pool)
-            server.remove_tool("create")
-            listings = len(server.journal.requests("tools/list"))
-            async with pool:
-                with pytest.raises(MCPToolError, match=r"JSON-RPC error -32602: Unknown tool: create") as caught:
-                    await pool.approve(paused.token)
-    assert caught.value.code == -32602
-    assert len(server.journal.requests("tools/list")) == listings, "the listing came from the cache"
-    assert [call.tool for call in server.journal.calls()] == ["create"]
+                server.remove_tool("create")
+                listings = len(server.journal.requests("tools/list"))
+                if not reenter:
+                    with pytest.raises(MCPToolError) as caught:
+                        await pool.approve(paused.token)
+            if reenter:
+                async with pool:  # its listing comes from the cache, which still has the tool
+                    listings = len(server.journal.requests("tools/list"))
+                    with pytest.raises(MCPToolError) as caught:
+                        await pool.approve(paused.token)
+            async with ToolPool([config_for(server, era=era)]) as later:  # the cache holds the listing read now
+                offered = [tool.name for tool in later.tools()]
+    assert str(caught.value) == "server 't': t.create is no longer offered by its MCP server"
+    assert len(server.journal.requests("tools/list")) > listings, "the approval read the server's listing"
+    assert server.journal.calls() == []
     assert server.executions() == 0
+    assert "t.create" not in offered
 
 
 async def test_bridge_b_approving_tool_calls_approved_write_is_never_resent() -> None:

@@ -27,6 +27,13 @@ from .conftest import LIMIT_S, config_for, script_tools
 
 pytestmark = pytest.mark.anyio
 
+KEEP_S = 3600
+
+
+def _cacheable(*args: Any, **options: Any) -> TestMcpServer:
+    """A server whose 2026-07-28 listings may be cached for an hour (`ttlMs`): the bridge's own TTL governs."""
+    return TestMcpServer(*args, cache_ttl_s=KEEP_S, **options)
+
 
 class Clock:
     """A monotonic clock that moves only when the test says so."""
@@ -58,7 +65,7 @@ async def _names(config: ServerConfig, **options: Any) -> list[str]:
 
 async def test_bridge_b_tool_cache_hit_connects_only_when_a_tool_is_called() -> None:
     """A miss connects and lists; a hit loads the same tools with no request, and connects at the first call."""
-    server = script_tools(TestMcpServer(page_size=2))
+    server = script_tools(_cacheable(page_size=2))
     with anyio.fail_after(LIMIT_S):
         async with server:
             config = config_for(server, era="handshake")  # its sessions show when it connects
@@ -78,7 +85,7 @@ async def test_bridge_b_tool_cache_hit_connects_only_when_a_tool_is_called() -> 
 
 async def test_bridge_b_tool_cache_keeps_only_schemas_never_results() -> None:
     """A hit loads each tool's description, schema and classification; every call still goes to the server."""
-    server = script_tools(TestMcpServer())
+    server = script_tools(_cacheable())
     server.tool("peek", description="Peek.", input_schema={"type": "object", "properties": {"q": {"type": "string"}}})
     with anyio.fail_after(LIMIT_S):
         async with server:
@@ -96,7 +103,7 @@ async def test_bridge_b_tool_cache_keeps_only_schemas_never_results() -> None:
 
 async def test_bridge_b_tool_cache_entries_are_isolated_by_credential(monkeypatch: pytest.MonkeyPatch) -> None:
     """One credential's cached listing is never served to another: a new credential lists for itself."""
-    server = script_tools(TestMcpServer())
+    server = script_tools(_cacheable())
     config_token = BearerToken(env="CACHE_TEST_TOKEN")
     with anyio.fail_after(LIMIT_S):
         async with server:
@@ -115,7 +122,7 @@ async def test_bridge_b_tool_cache_entries_are_isolated_by_credential(monkeypatc
 
 async def test_bridge_b_tool_cache_entries_are_isolated_by_endpoint_and_tool_lists() -> None:
     """Another URL, another allow list or another deny list is another entry, listed for itself."""
-    server = script_tools(TestMcpServer())
+    server = script_tools(_cacheable())
     with anyio.fail_after(LIMIT_S):
         async with server:
             configs = [
@@ -144,7 +151,7 @@ async def test_bridge_b_tool_cache_entries_are_isolated_by_endpoint_and_tool_lis
 async def test_bridge_b_tool_cache_entries_are_isolated_by_era() -> None:
     """A listing kept by a pool of one era is not served to a pool of another: a tool whose x-mcp-header mark is
     invalid is listed in the handshake era and left out in the 2026-07-28 era, each era listing for itself."""
-    server = script_tools(TestMcpServer())
+    server = script_tools(_cacheable())
     bad_mark = {"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}}
     server.tool("measure", read_only=True, input_schema=bad_mark, returns="measured")
     with anyio.fail_after(LIMIT_S):
@@ -160,7 +167,7 @@ async def test_bridge_b_tool_cache_entries_are_isolated_by_era() -> None:
 
 async def test_bridge_b_tool_cache_never_hides_a_change_past_its_ttl(clock: Clock) -> None:
     """Within ttl_s a hit serves the listing it kept; at ttl_s the entry is gone and the server is listed again."""
-    server = script_tools(TestMcpServer())
+    server = script_tools(_cacheable())
     with anyio.fail_after(LIMIT_S):
         async with server:
             config = config_for(server)
@@ -175,7 +182,7 @@ async def test_bridge_b_tool_cache_never_hides_a_change_past_its_ttl(clock: Cloc
 
 async def test_bridge_b_tool_cache_configure_ttl_and_max_entries(clock: Clock) -> None:
     """configure(ttl_s=...) shortens the life of entries; max_entries drops the least recently used."""
-    servers = [script_tools(TestMcpServer(f"s{n}")) for n in range(3)]
+    servers = [script_tools(_cacheable(f"s{n}")) for n in range(3)]
     ToolCache.configure(ttl_s=10, max_entries=2)
     with anyio.fail_after(LIMIT_S):
         async with servers[0], servers[1], servers[2]:
@@ -197,7 +204,7 @@ async def test_bridge_b_tool_cache_configure_ttl_and_max_entries(clock: Clock) -
 
 async def test_bridge_b_tool_cache_clear_and_disabled_per_pool() -> None:
     """clear() forgets every listing; a pool built with cache=False lists at entry and keeps nothing."""
-    server = script_tools(TestMcpServer())
+    server = script_tools(_cacheable())
     with anyio.fail_after(LIMIT_S):
         async with server:
             config = config_for(server)
@@ -214,7 +221,7 @@ async def test_bridge_b_tool_cache_clear_and_disabled_per_pool() -> None:
 
 async def test_bridge_b_tool_cache_keeps_no_failed_listing() -> None:
     """A listing that failed is not kept: the next pool lists again and loads the whole catalogue."""
-    server = script_tools(TestMcpServer(page_size=1))
+    server = script_tools(_cacheable(page_size=1))
     with anyio.fail_after(LIMIT_S):
         async with server:
             config = config_for(server)
@@ -227,7 +234,7 @@ async def test_bridge_b_tool_cache_keeps_no_failed_listing() -> None:
 
 async def test_bridge_b_tool_cache_hit_still_reads_credentials_at_connect(monkeypatch: pytest.MonkeyPatch) -> None:
     """On a hit a missing credential variable still fails start-up, naming it, before anything is sent."""
-    server = script_tools(TestMcpServer())
+    server = script_tools(_cacheable())
     with anyio.fail_after(LIMIT_S):
         async with server:
             config = config_for(server, auth=BearerToken(env="CACHE_TEST_TOKEN"))
@@ -242,7 +249,7 @@ async def test_bridge_b_tool_cache_hit_still_reads_credentials_at_connect(monkey
 
 async def test_bridge_b_tool_cache_hit_checks_approval_names_against_the_kept_listing() -> None:
     """require_approval naming a tool absent from a cached listing still fails at connect, with no request."""
-    server = script_tools(TestMcpServer())
+    server = script_tools(_cacheable())
     with anyio.fail_after(LIMIT_S):
         async with server:
             await _names(config_for(server))
@@ -254,7 +261,7 @@ async def test_bridge_b_tool_cache_hit_checks_approval_names_against_the_kept_li
 
 async def test_bridge_b_tool_cache_in_process_transport_is_part_of_the_endpoint() -> None:
     """Through a transport of its own the URL names no endpoint: each transport has its entries, reused by it."""
-    first, second = script_tools(TestMcpServer("one")), TestMcpServer("two")
+    first, second = script_tools(_cacheable("one")), _cacheable("two")
     second.tool("other")
     to_first, to_second = httpx2.ASGITransport(app=first.asgi_app), httpx2.ASGITransport(app=second.asgi_app)
     config = ServerConfig(name="t", url="http://127.0.0.1/mcp")
@@ -289,3 +296,22 @@ def test_bridge_b_tool_cache_is_process_level() -> None:
         ToolCache()
     with pytest.raises(TypeError, match="cache takes True"):
         ToolPool([], cache="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("ttl_ms", "kept_s"), [(0, 0.0), (20_000, 20.0), (3_600_000, 300.0)])
+async def test_a_listing_is_cached_no_longer_than_the_server_s_ttl_ms(clock: Clock, ttl_ms: int, kept_s: float) -> None:
+    """2026-07-28: a listing is kept for the shorter of the cache's TTL and the server's `ttlMs`; `ttlMs: 0` is never
+    kept. The handshake era's listings carry no `ttlMs`: there the cache's TTL alone governs."""
+    server = script_tools(TestMcpServer(cache_ttl_s=ttl_ms / 1000))
+    with anyio.fail_after(LIMIT_S):
+        async with server:
+            stateless, handshake = config_for(server, era="stateless"), config_for(server, era="handshake")
+            await _names(stateless)
+            await _names(handshake)
+            server.remove_tool("create")
+            if kept_s:
+                clock.now += kept_s - 0.1
+                assert await _names(stateless) == ["search", "create", "upsert"], "kept within its ttlMs"
+            clock.now += 0.1
+            assert await _names(stateless) == ["search", "upsert"], "not kept past the server's ttlMs"
+            assert await _names(handshake) == ["search", "create", "upsert"] if kept_s < 300 else ["search", "upsert"]

@@ -235,7 +235,7 @@ async def test_cache_keys_hold_a_hash_of_the_credential_never_the_credential(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The tool cache keys a listing by keyed hashes of URL and credential: no key, repr or log shows either."""
-    server = _guarded(script_tools(TestMcpServer()))
+    server = _guarded(script_tools(TestMcpServer(cache_ttl_s=3600)))  # a listing 2026-07-28 lets it keep
     with anyio.fail_after(LIMIT_S):
         async with server:
             # httpx2 logs URLs at INFO (see docs/bridge.md), so the URL's secret is another value, checked in keys only

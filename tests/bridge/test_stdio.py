@@ -396,3 +396,24 @@ async def test_bridge_b_what_it_costs_caches_a_command_server_by_command_argumen
     assert server.methods().count("initialize") == 3
     assert len(ToolCache.keys()) == 2
     assert all("s3cret" not in repr(key) for key in ToolCache.keys())
+
+
+async def test_an_abandoned_call_is_cancelled_on_stdio_and_a_late_answer_is_skipped(tmp_path: Path) -> None:
+    """Stdio: the application's cancel scope ends a call; the bridge writes notifications/cancelled with its id,
+    the server's late answer to it is skipped, and the next call gets its own answer."""
+    server = StdioServer(
+        tmp_path,
+        TOOLS
+        + """
+    server.inject(faults.LateAnswer(seconds=0.5), tool="search", times=1)
+""",
+    )
+    with anyio.fail_after(LIMIT_S):
+        async with ToolPool([server.config()], cache=False) as pool:
+            with anyio.move_on_after(0.2):
+                await pool.call("local.search", {"q": "first"})
+            assert await pool.call("local.create", {"title": "x"}) == "created"
+    records = server.records()
+    [first] = [r for r in records if r["rpc_method"] == "tools/call" and r["tool"] == "search"]
+    [note] = [r for r in records if r["rpc_method"] == "notifications/cancelled"]
+    assert note["message"]["params"]["requestId"] == first["rpc_id"]

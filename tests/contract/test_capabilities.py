@@ -46,19 +46,22 @@ class _Minimal:
         return None
 
 
-def test_p8_and_p9_need_their_capability() -> None:
-    """P8 needs "approvals" and P9 "tool_cache"; every other property needs nothing beyond the core."""
+def test_p8_p9_p10_and_p14_need_their_capability() -> None:
+    """P8 needs "approvals", P9 and P14 "tool_cache", P10 "cancellation"; every other property needs nothing more."""
     assert {pid: prop.requires for pid, prop in PROPERTIES.items() if prop.requires} == {
         "P8": "approvals",
         "P9": "tool_cache",
+        "P10": "cancellation",
+        "P14": "tool_cache",
     }
 
 
 def test_the_shipped_adapters_declare_what_their_bridges_have() -> None:
-    """The reference bridge has both; with a pool per call it keeps no paused call; the SDK client has neither."""
-    assert ReferenceBridgeAdapter.capabilities == {"approvals", "tool_cache"}
-    assert PerCallReferenceAdapter.capabilities == {"tool_cache"}
-    assert getattr(SdkClientAdapter, "capabilities", frozenset()) == frozenset()
+    """The reference bridge has all three; with a pool per call it keeps no paused call; the SDK client can only
+    be cancelled (its host forwards the application's cancel to the client's task)."""
+    assert ReferenceBridgeAdapter.capabilities == {"approvals", "tool_cache", "cancellation"}
+    assert PerCallReferenceAdapter.capabilities == {"tool_cache", "cancellation"}
+    assert SdkClientAdapter.capabilities == {"cancellation"}
     assert isinstance(ReferenceBridgeAdapter(), ApprovalAdapter)
     assert isinstance(ReferenceBridgeAdapter(), ToolCacheAdapter)
     assert isinstance(_Minimal(), BridgeAdapter)
@@ -68,18 +71,21 @@ def test_the_shipped_adapters_declare_what_their_bridges_have() -> None:
 def test_a_property_needing_a_capability_the_adapter_lacks_is_not_applicable() -> None:
     """Without the capability, P8 and P9 run nothing and are "not_applicable" (n/a) in both eras, with a note
     saying why, which the coverage line repeats."""
-    results = run_contract(_Minimal, properties=["P8", "P9"])
+    results = run_contract(_Minimal, properties=["P8", "P9", "P10"])
     assert [(r.property_id, r.era, r.status, r.mark, r.examples) for r in results] == [
         ("P8", "handshake", "not_applicable", "n/a", 0),
         ("P9", "handshake", "not_applicable", "n/a", 0),
+        ("P10", "handshake", "not_applicable", "n/a", 0),
         ("P8", "stateless", "not_applicable", "n/a", 0),
         ("P9", "stateless", "not_applicable", "n/a", 0),
+        ("P10", "stateless", "not_applicable", "n/a", 0),
     ]
     assert not any(r.passed or r.failed or r.error or r.applies for r in results)
     assert results[0].notes == ("it needs the 'approvals' capability, which the adapter does not declare",)
     assert results[1].coverage_line() == (
         "no examples: it needs the 'tool_cache' capability, which the adapter does not declare"
     )
+    assert results[2].notes == ("it needs the 'cancellation' capability, which the adapter does not declare",)
 
 
 def test_not_applicable_has_one_meaning_for_an_era_and_a_capability() -> None:
@@ -101,7 +107,7 @@ def test_not_applicable_has_one_meaning_for_an_era_and_a_capability() -> None:
     [
         (("approvals",), "it declares 'approvals' but has no require_approval, approve, decline"),
         (("tool_cache",), "it declares 'tool_cache' but has no use_tool_cache, advance_cache_clock"),
-        (("teleport",), "unknown capabilities ['teleport']; known: approvals, tool_cache"),
+        (("teleport",), "unknown capabilities ['teleport']; known: approvals, tool_cache, cancellation"),
         ("approvals", "capabilities must be a collection of names"),
     ],
 )

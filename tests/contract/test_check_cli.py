@@ -59,7 +59,7 @@ def test_default_run_opens_saying_what_it_compares(default_run: subprocess.Compl
     """The first line names the properties, the bridges, the eras and the example count, and says that the SDK
     client's failures are expected, before any of them is printed."""
     first = default_run.stdout.splitlines()[0]
-    assert first.startswith("mcp-testkit check: 10 properties (P1-P9) against reference, sdk-client (auto), ")
+    assert first.startswith("mcp-testkit check: 12 properties (P1-P14) against reference, sdk-client (auto), ")
     assert "20 examples per property" in first
     assert "the SDK client's failures below are known and expected" in first
 
@@ -118,6 +118,10 @@ def test_default_run_prints_the_matrix(default_run: subprocess.CompletedProcess[
         ("P8", "stateless"): ["holds", "n/a", "n/a"],
         ("P9", "handshake"): ["holds", "n/a", "n/a"],
         ("P9", "stateless"): ["holds", "n/a", "n/a"],
+        ("P10", "handshake"): ["holds", "holds", "holds"],
+        ("P10", "stateless"): ["holds", "holds", "fell back"],
+        ("P14", "handshake"): ["holds", "n/a", "n/a"],
+        ("P14", "stateless"): ["holds", "n/a", "n/a"],
     }
 
 
@@ -143,10 +147,10 @@ def test_default_run_prints_counterexamples(default_run: subprocess.CompletedPro
 
 
 def test_default_run_closes_with_what_was_expected(default_run: subprocess.CompletedProcess[str]) -> None:
-    """The last line says which verdicts were expected, era by era, that P8 and P9 do not apply to the SDK client
+    """The last line says which verdicts were expected, era by era, that P8, P9 and P14 do not apply to the SDK client
     (never that it holds them), and that none was unexpected."""
     last = default_run.stdout.strip().splitlines()[-1]
-    not_applicable = ", and P8, P9 do not apply to it (its adapter declares no capability they need)"
+    not_applicable = ", and P8, P9, P14 do not apply to it (its adapter declares no capability they need)"
     assert last.startswith(
         "Expected: reference holds every property checked in both eras; sdk-client (auto) fails P1, P4, P5, P6 in "
         "the handshake era and fails P1, P4, P6 in the stateless era, as documented ("
@@ -239,11 +243,11 @@ def test_bad_adapter_spec_is_a_clear_error(spec: str, message: str) -> None:
 
 def test_unknown_property_is_a_clear_error() -> None:
     """--property with an unknown id exits 2 naming it and the known properties, before any checking."""
-    done = _check("--property", "P10", "--examples", "1")
+    done = _check("--property", "P99", "--examples", "1")
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.strip() == (
-        "mcp-testkit check: unknown property 'P10'; known: P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9"
+        "mcp-testkit check: unknown property 'P99'; known: P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P14"
     )
 
 

@@ -28,6 +28,7 @@ from mcp_testkit.bridge import (
     _handshake,
     _link,
     _pool,
+    _rpc,
     _stateless,
 )
 from mcp_testkit.bridge._handshake import McpSession
@@ -371,6 +372,89 @@ def test_mutant_caching_past_the_ttl_fails_p9(monkeypatch: pytest.MonkeyPatch) -
         r"a cache hit hid a catalogue change: it served a listing \d+ s old, past the TTL of 300 s", counterexample
     )
     assert _requests_in(counterexample) <= 10, counterexample
+
+
+def test_mutant_listing_again_but_offering_its_first_listing_fails_p9(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that lists the tools again when its cache expires but keeps offering the listing it read first
+    fails P9: what it offers after a listing is judged, not that a tools/list went out."""
+    first: dict[str, Any] = {}
+    listing = _pool.ToolPool._listing
+
+    async def keeps_its_first_listing(self: Any, link: Any, *, refresh: bool, from_cache: bool = True) -> Any:
+        listed = await listing(self, link, refresh=refresh, from_cache=from_cache)
+        return first.setdefault(repr(self._cache_key(link.config)), listed)
+
+    monkeypatch.setattr(_pool.ToolPool, "_listing", keeps_its_first_listing)
+    counterexample = _check("P9")
+    assert "the bridge listed the tools again but offers another listing than the one it read" in counterexample
+    assert _requests_in(counterexample) <= 12, counterexample
+
+
+# -- P10 -----------------------------------------------------------------------------------------------
+
+
+def test_mutant_never_telling_the_server_of_an_abandoned_call_fails_p10(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that drops an abandoned call without a word (no notifications/cancelled) fails P10 at once."""
+
+    async def say_nothing(self: Any, request_id: int, method: str) -> None:
+        return None
+
+    monkeypatch.setattr(_rpc.RpcSession, "_abandoned", say_nothing)
+    counterexample = _check("P10")
+    assert "the bridge never told the server: no notifications/cancelled named the abandoned call" in counterexample
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
+def test_mutant_cancelling_the_wrong_request_fails_p10(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge whose notifications/cancelled names the next request id instead of the abandoned one fails P10."""
+    cancelled = McpSession._cancelled
+
+    async def off_by_one(self: Any, request_id: int, method: str) -> None:
+        await cancelled(self, request_id + 1, method)
+
+    monkeypatch.setattr(McpSession, "_cancelled", off_by_one)
+    counterexample = _check("P10")
+    assert re.search(r"notifications/cancelled named another request \(#\d+ requestId=(\d+) ", counterexample)
+    assert "not the abandoned call (id " in counterexample
+
+
+# -- P14 -----------------------------------------------------------------------------------------------
+
+
+def test_mutant_ignoring_list_changed_fails_p14(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge deaf to notifications/tools/list_changed keeps the pages it read before the change; P14 fails it."""
+    monkeypatch.setattr(_rpc, "LIST_CHANGED", "notifications/never-heard")
+    counterexample = _check("P14")
+    assert "the bridge offers tools the server no longer lists: list_changed during its listing" in counterexample
+    assert "CatalogueChange" in counterexample
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
+def test_mutant_caching_past_the_server_s_ttl_ms_fails_p14_in_the_stateless_era(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cache that keeps every listing for its own TTL, whatever the server's ttlMs, fails P14 in 2026-07-28."""
+    put = ToolCache.put.__func__  # type: ignore[attr-defined]
+
+    def ignoring_ttl_ms(cls: Any, key: Any, tools: list[Any], ttl_s: float | None = None) -> None:
+        put(cls, key, tools)
+
+    monkeypatch.setattr(ToolCache, "put", classmethod(ignoring_ttl_ms))
+    counterexample = _check("P14", "stateless")
+    assert "a cache hit served a listing past the server's ttlMs" in counterexample
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
+def test_mutant_approving_against_the_cached_listing_fails_p14(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference bridge's old approval bug: the approval reads the cached listing and sends a removed tool."""
+    listing = _pool.ToolPool._listing
+
+    async def always_cached(self: Any, link: Any, *, refresh: bool, from_cache: bool = True) -> Any:
+        return await listing(self, link, refresh=refresh)
+
+    monkeypatch.setattr(_pool.ToolPool, "_listing", always_cached)
+    counterexample = _check("P14")
+    assert "an approval was checked against a stale listing: 'b', which the server no longer lists" in counterexample
 
 
 # -- the unbroken bridge ---------------------------------------------------------------------------------

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import gc
 import json
+import threading
 
+import anyio
 import pytest
 
 from mcp_testkit import Headers, Journal, TestMcpServer, ToolError, faults
 
-from ._support import LATEST, Stateless, rpc, serving
+from ._support import LATEST, LIMIT_S, Stateless, rpc, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -314,3 +316,86 @@ def test_rows_replace_their_own_records_whatever_order_requests_finish_in() -> N
     assert all(type(item) is tuple for item in journal._records)
     assert journal.records == records[1:]
     assert journal.dropped == 1
+
+
+def _slow_server() -> tuple[TestMcpServer, threading.Event]:
+    """A server whose 'slow' tool waits until cancelled, and the event it sets once it runs."""
+    server = TestMcpServer("j")
+    running = threading.Event()
+
+    @server.tool("slow", read_only=True)
+    async def slow(arguments: dict[str, object]) -> str:
+        running.set()
+        await anyio.sleep(LIMIT_S * 2)
+        return "too late"
+
+    server.tool("search", read_only=True, returns="found")
+    return server, running
+
+
+async def _until(running: threading.Event) -> None:
+    assert await anyio.to_thread.run_sync(running.wait, LIMIT_S), "the tool never ran"
+
+
+async def test_a_cancel_notification_names_the_call_it_cancels(via: str) -> None:
+    """Handshake era: `Record.cancels` is the id a notifications/cancelled names; `cancelled()` finds that call."""
+    server, running = _slow_server()
+    async with serving(server, via) as wire:
+        await wire.initialize()
+        with anyio.fail_after(LIMIT_S):
+            async with anyio.create_task_group() as group:
+                group.start_soon(wire.post, rpc("tools/call", {"name": "slow", "arguments": {}}, 7))
+                await _until(running)
+                notification = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+                assert (await wire.post(notification)).status_code == 202
+            await wire.call("search", request_id=8)
+    note = server.journal.requests("notifications/cancelled")[0]
+    assert note.cancels == 7
+    assert server.journal.requests("tools/call", tool="search")[0].cancels is None
+    [call] = server.journal.assert_cancelled("slow")
+    assert (call.rpc_id, call.tool, call.session_id) == (7, "slow", note.session_id)
+    assert server.journal.assert_cancelled(request_id=7) == [call]
+    assert server.journal.cancellations() == [(note, call)]
+    with pytest.raises(AssertionError) as failure:
+        server.journal.assert_cancelled("search")
+    message = str(failure.value)
+    assert message.startswith("expected the client to cancel a call of tool 'search', it did not")
+    assert f"#{note.seq} notifications/cancelled -> #{call.seq} tools/call slow (id 7)" in message
+    assert "id=8" in message  # the calls that did arrive
+
+
+async def test_a_cancel_naming_no_request_cancels_nothing(via: str) -> None:
+    """A notifications/cancelled naming an id never sent links to no record; assert_cancelled says so."""
+    server, _running = _slow_server()
+    async with serving(server, via) as wire:
+        await wire.initialize()
+        await wire.call("search", request_id=3)
+        notification = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}}
+        await wire.post(notification)
+    [(note, target)] = server.journal.cancellations()
+    assert (note.cancels, target) == (99, None)
+    assert server.journal.cancelled() == []
+    with pytest.raises(AssertionError, match=r"-> no request \(id 99\)"):
+        server.journal.assert_cancelled(request_id=99)
+
+
+async def test_closing_a_stateless_call_s_stream_is_its_cancellation(via: str) -> None:
+    """2026-07-28: a call whose client closes its stream before the answer is cancelled and recorded as such."""
+    server, running = _slow_server()
+    async with serving(server, via) as wire:
+        modern = Stateless(wire)
+        with anyio.fail_after(LIMIT_S):
+            async with anyio.create_task_group() as group:
+                group.start_soon(modern.post, "tools/call", {"name": "slow", "arguments": {}}, 5)
+                await _until(running)
+                group.cancel_scope.cancel()
+            await anyio.to_thread.run_sync(
+                lambda: server.journal.wait_for(lambda j: j.calls("slow")[0].error is not None, LIMIT_S)
+            )
+            assert await modern.result("tools/call", {"name": "search", "arguments": {}}, 6)
+    [call] = server.journal.assert_cancelled("slow", request_id=5)
+    assert call.cancelled_by_client
+    assert call.era == "stateless"
+    assert call.error == "cancelled by the client: it closed the request's stream (2026-07-28); nothing sent"
+    assert server.journal.cancellations() == [(call, call)]
+    assert not server.journal.calls("search")[0].cancelled_by_client

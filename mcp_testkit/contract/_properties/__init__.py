@@ -1,4 +1,4 @@
-"""The registry of the properties P1-P9 and P5s: one module each, holding the inputs it draws, the cases it
+"""The registry of the properties P1-P10, P14 and P5s: one module each, holding the inputs it draws, the cases it
 declares (every fault class and call kind it covers, run before any random draw), the eras and adapter
 capability it needs, the check of one example and the words of its row in docs/contract.md.
 
@@ -25,8 +25,12 @@ from mcp_testkit.contract._properties.p6_fault_kinds import expected_kinds
 from mcp_testkit.contract._properties.p7_rendering import PROPERTY as P7
 from mcp_testkit.contract._properties.p8_approvals import PROPERTY as P8
 from mcp_testkit.contract._properties.p9_tool_cache import PROPERTY as P9
+from mcp_testkit.contract._properties.p10_cancellation import PROPERTY as P10
+from mcp_testkit.contract._properties.p14_fresh_listings import PROPERTY as P14
 
 __all__ = ["CALL_KINDS", "PROPERTIES", "Property", "expected_kinds", "fault_label", "late_answer", "legal_in", "place"]
 
-PROPERTIES: dict[str, Property] = {prop.property_id: prop for prop in (P1, P2, P3, P4, P5, P5S, P6, P7, P8, P9)}
+PROPERTIES: dict[str, Property] = {
+    prop.property_id: prop for prop in (P1, P2, P3, P4, P5, P5S, P6, P7, P8, P9, P10, P14)
+}
 """Every property by its id, in the order of the docs' table and of a run."""

@@ -62,6 +62,9 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
     assert ttl is not None
     cached: Any = adapter
     cached.use_tool_cache()
+    # Listings of 2026-07-28 say how long they may be kept (ttlMs): longer than the bridge's TTL, which P9 judges
+    # (P14 judges a shorter one).
+    server.cache_ttl_s = ttl * 2
     catalogue = ["a", "b"]
     for name in catalogue:
         server.tool(name, returns="ok")
@@ -84,11 +87,17 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
         if outcome.kind != "ok":
             raise h.fail("the bridge could not connect to a healthy server", outcome=outcome)
         loaded = sorted(await adapter.list_tools())
+        facts_ = {"credential": value, "loaded": loaded, "catalogue": catalogue, "clock": f"{now:g} s (TTL {ttl:g} s)"}
         if any(r.rpc_method == "tools/list" for r in server.journal.records[mark:]):
-            listed.append((value, now, loaded))
+            # What the server answered, not what the adapter reports: a bridge that lists again but keeps
+            # offering its old listing is judged by what it offers after the listing it just read.
+            listed.append((value, now, sorted(catalogue)))
+            if loaded != sorted(catalogue):
+                raise h.fail("the bridge listed the tools again but offers another listing than the one it read",
+                             **facts_)
+            continue
         if loaded == sorted(catalogue):
             continue
-        facts_ = {"credential": value, "loaded": loaded, "catalogue": catalogue, "clock": f"{now:g} s (TTL {ttl:g} s)"}
         if any(cred == value and names == loaded and now - at <= ttl for cred, at, names in listed):
             continue  # its own listing, within the TTL: a hit may serve it
         others = [cred for cred, at, names in listed if cred != value and names == loaded and now - at <= ttl]

@@ -1,0 +1,203 @@
+"""P14 (for adapters declaring "tool_cache"): a bridge that caches its tool listing offers the current one once the
+server said it changed (`notifications/tools/list_changed`) or its `ttlMs` has passed (2026-07-28), and checks an
+approval against the listing the server gives now."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hypothesis import strategies as st
+
+from mcp_testkit import faults
+from mcp_testkit._eras import STATELESS
+from mcp_testkit.contract._properties._property import Inputs, Property
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
+
+    from mcp_testkit.adapters import BridgeAdapter
+    from mcp_testkit.contract._harness import BridgeFacts, ContractHarness
+
+__all__ = ["PROPERTY"]
+
+_SERVER_TTLS = (0.0, 0.2, 0.5)
+"""The server's `ttlMs` (2026-07-28), in fractions of the bridge's own cache TTL."""
+_AGES = (0.1, 0.3, 0.6)
+"""How far the cache's clock moves in one step, in fractions of the bridge's own cache TTL."""
+_STEPS = ("connect", "change", "announce", "approve")
+_FIRST = ("a", "b")
+"""The catalogue at the start of an example; each change adds a tool and drops the oldest, two tools on two pages."""
+
+
+def _cases(facts: BridgeFacts) -> list[Inputs]:
+    def case(server_ttl: float, *steps: Any) -> Inputs:
+        return {"server_ttl": server_ttl, "steps": list(steps)}
+
+    connect, change, announce = ("connect", 0.0), ("change", 0.0), ("announce", 0.0)
+    advance = {age: ("advance", age) for age in _AGES}
+    past = (advance[0.6], advance[0.6])  # past the bridge's own TTL: it lists again
+    cases = [
+        # list_changed on the listing's own stream: the pages read before it are stale.
+        case(0.5, announce, connect, connect),
+        case(0.5, connect, *past, announce, connect, connect),
+        case(0.5, announce, connect, connect, change, *past, connect),
+        # silent changes: a hit may serve the listing within the bridge's TTL, never past it
+        case(0.5, connect, connect, change, connect),
+        case(0.5, change, connect, advance[0.3], connect),
+        case(0.5, connect, change, advance[0.6], connect, advance[0.6], connect),
+        case(0.5, connect, *past, change, connect),
+        case(0.5, connect, advance[0.3], connect, advance[0.6], change, connect, advance[0.3], connect),
+    ]
+    if facts.era == STATELESS:
+        cases += [
+            case(0.0, connect, change, connect),  # ttlMs 0: never served from the cache
+            case(0.2, connect, change, advance[0.1], connect, advance[0.1], connect),  # past ttlMs, within its TTL
+            case(0.5, connect, change, advance[0.3], connect, advance[0.3], connect),
+        ]
+    if "approvals" in facts.capabilities:
+        cases.append(case(0.5, connect, ("approve", 0.0)))
+    return cases
+
+
+def _strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
+    # Approvals run as a declared case only: a gate names the tools listed at connect, which later steps change.
+    step = st.tuples(st.sampled_from(_STEPS[:3]), st.just(0.0)) | st.tuples(st.just("advance"), st.sampled_from(_AGES))
+    server_ttl = st.sampled_from(_SERVER_TTLS) if facts.era == STATELESS else st.just(0.5)
+    return {"server_ttl": server_ttl, "steps": st.lists(step, min_size=1, max_size=7)}
+
+
+def _labels(inputs: Inputs) -> list[str]:
+    names = {"announce": "list_changed", "change": "silent change", "approve": "approval after a removal"}
+    labels = {names.get(kind, kind) for kind, _ in inputs["steps"] if kind != "advance"}
+    return sorted(labels | {f"ttlMs {inputs['server_ttl']:g} TTL"})
+
+
+class _Catalogue:
+    """The listings the server gave the bridge, on the cache's clock, and the server's TTL in seconds."""
+
+    def __init__(self, h: ContractHarness, facts: BridgeFacts, server_ttl: float) -> None:
+        self.h = h
+        self.ttl = facts.cache_ttl_s or 0.0
+        self.server_ttl = server_ttl * self.ttl if facts.era == STATELESS else None
+        self.changes = 0
+        self.now = 0.0
+        self.fresh: list[tuple[float, list[str]]] = []
+        """The listings the bridge read and may still serve from its cache: when, and what they held."""
+        for name in _FIRST:
+            h.server.tool(name, returns="ok")
+
+    def change(self, *, silently: bool) -> None:
+        """Add a tool and drop the oldest: now, or announced on the stream of the next listing, which it interrupts."""
+        self.changes += 1
+        server = self.h.server
+        new, gone = f"c{self.changes}", next(iter(server.tools))
+        if silently:
+            server.tool(new, returns="ok")
+            server.remove_tool(gone)
+        else:
+            server.inject(faults.CatalogueChange(page=2, add=(new,), remove=(gone,)), times=1)
+
+    def may_serve(self, offered: list[str]) -> bool:
+        """Whether a cache hit may offer `offered`: a listing read within both TTLs, with no announced change since."""
+        limit = self.ttl if self.server_ttl is None else min(self.ttl, self.server_ttl)
+        return any(names == offered and self.now - at < limit for at, names in self.fresh)
+
+
+async def _connect(h: ContractHarness, adapter: BridgeAdapter, catalogue: _Catalogue, index: int) -> None:
+    server = h.server
+    mark = len(server.journal)
+    fired = len(h.fired())
+    outcome = await adapter.connect(h.url, {})
+    listed = any(r.rpc_method == "tools/list" for r in server.journal.records[mark:])
+    announced = len(h.fired()) > fired
+    current = sorted(server.tools)
+    if announced:
+        catalogue.fresh.clear()  # the server said the listing changed: nothing read before may be served
+    facts_: dict[str, Any] = {"connect": index, "outcome": outcome, "catalogue": current,
+                              "clock": f"{catalogue.now:g} s (cache TTL {catalogue.ttl:g} s)"}
+    if catalogue.server_ttl is not None:
+        facts_["server ttlMs"] = f"{catalogue.server_ttl * 1000:g}"
+    if outcome.kind != "ok":
+        if announced:
+            return  # the listing was interrupted by list_changed: failing the connect offers nothing stale
+        raise h.fail("the bridge could not connect to a healthy server", **facts_)
+    offered = sorted(await adapter.list_tools())
+    facts_["offered"] = offered
+    if listed:
+        if offered != current:
+            why = "list_changed during its listing announced them stale" if announced else "it just read another"
+            raise h.fail(f"the bridge offers tools the server no longer lists: {why}", **facts_)
+        catalogue.fresh.append((catalogue.now, offered))
+        return
+    if offered != current and not catalogue.may_serve(offered):
+        if catalogue.server_ttl is not None and any(names == offered for _, names in catalogue.fresh):
+            raise h.fail("a cache hit served a listing past the server's ttlMs", **facts_)
+        raise h.fail("a cache hit served a listing the server announced as changed, or past its TTL", **facts_)
+
+
+async def _approve(h: ContractHarness, adapter: Any, catalogue: _Catalogue) -> None:
+    """Pause a call of a listed tool, remove the tool at the server, approve: nothing may be sent."""
+    server = h.server
+    gated = list(server.tools)[-1]
+    outcome = await adapter.call(gated, {})
+    if outcome.kind != "approval_required":
+        raise h.fail(f"a call of {gated!r}, gated for approval, was not paused", outcome=outcome)
+    server.remove_tool(gated)
+    mark = len(server.journal)
+    approved = await adapter.approve(outcome.text)
+    sent = [r for r in server.journal.records[mark:] if r.rpc_method == "tools/call" and r.tool == gated]
+    if sent or approved.kind == "ok":
+        raise h.fail(
+            f"an approval was checked against a stale listing: {gated!r}, which the server no longer lists, was "
+            "sent when approved",
+            approved=approved,
+            sent=", ".join(f"#{r.seq}" for r in sent) or "nothing",
+        )
+
+
+async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, inputs: Inputs) -> None:
+    server = h.server
+    cached: Any = adapter
+    cached.use_tool_cache()
+    server.page_size = 1
+    catalogue = _Catalogue(h, facts, inputs["server_ttl"])
+    if catalogue.server_ttl is not None:
+        server.cache_ttl_s = catalogue.server_ttl
+    steps = inputs["steps"]
+    if any(kind == "approve" for kind, _ in steps):
+        cached.require_approval(list(_FIRST))
+    connects = 0
+    for kind, value in steps:
+        if kind == "advance":
+            cached.advance_cache_clock(value * catalogue.ttl)
+            catalogue.now += value * catalogue.ttl
+        elif kind in ("change", "announce"):
+            catalogue.change(silently=kind == "change")
+        elif kind == "approve":
+            if connects:
+                await _approve(h, adapter, catalogue)
+        else:
+            connects += 1
+            await _connect(h, adapter, catalogue, connects)
+
+
+PROPERTY = Property(
+    "P14",
+    "A cached listing gives way to the current one: list_changed, ttlMs, approvals",
+    "cached_listings_stay_fresh",
+    "catalogue changes announced by `notifications/tools/list_changed` on a listing's stream and silent ones; the "
+    "server's `ttlMs` (2026-07-28) shorter than the bridge's TTL, 0 included; approving a call of a tool removed "
+    "since it was paused",
+    _strategies,
+    _cases,
+    _labels,
+    _check,
+    requires="tool_cache",
+    guarantee=(
+        "A bridge that caches its tool listing offers the server's current tools once the server announced a "
+        "change (`notifications/tools/list_changed`) or its listing's `ttlMs` (2026-07-28) has passed, and an "
+        "approved call goes only to a tool the server lists now. Judged by the tools the bridge offers, not by "
+        'whether a `tools/list` went out. Applies to adapters declaring `"tool_cache"`.'
+    ),
+    breaks="ignoring list_changed; caching past ttlMs; approving against the cached listing",
+)
