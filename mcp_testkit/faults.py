@@ -26,6 +26,7 @@ from mcp_testkit._fault_rules import MisplacedFault, Rule
 from mcp_testkit._fault_rules import describe as describe
 from mcp_testkit._fault_rules import misplaced as misplaced
 from mcp_testkit._fault_rules import rule_for as rule_for
+from mcp_testkit._fault_waits import Dribble, HugeResult, NeverAnswer, ProgressOnly, StopReading
 
 __all__ = [
     "ERAS",
@@ -35,6 +36,7 @@ __all__ = [
     "Crash",
     "Delay",
     "DiscoverError",
+    "Dribble",
     "Drop",
     "DuplicateTool",
     "EmptyCursor",
@@ -47,6 +49,7 @@ __all__ = [
     "Fault",
     "HeaderMismatch",
     "HttpStatus",
+    "HugeResult",
     "InvalidCursor",
     "LateAnswer",
     "ListChanged",
@@ -56,12 +59,15 @@ __all__ = [
     "MalformedSse",
     "MisplacedFault",
     "MissingCapability",
+    "NeverAnswer",
     "PageError",
+    "ProgressOnly",
     "ProtocolError",
     "RepeatCursor",
     "Restart",
     "Rule",
     "SlowPage",
+    "StopReading",
     "StuckCursor",
     "TruncateBody",
     "UnsupportedVersion",
@@ -69,7 +75,7 @@ __all__ = [
     "from_json",
 ]
 
-for _public in (Fault, Rule, MisplacedFault, from_json):
+for _public in (Fault, Rule, MisplacedFault, from_json, Dribble, HugeResult, NeverAnswer, ProgressOnly, StopReading):
     _public.__module__ = __name__  # they are built elsewhere (no import circle), but this is where to find them
 del _public
 

@@ -79,7 +79,7 @@ class McpApp:
             body=b"",
         )
         record.session_id = record.headers.get("mcp-session-id")
-        out = Response(send, record)
+        out = Response(send, record, receive)
         try:
             await self._handle(state, scope, receive, out)
         except asyncio.CancelledError as exc:
