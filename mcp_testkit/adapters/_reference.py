@@ -32,6 +32,8 @@ class ReferenceBridgeAdapter:
     eras: ClassVar[tuple[str, ...]] = ("handshake", "stateless")
     capabilities: ClassVar[frozenset[Capability]] = frozenset({"approvals", "tool_cache"})
     cache_ttl_s: float = 300.0
+    concurrency: int = 16
+    """Calls in flight at once on one pool: each is a request of its own, its answer matched by id."""
 
     def __init__(
         self,
@@ -48,7 +50,7 @@ class ReferenceBridgeAdapter:
         self.retry = retry
         self.page_limit: int | None = max_tool_pages
         self.timeout_s: float | None = timeout_s
-        self._connect_timeout_s = connect_timeout_s
+        self.connect_timeout_s: float = connect_timeout_s
         self._environ: dict[str, str] = {}
         self._variables: dict[str, str] = {}
         self._pool: Any = None
@@ -67,7 +69,7 @@ class ReferenceBridgeAdapter:
             auth=Headers(env=self._variables) if self._variables else None,
             timeout_s=self.timeout_s or 30.0,
             retry=self.retry,
-            connect_timeout_s=self._connect_timeout_s,
+            connect_timeout_s=self.connect_timeout_s,
             connect_retries=0,
             max_tool_pages=self.page_limit or 100,
             era=self.era,

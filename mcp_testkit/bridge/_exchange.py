@@ -126,8 +126,9 @@ class HttpExchange(RpcSession):
                 raise BadReply(f"answered with {exc}", sent=True) from None
             finally:
                 # The server ends the stream after the answer; reading to that end lets httpx2's body
-                # generators finish by themselves (trio reports ones collected half-way).
-                with anyio.move_on_after(DRAIN_TIMEOUT_S, shield=True):
+                # generators finish by themselves (trio reports ones collected half-way). Without an answer
+                # (the call's timeout cancelled the read) nothing is drained: the timeout is the whole wait.
+                with anyio.move_on_after(DRAIN_TIMEOUT_S if answer is not None else 0, shield=True):
                     try:
                         async for chunk in chunks:
                             for event in decoder.feed(chunk):

@@ -43,6 +43,9 @@ class Property:
     eras: tuple[str, ...] = ERAS
     requires: str | None = None
     """The adapter capability the property needs ("approvals", "tool_cache"); without it, not applicable."""
+    needs: Callable[[BridgeFacts], str | None] | None = None
+    """What the property needs the adapter to declare (a timeout, a size limit): the reason it does not apply
+    when a declaration is missing, None when it applies."""
     guarantee: str = ""
     """What the property promises, as the table of docs/contract.md states it."""
     breaks: str = ""

@@ -29,9 +29,11 @@ class _Unanswered(Effect[Any]):
     """The call's `progressToken`, if it sent one."""
 
     def answer(self, request_id: Any, method: str, call: Call) -> Any:
+        self.token = _progress_token(call.record.params)
+        if method == "initialize":
+            return None  # it runs (the era opens its session from the result), and its answer is never sent
         if method == "tools/call":
             call.record.executed = False
-        self.token = _progress_token(call.record.params)
         return result_response(request_id, {})
 
 
