@@ -69,10 +69,12 @@ class HugeResult(Fault):
 
     The server never builds the answer whole: it writes the JSON around the text and the text in chunks
     (a JSON body with its Content-Length, one SSE event, or one stdio line). Note that the SDK client
-    refuses an SSE event over 1 MiB, so answer as JSON (`response_mode="json"`) to test a bridge's own limit.
+    refuses an SSE event over 1 MiB, so answer as JSON to test a bridge's own limit. `sse` chooses the framing:
+    True SSE, False JSON, None as the server answers (its `response_mode`).
     """
 
     size: int = 2 * 1024 * 1024
+    sse: bool | None = None
     default_method: ClassVar[str] = "tools/call"
 
     def __post_init__(self) -> None:
@@ -80,6 +82,8 @@ class HugeResult(Fault):
             raise ValueError(
                 f"HugeResult size must be an int of bytes from 0 to {_HUGE_MAX} (64 MiB), not {self.size!r}"
             )
+        if self.sse not in (None, True, False):
+            raise ValueError(f"HugeResult sse must be True (SSE), False (JSON) or None (the server's) not {self.sse!r}")
 
 
 @dataclass(frozen=True)

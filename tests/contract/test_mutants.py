@@ -359,6 +359,22 @@ def test_mutant_without_a_timeout_fails_p11(monkeypatch: pytest.MonkeyPatch) -> 
     assert "did not end within the bridge's declared waits plus a margin" in counterexample
 
 
+# -- P12 -----------------------------------------------------------------------------------------------
+
+
+def test_mutant_taking_a_large_result_for_a_lost_connection_fails_p12(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that takes an answer over its size limit for a broken reply (retried, then a connection error) is
+    caught by P12: the result over the declared limit is not reported as its own error (a resent read even reports
+    ok)."""
+
+    class NeverRaised(Exception):
+        """Stands in for the size error in the link's except clauses, so the generic wire-error path takes it."""
+
+    monkeypatch.setattr(_link, "AnswerTooLarge", NeverRaised)
+    counterexample = _check("P12")
+    assert "a result over the declared limit was reported as " in counterexample
+
+
 # -- P13 -----------------------------------------------------------------------------------------------
 
 

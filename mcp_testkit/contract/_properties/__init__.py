@@ -26,11 +26,12 @@ from mcp_testkit.contract._properties.p7_rendering import PROPERTY as P7
 from mcp_testkit.contract._properties.p8_approvals import PROPERTY as P8
 from mcp_testkit.contract._properties.p9_tool_cache import PROPERTY as P9
 from mcp_testkit.contract._properties.p11_bounded_waits import PROPERTY as P11
+from mcp_testkit.contract._properties.p12_large_results import PROPERTY as P12
 from mcp_testkit.contract._properties.p13_concurrent_calls import PROPERTY as P13
 
 __all__ = ["CALL_KINDS", "PROPERTIES", "Property", "expected_kinds", "fault_label", "late_answer", "legal_in", "place"]
 
 PROPERTIES: dict[str, Property] = {
-    prop.property_id: prop for prop in (P1, P2, P3, P4, P5, P5S, P6, P7, P8, P9, P11, P13)
+    prop.property_id: prop for prop in (P1, P2, P3, P4, P5, P5S, P6, P7, P8, P9, P11, P12, P13)
 }
 """Every property by its id, in the order of the docs' table and of a run."""

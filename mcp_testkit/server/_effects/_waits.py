@@ -148,6 +148,9 @@ class _HugeResult(Effect[faults.HugeResult]):
 
     _MARK = "\x00huge\x00"
 
+    def sse(self, session: Session | None) -> bool | None:
+        return self.fault.sse
+
     def _around(self, response: Any) -> tuple[bytes, bytes] | None:
         """The bytes before and after the huge text in the answer, or None when the call did not succeed."""
         result = response.get("result") if isinstance(response, dict) else None
