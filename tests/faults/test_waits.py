@@ -78,6 +78,28 @@ async def test_never_answer_in_process_holds_the_request_until_the_client_leaves
     assert server.executions("slow") == 1
 
 
+async def test_never_answer_on_initialize_opens_the_session_and_sends_no_body(serve: Serve) -> None:
+    """NeverAnswer on initialize: the session opens (its id in the headers), the answer's body never comes."""
+    server = tools(serve(), "slow")
+    server.inject(faults.NeverAnswer(), method="initialize")
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "w", "version": "1"}}
+    body: list[bytes] = []
+    async with socket_client(server) as client:
+        with anyio.fail_after(LIMIT_S):
+            headers = {"accept": ACCEPT, "content-type": "application/json"}
+            async with client.stream("POST", "/mcp", json=call("x") | {"method": "initialize", "params": params},
+                                     headers=headers) as response:
+                status, session = response.status_code, response.headers.get("mcp-session-id")
+                with anyio.move_on_after(HOLD_S) as held:
+                    async for piece in response.aiter_raw():
+                        body.append(piece)
+    assert held.cancelled_caught
+    assert (status, b"".join(body)) == (200, b"")
+    assert session
+    (record,) = server.journal.requests("initialize")
+    assert record.fault == faults.NeverAnswer()
+
+
 @pytest.mark.parametrize("via", ["socket", "asgi"])
 @pytest.mark.parametrize("era", ERAS)
 @pytest.mark.parametrize("framing", FRAMINGS)
