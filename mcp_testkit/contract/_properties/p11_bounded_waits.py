@@ -75,6 +75,9 @@ def _cases(facts: BridgeFacts) -> list[Inputs]:
     for fault in _hold(facts):
         for kind in ("write", "read"):
             cases.append({"where": "call", "fault": fault, "kind": kind, "bound_s": most})
+    # Held after calls that worked: the wait of a later call on the same session is bounded too.
+    for fault, kind, before in ((faults.NeverAnswer(), "read", 2), (faults.Dribble(DRIBBLE_BYTES_PER_S), "write", 1)):
+        cases.append({"where": "call", "fault": fault, "kind": kind, "bound_s": most, "calls_before": before})
     for where in _WHERE.get(facts.era, ("tools/list",)):
         cases.append({"where": where, "fault": faults.NeverAnswer(), "kind": "read", "bound_s": most})
     return cases

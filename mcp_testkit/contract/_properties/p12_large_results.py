@@ -54,8 +54,13 @@ def _cases(facts: BridgeFacts) -> list[Inputs]:
     for sse in (False, True):
         for kind in ("read", "write"):
             cases.append({"size": _over(facts, 1024), "sse": sse, "kind": kind})
-    if facts.max_result_bytes is not None:
-        cases.append({"size": max(0, facts.max_result_bytes - 2 * ENVELOPE), "sse": False, "kind": "read"})
+    limit = facts.max_result_bytes
+    if limit is not None:
+        for sse in (False, True):
+            cases.append({"size": max(0, limit - 2 * ENVELOPE), "sse": sse, "kind": "read"})
+        cases.append({"size": limit + 1, "sse": False, "kind": "read"})  # one byte over
+        cases.append({"size": min(HUGE_MAX, 4 * limit), "sse": True, "kind": "write"})
+        cases.append({"size": min(HUGE_MAX, 4 * limit), "sse": False, "kind": "read"})
     return cases
 
 
