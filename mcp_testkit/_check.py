@@ -73,7 +73,7 @@ def add_parser(commands: Any) -> None:
     """Register `check` on the CLI's subcommands."""
     check = commands.add_parser(
         "check",
-        help="run the resilience contract (P1-P9, P5s) against bridges and print which guarantees hold",
+        help="run the resilience contract (P1-P9, P11-P13, P5s) against bridges and print which guarantees hold",
         description=(
             "Checks the resilience properties against each bridge adapter, given as module:factory "
             "(default: the reference bridge and the official SDK client in auto and legacy mode), in both "

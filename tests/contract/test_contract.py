@@ -195,9 +195,9 @@ def test_run_contract_reports_progress_in_order() -> None:
 
 def test_run_contract_refuses_unknown_properties() -> None:
     """run_contract names an unknown property and lists the known ones."""
-    known = "P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9"
-    with pytest.raises(ValueError, match=rf"unknown properties \['P10'\]; known: {known}"):
-        run_contract(ReferenceBridgeAdapter, properties=["P10"])
+    known = "P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P11, P12, P13"
+    with pytest.raises(ValueError, match=rf"unknown properties \['P99'\]; known: {known}"):
+        run_contract(ReferenceBridgeAdapter, properties=["P99"])
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The registry of the properties P1-P9 and P5s: one module each, holding the inputs it draws, the cases it
+"""The registry of the properties P1-P9, P11-P13 and P5s: one module each, holding the inputs it draws, the cases it
 declares (every fault class and call kind it covers, run before any random draw), the eras and adapter
 capability it needs, the check of one example and the words of its row in docs/contract.md.
 
@@ -6,8 +6,9 @@ Every property runs in both protocol eras but P5 (sessions: the handshake era on
 replaces it in the stateless era (2026-07-28). The faults of an era are the ones that mean something
 there: no session faults in the stateless era, and its own refusals (-32020, -32021, -32022) instead.
 P8 and P9 are about the bridge's pool (approval gates, the tool cache), not its sessions: they run in
-both eras, and only for bridges whose adapter declares the capability they need. A new property is a
-new module here, imported below and named in `PROPERTIES`."""
+both eras, and only for bridges whose adapter declares the capability they need; P11, P12 and P13 (waits,
+large results, concurrent calls) only for bridges whose adapter declares the facts they need (`Property.needs`).
+A new property is a new module here, imported below and named in `PROPERTIES`."""
 
 from __future__ import annotations
 
