@@ -26,7 +26,7 @@ CANCEL = "cancel"
 CLOSE = "close"
 """Another task closes the bridge while every call is in flight."""
 MOST = 16
-HOLD_S = 1.0
+HOLD_S = 0.25
 """How long the server holds a call that the example cancels, or that is in flight when the bridge is closed."""
 _ANSWER = re.compile(r"\[answer (\d+)\]")
 
