@@ -396,3 +396,20 @@ async def test_bridge_b_what_it_costs_caches_a_command_server_by_command_argumen
     assert server.methods().count("initialize") == 3
     assert len(ToolCache.keys()) == 2
     assert all("s3cret" not in repr(key) for key in ToolCache.keys())
+
+
+async def test_bridge_b_mcp_format_a_server_that_stops_reading_is_bounded_by_read_timeout(
+    tmp_path: Path, leftovers: list[int]
+) -> None:
+    """A server that stops reading its input at a call (StopReading) costs the call read_timeout_s, no more: the
+    write's outcome is unknown, the server is stopped, and the next call starts it again (P11 over stdio)."""
+    server = StdioServer(tmp_path, _once("faults.StopReading()", "create"))
+    with anyio.fail_after(LIMIT_S):
+        async with ToolPool([server.config(read_timeout_s=2.0)], cache=False) as pool:
+            started = anyio.current_time()
+            with pytest.raises(MCPCallOutcomeUnknown, match=r"within read_timeout_s=2\.0s"):
+                await pool.call("local.create")
+            took = anyio.current_time() - started
+            assert await pool.call("local.search") == "found"
+    assert took < 2.0 + 5.0  # generous: the bound is the read timeout, not the end of the server
+    assert server.methods().count("initialize") == 2
