@@ -110,7 +110,8 @@ class _Dribble(Effect[faults.Dribble]):
     stdio = True
     shapes_answer = True
 
-    def _pieces(self, data: bytes) -> tuple[int, float]:
+    def _pieces(self) -> tuple[int, float]:
+        """How many bytes each write carries, and the wait after it, to keep to the fault's rate."""
         rate = self.fault.bytes_per_s
         step = max(1, int(rate * _STEP_S))
         return step, step / rate
@@ -123,7 +124,7 @@ class _Dribble(Effect[faults.Dribble]):
             data = turn.frame(state, data)
         else:
             await turn.start_body(status, JSON, len(data))
-        step, wait_s = self._pieces(data)
+        step, wait_s = self._pieces()
         for start in range(0, len(data), step):
             await turn.chunk(data[start : start + step])
             await anyio.sleep(wait_s)
@@ -135,7 +136,7 @@ class _Dribble(Effect[faults.Dribble]):
 
     async def stream_line(self, turn: LineTurn, record: Record, response: Any, line: bytes) -> bool:
         note = f"answered at {self.fault.bytes_per_s:g} bytes/s by a fault"
-        step, wait_s = self._pieces(line)
+        step, wait_s = self._pieces()
         for start in range(0, len(line), step):
             turn.write_line(record, line[start : start + step], note)
             await anyio.sleep(wait_s)
