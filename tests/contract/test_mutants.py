@@ -403,6 +403,7 @@ def test_mutant_failing_every_call_after_one_fault_fails_p13(monkeypatch: pytest
 # -- the unbroken bridge ---------------------------------------------------------------------------------
 
 
+@pytest.mark.timeout(600)  # every property at 100 examples; P11 waits for the bridge's timeouts by design
 @pytest.mark.parametrize(
     "factory",
     [ReferenceBridgeAdapter, PerCallReferenceAdapter],

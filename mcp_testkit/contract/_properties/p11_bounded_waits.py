@@ -87,7 +87,6 @@ def _strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
     # Connects are declared cases only: each costs the whole connect timeout, and there is nothing to vary.
     return {
         "where": st.just("call"),
-        "calls_before": st.integers(0, 2),
         "fault": st.sampled_from(_hold(facts)),
         "kind": st.sampled_from(["read", "write"]),
         "bound_s": st.just(_most_s(facts)),
