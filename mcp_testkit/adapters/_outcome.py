@@ -84,7 +84,9 @@ class BridgeAdapter(Protocol):
     protocol eras the factory can be asked to speak with `era=`; None, the default, never asks) and
     `capabilities` (what the bridge has beyond the core, from `CAPABILITIES`: "approvals" makes it an
     `ApprovalAdapter` and P8 applies, "tool_cache" a `ToolCacheAdapter` and P9 applies; by default
-    none, and those properties are "not applicable", never "holds").
+    none, and those properties are "not applicable", never "holds"). Four more facts, also optional,
+    make P11-P13 apply: `connect_timeout_s`, `progress_timeout_s`, `max_result_bytes` and `concurrency`
+    (docs/contract.md, "Waits, large results and concurrent calls").
     """
 
     name: ClassVar[str]
