@@ -14,7 +14,19 @@ import pytest
 from mcp_testkit import TestMcpServer, faults
 from mcp_testkit._eras import stateless_headers, stateless_params
 
-from ._support import ACCEPT, FRAMINGS, LIMIT_S, Serve, Wire, asgi_client, call, messages, socket_client, tools
+from ._support import (
+    ACCEPT,
+    FRAMINGS,
+    LIMIT_S,
+    Serve,
+    Wire,
+    asgi_client,
+    call,
+    messages,
+    sdk_client,
+    socket_client,
+    tools,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -170,6 +182,48 @@ async def test_huge_result_is_one_text_block_of_its_size(serve: Serve, via: str,
     assert messages(again)[-1]["result"]["content"] == [{"type": "text", "text": "big ran"}]
     assert server.executions("big") == 2
     assert f"{size} bytes" in (server.calls("big")[0].error or "")
+
+
+@pytest.mark.parametrize("framing", FRAMINGS)
+@pytest.mark.parametrize(
+    "fault", [faults.NeverAnswer(), faults.ProgressOnly(interval_s=0.05), faults.Dribble(bytes_per_s=8)]
+)
+async def test_the_sdk_client_times_out_on_a_held_answer_and_goes_on(serve: Serve, framing: str, fault: Any) -> None:
+    """The SDK client raises -32001 at read_timeout_seconds for an answer held back or dribbled (progress does not
+    extend it), and its next call works (docs/faults.md, the SDK table)."""
+    from mcp import MCPError
+
+    server = tools(serve(response_mode=framing), "slow")
+    server.fail_next_call("slow", fault)
+    with anyio.fail_after(LIMIT_S):
+        async with sdk_client(server, wait_s=0.3) as client:
+            with pytest.raises(MCPError) as raised:
+                await client.call_tool("slow", {})
+            again = await client.call_tool("slow", {})
+    assert raised.value.error.code == -32001
+    assert again.content[0].text == "slow ran"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("framing", FRAMINGS)
+async def test_the_sdk_client_takes_a_huge_json_result_and_refuses_a_huge_sse_event(serve: Serve, framing: str) -> None:
+    """A 2 MiB result: the SDK client returns it whole as JSON, and refuses it as one SSE event (its 1 MiB limit)
+    with -32000; either way the next call works."""
+    from mcp import MCPError
+
+    size = 2 * 1024 * 1024
+    server = tools(serve(response_mode=framing), "big")
+    server.fail_next_call("big", faults.HugeResult(size=size))
+    with anyio.fail_after(LIMIT_S):
+        async with sdk_client(server) as client:
+            if framing == "json":
+                result = await client.call_tool("big", {})
+                assert len(result.content[0].text) == size  # type: ignore[union-attr]
+            else:
+                with pytest.raises(MCPError, match="exceeded the 1048576 byte limit") as raised:
+                    await client.call_tool("big", {})
+                assert raised.value.error.code == -32000
+            again = await client.call_tool("big", {})
+    assert again.content[0].text == "big ran"  # type: ignore[union-attr]
 
 
 def test_the_new_faults_round_trip_through_json() -> None:
