@@ -13,6 +13,7 @@ import httpx2
 import mcp_types
 from pydantic import ValidationError
 
+from mcp_testkit import _sse
 from mcp_testkit._sse import SseDecoder, SseEvent, SseEventTooLarge
 from mcp_testkit.bridge._rpc import MODERN_CODES, AnswerTooLarge, BadReply, ConnectionLost, RpcError, RpcSession
 
@@ -113,7 +114,10 @@ class HttpExchange(RpcSession):
 
     async def _read_events(self, response: httpx2.Response, request_id: int, method: str) -> dict[str, Any]:
         """The answer in an SSE body; a stream that ends or breaks before it is resumed where the era allows."""
-        decoder = SseDecoder(max_event_chars=self.max_answer_bytes)
+        limit = self.max_answer_bytes
+        # The answer's bound where it is the tighter one; else the decoder's own (read now, as it is set).
+        bound = limit if limit is not None and limit <= _sse.MAX_EVENT_CHARS else None
+        decoder = SseDecoder(max_event_chars=bound)
         answer = await self._answer_on_stream(response, request_id, decoder)
         if answer is not None:
             return answer
@@ -139,8 +143,8 @@ class HttpExchange(RpcSession):
                 if not self._resumes(decoder):
                     raise
             except SseEventTooLarge as exc:
-                if self.max_answer_bytes is not None:
-                    raise AnswerTooLarge(None, self.max_answer_bytes) from None
+                if decoder.max_event_chars is not None and decoder.max_event_chars == self.max_answer_bytes:
+                    raise AnswerTooLarge(None, decoder.max_event_chars) from None
                 raise BadReply(f"answered with {exc}", sent=True) from None
             finally:
                 # The server ends the stream after the answer; reading to that end lets httpx2's body
