@@ -72,7 +72,7 @@ def add_parser(commands: Any) -> None:
     """Register `check` on the CLI's subcommands."""
     check = commands.add_parser(
         "check",
-        help="run the resilience contract (P1-P9, P5s) against bridges and print which guarantees hold",
+        help="run the resilience contract (P1-P9, P11-P13, P5s) against bridges and print which guarantees hold",
         description=(
             "Checks the resilience properties against each bridge adapter, given as module:factory "
             "(default: the reference bridge and the official SDK client in auto and legacy mode), in both "
@@ -423,8 +423,9 @@ def _expected(
         return [f"{p} in the {era} era" for p in failures(label, era)]
 
     def inapplicable(label: str, to: str) -> str:
-        """`P8, P9 do not apply to {to} (...)`: what this bridge gets no verdict on for want of a capability; "" when
-        none. A property of another era (P5, P5s) is n/a for every bridge there, and goes unsaid."""
+        """`P8, P9 do not apply to {to} (...)`: what this bridge gets no verdict on for want of a capability or a
+        declared fact (P11, P13); "" when none. A property of another era (P5, P5s) is n/a for every bridge there,
+        and goes unsaid."""
         parts = {
             era: [p for p in chosen if era in PROPERTIES[p].eras and verdicts[label][p, era].not_applicable]
             for era in eras
@@ -437,7 +438,7 @@ def _expected(
         else:
             which = " and ".join(f"{', '.join(names)} in the {era} era" for era, names in parts.items() if names)
         verb = "does" if len(skipped) == 1 else "do"
-        return f"{which} {verb} not apply to {to} (its adapter declares no capability they need)"
+        return f"{which} {verb} not apply to {to} (its adapter declares no capability or fact they need)"
 
     if named:
         if failed_named:

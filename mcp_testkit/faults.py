@@ -26,6 +26,7 @@ from mcp_testkit._fault_rules import MisplacedFault, Rule
 from mcp_testkit._fault_rules import describe as describe
 from mcp_testkit._fault_rules import misplaced as misplaced
 from mcp_testkit._fault_rules import rule_for as rule_for
+from mcp_testkit._fault_waits import Dribble, HugeResult, NeverAnswer, ProgressOnly, StopReading
 from mcp_testkit._renamed import milliseconds, renamed_keywords
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "Crash",
     "Delay",
     "DiscoverError",
+    "Dribble",
     "Drop",
     "DuplicateTool",
     "EmptyCursor",
@@ -48,6 +50,7 @@ __all__ = [
     "Fault",
     "HeaderMismatch",
     "HttpStatus",
+    "HugeResult",
     "InvalidCursor",
     "LateAnswer",
     "ListChanged",
@@ -57,12 +60,15 @@ __all__ = [
     "MalformedSse",
     "MisplacedFault",
     "MissingCapability",
+    "NeverAnswer",
     "PageError",
+    "ProgressOnly",
     "ProtocolError",
     "RepeatCursor",
     "Restart",
     "Rule",
     "SlowPage",
+    "StopReading",
     "StuckCursor",
     "TruncateBody",
     "UnsupportedVersion",
@@ -70,7 +76,7 @@ __all__ = [
     "from_json",
 ]
 
-for _public in (Fault, Rule, MisplacedFault, from_json):
+for _public in (Fault, Rule, MisplacedFault, from_json, Dribble, HugeResult, NeverAnswer, ProgressOnly, StopReading):
     _public.__module__ = __name__  # they are built elsewhere (no import circle), but this is where to find them
 del _public
 

@@ -79,6 +79,8 @@ class ToolContext:
     """Whether log messages may be sent: a 2026-07-28 request that names no level gets none."""
     era: str = "handshake"
     """The protocol era of the request: 'handshake', or 'stateless' (2026-07-28), whose results may differ in shape."""
+    sent: list[dict[str, Any]] = field(default_factory=list)
+    """The progress and log notifications this call sent, in order (what the client was told meanwhile)."""
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send `notifications/progress` for this call, if the client asked for progress."""
@@ -89,7 +91,7 @@ class ToolContext:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        await self._notify({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+        await self._send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send `notifications/message` at `level`, unless the client asked for a higher level (or for none)."""
@@ -100,7 +102,11 @@ class ToolContext:
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        await self._notify({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+        await self._send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+
+    async def _send(self, notification: dict[str, Any]) -> None:
+        self.sent.append(notification)
+        await self._notify(notification)
 
 
 _LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")

@@ -195,7 +195,7 @@ def test_a_property_that_does_not_apply_to_a_bridge_is_said_never_held() -> None
     )
     eras = ["handshake", "stateless"]
     line = _expected(LABELS, verdicts, ["P5", "P8", "P9"], eras, [], named=False)
-    reason = "(its adapter declares no capability they need)"
+    reason = "(its adapter declares no capability or fact they need)"
     assert line.startswith(
         "Expected: reference holds every property checked in both eras; sdk-client (auto) fails P5 in the handshake "
         f"era and holds every property checked in the stateless era, as documented "

@@ -90,7 +90,9 @@ class BridgeAdapter(Protocol):
     `ApprovalAdapter` and P8 applies, "tool_cache" a `ToolCacheAdapter` and P9 applies, "cancellation"
     says that cancelling the task awaiting `call` abandons the bridge's call as an application's cancel scope
     would (the bridge's own call is cancelled, not only the wait for it) and P10 applies; by default
-    none, and those properties are "not applicable", never "holds").
+    none, and those properties are "not applicable", never "holds"). Four more facts, also optional,
+    make P11-P13 apply: `connect_timeout_s`, `progress_timeout_s`, `max_result_bytes` and `concurrency`
+    (docs/contract.md, "Waits, large results and concurrent calls").
     """
 
     name: ClassVar[str]

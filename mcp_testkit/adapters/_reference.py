@@ -32,6 +32,8 @@ class ReferenceBridgeAdapter:
     eras: ClassVar[tuple[str, ...]] = ("handshake", "stateless")
     capabilities: ClassVar[frozenset[Capability]] = frozenset({"approvals", "tool_cache", "cancellation"})
     cache_ttl_s: float = 300.0
+    concurrency: int = 16
+    """Calls in flight at once on one pool: each is a request of its own, its answer matched by id."""
 
     def __init__(
         self,
@@ -41,6 +43,7 @@ class ReferenceBridgeAdapter:
         timeout_s: float = 0.5,
         connect_timeout_s: float = 5.0,
         max_tool_pages: int = 100,
+        max_result_bytes: int = 1024 * 1024,
         era: Era = "auto",
     ) -> None:
         self._transport = transport
@@ -48,7 +51,9 @@ class ReferenceBridgeAdapter:
         self.retry = retry
         self.page_limit: int | None = max_tool_pages
         self.timeout_s: float | None = timeout_s
-        self._connect_timeout_s = connect_timeout_s
+        self.connect_timeout_s: float = connect_timeout_s
+        self.max_result_bytes: int = max_result_bytes
+        """The bridge's `max_result_bytes` (1 MiB here, 16 MiB by default): P12 sends results over it."""
         self._environ: dict[str, str] = {}
         self._variables: dict[str, str] = {}
         self._pool: Any = None
@@ -67,9 +72,10 @@ class ReferenceBridgeAdapter:
             auth=Headers(env=self._variables) if self._variables else None,
             timeout_s=self.timeout_s or 30.0,
             retry=self.retry,
-            connect_timeout_s=self._connect_timeout_s,
+            connect_timeout_s=self.connect_timeout_s,
             connect_retries=0,
             max_tool_pages=self.page_limit or 100,
+            max_result_bytes=self.max_result_bytes,
             era=self.era,
             require_approval={"always": self._gated} if self._gated else "never",
         )

@@ -10,6 +10,7 @@ from mcp_testkit.bridge._errors import (
     MCPBridgeError,
     MCPCallOutcomeUnknown,
     MCPConnectionError,
+    MCPResultTooLarge,
     MCPResultWithheld,
     MCPToolError,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "MCPBridgeError",
     "MCPCallOutcomeUnknown",
     "MCPConnectionError",
+    "MCPResultTooLarge",
     "MCPResultWithheld",
     "MCPToolError",
     "ServerConfig",

@@ -80,6 +80,9 @@ class ServerConfig:
     read_timeout_s: float = 30.0
     """For a command server: the bound of the whole answer to each request (handshake, each page, each
     call); a server that misses it is stopped, process group and all."""
+    max_result_bytes: int = 16 * 1024 * 1024
+    """The largest answer read over HTTP (16 MiB): a call whose result is larger raises `MCPResultTooLarge`
+    (the tool ran; its result is not given), and the session goes on."""
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -93,6 +96,9 @@ class ServerConfig:
         for option in ("retry", "connect_retries", "connect_backoff_s"):
             if getattr(self, option) < 0:
                 raise ValueError(f"server {self.name!r}: {option} must not be negative")
+        limit = self.max_result_bytes
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise ValueError(f"server {self.name!r}: max_result_bytes must be an int >= 1, not {limit!r}")
         if self.max_tool_pages < 1:
             raise ValueError(f"server {self.name!r}: max_tool_pages must be at least 1")
         bad = {tool: kind for tool, kind in self.overrides.items() if kind not in ("read", "write")}

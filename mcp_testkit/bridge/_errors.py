@@ -7,6 +7,7 @@ __all__ = [
     "MCPBridgeError",
     "MCPCallOutcomeUnknown",
     "MCPConnectionError",
+    "MCPResultTooLarge",
     "MCPResultWithheld",
     "MCPToolError",
 ]
@@ -48,6 +49,21 @@ class MCPResultWithheld(MCPToolError):
         self.tool = tool
         self.guardrail = guardrail
         self.reason = reason
+
+
+class MCPResultTooLarge(MCPToolError):
+    """The tool answered with a result over the server's ``max_result_bytes``: refused unread, the session intact.
+
+    ``size`` is the answer's size in bytes where the server said it (a ``Content-Length``), else None: the bridge
+    stopped reading at ``limit``. The tool ran; its result is not given to the caller.
+    """
+
+    def __init__(self, server: str, tool: str, size: int | None, limit: int) -> None:
+        what = f"an answer of {size} bytes" if size is not None else "an answer longer"
+        super().__init__(server, f"the result of {tool!r} is too large: {what} than max_result_bytes={limit} allows")
+        self.tool = tool
+        self.size = size
+        self.limit = limit
 
 
 class MCPCallOutcomeUnknown(MCPBridgeError):

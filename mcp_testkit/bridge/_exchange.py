@@ -13,8 +13,9 @@ import httpx2
 import mcp_types
 from pydantic import ValidationError
 
+from mcp_testkit import _sse
 from mcp_testkit._sse import SseDecoder, SseEvent, SseEventTooLarge
-from mcp_testkit.bridge._rpc import MODERN_CODES, BadReply, ConnectionLost, RpcError, RpcSession
+from mcp_testkit.bridge._rpc import MODERN_CODES, AnswerTooLarge, BadReply, ConnectionLost, RpcError, RpcSession
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -86,7 +87,7 @@ class HttpExchange(RpcSession):
         kind = content_type(response)
         if kind == "application/json":
             try:
-                message = json.loads(await response.aread())
+                message = json.loads(await self._body(response))
             except ValueError:
                 raise BadReply("answered with a body that is not JSON", sent=True) from None
             messages = message if isinstance(message, list) else [message]
@@ -99,9 +100,28 @@ class HttpExchange(RpcSession):
             return await self._read_events(response, request_id, method)
         raise BadReply(f"answered with Content-Type {kind or 'none'!r}", sent=True)
 
+    async def _body(self, response: httpx2.Response) -> bytes:
+        """A JSON body, read up to ``max_answer_bytes``: a longer one is refused by its Content-Length, unread,
+        or once the bound is passed."""
+        limit = self.max_answer_bytes
+        if limit is None:
+            return await response.aread()
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise AnswerTooLarge(int(declared), limit)
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > limit:
+                raise AnswerTooLarge(None, limit)
+        return bytes(body)
+
     async def _read_events(self, response: httpx2.Response, request_id: int, method: str) -> dict[str, Any]:
         """The answer in an SSE body; a stream that ends or breaks before it is resumed where the era allows."""
-        decoder = SseDecoder()
+        limit = self.max_answer_bytes
+        # The answer's bound where it is the tighter one; else the decoder's own (read now, as it is set).
+        bound = limit if limit is not None and limit <= _sse.MAX_EVENT_CHARS else None
+        decoder = SseDecoder(max_event_chars=bound)
         answer = await self._answer_on_stream(response, request_id, decoder)
         if answer is not None:
             return answer
@@ -127,11 +147,14 @@ class HttpExchange(RpcSession):
                 if not self._resumes(decoder):
                     raise
             except SseEventTooLarge as exc:
+                if decoder.max_event_chars is not None and decoder.max_event_chars == self.max_answer_bytes:
+                    raise AnswerTooLarge(None, decoder.max_event_chars) from None
                 raise BadReply(f"answered with {exc}", sent=True) from None
             finally:
                 # The server ends the stream after the answer; reading to that end lets httpx2's body
-                # generators finish by themselves (trio reports ones collected half-way).
-                with anyio.move_on_after(DRAIN_TIMEOUT_S, shield=True):
+                # generators finish by themselves (trio reports ones collected half-way). Without an answer
+                # (the call's timeout cancelled the read) nothing is drained: the timeout is the whole wait.
+                with anyio.move_on_after(DRAIN_TIMEOUT_S if answer is not None else 0, shield=True):
                     try:
                         async for chunk in chunks:
                             for event in decoder.feed(chunk):

@@ -17,11 +17,13 @@ from mcp_testkit.bridge._errors import (
     MCPAuthError,
     MCPCallOutcomeUnknown,
     MCPConnectionError,
+    MCPResultTooLarge,
     MCPToolError,
 )
 from mcp_testkit.bridge._render import render_result
 from mcp_testkit.bridge._rpc import (
     MODERN_CODES,
+    AnswerTooLarge,
     AuthRefused,
     ConnectionLost,
     EraRefused,
@@ -233,6 +235,7 @@ class ServerLink:
                 await _end(*opened)
                 raise
             else:
+                session.max_answer_bytes = self.config.max_result_bytes
                 self._session = session
                 logger.debug("server %r: connected in the %s era", name, session.era)
                 return session
@@ -277,6 +280,9 @@ class ServerLink:
                     logger.info("server %r: %s; reconnecting, then resending %r", name, exc.reason, tool.bare_name)
                     continue
                 reason, sent = exc.reason, exc.sent
+            except AnswerTooLarge as exc:
+                # It ran and answered: not a lost answer to resend, and the session is intact.
+                raise MCPResultTooLarge(name, tool.bare_name, exc.size, exc.limit) from None
             except (WireError, TimeoutError) as exc:
                 reason = _reason(exc, self.config.timeout_s)
                 sent = exc.sent if isinstance(exc, WireError) else True

@@ -181,7 +181,16 @@ class ToolPool:
             raise RuntimeError("ToolPool is not open; use 'async with pool:'")
 
     async def _run(self, tool: BridgeTool, arguments: Mapping[str, Any]) -> str:
-        text = await self._links[tool.server].call(tool, arguments)
+        client = self._client
+        try:
+            text = await self._links[tool.server].call(tool, arguments)
+        except RuntimeError:
+            if self._client is client:
+                raise
+            # Closed from another task while this call was in flight (httpx2: "the client has been closed").
+            raise MCPConnectionError(
+                tool.server, f"call to {tool.name!r} ended: the pool was closed while the call was in flight"
+            ) from None
         return await screen_result(self._guardrails, tool, text)
 
     def _cache_key(self, config: ServerConfig) -> ToolCacheKey | None:

@@ -22,6 +22,7 @@ __all__ = [
     "CLIENT_INFO",
     "LIST_CHANGED",
     "MODERN_CODES",
+    "AnswerTooLarge",
     "AuthRefused",
     "BadReply",
     "ConnectionLost",
@@ -61,6 +62,16 @@ class ConnectionLost(WireError):
 
 class BadReply(WireError):
     """The server answered, but not with a JSON-RPC response to the request."""
+
+
+class AnswerTooLarge(BadReply):
+    """The answer passed the bridge's bound on its size (``size`` when the server declared it, else None)."""
+
+    def __init__(self, size: int | None, limit: int) -> None:
+        over = f"{size} bytes" if size is not None else f"over {limit} bytes"
+        super().__init__(f"answered with {over}, more than max_result_bytes={limit}", sent=True)
+        self.size = size
+        self.limit = limit
 
 
 class HttpFailure(WireError):
@@ -134,6 +145,8 @@ class RpcSession:
     era: ClassVar[str]
     session_id: str | None = None
     """The server's id for this session (the handshake era over HTTP only)."""
+    max_answer_bytes: int | None = None
+    """The bound on one answer's size (the server's ``max_result_bytes``), set by the link; None: unbounded."""
     empty_cursor_is_a_cursor: ClassVar[bool] = False
     """Whether an empty ``nextCursor`` asks for one more page (2026-07-28) rather than breaking the listing."""
     relists_on_header_mismatch: ClassVar[bool] = False

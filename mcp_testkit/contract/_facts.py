@@ -34,6 +34,14 @@ class BridgeFacts:
     apply."""
     cache_ttl_s: float | None = None
     """With "tool_cache": how long its cache keeps a listing."""
+    connect_timeout_s: float | None = None
+    """How long a connect may wait in all (its handshake and listing), as the adapter declares."""
+    progress_timeout_s: float | None = None
+    """Where progress notifications extend a call's wait: the most one attempt waits (None: they do not)."""
+    max_result_bytes: int | None = None
+    """The largest result the bridge takes; one over it is an error of its own kind (None: no declared limit)."""
+    concurrency: int | None = None
+    """How many calls the bridge lets run at once on one connection (None: not declared)."""
 
     @classmethod
     def of(cls, adapter: Any, era: str = HANDSHAKE) -> BridgeFacts:
@@ -71,7 +79,29 @@ class BridgeFacts:
             era,
             capabilities,
             cache_ttl_s,
+            _seconds(adapter, "connect_timeout_s"),
+            _seconds(adapter, "progress_timeout_s"),
+            _count(adapter, "max_result_bytes", 1),
+            _count(adapter, "concurrency", 2),
         )
+
+
+def _seconds(adapter: Any, name: str) -> float | None:
+    """An optional declared wait: a positive number of seconds, or None (not declared)."""
+    value = getattr(adapter, name, None)
+    if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0):
+        raise ContractError(
+            f"adapter {_name(adapter)}: {name} must be a positive number of seconds or None, not {value!r}"
+        )
+    return None if value is None else float(value)
+
+
+def _count(adapter: Any, name: str, least: int) -> int | None:
+    """An optional declared count: an int >= `least`, or None (not declared)."""
+    value = getattr(adapter, name, None)
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < least):
+        raise ContractError(f"adapter {_name(adapter)}: {name} must be an int >= {least} or None, not {value!r}")
+    return value
 
 
 _NEEDS = {

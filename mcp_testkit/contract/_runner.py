@@ -379,6 +379,9 @@ def check_property(
         facts = harness.facts()
         if prop.requires is not None and prop.requires not in facts.capabilities:
             return not_applicable(f"it needs the {prop.requires!r} capability, which the adapter does not declare")
+        missing = prop.needs(facts) if prop.needs is not None else None
+        if missing is not None:
+            return not_applicable(missing)
         cases = prop.cases(facts) if declared_cases else []
         spoken, how = harness.spoken_era()
         unconnected = harness.cannot_connect()

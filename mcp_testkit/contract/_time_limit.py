@@ -64,6 +64,11 @@ def time_limit(inputs: Any, facts: BridgeFacts, example_timeout: float | None) -
         hits = 1 + facts.retry if times is None else times
         total += each * hits
         waits.append(f"{fault!r} ({hits} x {each:g} s)")
+    declared = inputs.get("bound_s") if isinstance(inputs, dict) else None
+    if isinstance(declared, (int, float)) and not isinstance(declared, bool):
+        # An example whose server never answers (P11) waits what the bridge declares, which it names here.
+        total += float(declared)
+        waits.append(f"the bridge's declared waits ({declared:g} s)")
     if example_timeout is not None:
         return TimeLimit(float(example_timeout), total, tuple(waits))
     return TimeLimit(DEFAULT_EXAMPLE_TIMEOUT_S + MARGIN * total, total, tuple(waits))

@@ -83,7 +83,7 @@ class McpApp:
         # seq is numbered when journaled: after the body is read, so that seq follows the fault plan's order.
         record = Record(0, time.time(), scope["method"], scope["path"], headers, b"")
         record.session_id = header(headers, "mcp-session-id")
-        out = Response(send, record, headers)
+        out = Response(send, record, headers, receive)
         try:
             await self._handle(state, scope, receive, out)
         except asyncio.CancelledError as exc:

@@ -118,6 +118,7 @@ class Response:
         "message",
         "parse_error",
         "plan",
+        "receive",
         "record",
         "send",
         "session_header",
@@ -125,11 +126,13 @@ class Response:
         "streaming",
     )
 
-    def __init__(self, send: Send, record: Record, headers: Headers) -> None:
+    def __init__(self, send: Send, record: Record, headers: Headers, receive: Receive | None = None) -> None:
         self.send = send
         self.record = record
         self.headers = headers
         """The request's headers (the record's): read with `header`, which skips the lower-casing of `Headers.get`."""
+        self.receive = receive
+        """The request's ASGI receive, once its body is read: what tells that the client left."""
         self.session_header: list[tuple[bytes, bytes]] = []
         self.streaming = False
         self.started = False
@@ -200,6 +203,27 @@ class Response:
             return
         request_id = record.rpc_id if refused.request_id else None
         await self.json(refused.status, error_response(request_id, refused.code, refused.message, refused.data))
+
+    async def start_body(self, status: int, content_type: bytes, length: int | None) -> None:
+        """Send the status and headers of a body that follows in `chunk`s (`length` bytes, when known)."""
+        self.record.status = status
+        self.started = True
+        raw = [(b"content-type", content_type), *self.session_header]
+        if length is not None:
+            raw.append((b"content-length", str(length).encode()))
+        await self.send({"type": "http.response.start", "status": status, "headers": raw})
+
+    async def end_body(self) -> None:
+        """End a body sent in `chunk`s."""
+        await self.send({"type": "http.response.body", "body": b""})
+
+    async def until_gone(self) -> None:
+        """Wait until the client leaves (closes the connection or gives up on the request)."""
+        if self.receive is None:
+            await anyio.sleep_forever()
+            return
+        while (await self.receive())["type"] != "http.disconnect":
+            pass
 
     async def chunk(self, data: bytes) -> None:
         """Send bytes of an SSE stream as they are."""

@@ -110,6 +110,8 @@ class StdioServer:
         self._session: Session | None = None
         self._group: TaskGroup | None = None
         self.exit_code = 0
+        self.reading = True
+        """False once a `StopReading` fault stopped the server reading its input."""
 
     async def serve(self, stdin: BinaryIO) -> int:
         """Read and answer messages until `stdin` ends (in-flight calls are then cancelled); the exit status."""
@@ -136,6 +138,8 @@ class StdioServer:
             group.start_soon(self._until_signal)
             async with receive:
                 async for raw, length in receive:
+                    if not self.reading:
+                        await anyio.sleep_forever()  # until a signal: the lines wait unread (a StopReading)
                     if raw.strip() or length > limit:
                         self._receive_guarded(raw, length)
             group.cancel_scope.cancel()
@@ -258,8 +262,12 @@ class StdioServer:
             if response is CANCELLED:
                 record.error = "cancelled by the client: nothing sent"
                 return
-            if effect is not None and turn is not None and effect.send_line(turn, record, response, _line(response)):
-                return
+            if effect is not None and turn is not None:
+                line = _line(response)
+                if await effect.stream_line(turn, record, response, line) or effect.send_line(
+                    turn, record, response, line
+                ):
+                    return
             record.response = response
             self._write(response)
         finally:
@@ -324,6 +332,12 @@ class _LineTurn:
     def write_line(self, record: Record, data: bytes, note: str) -> None:
         record.error = note
         self.server._write_raw(data)
+
+    async def notify(self, message: Any) -> None:
+        await self.server._notify(message)
+
+    def stop_reading(self, record: Record) -> None:
+        self.server.reading = False
 
     def exit(self, record: Record, code: int) -> None:
         self.finished = True

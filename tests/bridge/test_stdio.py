@@ -417,3 +417,20 @@ async def test_an_abandoned_call_is_cancelled_on_stdio_and_a_late_answer_is_skip
     [first] = [r for r in records if r["rpc_method"] == "tools/call" and r["tool"] == "search"]
     [note] = [r for r in records if r["rpc_method"] == "notifications/cancelled"]
     assert note["message"]["params"]["requestId"] == first["rpc_id"]
+
+
+async def test_bridge_b_mcp_format_a_server_that_stops_reading_is_bounded_by_read_timeout(
+    tmp_path: Path, leftovers: list[int]
+) -> None:
+    """A server that stops reading its input at a call (StopReading) costs the call read_timeout_s, no more: the
+    write's outcome is unknown, the server is stopped, and the next call starts it again (P11 over stdio)."""
+    server = StdioServer(tmp_path, _once("faults.StopReading()", "create"))
+    with anyio.fail_after(LIMIT_S):
+        async with ToolPool([server.config(read_timeout_s=2.0)], cache=False) as pool:
+            started = anyio.current_time()
+            with pytest.raises(MCPCallOutcomeUnknown, match=r"within read_timeout_s=2\.0s"):
+                await pool.call("local.create")
+            took = anyio.current_time() - started
+            assert await pool.call("local.search") == "found"
+    assert took < 2.0 + 5.0  # generous: the bound is the read timeout, not the end of the server
+    assert server.methods().count("initialize") == 2

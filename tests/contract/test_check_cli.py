@@ -25,12 +25,17 @@ def _check(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+_SLOW = pytest.mark.timeout(600)
+"""The first test to use `default_run` runs all of `mcp-testkit check`: P11 waits for the bridges' timeouts."""
+
+
 @pytest.fixture(scope="module")
 def default_run() -> subprocess.CompletedProcess[str]:
     """One run of `mcp-testkit check --examples 20` with no bridge named: the shipped bridges, in both eras."""
     return _check("--examples", "20")
 
 
+@_SLOW
 def test_default_run_exits_zero(default_run: subprocess.CompletedProcess[str]) -> None:
     """With no bridge named, check exits 0 even though the SDK client fails properties and falls back in legacy
     mode: the matrix is the report."""
@@ -38,6 +43,7 @@ def test_default_run_exits_zero(default_run: subprocess.CompletedProcess[str]) -
     assert default_run.stderr == ""
 
 
+@_SLOW
 def test_default_run_shows_progress_per_property(default_run: subprocess.CompletedProcess[str]) -> None:
     """check prints a header per bridge and era, and a progress line per property with its verdict and example
     count: the reference bridge, then the SDK client in auto and in legacy mode, each in both eras."""
@@ -55,11 +61,12 @@ def test_default_run_shows_progress_per_property(default_run: subprocess.Complet
     assert not [line for line in lines if "coverage:" in line], "coverage is for --verbose"
 
 
+@_SLOW
 def test_default_run_opens_saying_what_it_compares(default_run: subprocess.CompletedProcess[str]) -> None:
     """The first line names the properties, the bridges, the eras and the example count, and says that the SDK
     client's failures are expected, before any of them is printed."""
     first = default_run.stdout.splitlines()[0]
-    assert first.startswith("mcp-testkit check: 12 properties (P1-P14) against reference, sdk-client (auto), ")
+    assert first.startswith("mcp-testkit check: 15 properties (P1-P14) against reference, sdk-client (auto), ")
     assert "20 examples per property" in first
     assert "the SDK client's failures below are known and expected" in first
 
@@ -79,6 +86,7 @@ def test_verbose_adds_coverage_and_quiet_keeps_the_matrix_and_failures() -> None
     assert quiet.stdout.strip().splitlines()[-1].startswith("Exit status 1:")
 
 
+@_SLOW
 def test_default_run_prints_the_matrix(default_run: subprocess.CompletedProcess[str]) -> None:
     """check prints a property x era x bridge matrix: a row per property and era, a column per bridge; P5 and P5s
     are n/a in the era of the other; the SDK client in legacy mode falls back in the stateless era."""
@@ -120,11 +128,18 @@ def test_default_run_prints_the_matrix(default_run: subprocess.CompletedProcess[
         ("P9", "stateless"): ["holds", "n/a", "n/a"],
         ("P10", "handshake"): ["holds", "holds", "holds"],
         ("P10", "stateless"): ["holds", "holds", "fell back"],
+        ("P11", "handshake"): ["holds", "n/a", "n/a"],
+        ("P11", "stateless"): ["holds", "n/a", "n/a"],
+        ("P12", "handshake"): ["holds", "holds", "holds"],
+        ("P12", "stateless"): ["holds", "holds", "fell back"],
+        ("P13", "handshake"): ["holds", "n/a", "n/a"],
+        ("P13", "stateless"): ["holds", "n/a", "n/a"],
         ("P14", "handshake"): ["holds", "n/a", "n/a"],
         ("P14", "stateless"): ["holds", "n/a", "n/a"],
     }
 
 
+@_SLOW
 def test_default_run_prints_counterexamples(default_run: subprocess.CompletedProcess[str]) -> None:
     """Under the matrix, every failure comes with its era, its shrunk counterexample and journal; a fallback is
     shown once per bridge and era, with the handshake the bridge spoke."""
@@ -146,11 +161,14 @@ def test_default_run_prints_counterexamples(default_run: subprocess.CompletedPro
     assert out.count(fell_back) == 1
 
 
+@_SLOW
 def test_default_run_closes_with_what_was_expected(default_run: subprocess.CompletedProcess[str]) -> None:
-    """The last line says which verdicts were expected, era by era, that P8, P9 and P14 do not apply to the SDK client
-    (never that it holds them), and that none was unexpected."""
+    """The last line says which verdicts were expected, era by era, that P8, P9, P11, P13 and P14 do not apply to the
+    SDK client (never that it holds them), and that none was unexpected."""
     last = default_run.stdout.strip().splitlines()[-1]
-    not_applicable = ", and P8, P9, P14 do not apply to it (its adapter declares no capability they need)"
+    not_applicable = (
+        ", and P8, P9, P11, P13, P14 do not apply to it (its adapter declares no capability or fact they need)"
+    )
     assert last.startswith(
         "Expected: reference holds every property checked in both eras; sdk-client (auto) fails P1, P4, P5, P6 in "
         "the handshake era and fails P1, P4, P6 in the stateless era, as documented ("
@@ -247,7 +265,7 @@ def test_unknown_property_is_a_clear_error() -> None:
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.strip() == (
-        "mcp-testkit check: unknown property 'P99'; known: P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P14"
+        "mcp-testkit check: unknown property 'P99'; known: P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P11, P12, P13, P14"
     )
 
 

@@ -200,7 +200,7 @@ def test_run_contract_reports_progress_in_order() -> None:
 
 def test_run_contract_refuses_unknown_properties() -> None:
     """run_contract names an unknown property and lists the known ones."""
-    known = "P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P14"
+    known = "P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P11, P12, P13, P14"
     with pytest.raises(ValueError, match=rf"unknown properties \['P99'\]; known: {known}"):
         run_contract(ReferenceBridgeAdapter, properties=["P99"])
 
@@ -277,7 +277,8 @@ def make_counting_adapter(*, transport: Any = None) -> _CountingAdapter:
 
 def test_user_written_adapter_runs_the_contract() -> None:
     """A hand-written adapter made by a plain function passes every property it declares what is needed for (it
-    declares no capability, so P8, P9, P10 and P14 do not apply), and every adapter is closed."""
+    declares no capability, so P8, P9, P10 and P14 do not apply, nor P11-P13, whose facts it does not declare),
+    and every adapter is closed."""
     _CountingAdapter.counts.update(connect=0, call=0, close=0)
     assert isinstance(make_counting_adapter(), BridgeAdapter)
     results = run_contract(make_counting_adapter, max_examples=20)
@@ -285,7 +286,11 @@ def test_user_written_adapter_runs_the_contract() -> None:
     assert not_held == {
         ("P5s", "handshake"): "not_applicable",
         ("P5", "stateless"): "not_applicable",
-        **{(pid, era): "not_applicable" for pid in ("P8", "P9", "P10", "P14") for era in ("handshake", "stateless")},
+        **{
+            (pid, era): "not_applicable"
+            for pid in ("P8", "P9", "P10", "P11", "P12", "P13", "P14")
+            for era in ("handshake", "stateless")
+        },
     }, [r.counterexample for r in results if r.failed or r.error]
     counts = _CountingAdapter.counts
     assert counts["connect"] > 0

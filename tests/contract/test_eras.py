@@ -80,7 +80,9 @@ def test_an_adapter_is_asked_for_the_era_only_when_it_declares_it(eras: Any, ask
         harness.adapter()
     declared = tuple(eras) if eras else None
     capabilities = frozenset({"approvals", "tool_cache", "cancellation"})
-    assert facts == BridgeFacts(2, 100, 0.5, "persistent", declared, "stateless", capabilities, 300.0)
+    assert facts == BridgeFacts(
+        2, 100, 0.5, "persistent", declared, "stateless", capabilities, 300.0, 5.0, None, 1024 * 1024, 16
+    )
     assert factory.calls[0] == {}  # the first adapter says whether the factory takes era=
     assert factory.calls[-1] == asked
 

@@ -9,15 +9,18 @@ one per call, holds every property that applies to it in both eras under the sam
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import re
 from typing import Any, ClassVar
 
+import anyio
 import pytest
 
 from mcp_testkit.adapters import PerCallReferenceAdapter, ReferenceBridgeAdapter
 from mcp_testkit.bridge import (
+    MCPBridgeError,
     MCPConnectionError,
     MCPToolError,
     ToolCache,
@@ -34,6 +37,7 @@ from mcp_testkit.bridge import (
 from mcp_testkit.bridge._handshake import McpSession
 from mcp_testkit.bridge._rpc import RpcError, SessionGone, WireError
 from mcp_testkit.contract import PROPERTIES, run_contract
+from mcp_testkit.contract._facts import BridgeFacts
 
 
 def _requests_in(counterexample: str) -> int:
@@ -457,9 +461,73 @@ def test_mutant_approving_against_the_cached_listing_fails_p14(monkeypatch: pyte
     assert "an approval was checked against a stale listing: 'b', which the server no longer lists" in counterexample
 
 
+# -- P11 -----------------------------------------------------------------------------------------------
+
+
+class _WithoutTimeouts:
+    """The bridge's `anyio` with `fail_after` doing nothing: the timeouts it configures are never applied."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(anyio, name)
+
+    @staticmethod
+    def fail_after(*args: Any, **kwargs: Any) -> contextlib.nullcontext[None]:
+        return contextlib.nullcontext()
+
+
+def test_mutant_without_a_timeout_fails_p11(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that declares timeouts but never applies them waits for good on a held call; P11 fails it, saying
+    the call did not end within the declared waits."""
+    monkeypatch.setattr(_link, "anyio", _WithoutTimeouts())
+    counterexample = _check("P11")
+    assert "did not end within the bridge's declared waits plus a margin" in counterexample
+
+
+# -- P12 -----------------------------------------------------------------------------------------------
+
+
+def test_mutant_taking_a_large_result_for_a_lost_connection_fails_p12(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that takes an answer over its size limit for a broken reply (retried, then a connection error) is
+    caught by P12: the result over the declared limit is not reported as its own error (a resent read even reports
+    ok)."""
+
+    class NeverRaised(Exception):
+        """Stands in for the size error in the link's except clauses, so the generic wire-error path takes it."""
+
+    monkeypatch.setattr(_link, "AnswerTooLarge", NeverRaised)
+    counterexample = _check("P12")
+    assert "a result over the declared limit was reported as " in counterexample
+
+
+# -- P13 -----------------------------------------------------------------------------------------------
+
+
+def test_mutant_failing_every_call_after_one_fault_fails_p13(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge whose session breaks for every call once one call failed (the `ClosedResourceError` family) is
+    caught by P13: a call beside the faulted one fails because of it."""
+    original = _pool.ToolPool._run
+
+    async def breaking_run(self: Any, tool: Any, arguments: Any) -> str:
+        if getattr(self, "_broken", False):
+            raise MCPConnectionError(tool.server, "ClosedResourceError")
+        try:
+            text = await original(self, tool, arguments)
+        except MCPBridgeError:
+            self._broken = True
+            raise
+        if getattr(self, "_broken", False):
+            raise MCPConnectionError(tool.server, "ClosedResourceError")
+        return text
+
+    monkeypatch.setattr(_pool.ToolPool, "_run", breaking_run)
+    counterexample = _check("P13")
+    assert re.search(r"failed because of a fault on call \d+|the call after the concurrent ones", counterexample)
+
+
 # -- the unbroken bridge ---------------------------------------------------------------------------------
 
 
+@pytest.mark.timeout(600)  # every property at 100 examples; P11 waits for the bridge's timeouts by design
 @pytest.mark.parametrize(
     "factory",
     [ReferenceBridgeAdapter, PerCallReferenceAdapter],
@@ -470,8 +538,13 @@ def test_unbroken_reference_bridge_holds_every_property(factory: Any) -> None:
     (P5 and P5s in their own): the mutants' failures are theirs. Used with a pool per call it cannot keep a paused
     call, so P8 does not apply there."""
     results = run_contract(factory)
-    lacking = {pid for pid, prop in PROPERTIES.items() if prop.requires not in (None, *factory.capabilities)}
-    assert lacking == ({"P8"} if factory is PerCallReferenceAdapter else set())
+    facts = BridgeFacts.of(factory())
+    lacking = {
+        pid
+        for pid, prop in PROPERTIES.items()
+        if prop.requires not in (None, *factory.capabilities) or (prop.needs is not None and prop.needs(facts))
+    }
+    assert lacking == ({"P8", "P13"} if factory is PerCallReferenceAdapter else set())
     assert [(r.property_id, r.era, r.status) for r in results] == [
         (pid, era, "passed" if era in prop.eras and pid not in lacking else "not_applicable")
         for era in ("handshake", "stateless")

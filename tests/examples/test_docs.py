@@ -245,6 +245,7 @@ def test_pytest_example_has_its_stated_outcomes(block: Block, pytester: pytest.P
         assert diff is None, f"{report.name}: the report's mcp journal differs from the page's:\n" + "\n".join(diff)
 
 
+@pytest.mark.timeout(2 * COMMAND_TIMEOUT_S)  # docs/contract.md runs all of `mcp-testkit check`, whose P11 waits
 @pytest.mark.parametrize("block", CONSOLE, ids=[block.name for block in CONSOLE])
 def test_console_example_prints_what_the_page_shows(block: Block, tmp_path: Path) -> None:
     """Each `mcp-testkit` command of the block prints the lines the page shows under it (what varies masked)."""

@@ -355,6 +355,11 @@ EXAMPLES: list[faults.Fault] = [
     faults.UnsupportedVersion(["2025-11-25"]),
     faults.MissingCapability(["elicitation", "sampling"]),
     faults.EraDowngrade(),
+    faults.NeverAnswer(),
+    faults.Dribble(bytes_per_s=12.5),
+    faults.ProgressOnly(interval_s=0.25),
+    faults.HugeResult(size=1024),
+    faults.StopReading(),
 ]
 FAULT_CLASSES = {
     cls for name in faults.__all__ if isinstance(cls := getattr(faults, name), type) and issubclass(cls, faults.Fault)

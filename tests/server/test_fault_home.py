@@ -85,11 +85,12 @@ def test_no_fault_has_no_effect() -> None:
 
 
 def test_stdio_faults_are_declared_by_their_handlers() -> None:
-    """The faults that mean something over stdio are the answer, listing and process faults, as before."""
+    """The faults that mean something over stdio are the answer, listing, process, wait and size faults."""
     over_stdio = {name for name, kind in faults._KINDS.items() if name != "Fault" and _effects.supports_stdio(kind())}
     listing = {name for name, kind in faults._KINDS.items() if kind.listing}
     answers = {"ErrorResult", "ProtocolError", "Delay", "LateAnswer", "TruncateBody", "MalformedLine", "Exit", "Crash"}
-    assert over_stdio == listing | answers
+    waits = {"NeverAnswer", "Dribble", "ProgressOnly", "HugeResult", "StopReading"}
+    assert over_stdio == listing | answers | waits
 
 
 def test_transient_faults_are_declared() -> None:

@@ -118,6 +118,27 @@ async def test_a_handler_can_take_a_context(via: str) -> None:
     assert (seen[0].tool, seen[0].request_id, seen[0].progress_token) == ("t", 1, None)
 
 
+async def test_a_context_keeps_the_progress_and_logs_it_sent(via: str) -> None:
+    """ToolContext.sent keeps, in order, the progress and log notifications the call sent, and only those."""
+    server = TestMcpServer()
+    seen: list[ToolContext] = []
+
+    async def handler(arguments: dict[str, Any], context: ToolContext) -> str:
+        seen.append(context)
+        await context.progress(1, 2, "half")
+        await context.log("info", "working")
+        return "ok"
+
+    server.tool("t", returns=handler)
+    async with serving(server, via) as wire:
+        await wire.initialize()
+        await wire.request("tools/call", {"name": "t", "arguments": {}, "_meta": {"progressToken": "p"}})
+    assert [(n["method"], n["params"]) for n in seen[0].sent] == [
+        ("notifications/progress", {"progressToken": "p", "progress": 1, "total": 2, "message": "half"}),
+        ("notifications/message", {"level": "info", "data": "working"}),
+    ]
+
+
 async def test_answers_are_one_per_call_and_the_last_repeats(via: str) -> None:
     """answers=[...] gives one answer per call in order; the last one answers every later call."""
     server = TestMcpServer()

@@ -1,4 +1,4 @@
-"""The registry of the properties P1-P10, P14 and P5s: one module each, holding the inputs it draws, the cases it
+"""The registry of the properties P1-P14 and P5s: one module each, holding the inputs it draws, the cases it
 declares (every fault class and call kind it covers, run before any random draw), the eras and adapter
 capability it needs, the check of one example and the words of its row in docs/contract.md.
 
@@ -6,8 +6,9 @@ Every property runs in both protocol eras but P5 (sessions: the handshake era on
 replaces it in the stateless era (2026-07-28). The faults of an era are the ones that mean something
 there: no session faults in the stateless era, and its own refusals (-32020, -32021, -32022) instead.
 P8 and P9 are about the bridge's pool (approval gates, the tool cache), not its sessions: they run in
-both eras, and only for bridges whose adapter declares the capability they need. A new property is a
-new module here, imported below and named in `PROPERTIES`."""
+both eras, and only for bridges whose adapter declares the capability they need; P11, P12 and P13 (waits,
+large results, concurrent calls) only for bridges whose adapter declares the facts they need (`Property.needs`).
+A new property is a new module here, imported below and named in `PROPERTIES`."""
 
 from __future__ import annotations
 
@@ -26,11 +27,14 @@ from mcp_testkit.contract._properties.p7_rendering import PROPERTY as P7
 from mcp_testkit.contract._properties.p8_approvals import PROPERTY as P8
 from mcp_testkit.contract._properties.p9_tool_cache import PROPERTY as P9
 from mcp_testkit.contract._properties.p10_cancellation import PROPERTY as P10
+from mcp_testkit.contract._properties.p11_bounded_waits import PROPERTY as P11
+from mcp_testkit.contract._properties.p12_large_results import PROPERTY as P12
+from mcp_testkit.contract._properties.p13_concurrent_calls import PROPERTY as P13
 from mcp_testkit.contract._properties.p14_fresh_listings import PROPERTY as P14
 
 __all__ = ["CALL_KINDS", "PROPERTIES", "Property", "expected_kinds", "fault_label", "late_answer", "legal_in", "place"]
 
 PROPERTIES: dict[str, Property] = {
-    prop.property_id: prop for prop in (P1, P2, P3, P4, P5, P5S, P6, P7, P8, P9, P10, P14)
+    prop.property_id: prop for prop in (P1, P2, P3, P4, P5, P5S, P6, P7, P8, P9, P10, P11, P12, P13, P14)
 }
 """Every property by its id, in the order of the docs' table and of a run."""

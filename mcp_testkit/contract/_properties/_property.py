@@ -46,6 +46,9 @@ class Property:
     hang_fails: bool = False
     """Whether a wait without end is this property's failure (a property about bounded waits); otherwise a hang is
     the verdict's own status, "hung", and says nothing about what the property promises."""
+    needs: Callable[[BridgeFacts], str | None] | None = None
+    """What the property needs the adapter to declare (a timeout, a size limit): the reason it does not apply
+    when a declaration is missing, None when it applies."""
     guarantee: str = ""
     """What the property promises, as the table of docs/contract.md states it."""
     breaks: str = ""
