@@ -76,6 +76,9 @@ class GuardedAdapter:
         self._adapter = adapter
         self._harness = harness
         self._closed = False
+        self.abandoning = False
+        """Set by a property that cancels a call on purpose (P10, as an application's cancel scope would): that
+        cancellation is let through, not taken for the adapter's error."""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._adapter, name)
@@ -91,8 +94,8 @@ class GuardedAdapter:
         except (KeyboardInterrupt, SystemExit):
             raise
         except anyio.get_cancelled_exc_class() as exc:
-            if anyio.current_time() >= self._harness.deadline:
-                raise  # the example's deadline: the harness reports the hang
+            if self.abandoning or anyio.current_time() >= self._harness.deadline:
+                raise  # the property abandoned the call, or the example's deadline: the harness reports the hang
             raise adapter_raised(step, exc) from exc
         except BaseException as exc:
             raise adapter_raised(step, exc) from exc

@@ -296,18 +296,6 @@ class TestMcpServer(OfferingScripting):
         self._state.page_size = value
 
     @property
-    def cache_ttl_s(self) -> float:
-        """The TTL of 2026-07-28 listings (`server/discover`, `tools/list`), in seconds (the wire's `ttlMs` is it in
-        whole milliseconds); setting it lasts until `reset()`."""
-        return self._state.cache_ttl_ms / 1000
-
-    @cache_ttl_s.setter
-    def cache_ttl_s(self, value: float) -> None:
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < float("inf"):
-            raise ValueError(f"cache_ttl_s must be a number of seconds >= 0, not {value!r}")
-        self._state.cache_ttl_ms = round(value * 1000)
-
-    @property
     def response_mode(self) -> str | Callable[[Record], str]:
         """How answers are framed: 'json', 'sse' or a callable; setting it lasts until the next `reset()`."""
         return self._state.response_mode  # type: ignore[no-any-return]

@@ -21,10 +21,23 @@ __all__ = ["OfferingScripting"]
 
 
 class OfferingScripting:
-    """`resource`, `resource_template`, `prompt`, `complete` and their changes, for `TestMcpServer`."""
+    """`resource`, `resource_template`, `prompt`, `complete` and their changes, and the listings' cache TTL, for
+    `TestMcpServer`."""
 
     _lock: threading.RLock
     _state: ServerState
+
+    @property
+    def cache_ttl_s(self) -> float:
+        """The TTL of 2026-07-28 listings (`server/discover`, `tools/list`), in seconds (the wire's `ttlMs` is it in
+        whole milliseconds); setting it lasts until `reset()`."""
+        return self._state.cache_ttl_ms / 1000
+
+    @cache_ttl_s.setter
+    def cache_ttl_s(self, value: float) -> None:
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < float("inf"):
+            raise ValueError(f"cache_ttl_s must be a number of seconds >= 0, not {value!r}")
+        self._state.cache_ttl_ms = round(value * 1000)
 
     def resource(
         self,

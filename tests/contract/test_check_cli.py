@@ -265,7 +265,8 @@ def test_unknown_property_is_a_clear_error() -> None:
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.strip() == (
-        "mcp-testkit check: unknown property 'P99'; known: P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P11, P12, P13, P14"
+        "mcp-testkit check: unknown property 'P99'; known: "
+        "P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P11, P12, P13, P14"
     )
 
 

@@ -108,10 +108,14 @@ async def _abandon(adapter: BridgeAdapter, inputs: Inputs, runs: list[int]) -> A
     async def call() -> None:
         outcome[0] = await adapter.call("slow", {})
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(call)
-        await _until(lambda: runs[0] > 0 or not isinstance(outcome[0], str), REACH_LIMIT_S)
-        group.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            await _until(lambda: runs[0] > 0 or not isinstance(outcome[0], str), REACH_LIMIT_S)
+            setattr(adapter, "abandoning", True)  # noqa: B010  # the contract's guard lets this cancellation through
+            group.cancel_scope.cancel()
+    finally:
+        setattr(adapter, "abandoning", False)  # noqa: B010
     return outcome[0]
 
 
