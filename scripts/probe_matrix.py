@@ -329,7 +329,8 @@ def refused_or_failed() -> Probe:
 
 def reissue_after_broken_stream(kind: str = "read") -> Probe:
     """P5s (the stateless era): a call whose response stream ends before its answer (`EndStream`): a read re-issued
-    once, with a new id, and answered; a write never re-issued."""
+    once, with a new id, and answered (a bridge declaring retry=0: not re-issued, and reported as a loss); a write
+    never re-issued."""
 
     async def body(p: Probing) -> Finding:
         from mcp_testkit import faults
@@ -344,6 +345,10 @@ def reissue_after_broken_stream(kind: str = "read") -> Probe:
         saw = f"call {_said(outcome)}; tools/call sent {len(calls)}x (ids {ids}); {p.fired()}"
         if kind == "write":
             return Finding(len(calls) == 1, saw)
+        if getattr(p.adapter, "retry", 0) == 0:
+            # The retry rule (docs/contract.md): a bridge declaring retry=0 re-issues nothing and reports the loss.
+            saw += "; retry 0"
+            return Finding(len(calls) == 1 and outcome.kind in ("connection_error", "outcome_unknown"), saw)
         return Finding(len(calls) == 2 and len(set(ids)) == 2 and outcome.kind == "ok", saw)
 
     return Probe("P5s", f"a {kind}, its response stream ended before the answer (EndStream)", body)

@@ -24,8 +24,13 @@ __all__ = ["PROPERTY"]
 def _cases(facts: BridgeFacts) -> list[Inputs]:
     within = max(facts.retry, 1)
     cases: list[Inputs] = []
+    kinds_of_fault = transient_faults(facts)
     for kind in ("read", "idempotent"):
-        cases += [{"kind": kind, "transient": [f] * within} for f in transient_faults(facts)]
+        cases += [{"kind": kind, "transient": [f] * within} for f in kinds_of_fault]
+        if facts.retry >= 2 and faults.EndStream() in kinds_of_fault:
+            # Two different faults in a row, within the budget: a dropped connection, then a stream ended before
+            # the answer (a bridge that survives each alone may not survive the second after the first).
+            cases.append({"kind": kind, "transient": [faults.Drop(after_execution=False), faults.EndStream()]})
         # One more than the budget, each of which ran the handler: the runs must stop at 1 + retry.
         cases.append({"kind": kind, "transient": [faults.Drop(after_execution=True)] * (facts.retry + 1)})
     return cases
