@@ -97,7 +97,7 @@ def measure(transports: list[str], examples: int, rounds: int, eras: tuple[str, 
     """Open a harness per transport and era, warm each up, then run the rounds interleaved."""
     measures = [Measure(t, era) for era in eras for t in transports]
     harnesses = [
-        ContractHarness(ReferenceBridgeAdapter, transport=m.transport, era=m.era).__enter__() for m in measures
+        ContractHarness(ReferenceBridgeAdapter, via=m.transport, era=m.era).__enter__() for m in measures
     ]
     try:
         for harness in harnesses:

@@ -20,7 +20,7 @@ LIMIT_S = 20.0
 @pytest.mark.parametrize("transport", ["asgi", "socket"])
 def test_the_reference_bridge_holds_p10_in_both_eras(transport: str) -> None:
     """The reference bridge tells the server of every abandoned call as its era says, over either transport."""
-    results = run_contract(ReferenceBridgeAdapter, properties=["P10"], max_examples=12, transport=transport)
+    results = run_contract(ReferenceBridgeAdapter, properties=["P10"], max_examples=12, via=transport)
     assert [(r.era, r.status) for r in results] == [("handshake", "passed"), ("stateless", "passed")], [
         r.counterexample for r in results
     ]

@@ -12,7 +12,7 @@ from mcp_testkit.contract import run_contract
 @pytest.mark.parametrize("transport", ["asgi", "socket"])
 def test_the_reference_bridge_holds_p14_in_both_eras(transport: str) -> None:
     """Its cache gives way to the current listing after list_changed and past ttlMs; approvals read the server."""
-    results = run_contract(ReferenceBridgeAdapter, properties=["P14"], max_examples=40, transport=transport)
+    results = run_contract(ReferenceBridgeAdapter, properties=["P14"], max_examples=40, via=transport)
     assert [(r.era, r.status) for r in results] == [("handshake", "passed"), ("stateless", "passed")], [
         r.counterexample for r in results
     ]

@@ -144,7 +144,7 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
     call = slow_calls[0]
     facts_: dict[str, Any] = {"abandoned call": f"#{call.seq} id={call.rpc_id!r} ({call.era})"}
     for index in range(inputs["calls_after"]):
-        if index == 1 and inputs["hold"] == "late_answer" and h.transport == "socket":
+        if index == 1 and inputs["hold"] == "late_answer" and h.via == "socket":
             # In-process the server runs in the bridge's task, so the cancel stops the late answer too.
             await _until(lambda: _answered(server.journal.calls("slow")[0]), inputs["answer"].seconds + 1.0)
         outcome = await adapter.call("read", {"after": index + 1})

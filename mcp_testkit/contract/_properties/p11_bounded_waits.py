@@ -3,6 +3,7 @@ never answers, dribbles its answer, or sends only progress. Here a wait without 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,8 @@ from mcp_testkit.contract._properties._fault_sets import fault_label
 from mcp_testkit.contract._properties._property import Inputs, Property
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from hypothesis.strategies import SearchStrategy
 
     from mcp_testkit.adapters import BridgeAdapter, Outcome
@@ -50,6 +53,17 @@ def _attempt_s(facts: BridgeFacts, fault: faults.Fault) -> float:
     assert facts.timeout_s is not None
     extends = fault_label(fault) == "ProgressOnly" and facts.progress_timeout_s is not None
     return max(facts.timeout_s, facts.progress_timeout_s or 0.0) if extends else facts.timeout_s
+
+
+@contextlib.contextmanager
+def _abandoning(adapter: BridgeAdapter) -> Iterator[None]:
+    """While the property bounds a wait itself: the contract's guard lets that cancellation through (it is the
+    property giving up on the bridge, not the adapter's error)."""
+    setattr(adapter, "abandoning", True)  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(adapter, "abandoning", False)  # noqa: B010
 
 
 def bound_s(facts: BridgeFacts, where: str, fault: faults.Fault, kind: str) -> float:
@@ -110,7 +124,7 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
     if where != "call":
         place(server, fault, method=where, times=None)
         started = time.perf_counter()
-        with anyio.move_on_after(limit_s):
+        with _abandoning(adapter), anyio.move_on_after(limit_s):
             outcome = await adapter.connect(h.url, {})
         what = f"a connect whose {where} the server holds ({fault!r})"
     else:
@@ -120,7 +134,7 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
                 raise h.fail(f"call {number + 1}, before the server held one, failed")
         place(server, fault, method="tools/call", tool="slow", times=None)
         started = time.perf_counter()
-        with anyio.move_on_after(limit_s):
+        with _abandoning(adapter), anyio.move_on_after(limit_s):
             outcome = await adapter.call("slow", {})
         what = f"a {kind} call the server holds ({fault!r})"
     took = time.perf_counter() - started
