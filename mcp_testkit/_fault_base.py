@@ -47,6 +47,10 @@ class Fault:
     connect_may_succeed: ClassVar[bool] = False
     """For a listing fault: whether a careful bridge may still connect when it hits the listing, since what it reads
     is a whole catalogue (a slow page, a change notice, a change between pages); else it must fail the connect."""
+    answers_in_the_end: ClassVar[bool] = False
+    """For a fault that holds a call: whether the answer still arrives, however slowly (so `ok` may be true)."""
+    extends_waits: ClassVar[bool] = False
+    """Whether what the fault sends is progress, which a bridge may let extend its wait (up to its maximum)."""
     transient: ClassVar[bool] = True
     """For a fault of the connection, stream or session: whether a resilient client may take it for a passing
     failure and retry (False: the answer arrives garbled or empty instead). What it does lives in

@@ -33,6 +33,7 @@ class Dribble(Fault):
     """
 
     bytes_per_s: float = 64.0
+    answers_in_the_end: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         _positive(self.bytes_per_s, "Dribble bytes_per_s")
@@ -52,6 +53,7 @@ class ProgressOnly(Fault):
 
     interval_s: float = 0.5
     default_method: ClassVar[str] = "tools/call"
+    extends_waits: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         _positive(self.interval_s, "ProgressOnly interval_s")

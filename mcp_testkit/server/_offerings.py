@@ -89,22 +89,18 @@ async def _read_resource(request_id: Any, params: dict[str, Any], call: _Call) -
     return _scripted(request_id, call, f"reading {uri!r}", lambda: offerings.reading(uri) or {"contents": []})
 
 
-async def _subscribe(request_id: Any, params: dict[str, Any], call: _Call) -> Any:
-    uri = params.get("uri")
-    if not isinstance(uri, str):
-        return error_response(request_id, INVALID_PARAMS, "resources/subscribe needs params.uri (a string)")
-    if call.session is not None:
-        call.session.subscriptions.add(uri)
-    return result_response(request_id, {})
+def _subscription(method: str, keep: bool) -> Callable[[Any, dict[str, Any], _Call], Awaitable[Any]]:
+    """`resources/subscribe` (`keep`) or `resources/unsubscribe`: the session's set of watched URIs, changed."""
 
+    async def answer(request_id: Any, params: dict[str, Any], call: _Call) -> Any:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            return error_response(request_id, INVALID_PARAMS, f"{method} needs params.uri (a string)")
+        if call.session is not None:
+            (call.session.subscriptions.add if keep else call.session.subscriptions.discard)(uri)
+        return result_response(request_id, {})
 
-async def _unsubscribe(request_id: Any, params: dict[str, Any], call: _Call) -> Any:
-    uri = params.get("uri")
-    if not isinstance(uri, str):
-        return error_response(request_id, INVALID_PARAMS, "resources/unsubscribe needs params.uri (a string)")
-    if call.session is not None:
-        call.session.subscriptions.discard(uri)
-    return result_response(request_id, {})
+    return answer
 
 
 async def _list_prompts(request_id: Any, params: dict[str, Any], call: _Call) -> Any:
@@ -183,8 +179,8 @@ OFFERING_METHODS: dict[str, Handler] = {
 """The methods both eras answer."""
 
 SESSION_METHODS: dict[str, Handler] = {
-    "resources/subscribe": _offered("resources", "resources/subscribe", _subscribe),
-    "resources/unsubscribe": _offered("resources", "resources/unsubscribe", _unsubscribe),
+    method: _offered("resources", method, _subscription(method, keep))
+    for method, keep in (("resources/subscribe", True), ("resources/unsubscribe", False))
 }
 """The methods only a session has (the handshake era)."""
 

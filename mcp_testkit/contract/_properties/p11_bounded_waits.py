@@ -51,7 +51,7 @@ def _hold(facts: BridgeFacts) -> list[faults.Fault]:
 def _attempt_s(facts: BridgeFacts, fault: faults.Fault) -> float:
     """How long one attempt of a call may wait: its timeout, or where progress extends it, the declared maximum."""
     assert facts.timeout_s is not None
-    extends = fault_label(fault) == "ProgressOnly" and facts.progress_timeout_s is not None
+    extends = fault.extends_waits and facts.progress_timeout_s is not None
     return max(facts.timeout_s, facts.progress_timeout_s or 0.0) if extends else facts.timeout_s
 
 
@@ -146,7 +146,7 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
     }
     if outcome is None:
         raise h.fail(f"{what} did not end within the bridge's declared waits plus a margin", **facts_)
-    if where == "call" and outcome.kind == "ok" and fault_label(fault) != "Dribble":
+    if where == "call" and outcome.kind == "ok" and not fault.answers_in_the_end:
         raise h.fail(f"{what} was reported ok although the server never answered it", **facts_)
 
 
