@@ -167,13 +167,14 @@ class Offerings:
     def __bool__(self) -> bool:
         return bool(self.resources or self.templates or self.prompts or self.completions)
 
-    def capabilities(self) -> dict[str, Any]:
-        """What the server announces for them (nothing when nothing is scripted: a tools-only server is as before)."""
+    def capabilities(self, *, notifies: bool = True) -> dict[str, Any]:
+        """What the server announces for them (nothing when nothing is scripted: a tools-only server is as before);
+        `notifies`: whether it can tell a client of changes (subscriptions and list_changed), as a session can."""
         announced: dict[str, Any] = {}
         if self.resources or self.templates:
-            announced["resources"] = {"subscribe": True, "listChanged": True}
+            announced["resources"] = {"subscribe": True, "listChanged": True} if notifies else {}
         if self.prompts:
-            announced["prompts"] = {"listChanged": True}
+            announced["prompts"] = {"listChanged": True} if notifies else {}
         if self.completions:
             announced["completions"] = {}
         return announced

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -133,6 +135,7 @@ def conformance(server: TestMcpServer) -> None:
     server.tool("test_tool_with_logging", description="Sends three log messages")(with_logging)
     server.tool("test_tool_with_progress", description="Reports progress 0, 50, 100 of 100")(with_progress)
     _stateless_era(server, with_logging)
+    _offerings(server)
 
 
 _SCHEMA_2020_12 = {
@@ -201,6 +204,84 @@ def _stateless_era(server: TestMcpServer, with_logging: Callable[..., Any]) -> N
         read_only=True,
         returns=lambda arguments: f"ran in {arguments['region']}",
     )
+
+
+def _offerings(server: TestMcpServer) -> None:
+    """The resources, template, prompts and completion values the suite's scenarios read, get and complete."""
+    server.resource(
+        "test://static-text",
+        name="static-text",
+        description="A static text resource",
+        mime_type="text/plain",
+        text="This is the content of the static text resource.",
+    )
+    server.resource(
+        "test://static-binary",
+        name="static-binary",
+        description="A static PNG image",
+        mime_type="image/png",
+        blob=base64.b64decode(PNG_1X1),
+    )
+    server.resource(
+        "test://watched-resource",
+        name="watched-resource",
+        description="A resource to subscribe to",
+        mime_type="text/plain",
+        text="Watched resource content.",
+    )
+    server.resource_template(
+        "test://template/{id}/data",
+        name="template-data",
+        description="Data for an id",
+        mime_type="application/json",
+        reads=lambda params: json.dumps(
+            {"id": params["id"], "templateTest": True, "data": f"Data for ID: {params['id']}"}, separators=(",", ":")
+        ),
+    )
+    server.prompt(
+        "test_simple_prompt",
+        description="A simple prompt without arguments",
+        messages=[{"role": "user", "content": "This is a simple prompt for testing."}],
+    )
+    server.prompt(
+        "test_prompt_with_arguments",
+        description="A prompt with two required arguments",
+        arguments=[
+            {"name": "arg1", "description": "First test argument", "required": True},
+            {"name": "arg2", "description": "Second test argument", "required": True},
+        ],
+        messages=lambda arguments: [
+            {"role": "user", "content": "Prompt with arguments: arg1='{arg1}', arg2='{arg2}'".format(**arguments)}
+        ],
+    )
+    server.prompt(
+        "test_prompt_with_embedded_resource",
+        description="A prompt embedding the resource it is given",
+        arguments=[{"name": "resourceUri", "description": "URI of the resource to embed", "required": True}],
+        messages=lambda arguments: [
+            {
+                "role": "user",
+                "content": {
+                    "type": "resource",
+                    "resource": {
+                        "uri": arguments["resourceUri"],
+                        "mimeType": "text/plain",
+                        "text": "Embedded resource content for testing.",
+                    },
+                },
+            },
+            {"role": "user", "content": "Please process the embedded resource above."},
+        ],
+    )
+    server.prompt(
+        "test_prompt_with_image",
+        description="A prompt with an image",
+        messages=[
+            {"role": "user", "content": {"type": "image", "data": PNG_1X1, "mimeType": "image/png"}},
+            {"role": "user", "content": "Please analyze the image above."},
+        ],
+    )
+    server.complete(prompt="test_prompt_with_arguments", argument="arg1", values=["paris", "park", "party"])
 
 
 PRESETS: dict[str, Callable[[TestMcpServer], None]] = {"conformance": conformance, "demo": demo}

@@ -236,7 +236,8 @@ async def _discover(request_id: Any, params: dict[str, Any], call: Call) -> dict
         return result_response(request_id, dict(state.discover_result))
     result = {
         "supportedVersions": versions(state),
-        "capabilities": {"tools": {}, "logging": {}, **state.offerings.capabilities()},
+        # No subscriptions/listen yet: resources and prompts are announced without change notifications.
+        "capabilities": {"tools": {}, "logging": {}, **state.offerings.capabilities(notifies=False)},
         # The schema puts the server's identity in the result's _meta (as `decorate` does); the page on
         # server/discover shows it as a field too. Both are sent, so a client reading either finds it.
         "serverInfo": state.server_info(),

@@ -2,8 +2,8 @@
 against `TestMcpServer(preset="conformance")`, at the 2026-07-28 wire: on a server of both eras, and those it passes
 on a server of the stateless era only too.
 
-A scenario about a feature the server does not have (it serves tools: no resources, prompts or completions, and no
-tool asks the client for input through an InputRequiredResult) is a known gap: an xfail(strict) with its reason,
+A scenario about a feature the server does not have (no tool asks the client for input through an
+InputRequiredResult yet) is a known gap: an xfail(strict) with its reason,
 which also fails loudly when any other check of the scenario fails, or when the known ones start to pass.
 """
 
@@ -37,6 +37,18 @@ PASSING = [
     "http-custom-header-server-validation",
     "input-required-result-unsupported-methods",
     "input-required-result-validate-input",
+    "completion-complete",
+    "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "sep-2164-resource-not-found",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "caching",
 ]
 
 
@@ -48,8 +60,6 @@ class Gap:
     checks: frozenset[str]
 
 
-_NO_RESOURCES = "TestMcpServer serves tools only: it has no resources (resources/list, resources/read)"
-_NO_PROMPTS = "TestMcpServer serves tools only: it has no prompts (prompts/list, prompts/get)"
 _NO_MRTR = (
     "TestMcpServer's tools never ask the client for input: no InputRequiredResult (Multi Round-Trip Requests, "
     "SEP-2322), so the suite has nothing to exercise"
@@ -61,31 +71,6 @@ def _gap(reason: str, *checks: str) -> Gap:
 
 
 GAPS = {
-    "completion-complete": _gap(
-        "TestMcpServer serves tools only: it has no completion/complete", "completion-complete"
-    ),
-    "resources-list": _gap(_NO_RESOURCES, "resources-list"),
-    "resources-read-text": _gap(_NO_RESOURCES, "resources-read-text"),
-    "resources-read-binary": _gap(_NO_RESOURCES, "resources-read-binary"),
-    "resources-templates-read": _gap(_NO_RESOURCES, "resources-templates-read"),
-    "sep-2164-resource-not-found": _gap(
-        f"{_NO_RESOURCES}: resources/read is an unknown method (404, -32601), not the -32602 naming the URI that "
-        "the spec SHOULDs for an unknown resource",
-        "sep-2164-error-code",
-        "sep-2164-data-uri",
-    ),
-    "prompts-list": _gap(_NO_PROMPTS, "prompts-list"),
-    "prompts-get-simple": _gap(_NO_PROMPTS, "prompts-get-simple"),
-    "prompts-get-with-args": _gap(_NO_PROMPTS, "prompts-get-with-args"),
-    "prompts-get-embedded-resource": _gap(_NO_PROMPTS, "prompts-get-embedded-resource"),
-    "prompts-get-with-image": _gap(_NO_PROMPTS, "prompts-get-with-image"),
-    "caching": _gap(
-        "TestMcpServer serves tools only: no prompts/list, resources/list or resources/templates/list to carry "
-        "cache hints (server/discover and tools/list carry them, and pass)",
-        "sep-2549-prompts-list-caching-hints",
-        "sep-2549-resources-list-caching-hints",
-        "sep-2549-resources-templates-list-caching-hints",
-    ),
     "input-required-result-basic-elicitation": _gap(_NO_MRTR, "sep-2322-elicitation-incomplete"),
     "input-required-result-basic-sampling": _gap(_NO_MRTR, "sep-2322-sampling-incomplete"),
     "input-required-result-basic-list-roots": _gap(_NO_MRTR, "sep-2322-list-roots-incomplete"),
@@ -93,7 +78,7 @@ GAPS = {
     "input-required-result-multiple-input-requests": _gap(_NO_MRTR, "sep-2322-multiple-inputs-incomplete"),
     "input-required-result-multi-round": _gap(_NO_MRTR, "sep-2322-multi-round-r1"),
     "input-required-result-missing-input-response": _gap(_NO_MRTR, "sep-2322-missing-response-rerequests"),
-    "input-required-result-non-tool-request": _gap(f"{_NO_MRTR}; nor any prompts", "sep-2322-non-tool-incomplete"),
+    "input-required-result-non-tool-request": _gap(f"{_NO_MRTR}, nor does a prompt", "sep-2322-non-tool-incomplete"),
     "input-required-result-result-type": _gap(_NO_MRTR, "sep-2322-result-type-included"),
     "input-required-result-tampered-state": _gap(_NO_MRTR, "sep-2322-reject-tampered-state"),
     "input-required-result-capability-check": _gap(_NO_MRTR, "sep-2322-respect-client-capabilities"),
