@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from cancellable import slow_server
 
 from mcp_testkit import Record, TestMcpServer, faults
 from mcp_testkit.bridge import MCPConnectionError, ToolPool
@@ -21,17 +22,7 @@ pytestmark = pytest.mark.anyio
 
 def _server() -> tuple[TestMcpServer, threading.Event]:
     """A 'slow' read that waits until cancelled (setting an event once it runs) and a quick 'search'."""
-    server = TestMcpServer()
-    running = threading.Event()
-
-    @server.tool("slow", read_only=True)
-    async def slow(arguments: dict[str, Any]) -> str:
-        running.set()
-        await anyio.sleep(LIMIT_S * 2)
-        return "too late"
-
-    server.tool("search", read_only=True, returns="found")
-    return server, running
+    return slow_server(LIMIT_S)
 
 
 def _pool(server: TestMcpServer, via: str, **options: Any) -> ToolPool:

@@ -3,14 +3,13 @@ pins one real verdict: the `mcp` SDK `Client` (2.3.0) cancels a call its applica
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import anyio
 import pytest
+from cancellable import slow_server
 from mcp import Client
 
-from mcp_testkit import TestMcpServer
 from mcp_testkit.adapters import ReferenceBridgeAdapter, SdkClientAdapter
 from mcp_testkit.contract import run_contract
 
@@ -40,16 +39,7 @@ def test_the_sdk_client_adapter_holds_p10(factory: Any, era: str) -> None:
 async def test_probe_the_sdk_client_cancels_a_call_its_cancel_scope_ends(mode: str, era: str) -> None:
     """Probe, mcp 2.3.0: the application's cancel scope ends `Client.call_tool`; the client sends
     notifications/cancelled with that call's id on its session (handshake), or closes the call's stream (2026-07-28)."""
-    server = TestMcpServer()
-    running = threading.Event()
-
-    @server.tool("slow", read_only=True)
-    async def slow(arguments: dict[str, Any]) -> str:
-        running.set()
-        await anyio.sleep(LIMIT_S * 2)
-        return "too late"
-
-    server.tool("quick", read_only=True, returns="done")
+    server, running = slow_server(LIMIT_S, quick="quick", returns="done")
     with anyio.fail_after(LIMIT_S):
         async with server, Client(server.url, mode=mode) as client:
             async with anyio.create_task_group() as group:

@@ -8,6 +8,7 @@ import threading
 
 import anyio
 import pytest
+from cancellable import slow_server, until_running
 
 from mcp_testkit import Headers, Journal, TestMcpServer, ToolError, faults
 
@@ -320,21 +321,11 @@ def test_rows_replace_their_own_records_whatever_order_requests_finish_in() -> N
 
 def _slow_server() -> tuple[TestMcpServer, threading.Event]:
     """A server whose 'slow' tool waits until cancelled, and the event it sets once it runs."""
-    server = TestMcpServer("j")
-    running = threading.Event()
-
-    @server.tool("slow", read_only=True)
-    async def slow(arguments: dict[str, object]) -> str:
-        running.set()
-        await anyio.sleep(LIMIT_S * 2)
-        return "too late"
-
-    server.tool("search", read_only=True, returns="found")
-    return server, running
+    return slow_server(LIMIT_S, name="j")
 
 
 async def _until(running: threading.Event) -> None:
-    assert await anyio.to_thread.run_sync(running.wait, LIMIT_S), "the tool never ran"
+    await until_running(running, LIMIT_S)
 
 
 async def test_a_cancel_notification_names_the_call_it_cancels(via: str) -> None:
