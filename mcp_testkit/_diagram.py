@@ -16,10 +16,12 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcp_testkit._eras import STATELESS_VERSIONS
+
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
 
-__all__ = ["POLICY", "SCRIPT", "STYLE", "fragment", "html_page", "mermaid", "records_of_json"]
+__all__ = ["POLICY", "SCRIPT", "STYLE", "fragment", "html_page", "mermaid", "records_of_json", "svg"]
 
 
 @dataclass(frozen=True)
@@ -49,14 +51,16 @@ def _label_of(record: Record) -> str:
     if record.rpc_method == "notifications/cancelled":
         request_id = (record.params or {}).get("requestId")
         what = f"cancel request {request_id!r}" if request_id is not None else "cancel"
-    era = {"stateless": " (2026-07-28)", "handshake": ""}.get(record.era or "", "")
+    # The version the request itself names (header or `_meta`), not the era that served it: a handshake-era
+    # `initialize` refused by a server of 2026-07-28 only is served in that era, yet speaks no 2026 version.
+    era = f" ({record.protocol_version})" if record.protocol_version in STATELESS_VERSIONS else ""
     return f"#{record.seq} {what}{era}"
 
 
 def _answer_of(record: Record) -> str | None:
     if record.status is None:
         return None
-    answer = record.response if record.error is None else None
+    answer = record.response
     line = str(record.status)
     if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
         line += f" error {answer['error'].get('code')}"
@@ -117,7 +121,22 @@ def mermaid(records: Iterable[Record], *, title: str | None = None) -> str:
 
 # -- HTML --------------------------------------------------------------------------------------------
 
-_LEFT, _RIGHT, _WIDTH, _TOP, _ROW = 140, 700, 1120, 70, 64
+_TOP, _ROW = 70, 64
+
+
+@dataclass(frozen=True)
+class _Lanes:
+    """Where the two lifelines stand, and how wide the drawing is."""
+
+    left: int
+    right: int
+    width: int
+
+
+_PAGE = _Lanes(140, 700, 1120)
+"""The report page's drawing: room for long labels and fault names beside the server."""
+_COMPACT = _Lanes(90, 450, 780)
+"""A drawing to sit in a column of prose (the docs), which shows it near its own size at 1280 px."""
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:16px;color:#1d2430}
@@ -138,30 +157,53 @@ for(var p=el;p;p=p.parentElement){if(p.tagName==='DETAILS')p.open=true;}el.scrol
 window.addEventListener('hashchange',openTarget);window.addEventListener('DOMContentLoaded',openTarget);
 """
 
+_SVG_CLASS = ' class="mcp-journal"'
+SVG_STYLE = (
+    ".mcp-journal{font:14px system-ui,sans-serif;max-width:100%;height:auto}"
+    ".mcp-journal text{fill:#1d2430}.mcp-journal .lane{stroke:#b8c0cc;stroke-dasharray:4 4}"
+    ".mcp-journal .actor rect{fill:#eef2f7;stroke:#8893a4}"
+    ".mcp-journal .arrow line{stroke:#2b5cab;stroke-width:1.6}.mcp-journal .arrow text{font-size:12px}"
+    ".mcp-journal .arrow.answer line{stroke:#4b8b3b;stroke-dasharray:6 3}"
+    ".mcp-journal .arrow.failed line{stroke:#b3261e}.mcp-journal .arrow.lost line{stroke-dasharray:2 3}"
+    ".mcp-journal .fault circle{fill:#b3261e}.mcp-journal .fault text{fill:#b3261e;font-size:11px;font-weight:600}"
+    ".mcp-journal .session text{fill:#6b4fa0;font-size:11px}.mcp-journal .session line{stroke:#6b4fa0}"
+)
+"""The drawing's look inside the SVG itself, every rule under `.mcp-journal`: the same in a docs page (whose own
+classes it leaves alone), in a saved .svg file and in the report page."""
+
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 
-def _arrow(seq: int, y: int, label: str, classes: str, *, leftward: bool, prefix: str) -> str:
-    x1, x2 = (_RIGHT, _LEFT) if leftward else (_LEFT, _RIGHT)
-    head = "url(#head-back)" if leftward else "url(#head)"
-    return (
-        f'<a href="#{prefix}r{seq}"><g class="arrow {classes}" data-seq="{seq}">'
+def _arrow(
+    seq: int, y: int, label: str, classes: str, *, leftward: bool, prefix: str, lanes: _Lanes, link: bool
+) -> str:
+    x1, x2 = (lanes.right, lanes.left) if leftward else (lanes.left, lanes.right)
+    head = f"url(#{prefix}head-back)" if leftward else f"url(#{prefix}head)"
+    shown = _cut(label, (lanes.right - lanes.left) // 7)  # what 12 px text fits between the lifelines
+    whole = f"<title>{html.escape(label)}</title>" if shown != label else ""
+    arrow = (
+        f'<g class="arrow {classes}" data-seq="{seq}">{whole}'
         f'<line x1="{x1}" y1="{y}" x2="{x2}" y2="{y}" marker-end="{head}"/>'
-        f'<text x="{(_LEFT + _RIGHT) // 2}" y="{y - 5}" text-anchor="middle">{html.escape(label)}</text></g></a>'
+        f'<text x="{(lanes.left + lanes.right) // 2}" y="{y - 5}" text-anchor="middle">{html.escape(shown)}</text></g>'
     )
+    return f'<a href="#{prefix}r{seq}">{arrow}</a>' if link else arrow
 
 
-def _svg(steps: Sequence[_Step], prefix: str = "") -> str:
+def _svg(
+    steps: Sequence[_Step], prefix: str = "", *, lanes: _Lanes = _PAGE, link: bool = True, styled: bool = False
+) -> str:
     height = _TOP + _ROW * len(steps) + 30
+    left, right, width = lanes.left, lanes.right, lanes.width
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{height}" viewBox="0 0 {_WIDTH} {height}"'
-        ' role="img" aria-label="sequence diagram of the journal">',
-        '<defs><marker id="head" markerWidth="8" markerHeight="8" refX="8" refY="4" orient="auto">'
+        f'<svg xmlns="http://www.w3.org/2000/svg"{_SVG_CLASS if styled else ""} width="{width}"'
+        f' height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="sequence diagram of the journal">',
+        f"<style>{SVG_STYLE}</style>" if styled else "",
+        f'<defs><marker id="{prefix}head" markerWidth="8" markerHeight="8" refX="8" refY="4" orient="auto">'
         '<path d="M0,0 L8,4 L0,8 z" fill="#2b5cab"/></marker>'
-        '<marker id="head-back" markerWidth="8" markerHeight="8" refX="8" refY="4" orient="auto">'
+        f'<marker id="{prefix}head-back" markerWidth="8" markerHeight="8" refX="8" refY="4" orient="auto">'
         '<path d="M0,0 L8,4 L0,8 z" fill="#4b8b3b"/></marker></defs>',
     ]
-    for x, name in ((_LEFT, "client"), (_RIGHT, "server")):
+    for x, name in ((left, "client"), (right, "server")):
         parts.append(
             f'<g class="actor"><rect x="{x - 60}" y="10" width="120" height="30" rx="4"/>'
             f'<text x="{x}" y="30" text-anchor="middle">{name}</text></g>'
@@ -171,22 +213,25 @@ def _svg(steps: Sequence[_Step], prefix: str = "") -> str:
         y = _TOP + _ROW * index
         if step.session:
             parts.append(
-                f'<g class="session"><line x1="{_LEFT - 70}" y1="{y - 24}" x2="{_RIGHT + 70}" y2="{y - 24}"/>'
-                f'<text x="{_RIGHT + 74}" y="{y - 20}">session {html.escape(step.session[:8])}</text></g>'
+                f'<g class="session"><line x1="{left - 70}" y1="{y - 24}" x2="{right + 70}" y2="{y - 24}"/>'
+                f'<text x="{right + 74}" y="{y - 20}">session {html.escape(step.session[:8])}</text></g>'
             )
         kind = "request notification" if step.notification else "request"
-        parts.append(_arrow(step.seq, y, step.request, kind, leftward=False, prefix=prefix))
+        parts.append(_arrow(step.seq, y, step.request, kind, leftward=False, prefix=prefix, lanes=lanes, link=link))
         if step.fault:
+            room = max(8, (width - right - 14) // 7)  # characters of 11 px text that fit right of the lifeline
             parts.append(
-                f'<g class="fault" data-seq="{step.seq}"><circle cx="{_RIGHT}" cy="{y}" r="6"/>'
-                f'<text x="{_RIGHT + 10}" y="{y + 4}">{html.escape(step.fault[:80])}</text></g>'
+                f'<g class="fault" data-seq="{step.seq}"><circle cx="{right}" cy="{y}" r="6"/>'
+                f'<text x="{right + 10}" y="{y + 4}">{html.escape(_cut(step.fault, min(80, room)))}</text></g>'
             )
         if step.answer is None:
             lost = "no answer (connection cut)"
-            parts.append(_arrow(step.seq, y + 26, lost, "answer lost failed", leftward=True, prefix=prefix))
+            classes = "answer lost failed"
+            parts.append(_arrow(step.seq, y + 26, lost, classes, leftward=True, prefix=prefix, lanes=lanes, link=link))
         else:
             classes = "answer failed" if step.failed else "answer"
-            parts.append(_arrow(step.seq, y + 26, step.answer, classes, leftward=True, prefix=prefix))
+            back = step.answer
+            parts.append(_arrow(step.seq, y + 26, back, classes, leftward=True, prefix=prefix, lanes=lanes, link=link))
     parts.append("</svg>")
     return "".join(parts)
 
@@ -227,6 +272,17 @@ def fragment(records: Sequence[Record], *, hidden: Collection[str] = (), prefix:
     start = records[0].at if records else 0.0
     details = "".join(_details(record, hidden, start, prefix) for record in records)
     return f"{_svg(list(_steps(records)), prefix)}<section>{details}</section>"
+
+
+def svg(records: Sequence[Record], *, prefix: str = "", compact: bool = False) -> str:
+    """The diagram alone, one `<svg>` element carrying its own style: to inline in a page of prose (the docs draw
+    their sequence diagrams with it at build time) or to save as a .svg file. Its arrows link nowhere; `prefix`
+    keeps the ids of several diagrams in one page apart; `compact` draws it narrower, for a column of text."""
+    return _svg(list(_steps(records)), prefix, lanes=_COMPACT if compact else _PAGE, link=False, styled=True)
+
+
+def _cut(value: str, limit: int) -> str:
+    return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
 def records_of_json(items: Iterable[Mapping[str, Any]]) -> list[Record]:

@@ -2,7 +2,8 @@
 
 A tree is a folder with a `package.json` and a `package-lock.json`: `tests/conformance` pins the
 official MCP conformance suite, `tests/conformance_next` its pre-release with the 2026-07-28
-scenarios, `tests/standalone/ts_client` a client on the TypeScript SDK. The
+scenarios, `tests/standalone/ts_client` a client on the TypeScript SDK, `tests/mermaid` the Mermaid CLI
+(its puppeteer drives Debian's chromium and downloads no browser). The
 first test that needs a tree runs `npm ci` in it, under a file lock so that pytest-xdist workers
 wait for one install instead of racing; a stamp in `node_modules` (a digest of the two files) tells
 later runs that it is done, and a changed lock installs again.
@@ -30,6 +31,7 @@ TESTS = Path(__file__).resolve().parent
 CONFORMANCE = TESTS / "conformance"
 CONFORMANCE_NEXT = TESTS / "conformance_next"
 TS_CLIENT = TESTS / "standalone" / "ts_client"
+MERMAID = TESTS / "mermaid"
 NODE20_SHIM = CONFORMANCE / "node20-globsync.mjs"
 """Lets both conformance trees run on Node 20 (they import fs.globSync, which Node 22 added)."""
 NPM_CI_TIMEOUT_S = 600.0
@@ -80,8 +82,12 @@ def installed(tree: Path) -> Path:
                 pytrace=False,
             )
         command = [npm, "ci", "--no-audit", "--no-fund", "--include=dev"]
+        # No package's install script may download a browser of its own (puppeteer would): that fails here.
+        env = {**os.environ, "PUPPETEER_SKIP_DOWNLOAD": "1"}
         try:
-            ran = subprocess.run(command, cwd=tree, capture_output=True, text=True, timeout=NPM_CI_TIMEOUT_S)
+            ran = subprocess.run(
+                command, cwd=tree, capture_output=True, text=True, timeout=NPM_CI_TIMEOUT_S, env=env
+            )
         except subprocess.TimeoutExpired:
             pytest.fail(f"`npm ci` in {shown} did not finish within {NPM_CI_TIMEOUT_S:.0f} s", pytrace=False)
         if ran.returncode != 0:
