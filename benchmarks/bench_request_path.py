@@ -94,8 +94,9 @@ async def post(headers, body):
 async def main():
     headers = {"host": "127.0.0.1:8000", "content-type": "application/json", "accept": ACCEPT}
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x"}}}
-    if framing == "ceiling":
-        pass
+    if framing == "ceiling":  # sent a session as TestMcpServer is, which it echoes (the same bytes each way)
+        headers["mcp-session-id"] = "0123456789abcdef0123456789abcdef"
+        headers["mcp-protocol-version"] = "2025-11-25"
     elif era == "handshake":
         hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "b", "version": "1"}}
         initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}
