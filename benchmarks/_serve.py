@@ -29,7 +29,12 @@ ECHO_TEXT = "bench-echo-7f3a"
 
 
 def ceiling_app(framing: str) -> Any:
-    """A bare Starlette JSON echo: the least work this stack can do for one request."""
+    """A bare Starlette JSON echo: the least work this stack can do for one request.
+
+    It answers the same bytes as TestMcpServer's JSON answer, so that the two differ only in the work done: the
+    same body (an echo result without `isError`) and the request's `Mcp-Session-Id` echoed back (bench_server.py
+    sends it one, as it sends TestMcpServer its session's), as a server keeping sessions must.
+    """
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import JSONResponse
@@ -38,8 +43,10 @@ def ceiling_app(framing: str) -> Any:
     async def echo(request: Request) -> JSONResponse:
         message = await request.json()
         text = message["params"]["arguments"]["text"]
-        result = {"content": [{"type": "text", "text": text}], "isError": False}
-        return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        result = {"content": [{"type": "text", "text": text}]}
+        session_id = request.headers.get("mcp-session-id")
+        headers = {"mcp-session-id": session_id} if session_id else None
+        return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "result": result}, headers=headers)
 
     return Starlette(routes=[Route("/mcp", echo, methods=["POST"])])
 

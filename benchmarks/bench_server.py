@@ -51,6 +51,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -354,9 +355,17 @@ def handshake(url: str, kind: str, era: str = "handshake") -> str | None:
             response = client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
             if response.status_code != 202:
                 raise BenchError(f"notifications/initialized answered {response.status_code}")
+        if kind == "ceiling":
+            # The ceiling keeps no sessions, but is sent one, as TestMcpServer is, and echoes it (_serve.py):
+            # the same request and answer bytes, so that the two differ only in the work they do.
+            session_id = uuid.uuid4().hex
+            headers["Mcp-Session-Id"] = session_id
+            headers["MCP-Protocol-Version"] = PROTOCOL_VERSION
         response = client.post(url, json=call_body(era), headers=headers)
         if response.status_code != 200:
             raise BenchError(f"tools/call answered {response.status_code}: {response.text[:300]}")
+        if session_id and response.headers.get("mcp-session-id") != session_id:
+            raise BenchError(f"tools/call answered without the session's Mcp-Session-Id: {dict(response.headers)}")
         message = _decode(response)
         expected = {"type": "text", "text": ECHO_TEXT}
         result = message.get("result") or {}

@@ -78,9 +78,11 @@ _PROTOCOL_METHODS = {
 _PROTOCOL_READS = ("cycle", "loop", "transport")
 _PROTOCOL_ADDS = (
     "_header_deadline",
+    "_head_since",
     "_body_deadline",
     "_arm",
     "_disarm",
+    "_stop_timer",
     "_headers_too_slow",
     "_body_too_slow",
     "_head",
@@ -220,6 +222,8 @@ def _protocol(header_timeout: float, body_timeout: float, limits: HeadLimits, h1
 
     class Protocol(base):
         _header_deadline: asyncio.TimerHandle | None = None
+        _head_since: float | None = None
+        """The loop's time when the head now awaited began; None while none is awaited."""
         _body_deadline: asyncio.TimerHandle | None = None
         _head: int | None = None
         """Bytes of the request head received so far; None while the head is complete (a body may follow)."""
@@ -237,7 +241,7 @@ def _protocol(header_timeout: float, body_timeout: float, limits: HeadLimits, h1
             if self._refused:
                 return  # read and dropped until the connection closes: see _LINGER_S
             cycle = self.cycle
-            if self._header_deadline is None and (cycle is None or cycle.response_complete):
+            if self._head_since is None and (cycle is None or cycle.response_complete):
                 self._arm()  # the first bytes of a next request on a kept-alive connection
             if self._head is None and (cycle is None or cycle.response_complete or not cycle.more_body):
                 self._head, self._line, self._tail, self._start = 0, 0, b"", data[:256]
@@ -315,7 +319,7 @@ def _protocol(header_timeout: float, body_timeout: float, limits: HeadLimits, h1
             self._start = b""
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
+            self._stop_timer()
             if self._body_deadline is not None:
                 self._body_deadline.cancel()
                 self._body_deadline = None
@@ -329,16 +333,31 @@ def _protocol(header_timeout: float, body_timeout: float, limits: HeadLimits, h1
                 cycle.message_event.set()
 
         def _arm(self) -> None:
-            self._header_deadline = self.loop.call_later(header_timeout, self._headers_too_slow)
+            # One timer per connection rather than one per request (a timer made and cancelled costs every
+            # request): it fires at the first head's deadline and, if the head then waiting began later,
+            # waits again until that head's own deadline.
+            self._head_since = self.loop.time()
+            if self._header_deadline is None:
+                self._header_deadline = self.loop.call_later(header_timeout, self._headers_too_slow)
 
         def _disarm(self) -> None:
+            self._head_since = None
+
+        def _stop_timer(self) -> None:
+            self._head_since = None
             if self._header_deadline is not None:
                 self._header_deadline.cancel()
                 self._header_deadline = None
 
         def _headers_too_slow(self) -> None:
             self._header_deadline = None
-            if not self.transport.is_closing():
+            since = self._head_since
+            if since is None:
+                return  # no head waits (it came in time): the next one arms the timer again
+            left = since + header_timeout - self.loop.time()
+            if left > 0:
+                self._header_deadline = self.loop.call_later(left, self._headers_too_slow)
+            elif not self.transport.is_closing():
                 self.transport.close()
 
     return Protocol

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from mcp_testkit._asgi import run_until_disconnect
 from mcp_testkit._eras import (
     CAPABILITIES_KEY,
     HANDSHAKE,
@@ -338,26 +339,13 @@ async def post(state: ServerState, out: Response, receive: Receive | None = None
         return
     done = closed = False
 
-    async def watch(scope: anyio.CancelScope) -> None:
-        nonlocal closed
-        while (await receive())["type"] != "http.disconnect":
-            pass
-        if not done:  # a close after the answer was sent cancels nothing
-            closed = True
-            scope.cancel()
+    async def run() -> None:
+        nonlocal done
+        await answer(state, message, out, call, effect, settle=settle)
+        done = True
 
-    failed: Exception | None = None
     try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(watch, group.cancel_scope)
-            try:
-                await answer(state, message, out, call, effect, settle=settle)
-            except Exception as exc:  # raised as it is, not in a group (a Drop in-process raises what httpx2 does)
-                failed = exc
-            done = True
-            group.cancel_scope.cancel()
-        if failed is not None:
-            raise failed
+        closed = await run_until_disconnect(receive, run)
     except anyio.get_cancelled_exc_class():
         closed = not done  # in-process, the client's cancel reaches the server's task itself
         raise

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -61,6 +62,40 @@ def test_an_idle_keep_alive_connection_is_closed(server: TestMcpServer) -> None:
         sock.sendall(http_request("POST", "/mcp", headers, body))
         reply = parse_reply(_closed_by_server(sock))
     assert reply.status == 400  # no session: answered, then the idle connection was closed
+
+
+def _one_reply(sock: socket.socket) -> bytes:
+    """One HTTP response with a Content-Length, read off a connection the server keeps open."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, f"the server closed the connection; it had sent {data!r}"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(parse_reply(head + b"\r\n\r\n").headers["content-length"])
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        assert chunk, "the server closed the connection mid-answer"
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+def test_each_request_on_a_kept_alive_connection_has_its_own_header_time() -> None:
+    """Item 9: the head of a next request gets all of header_timeout_s from its own first bytes, even when
+    it ends after the deadline the connection's first head had."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    headers = [(n, v) for n, v in post_headers(0) if n not in ("Connection", "Host")]
+    with TestMcpServer(header_timeout_s=2.0, idle_timeout_s=10.0) as server:
+        request = http_request("POST", "/mcp", [("Host", f"127.0.0.1:{server.port}"), *headers], body)
+        with socket.create_connection(("127.0.0.1", server.port), timeout=LIMIT_S) as sock:
+            sock.sendall(request)
+            assert parse_reply(_one_reply(sock)).status == 400  # answered (no session), and kept open
+            time.sleep(1.2)  # the time passing is the condition under test
+            sock.sendall(request[:20])
+            time.sleep(1.2)  # now past the first head's deadline, well within the second's
+            sock.sendall(request[20:])
+            assert parse_reply(_one_reply(sock)).status == 400
+    assert len(server.journal) == 2
 
 
 def test_default_timeouts_are_generous() -> None:
