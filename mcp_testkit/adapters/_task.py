@@ -10,6 +10,7 @@ adapter and the third-party adapters are built on it; docs/adapters.md shows a c
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -44,8 +45,8 @@ class TaskHost:
     _requests: Any = None
     tools: list[str]
     """The names of the tools the bridge loaded at connect: `serve` sets them."""
-    _calling: Any = None
-    """The cancel scope of the call the bridge's task runs now, if `_answer` runs it."""
+    _calls: dict[int, Any] | None = None
+    """The cancel scopes of the calls the bridge's task runs now through `_answer`, by their reply stream."""
 
     @property
     def task_name(self) -> str:
@@ -94,7 +95,7 @@ class TaskHost:
             async with answer:
                 return await answer.receive()
         except anyio.get_cancelled_exc_class():
-            calling = self._calling
+            calling = (self._calls or {}).get(id(reply))
             if calling is not None:  # the caller abandoned the call: so does the bridge's task
                 calling.cancel()
             raise
@@ -111,15 +112,29 @@ class TaskHost:
         async with reply:
             if reply.statistics().open_receive_streams == 0:
                 return  # abandoned before it started
+            calls = self._calls if self._calls is not None else {}
+            self._calls = calls
             with anyio.CancelScope() as scope:
-                self._calling = scope
+                calls[id(reply)] = scope
                 try:
                     outcome = await work()
                 finally:
-                    self._calling = None
+                    calls.pop(id(reply), None)
             if not scope.cancelled_caught:
                 with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
                     await reply.send(outcome)
+
+    async def _answer_concurrently(self, requests: Any, answer: Answer) -> None:
+        """In the bridge's task: run each call that reaches it in a task of its own (`_answer`), so that calls
+        overlap as an application's concurrent calls on one bridge do, until the adapter closes; the calls still
+        in flight then end unanswered (their callers get `outcome_unknown`)."""
+        import anyio
+
+        async with anyio.create_task_group() as group:
+            async with requests:
+                async for tool, arguments, reply in requests:
+                    group.start_soon(self._answer, reply, functools.partial(answer, tool, arguments))
+            group.cancel_scope.cancel()
 
     async def close(self) -> None:
         group, self._group = self._group, None
