@@ -4,6 +4,11 @@ runs the contract over the socket and writes docs/matrix.md (and docs/matrix.jso
     python scripts/matrix.py                      # every bridge, 100 examples, writes docs/matrix.md
     python scripts/matrix.py --only fastmcp       # one bridge (repeatable): its columns are replaced, the
                                                   # others kept from docs/matrix.json
+    python scripts/matrix.py --property P10 --property P11
+                                                  # these properties only: their cells replace theirs in
+                                                  # docs/matrix.json, every other cell is kept
+    python scripts/matrix.py --reuse ...          # run nothing: read each bridge's report of an earlier run
+                                                  # (a run with --no-write, e.g. bridges run side by side)
     python scripts/matrix.py --ci                 # what CI runs: the bridges installable alongside the
                                                   # toolkit and the TypeScript driver, 10 examples, each
                                                   # cell asserted against .ci/matrix-expected.json
@@ -119,6 +124,13 @@ MEANING = {
     "left out of what it reads, two different results read the same, or an error reads as a success.",
     "P8": "a call a person declined, or never answered, reaches the server; an approved one runs twice or not at all.",
     "P9": "a cached tool list leaks one credential's tools to another, or hides a changed catalogue past its TTL.",
+    "P10": "a call the application gave up on keeps running at the server (an order placed after the user cancelled), "
+    "or its late answer is handed to another call.",
+    "P11": "the agent hangs for good on a server that never answers, dribbles its answer or sends only progress.",
+    "P12": "a large result is reported as a session or auth error, crashes the bridge, or leaves it unusable.",
+    "P13": "with calls in flight at once, a fault on one breaks the others, hands one another's answer, or leaves "
+    "the bridge unusable.",
+    "P14": "the agent calls tools the server no longer offers, or never sees the new ones, after the catalogue changed.",
 }
 
 
@@ -208,9 +220,20 @@ def version_of(python: Path, dist: str) -> str:
     return done.stdout.strip() or "?"
 
 
-def check(bridge: Bridge, cache: Path, examples: int, out: Path) -> dict[str, dict[str, object]]:
-    """Run the contract for one bridge; its verdicts by column label, each with its seconds and examples."""
-    python, driver = prepare(bridge, cache)
+def check(
+    bridge: Bridge,
+    cache: Path,
+    examples: int,
+    out: Path,
+    properties: tuple[str, ...] = (),
+    reuse: bool = False,
+) -> dict[str, dict[str, object]]:
+    """Run the contract for one bridge (or with `reuse`, read the report of an earlier run); its verdicts by column
+    label, each with its seconds and examples. `properties`: these only (default every one)."""
+    if reuse:  # the bridge's environment as the earlier run left it, for its version
+        python, driver = (cache / bridge.key / "bin" / "python" if bridge.kind == "extra" else Path(sys.executable)), None
+    else:
+        python, driver = prepare(bridge, cache)
     target = ["--driver", driver] if driver else list(bridge.specs)
     report = out / f"{bridge.key}.json"
     started = time.perf_counter()
@@ -218,12 +241,15 @@ def check(bridge: Bridge, cache: Path, examples: int, out: Path) -> dict[str, di
     # verdict `P1@handshake` or `P1@stateless`.
     era = ",".join(bridge.eras)
     options = ["--transport", "socket", "--era", era, "--examples", str(examples), "--json", str(report)]
-    run(
-        [str(python), "-m", "mcp_testkit", "check", *target, *options],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-    )
-    print(f"::: {bridge.key}: {time.perf_counter() - started:.1f} s", flush=True)
+    for pid in properties:
+        options += ["--property", pid]
+    if not reuse:
+        run(
+            [str(python), "-m", "mcp_testkit", "check", *target, *options],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
+        print(f"::: {bridge.key}: {time.perf_counter() - started:.1f} s", flush=True)
     verdicts = by_era(json.loads(report.read_text()))
     if bridge.dist and bridge.kind != "toolkit":
         suffix = f"@{version_of(python, bridge.dist)}"
@@ -295,11 +321,19 @@ def owner(spec: str) -> int | None:
     return None
 
 
-def merged(fresh: dict[str, dict[str, object]], path: Path) -> dict[str, dict[str, object]]:
-    """The published verdicts of `path` with the bridges run now in place of theirs, in the order of BRIDGES."""
+def merged(
+    fresh: dict[str, dict[str, object]], path: Path, properties: tuple[str, ...] = ()
+) -> dict[str, dict[str, object]]:
+    """The published verdicts of `path` with the bridges run now in place of theirs, in the order of BRIDGES. With
+    `properties` (the run checked these only), a column run now keeps its published cells of the other properties."""
     published: dict[str, dict[str, object]] = json.loads(path.read_text()) if path.exists() else {}
     rerun = {owner(str(value["spec"])) for value in fresh.values()}
     kept = {label: value for label, value in published.items() if owner(str(value["spec"])) not in rerun}
+    if properties:
+        fresh = {
+            label: {**value, "properties": {**_other_cells(published.get(label), properties), **value["properties"]}}  # type: ignore[dict-item]
+            for label, value in fresh.items()
+        }
     every = {**kept, **fresh}
 
     def place(label: str) -> tuple[int, int]:
@@ -309,6 +343,18 @@ def merged(fresh: dict[str, dict[str, object]], path: Path) -> dict[str, dict[st
         return (len(BRIDGES) if index is None else index, specs.index(spec) if spec in specs else 0)
 
     return {label: every[label] for label in sorted(every, key=place)}
+
+
+def _other_cells(column: dict[str, object] | None, properties: tuple[str, ...]) -> dict[str, object]:
+    """A published column's cells of the properties not in `properties`, in property order."""
+    cells: dict[str, object] = dict(column["properties"]) if column else {}  # type: ignore[call-overload]
+    return {pid: cell for pid, cell in cells.items() if pid not in properties}
+
+
+def property_order(pid: str) -> tuple[int, str]:
+    """P1, P2, ..., P5, P5s, ..., P10: by number, then suffix (a plain sort puts P10 before P2)."""
+    digits = re.match(r"P(\d+)(.*)", pid)
+    return (int(digits.group(1)), digits.group(2)) if digits else (1 << 30, pid)
 
 
 def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: Path) -> None:
@@ -343,7 +389,7 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
         "| --- | " + " | ".join("---" for _ in labels) + " |",
         "| era | " + " | ".join(era_of(label) for label in labels) + " |",
     ]
-    properties = sorted({pid for result in verdicts.values() for pid in result["properties"]})  # type: ignore[attr-defined]
+    properties = sorted({pid for result in verdicts.values() for pid in result["properties"]}, key=property_order)  # type: ignore[attr-defined]
     for pid in properties:
         cells = [
             mark[verdicts[label]["properties"].get(pid, {"status": "not_applicable"})["status"]]  # type: ignore[attr-defined]
@@ -407,7 +453,19 @@ def main() -> int:
     parser.add_argument("--ci", action="store_true", help="the CI bridges, 10 examples, --check the expected file")
     parser.add_argument("--no-write", action="store_true", help="do not write docs/matrix.md")
     parser.add_argument("--html", type=Path, metavar="FILE", help="also write the matrix as a page (docs/matrix.html)")
+    parser.add_argument(
+        "--property",
+        action="append",
+        dest="properties",
+        default=[],
+        metavar="P10",
+        help="only this property (repeatable); its cells replace theirs in docs/matrix.json, the others stay",
+    )
+    parser.add_argument(
+        "--reuse", action="store_true", help="run nothing: read each chosen bridge's report of an earlier run"
+    )
     args = parser.parse_args()
+    properties = tuple(args.properties)
     chosen = [b for b in BRIDGES if (b.in_ci if args.ci else (not args.only or b.key in args.only))]
     examples = 10 if args.ci else args.examples
     expected = EXPECTED if args.ci else args.check
@@ -415,16 +473,17 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     verdicts: dict[str, dict[str, object]] = {}
     for bridge in chosen:
-        verdicts.update(check(bridge, args.cache, examples, out))
+        verdicts.update(check(bridge, args.cache, examples, out, properties, args.reuse))
     if not (args.ci or args.no_write):
         published = ROOT / "docs" / "matrix.json"
-        written = merged(verdicts, published) if args.only else verdicts
+        written = merged(verdicts, published, properties) if (args.only or properties) else verdicts
         write_markdown(written, examples, ROOT / "docs" / "matrix.md")
         published.write_text(json.dumps(written, indent=2, sort_keys=True) + "\n")
     if args.html:
         from mcp_testkit._matrix_html import write_matrix_page
 
-        write_matrix_page(args.html, merged(verdicts, ROOT / "docs" / "matrix.json") if args.only else verdicts)
+        page = json.loads((ROOT / "docs" / "matrix.json").read_text()) if (args.only or properties) else verdicts
+        write_matrix_page(args.html, page if not args.no_write else merged(verdicts, ROOT / "docs" / "matrix.json", properties))
     for label, result in verdicts.items():
         properties = result["properties"].items()  # type: ignore[attr-defined]
         cells = " ".join(f"{pid}={cell['status']}" for pid, cell in properties)
