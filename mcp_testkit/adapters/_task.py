@@ -42,6 +42,8 @@ class TaskHost:
 
     __test__ = False  # a base class of adapters, not a test
     _group: Any = None
+    _task: Any = None
+    _ended: Any = None
     _requests: Any = None
     tools: list[str]
     """The names of the tools the bridge loaded at connect: `serve` sets them."""
@@ -54,18 +56,65 @@ class TaskHost:
         return str(getattr(self, "name", "bridge"))
 
     async def start(self, serve: Serve) -> Outcome:
-        """Start the bridge's task and wait until it connected (or failed to): the connect's outcome."""
+        """Start the bridge's task and wait until it connected (or failed to): the connect's outcome.
+
+        The task is not tied to the caller's cancel scopes: a caller may wrap `connect()` in a scope of its own (a
+        deadline) and leave it, with the bridge connected or not, and `close()` later from another scope. Under
+        asyncio it is a task of the loop's own; elsewhere a task group entered here and left in `close()`."""
         import anyio
 
         self.tools = getattr(self, "tools", [])
-        self._group = anyio.create_task_group()
-        await self._group.__aenter__()
         self._requests, requests = anyio.create_memory_object_stream[Any](0)
         started = anyio.Event()
+        ended = anyio.Event()
         box: dict[str, Outcome] = {}
-        self._group.start_soon(serve, requests, started, box)
-        await started.wait()
+
+        async def host() -> None:
+            try:
+                await serve(requests, started, box)
+            except BaseException:  # noqa: S110  # serve sorts the bridge's errors; what escapes ends the task
+                pass
+            finally:
+                started.set()
+                ended.set()
+
+        self._ended = ended
+        loop = _asyncio_loop()
+        if loop is not None:
+            self._task = loop.create_task(host())
+        else:
+            self._group = anyio.create_task_group()
+            await self._group.__aenter__()
+            self._group.start_soon(host)
+        try:
+            await started.wait()
+        except BaseException:  # the caller gave up on the connect (its cancel scope): end the bridge's task
+            await self._stop(cancel=True)
+            raise
         return box.get("outcome") or Outcome.connection_error(RuntimeError(f"the {self.task_name} task ended"))
+
+    async def _stop(self, *, cancel: bool) -> None:
+        """End the bridge's task: close its stream of calls (it then closes the bridge), or with `cancel` cancel it,
+        and wait until it ended."""
+        import anyio
+
+        task, self._task = self._task, None
+        group, self._group = self._group, None
+        ended, self._ended = self._ended, None
+        requests, self._requests = self._requests, None
+        if requests is not None:
+            with anyio.CancelScope(shield=True):
+                await requests.aclose()
+        if cancel and task is not None:
+            task.cancel()
+        if cancel and group is not None:
+            group.cancel_scope.cancel()
+        if ended is not None:
+            with anyio.CancelScope(shield=cancel):
+                await ended.wait()
+        if group is not None:
+            with contextlib.suppress(Exception):
+                await group.__aexit__(None, None, None)
 
     @staticmethod
     async def answer_calls(requests: Any, answer: Answer) -> None:
@@ -137,10 +186,14 @@ class TaskHost:
             group.cancel_scope.cancel()
 
     async def close(self) -> None:
-        group, self._group = self._group, None
-        requests, self._requests = self._requests, None
-        if requests is not None:
-            await requests.aclose()
-        if group is not None:
-            with contextlib.suppress(Exception):
-                await group.__aexit__(None, None, None)
+        await self._stop(cancel=False)
+
+
+def _asyncio_loop() -> Any:
+    """The running asyncio loop, or None under another event loop (trio)."""
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
