@@ -51,6 +51,8 @@ class Bridge:
     in_ci: bool = False
     eras: tuple[str, ...] = ("handshake",)
     """The eras checked: both for the bridges that speak 2026-07-28, the handshake era for the others."""
+    packages: tuple[str, ...] = ()
+    """Requirements installed beside the toolkit and its extra (a bridge with no extra of its own)."""
 
 
 BRIDGES = (
@@ -103,6 +105,15 @@ BRIDGES = (
         "llama-index",
         "llama-index-tools-mcp",
         in_ci=True,
+    ),
+    Bridge(
+        "langchain-mcp",
+        "extra",
+        ("mcp_testkit.adapters.langchain_mcp:McpAdapterAdapter",),
+        "fastmcp",
+        "langchain",
+        eras=BOTH_ERAS,
+        packages=("langchain>=1.4",),
     ),
     Bridge("langchain", "driver", driver="drivers/langchain/drive.py"),
     Bridge("smolagents", "driver", driver="drivers/smolagents/drive.py"),
@@ -203,7 +214,7 @@ def prepare(bridge: Bridge, cache: Path) -> tuple[Path, str | None]:
         return Path(sys.executable), None
     if bridge.kind == "extra":
         python = venv(cache / bridge.key)
-        run([str(python), *quiet, "-e", f"{ROOT}[{bridge.extra}]"]).check_returncode()
+        run([str(python), *quiet, "-e", f"{ROOT}[{bridge.extra}]", *bridge.packages]).check_returncode()
         return python, None
     if bridge.kind == "driver":
         python = venv(cache / bridge.key)
