@@ -52,7 +52,19 @@ def outcome(kind: str, text: str | None = None, error: BaseException | None = No
     if kind not in OUTCOME_KINDS:
         raise ValueError(f"outcome kind {kind!r} is not one of {OUTCOME_KINDS}")
     message = "" if error is None else describe(error)
-    return {"kind": kind, "text": text, "message": message}
+    return {"kind": kind, "text": bounded(text), "message": message}
+
+
+MAX_TEXT = 512 * 1024
+"""The most of a result's text an outcome carries: the protocol's lines are bounded (4 MiB, and a character may
+take 6 bytes in JSON), a result is not."""
+
+
+def bounded(text: str | None) -> str | None:
+    """`text`, or for a text over MAX_TEXT characters its start and how long it was (a large result, P12)."""
+    if text is None or len(text) <= MAX_TEXT:
+        return text
+    return f"{text[:MAX_TEXT]}... (cut: {len(text)} characters in all)"
 
 
 def describe(error: BaseException) -> str:

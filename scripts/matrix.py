@@ -377,6 +377,7 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
         "not_applicable": "n/a",
         "fell_back": "fell back",
         "hung": "**HANGS**",
+        "not_run": "not run",
     }
     lines = [
         "# The guarantee matrix",
@@ -429,6 +430,8 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
             lines += [f"### `{label}`: {pid} {mark[result['status']].strip('*').lower()}", ""]
             if result["status"] == "failed":
                 lines += [f"{headline(result['counterexample'] or '')}. For an application: {MEANING[pid]}", ""]
+            elif result["status"] in ("hung", "not_run"):
+                lines += [f"{headline(result['counterexample'] or '')}.", ""]
             else:
                 lines += ["The adapter or driver raised: no verdict on the bridge.", ""]
             lines += ["```text", *(result["counterexample"] or "").splitlines()[:40], "```", ""]

@@ -53,7 +53,15 @@ function kind(error, at) {
   return "outcome_unknown";
 }
 
-const outcome = (kindName, text = null, error = null) => ({ kind: kindName, text, message: error ? describe(error) : "" });
+// A result's text is cut at MAX_TEXT characters (the protocol's lines are bounded at 4 MiB, a result is not: P12).
+const MAX_TEXT = 512 * 1024;
+const bounded = (text) =>
+  typeof text === "string" && text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}... (cut: ${text.length} characters in all)` : text;
+const outcome = (kindName, text = null, error = null) => ({
+  kind: kindName,
+  text: bounded(text),
+  message: error ? describe(error) : "",
+});
 
 const operations = {
   async connect({ url, headers: given }) {

@@ -84,7 +84,12 @@ class HostedBridgeAdapter(TaskHost):
         """An `httpx2.AsyncClient` for the bridge, with the current headers (in-process: the contract's transport)."""
         options.pop("auth", None)
         options.pop("headers", None)
-        options.setdefault("timeout", httpx2.Timeout(self.wait_s, read=self.wait_s))
+        # The HTTP timeouts these bridges use by default: the mcp SDK's (`MCP_DEFAULT_TIMEOUT` 30 s,
+        # `MCP_DEFAULT_SSE_READ_TIMEOUT` 300 s, mcp/shared/_httpx_utils.py), which fastmcp keeps ("the HTTP read
+        # timeout may only extend MCP's 300s default", fastmcp/client/transports/http.py), as do openai-agents and
+        # llama-index (`sse_read_timeout` 300 s). The bridge's own per-request timeout (`wait_s`) ends a wait first;
+        # an HTTP read timeout as short would end the SDK's whole session instead (its transport task fails).
+        options.setdefault("timeout", httpx2.Timeout(30.0, read=max(300.0, self.wait_s)))
         return httpx2.AsyncClient(
             transport=self._transport, auth=CurrentHeaders(self.headers), **options
         )

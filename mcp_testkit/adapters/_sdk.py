@@ -177,7 +177,11 @@ class SdkClientAdapter(TaskHost):
         try:
             async with requests, contextlib.AsyncExitStack() as stack:
                 self._http = await stack.enter_async_context(
-                    httpx2.AsyncClient(headers=headers, transport=self._transport, timeout=self._wait_s)
+                    # The SDK's own HTTP timeouts (`create_mcp_http_client`: 30 s, reads 300 s): the client's
+                    # `read_timeout_seconds` ends a wait first, as in an application that keeps them.
+                    httpx2.AsyncClient(
+                        headers=headers, transport=self._transport, timeout=httpx2.Timeout(30.0, read=max(300.0, self._wait_s))
+                    )
                 )
                 transport = streamable_http_client(url, http_client=self._http)
                 client = Client(transport, mode=self.mode, read_timeout_seconds=self._wait_s)
