@@ -141,7 +141,8 @@ MEANING = {
     "P12": "a large result is reported as a session or auth error, crashes the bridge, or leaves it unusable.",
     "P13": "with calls in flight at once, a fault on one breaks the others, hands one another's answer, or leaves "
     "the bridge unusable.",
-    "P14": "the agent calls tools the server no longer offers, or never sees the new ones, after the catalogue changed.",
+    "P14": "the agent calls tools the server no longer offers, or never sees the new ones, after the catalogue "
+    "changed.",
 }
 
 
@@ -242,7 +243,8 @@ def check(
     """Run the contract for one bridge (or with `reuse`, read the report of an earlier run); its verdicts by column
     label, each with its seconds and examples. `properties`: these only (default every one)."""
     if reuse:  # the bridge's environment as the earlier run left it, for its version
-        python, driver = (cache / bridge.key / "bin" / "python" if bridge.kind == "extra" else Path(sys.executable)), None
+        python = cache / bridge.key / "bin" / "python" if bridge.kind == "extra" else Path(sys.executable)
+        driver = None
     else:
         python, driver = prepare(bridge, cache)
     target = ["--driver", driver] if driver else list(bridge.specs)
@@ -389,11 +391,16 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
         "driver's header) says how the bridge is driven: its session model, its retries, how its errors map.",
         "Each verdict was also checked by hand once, with a one-fault probe: [the matrix, checked by",
         "hand](matrix-probes.md) (`python scripts/probe_matrix.py`).",
-        "P8 and P9 apply only to a bridge whose adapter declares approvals or a tool cache: n/a elsewhere.",
+        "P8 and P9 apply only to a bridge whose adapter declares approvals or a tool cache: n/a elsewhere; so do P10",
+        "(cancellation: n/a for a bridge run by a driver, which cannot abandon a call) and P14 (a tool cache). P11",
+        "needs the bridge's declared waits (`timeout_s`, `connect_timeout_s`), P12 a declared size limit or",
+        "`timeout_s`, P13 a declared `concurrency` on one session: each adapter and driver declares them from its",
+        "bridge's source ([adapters](adapters.md)), and a bridge without one is n/a there.",
+        "The whole matrix can also be browsed as [one page](matrix.html), each cell opening its counterexample.",
         "Each column is checked in one protocol era, shown in the `era` row: the handshake era against a server",
         "from before 2026-07-28, and, for the bridges that speak 2026-07-28 (the SDK client in auto mode, fastmcp,",
-        f"pydantic-ai, openai-agents), the stateless era (columns marked `{STATELESS_COLUMN.strip()}`) against a "
-        "server of both eras.",
+        "pydantic-ai, openai-agents, langchain.mcp), the stateless era (columns marked",
+        f"`{STATELESS_COLUMN.strip()}`) against a server of both eras.",
         "P5 has no meaning in the stateless era and P5s none in the handshake era: n/a there. The SDK client in",
         "legacy mode never speaks 2026-07-28 (it falls back), so it has no stateless column.",
         "",
@@ -496,8 +503,12 @@ def main() -> int:
     if args.html:
         from mcp_testkit._matrix_html import write_matrix_page
 
-        page = json.loads((ROOT / "docs" / "matrix.json").read_text()) if (args.only or properties) else verdicts
-        write_matrix_page(args.html, page if not args.no_write else merged(verdicts, ROOT / "docs" / "matrix.json", properties))
+        published = ROOT / "docs" / "matrix.json"
+        if args.only or properties:  # the whole matrix: as just written, or (--no-write) merged here
+            page = json.loads(published.read_text()) if not args.no_write else merged(verdicts, published, properties)
+        else:
+            page = verdicts
+        write_matrix_page(args.html, page)
     for label, result in verdicts.items():
         properties = result["properties"].items()  # type: ignore[attr-defined]
         cells = " ".join(f"{pid}={cell['status']}" for pid, cell in properties)

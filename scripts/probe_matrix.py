@@ -404,7 +404,8 @@ def cancelled(how: str = "scope") -> Probe:
                 await anyio.sleep(0.02)
         named = p.server.journal.cancelled(request_id=sent[0].rpc_id, tool="slow")
         how_told = ", ".join(f"#{r.seq} {r.rpc_method or 'stream closed'}" for r in named) or "nothing"
-        saw = f"abandoned #{sent[0].seq} id={sent[0].rpc_id!r}: {_said(abandoned)}; cancel: {how_told}; next {_said(after)}"
+        saw = f"abandoned #{sent[0].seq} id={sent[0].rpc_id!r}: {_said(abandoned)}; cancel: {how_told}; "
+        saw += f"next {_said(after)}"
         return Finding(bool(named) and after.kind == "ok" and "the next answer" in (after.text or ""), saw)
 
     what = "the application's cancel scope" if how == "scope" else "the bridge's own timeout"
@@ -472,7 +473,8 @@ def large_result(size: int, sse: bool) -> Probe:
         took = time.perf_counter() - started
         after = await adapter.call("big", {})
         ended = "still waiting" if outcome is None else _said(outcome)
-        saw = f"{size} bytes ({'SSE' if sse else 'JSON'}), limit {limit}; after {took:.2f} s: {ended}; next {_said(after)}"
+        saw = f"{size} bytes ({'SSE' if sse else 'JSON'}), limit {limit}; after {took:.2f} s: {ended}; "
+        saw += f"next {_said(after)}"
         if outcome is None or after.kind != "ok":
             return Finding(False, saw)
         if limit is not None and size > limit:
@@ -520,7 +522,8 @@ def concurrent(fault: Any, calls: int = 4) -> Probe:
             f"{calls} calls, {p.fired()}; failed {failed_ or 'none'}; another's answer {wrong or 'none'}; "
             f"next {_said(after)}"
         )
-        return Finding(len(failed_) <= 1 and not wrong and after.kind == "ok" and "answer 99" in (after.text or ""), saw)
+        own = after.kind == "ok" and "answer 99" in (after.text or "")
+        return Finding(len(failed_) <= 1 and not wrong and own, saw)
 
     return Probe("P13", f"{calls} reads in flight, {fault!r} on one", body)
 

@@ -127,8 +127,8 @@ if __name__ == "__main__":
             "retry": 0,
             "timeout_s": None,
             "sessions": "persistent",
-            # mcpadapt's `MCPAdapt(connect_timeout=30)` (mcpadapt/core.py: `self.ready.wait(timeout=self.connect_timeout)`
-            # around the session's start and listing), left at its default.
+            # mcpadapt's `MCPAdapt(connect_timeout=30)` (mcpadapt/core.py:
+            # `self.ready.wait(timeout=self.connect_timeout)` around the session's start and listing), its default.
             "connect_timeout_s": 30.0,
             # Not declared: `progress_timeout_s` (mcp 1.x's ClientSession does not extend a wait on progress),
             # `max_result_bytes` (mcp 1.x has no size limit), `concurrency` (the driver protocol runs one request at a

@@ -180,7 +180,9 @@ class SdkClientAdapter(TaskHost):
                     # The SDK's own HTTP timeouts (`create_mcp_http_client`: 30 s, reads 300 s): the client's
                     # `read_timeout_seconds` ends a wait first, as in an application that keeps them.
                     httpx2.AsyncClient(
-                        headers=headers, transport=self._transport, timeout=httpx2.Timeout(30.0, read=max(300.0, self._wait_s))
+                        headers=headers,
+                        transport=self._transport,
+                        timeout=httpx2.Timeout(30.0, read=max(300.0, self._wait_s)),
                     )
                 )
                 transport = streamable_http_client(url, http_client=self._http)

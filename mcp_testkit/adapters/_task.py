@@ -72,7 +72,7 @@ class TaskHost:
         async def host() -> None:
             try:
                 await serve(requests, started, box)
-            except BaseException:  # noqa: S110  # serve sorts the bridge's errors; what escapes ends the task
+            except BaseException:  # serve sorts the bridge's errors; what escapes ends the task
                 pass
             finally:
                 started.set()

@@ -9,6 +9,7 @@ built as that version raises them.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,6 +23,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mcp_testkit import TestMcpServer, faults
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import ExceptionGroup
 
 
 def _driver_protocol() -> Any:
