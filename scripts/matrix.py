@@ -175,23 +175,46 @@ NOTES = {
 
 
 CHANGES = """
-- **P4: holds -> FAILS for `sdk-client (auto)`, `sdk-client (legacy)`, `fastmcp`, `openai-agents`,
-  `openai-agents-invoke` and `llama-index`** (issue 21 item 11: an adapter reports what the bridge tells its
-  caller, nothing more). mcp 2.3's Streamable HTTP client raises the one `MCPError(-32603, "Server returned an
-  error response")` for a 401, a 403 and a 500 alike, and every one of these bridges hands it to its caller as
-  it is (llama-index inside an exception group). Their adapters used to say `auth_error` only because
-  `SdkErrorClassifier` read the HTTP status through a transport hook, which the application never sees; now no
-  adapter watches the wire, and each verdict says "its caller cannot tell a 401 or 403 from a 500".
-  `pydantic-ai` (a `ModelRetry`) and `openai-agents-retrying` (it resends the refused credential) failed P4
-  before and still do. Every other cell of the handshake era is unchanged.
-- **New: the stateless era's columns (`[2026-07-28]`)** of the bridges that speak 2026-07-28: the reference
-  bridge holds every property there; the SDK client in auto mode, fastmcp, pydantic-ai and openai-agents (its
-  three paths) get the verdicts of their handshake column, but P5 (no sessions in that era) gives way to P5s,
-  which every one of them fails: a response stream that breaks before the answer loses the read, and none
-  re-issues it, although 2026-07-28 recovers a lost answer no other way. `sdk-client (legacy)` never speaks
-  2026-07-28 (it falls back), so it has no such column.
-- Earlier (issue 21 item 6): `fastmcp` P7 holds -> FAILS, since P7 checks content: fastmcp's `ToolError` keeps
-  only the first text block of an error result.
+- **New rows P10-P14** (issue 23) for every column, from the facts each adapter and driver now declares from
+  its bridge's source (`connect_timeout_s`, `concurrency`, the `"cancellation"` capability; see
+  [adapters](adapters.md)); a fact a bridge does not have leaves its property n/a, with the reason in
+  `matrix.json`. What they show: the SDK client, fastmcp and pydantic-ai cancel an abandoned call as their era
+  says (P10), but a connection lost under one of several calls in flight ends their one session and every other
+  call with it (P13: a `Drop` on one of 4 calls fails all 4 and the client stays dead); openai-agents (its three
+  paths) and llama-index never tell the server about a call the application abandoned (P10); openai-agents
+  with retries resends a held or huge write, so a write waits 3 times its timeout (P11) and runs again (P12);
+  langchain-mcp-adapters and the TypeScript SDK client, as their drivers run them, are still waiting at
+  2.25 s on a call the server never answers although each declares a 1 s timeout (P11, `NeverAnswer`: headers
+  sent, no body; langchain-mcp-adapters' session has no read timeout of its own). No shipped bridge but the reference caches its
+  listing (P14 n/a), and a bridge run by a driver cannot abandon a call or run two at once (P10, P13 n/a).
+- **New column `langchain.mcp`** (LangChain's in-core MCP adapter, langchain 1.5.2; the 1.4 alphas are
+  superseded by 1.4.0-1.5.2 releases), in both eras: built on the fastmcp `Client`, it shares its session
+  verdicts (P1, P4, P5, P6, P13) and adds its own: P7 FAILS (an audio block raises `NotImplementedError:
+  Converting MCP audio content to a LangChain content block is not yet supported` instead of rendering) and
+  P10 FAILS (an abandoned call is never cancelled at the server: its tools re-enter the client per call).
+- **The drivers stop reading the wire** (issue 21 item 11): langchain-mcp-adapters' and smolagents' `WireWatch`
+  and the TypeScript driver's watched `fetch` are gone; each sorts what its bridge raised from the error alone.
+  No verdict changed: mcp 1.x hands its caller an `httpx.HTTPStatusError` carrying the status, and the
+  TypeScript SDK a `StreamableHTTPError` whose `code` is the status, so both still report a 401 as a refusal
+  (P4 holds for langchain-mcp-adapters and the TypeScript SDK, and the probes show what each caller receives).
+- **Statuses of issue 21 item 12, published for the first time**: langchain-mcp-adapters P2, P3, P6 FAILS ->
+  HANGS (a call that waits for good is its own status, not a failure of the property whose example hung);
+  smolagents P2-P7 FAILS -> not run (one connect failure, `KeyError: 'properties'`, is reported once, under
+  P1, and blocks the rest).
+- **P5s FAILS -> holds** for `sdk-client (auto)`, `fastmcp`, `openai-agents` and `openai-agents-invoke` in
+  2026-07-28: P5s now follows the retry rule P3 follows (docs/contract.md): a bridge declaring `retry = 0`
+  re-issues nothing after a broken stream and must report the loss, which these do; `pydantic-ai` still fails
+  (its `ModelRetry` invites the model to resend) and so does `openai-agents-retrying` (it resends a write).
+- **The adapters' HTTP timeouts are the bridges' own** (30 s, reads 300 s, as the mcp SDK and fastmcp set
+  them); the per-request timeout of each bridge (`timeout_s`) ends a wait first. Before, the adapters gave
+  the HTTP client a read timeout as short as the session's, which made the SDK's transport task fail and end
+  the whole session at a timed-out call: it would have failed P10 for the SDK client, fastmcp and pydantic-ai
+  where an application with the SDK's defaults holds it. No P1-P9 cell changed with it.
+- Earlier (issue 21 item 11): P4 holds -> FAILS for `sdk-client (auto)`, `sdk-client (legacy)`, `fastmcp`,
+  `openai-agents`, `openai-agents-invoke` and `llama-index`: mcp 2.3's Streamable HTTP client raises the one
+  `MCPError(-32603, "Server returned an error response")` for a 401, a 403 and a 500 alike, and their
+  adapters no longer read the status from the wire. Earlier (issue 21 item 6): `fastmcp` P7 holds -> FAILS
+  (its `ToolError` keeps only the first text block of an error result).
 """
 """The cells that changed since the matrix was last published, and why (written under the table)."""
 
