@@ -185,13 +185,15 @@ CHANGES = """
   with retries resends a held or huge write, so a write waits 3 times its timeout (P11) and runs again (P12);
   langchain-mcp-adapters and the TypeScript SDK client, as their drivers run them, are still waiting at
   2.25 s on a call the server never answers although each declares a 1 s timeout (P11, `NeverAnswer`: headers
-  sent, no body; langchain-mcp-adapters' session has no read timeout of its own). No shipped bridge but the reference caches its
-  listing (P14 n/a), and a bridge run by a driver cannot abandon a call or run two at once (P10, P13 n/a).
+  sent, no body; langchain-mcp-adapters' session has no read timeout of its own). No shipped bridge but the
+  reference caches its listing (P14 n/a), and a bridge run by a driver cannot abandon a call or run two at once
+  (P10, P13 n/a).
 - **New column `langchain.mcp`** (LangChain's in-core MCP adapter, langchain 1.5.2; the 1.4 alphas are
   superseded by 1.4.0-1.5.2 releases), in both eras: built on the fastmcp `Client`, it shares its session
   verdicts (P1, P4, P5, P6, P13) and adds its own: P7 FAILS (an audio block raises `NotImplementedError:
   Converting MCP audio content to a LangChain content block is not yet supported` instead of rendering) and
-  P10 FAILS (an abandoned call is never cancelled at the server: its tools re-enter the client per call).
+  P10 FAILS (a call the application abandons is never cancelled at the server, although the fastmcp `Client`
+  under it cancels one).
 - **The drivers stop reading the wire** (issue 21 item 11): langchain-mcp-adapters' and smolagents' `WireWatch`
   and the TypeScript driver's watched `fetch` are gone; each sorts what its bridge raised from the error alone.
   No verdict changed: mcp 1.x hands its caller an `httpx.HTTPStatusError` carrying the status, and the

@@ -412,9 +412,10 @@ def cancelled(how: str = "scope") -> Probe:
     return Probe("P10", f"a read held by its tool, abandoned by {what}", body)
 
 
-def bounded_wait(fault: Any, where: str = "call") -> Probe:
-    """P11: `fault` holds a read's call (or the connect's `where` request): it ends within the bridge's declared waits
-    (1 + retry attempts of `timeout_s`, or `connect_timeout_s`) x 1.25 + 1 s, and not as ok."""
+def bounded_wait(fault: Any, where: str = "call", kind: str = "read") -> Probe:
+    """P11: `fault` holds the call of a tool of call kind `kind` (or the connect's `where` request): it ends within
+    the bridge's declared waits (1 + retry attempts of `timeout_s` for a read, one for a write, or
+    `connect_timeout_s`) x 1.25 + 1 s, and not as ok."""
 
     async def body(p: Probing) -> Finding:
         import time
@@ -422,9 +423,10 @@ def bounded_wait(fault: Any, where: str = "call") -> Probe:
         import anyio
 
         adapter = p.adapter
-        declared = adapter.connect_timeout_s if where != "call" else (1 + adapter.retry) * adapter.timeout_s
+        attempts = 1 + adapter.retry if kind == "read" else 1
+        declared = adapter.connect_timeout_s if where != "call" else attempts * adapter.timeout_s
         limit_s = 1.25 * declared + 1.0
-        p.tool("slow", "read", returns="done")
+        p.tool("slow", kind, returns="done")
         outcome: Any = None
         if where == "call" and (failed := await p.connect()) is not None:
             return failed
@@ -441,12 +443,13 @@ def bounded_wait(fault: Any, where: str = "call") -> Probe:
         saw = f"declared {declared:g} s, limit {limit_s:g} s; after {took:.2f} s: {ended}; {p.fired()}"
         return Finding(outcome is not None and outcome.kind != "ok", saw)
 
-    return Probe("P11", f"{fault!r} on the {'call of a read' if where == 'call' else where}", body)
+    return Probe("P11", f"{fault!r} on the {f'call of a {kind}' if where == 'call' else where}", body)
 
 
-def large_result(size: int, sse: bool) -> Probe:
-    """P12: a read answered with `size` bytes (SSE or JSON): over a declared limit a tool_error naming the size; without
-    one, an end within P11's bounds that is no auth error; either way the next call works."""
+def large_result(size: int, sse: bool, kind: str = "read") -> Probe:
+    """P12: a call of a tool of call kind `kind` answered with `size` bytes (SSE or JSON): over a declared limit a
+    tool_error naming the size; without one, an end within P11's bounds that is no auth error; either way the next
+    call works, and a write ran at most once per call."""
 
     async def body(p: Probing) -> Finding:
         import time
@@ -458,7 +461,7 @@ def large_result(size: int, sse: bool) -> Probe:
         adapter = p.adapter
         limit = getattr(adapter, "max_result_bytes", None)
         bound_s = 1.25 * (1 + adapter.retry) * (adapter.timeout_s or 0.0) + 1.0
-        p.tool("big", "read", returns="small")
+        p.tool("big", kind, returns="small")
         if (failed := await p.connect()) is not None:
             return failed
         p.server.inject(faults.HugeResult(size, sse=sse), method="tools/call", tool="big", times=1)
@@ -472,16 +475,20 @@ def large_result(size: int, sse: bool) -> Probe:
             adapter.abandoning = False
         took = time.perf_counter() - started
         after = await adapter.call("big", {})
+        if kind == "write":
+            await adapter.close()  # what it sends when it closes counts too (the ledger after close)
+        runs = p.server.executions("big")
         ended = "still waiting" if outcome is None else _said(outcome)
-        saw = f"{size} bytes ({'SSE' if sse else 'JSON'}), limit {limit}; after {took:.2f} s: {ended}; "
+        saw = f"{kind}: handler ran {runs}x for 2 calls; {size} bytes ({'SSE' if sse else 'JSON'}), limit {limit}; "
+        saw += f"after {took:.2f} s: {ended}; "
         saw += f"next {_said(after)}"
-        if outcome is None or after.kind != "ok":
+        if outcome is None or after.kind != "ok" or (kind == "write" and runs > 2):
             return Finding(False, saw)
         if limit is not None and size > limit:
             return Finding(outcome.kind == "tool_error" and _names_size(outcome.text or "", limit), saw)
         return Finding(outcome.kind not in ("auth_error", "approval_required"), saw)
 
-    return Probe("P12", f"a read answered with {size} bytes ({'SSE' if sse else 'JSON'})", body)
+    return Probe("P12", f"a {kind} answered with {size} bytes ({'SSE' if sse else 'JSON'})", body)
 
 
 def _names_size(text: str, limit: int) -> bool:
@@ -601,7 +608,12 @@ def probes_for(column: str, era: str = "handshake") -> dict[str, Probe]:
     }
     overrides: dict[str, dict[str, Probe]] = {
         "openai-agents-invoke": drops_is_error,
-        "openai-agents-retrying": {"P3": read_within_budget(f.LoseSession())},
+        # P11, P12: it resends a write too (max_retry_attempts), so a held write waits 3 timeouts and runs again.
+        "openai-agents-retrying": {
+            "P3": read_within_budget(f.LoseSession()),
+            "P11": bounded_wait(f.NeverAnswer(), kind="write"),
+            "P12": large_result(8 * 1024 * 1024, sse=True, kind="write"),
+        },
         "llama-index": {"P1": listing(), **drops_is_error},
         "pydantic-ai": {"P6": kind_at_call("read", f.Drop(), transient)},
         # P7: fastmcp's ToolError keeps only the first block's text (docs/matrix.md, Changes).
