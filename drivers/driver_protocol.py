@@ -52,7 +52,19 @@ def outcome(kind: str, text: str | None = None, error: BaseException | None = No
     if kind not in OUTCOME_KINDS:
         raise ValueError(f"outcome kind {kind!r} is not one of {OUTCOME_KINDS}")
     message = "" if error is None else describe(error)
-    return {"kind": kind, "text": text, "message": message}
+    return {"kind": kind, "text": bounded(text), "message": message}
+
+
+MAX_TEXT = 512 * 1024
+"""The most of a result's text an outcome carries: the protocol's lines are bounded (4 MiB, and a character may
+take 6 bytes in JSON), a result is not."""
+
+
+def bounded(text: str | None) -> str | None:
+    """`text`, or for a text over MAX_TEXT characters its start and how long it was (a large result, P12)."""
+    if text is None or len(text) <= MAX_TEXT:
+        return text
+    return f"{text[:MAX_TEXT]}... (cut: {len(text)} characters in all)"
 
 
 def describe(error: BaseException) -> str:
@@ -76,130 +88,93 @@ def leaves(error: BaseException) -> list[BaseException]:
     return list(_leaves(error))
 
 
-class WireWatch:
-    """Sorts a bridge's errors by what crossed the wire, for a driver whose bridge runs on `httpx` or
-    `httpx2`: pass the module, route the bridge's client through `transport()`, give it
-    `auth(headers)` for credentials that can rotate, `begin()` before each operation and ask
-    `kind(error, at)`.
+HTTP_STAND_IN = "Server returned an error response"
+"""What mcp 2.3's Streamable HTTP client raises (code -32603) for every HTTP status >= 400 but 404."""
 
-    It applies the policy of mcp-testkit's `SdkErrorClassifier` (`mcp_testkit/adapters/_sdk.py`) and
-    does not import it on purpose: a driver runs in the bridge's own environment, where mcp-testkit
-    (which needs mcp 2.x) cannot be installed beside a bridge that needs mcp<2, so this file keeps to
-    the standard library and the HTTP module it is given. A change to the policy is made in both.
+_REFUSALS = frozenset({-32020, -32021, -32022})
+"""The stateless era's refusals of a request before it runs."""
+_LOST = frozenset({-32000, -32001, -32700, 408})
+"""The codes of the SDK's own errors for an answer it lost or could not read: a closed connection (-32000), a
+timeout (-32001 in mcp 2.x; mcp 1.x raises 408, `httpx.codes.REQUEST_TIMEOUT`), a parse failure (-32700)."""
+_SESSION_GONE = frozenset({-32600, 32600})
+"""A refused request (-32600, as an unknown session is answered) or mcp 1.x's "Session terminated" after a 404
+(which it raises with the code 32600, sign and all)."""
 
-    The watch only looks: a response body reaches the bridge as it streams, chunk by chunk, and its
-    JSON-RPC errors are noted on the way. It never reads a body ahead of the bridge, which would
-    change when the bridge sees an answer and where a broken body raises (in the bridge's own read,
-    which it may handle, or in the transport, which it may not).
+
+def error_kind(error: BaseException, at: str) -> str:
+    """The outcome kind of `error`, which the bridge raised at a "connect" or a "call", read from the error alone:
+    its type, its code, its message and its attributes, the errors of a group and their causes; what a bridge's
+    caller receives, nothing more (no watch on the wire: issue 21 item 11).
+
+    It applies the policy of mcp-testkit's `SdkErrorClassifier` (`mcp_testkit/adapters/_sdk.py`) and does not
+    import it on purpose: a driver runs in the bridge's own environment, where mcp-testkit (which needs mcp 2.x)
+    cannot be installed beside a bridge that needs mcp<2, so this file keeps to the standard library.
+
+    - an HTTP status error the bridge lets through (mcp 1.x raises `httpx.HTTPStatusError`, which carries its
+      `response`): 401 or 403 `auth_error`, 404 `connection_error`, another at a call `outcome_unknown`;
+    - an MCP error (`.error.code` in mcp 1.x, `.code` in 2.x): the stateless era's refusals and a refused or
+      terminated session are `connection_error`; the SDK's words for a lost answer (a closed connection, a
+      timeout, a parse failure, mcp 2.3's one error for every HTTP status) are `outcome_unknown` at a call; any
+      other is the server's answer to the call, `tool_error`;
+    - anything else: as a lost answer (`outcome_unknown` at a call; at a connect, `connection_error`).
     """
-
-    def __init__(self, httpx: Any) -> None:
-        self.httpx = httpx
-        self.statuses: list[int] = []
-        self.codes: set[int] = set()
-        self.methods: set[str] = set()
-
-    def begin(self) -> None:
-        self.statuses.clear()
-        self.codes.clear()
-        self.methods.clear()
-
-    def kind(self, error: BaseException, at: str) -> str:
-        """The outcome kind of `error`, raised during the operation since `begin()` ("connect" or "call")."""
-        if any(status in (401, 403) for status in self.statuses):
-            return "auth_error"
-        if at != "call" or 404 in self.statuses or "tools/call" not in self.methods:
+    lost = "outcome_unknown" if at == "call" else "connection_error"
+    chain = _chain(error)
+    for item in chain:
+        status = getattr(getattr(item, "response", None), "status_code", None)
+        if isinstance(status, int) and status >= 400:
+            if status in (401, 403):
+                return "auth_error"
+            return "connection_error" if status == 404 else lost
+    for item in chain:
+        code = _code(item)
+        if not isinstance(code, int) or isinstance(code, bool):
+            continue
+        message = str(getattr(getattr(item, "error", None), "message", None) or getattr(item, "message", "") or item)
+        if code in _REFUSALS or code in _SESSION_GONE:
             return "connection_error"
-        if any(_code(leaf) in self.codes for leaf in leaves(error)):
-            return "tool_error"  # a JSON-RPC error the server sent in a 2xx answer
-        return "outcome_unknown"
+        if code in _LOST or HTTP_STAND_IN in message:
+            return lost
+        return "connection_error" if at == "connect" else "tool_error"
+    return lost
 
-    def auth(self, headers: Mapping[str, str]) -> Any:
-        """An `httpx.Auth` that sets `headers` (a dict the driver keeps changing) on every request."""
 
-        class CurrentHeaders(self.httpx.Auth):  # type: ignore[name-defined,misc]
-            def auth_flow(self, request: Any) -> Any:
-                request.headers.update(headers)
-                yield request
-
-        return CurrentHeaders()
-
-    def transport(self) -> Any:
-        """A transport that notes the methods POSTed, the error statuses and the JSON-RPC error codes answered."""
-        httpx, watch = self.httpx, self
-
-        class Noting(httpx.AsyncByteStream):  # type: ignore[name-defined,misc]
-            """A 2xx answer's body, passed on chunk by chunk; its JSON-RPC errors noted as they go by."""
-
-            def __init__(self, stream: Any, sse: bool) -> None:
-                self.stream = stream
-                self.sse = sse
-
-            async def __aiter__(self) -> Any:
-                buffer = b""
-                async for chunk in self.stream:
-                    buffer += chunk
-                    if self.sse:
-                        *lines, buffer = buffer.split(b"\n")
-                        for line in lines:
-                            if line.startswith(b"data:"):
-                                watch._note_json(line[5:], "error")
-                    yield chunk
-                if not self.sse:
-                    watch._note_json(buffer, "error")
-
-            async def aclose(self) -> None:
-                await self.stream.aclose()
-
-        class Watching(httpx.AsyncBaseTransport):  # type: ignore[name-defined,misc]
-            def __init__(self) -> None:
-                self.inner = httpx.AsyncHTTPTransport()
-
-            async def handle_async_request(self, request: Any) -> Any:
-                if request.method == "POST":
-                    with contextlib.suppress(Exception):
-                        watch._note_json(request.content, "method")
-                response = await self.inner.handle_async_request(request)
-                if request.method != "POST":
-                    return response
-                if response.status_code >= 400:
-                    watch.statuses.append(response.status_code)
-                    return response
-                sse = response.headers.get("content-type", "").startswith("text/event-stream")
-                return httpx.Response(
-                    response.status_code,
-                    headers=response.headers,
-                    stream=Noting(response.stream, sse),
-                    extensions=response.extensions,
-                    request=request,
-                )
-
-            async def aclose(self) -> None:
-                await self.inner.aclose()
-
-        return Watching()
-
-    def _note_json(self, data: bytes, what: str) -> None:
-        try:
-            message = json.loads(data)
-        except ValueError:
-            return
-        self._note(message, what)
-
-    def _note(self, message: Any, what: str) -> None:
-        for item in message if isinstance(message, list) else [message]:
-            if not isinstance(item, dict):
-                continue
-            if what == "method" and isinstance(item.get("method"), str):
-                self.methods.add(item["method"])
-            error = item.get("error")
-            if what == "error" and isinstance(error, dict) and isinstance(error.get("code"), int):
-                self.codes.add(error["code"])
+def _chain(error: BaseException) -> list[BaseException]:
+    """`error`, the errors of its groups and every cause or context of each, once each, outermost first."""
+    seen: set[int] = set()
+    found: list[BaseException] = []
+    pending = [error]
+    while pending:
+        current = pending.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        found.append(current)
+        inner = getattr(current, "exceptions", None)
+        if isinstance(inner, (list, tuple)):
+            pending.extend(item for item in inner if isinstance(item, BaseException))
+        for linked in (current.__cause__, current.__context__):
+            if linked is not None:
+                pending.append(linked)
+    return found
 
 
 def _code(error: BaseException) -> Any:
     inner = getattr(error, "error", None)
     return getattr(inner, "code", getattr(error, "code", None))
+
+
+def current_headers(httpx: Any, headers: Mapping[str, str]) -> Any:
+    """An `httpx.Auth` (of the `httpx` or `httpx2` module given) that sets `headers`, a dict the driver keeps
+    changing, on every request: the application's credentials reach a bridge built once (a rotation). It sets
+    headers only; it reads nothing that comes back."""
+
+    class CurrentHeaders(httpx.Auth):  # type: ignore[name-defined,misc]
+        def auth_flow(self, request: Any) -> Any:
+            request.headers.update(headers)
+            yield request
+
+    return CurrentHeaders()
 
 
 def serve(bridge: Bridge, hello: Mapping[str, Any]) -> None:

@@ -4,6 +4,11 @@ runs the contract over the socket and writes docs/matrix.md (and docs/matrix.jso
     python scripts/matrix.py                      # every bridge, 100 examples, writes docs/matrix.md
     python scripts/matrix.py --only fastmcp       # one bridge (repeatable): its columns are replaced, the
                                                   # others kept from docs/matrix.json
+    python scripts/matrix.py --property P10 --property P11
+                                                  # these properties only: their cells replace theirs in
+                                                  # docs/matrix.json, every other cell is kept
+    python scripts/matrix.py --reuse ...          # run nothing: read each bridge's report of an earlier run
+                                                  # (a run with --no-write, e.g. bridges run side by side)
     python scripts/matrix.py --ci                 # what CI runs: the bridges installable alongside the
                                                   # toolkit and the TypeScript driver, 10 examples, each
                                                   # cell asserted against .ci/matrix-expected.json
@@ -46,6 +51,8 @@ class Bridge:
     in_ci: bool = False
     eras: tuple[str, ...] = ("handshake",)
     """The eras checked: both for the bridges that speak 2026-07-28, the handshake era for the others."""
+    packages: tuple[str, ...] = ()
+    """Requirements installed beside the toolkit and its extra (a bridge with no extra of its own)."""
 
 
 BRIDGES = (
@@ -99,6 +106,15 @@ BRIDGES = (
         "llama-index-tools-mcp",
         in_ci=True,
     ),
+    Bridge(
+        "langchain-mcp",
+        "extra",
+        ("mcp_testkit.adapters.langchain_mcp:McpAdapterAdapter",),
+        "fastmcp",
+        "langchain",
+        eras=BOTH_ERAS,
+        packages=("langchain>=1.4",),
+    ),
     Bridge("langchain", "driver", driver="drivers/langchain/drive.py"),
     Bridge("smolagents", "driver", driver="drivers/smolagents/drive.py"),
     Bridge("typescript", "node", driver="drivers/typescript/drive.mjs", in_ci=True),
@@ -119,6 +135,14 @@ MEANING = {
     "left out of what it reads, two different results read the same, or an error reads as a success.",
     "P8": "a call a person declined, or never answered, reaches the server; an approved one runs twice or not at all.",
     "P9": "a cached tool list leaks one credential's tools to another, or hides a changed catalogue past its TTL.",
+    "P10": "a call the application gave up on keeps running at the server (an order placed after the user cancelled), "
+    "or its late answer is handed to another call.",
+    "P11": "the agent hangs for good on a server that never answers, dribbles its answer or sends only progress.",
+    "P12": "a large result is reported as a session or auth error, crashes the bridge, or leaves it unusable.",
+    "P13": "with calls in flight at once, a fault on one breaks the others, hands one another's answer, or leaves "
+    "the bridge unusable.",
+    "P14": "the agent calls tools the server no longer offers, or never sees the new ones, after the catalogue "
+    "changed.",
 }
 
 
@@ -151,23 +175,48 @@ NOTES = {
 
 
 CHANGES = """
-- **P4: holds -> FAILS for `sdk-client (auto)`, `sdk-client (legacy)`, `fastmcp`, `openai-agents`,
-  `openai-agents-invoke` and `llama-index`** (issue 21 item 11: an adapter reports what the bridge tells its
-  caller, nothing more). mcp 2.3's Streamable HTTP client raises the one `MCPError(-32603, "Server returned an
-  error response")` for a 401, a 403 and a 500 alike, and every one of these bridges hands it to its caller as
-  it is (llama-index inside an exception group). Their adapters used to say `auth_error` only because
-  `SdkErrorClassifier` read the HTTP status through a transport hook, which the application never sees; now no
-  adapter watches the wire, and each verdict says "its caller cannot tell a 401 or 403 from a 500".
-  `pydantic-ai` (a `ModelRetry`) and `openai-agents-retrying` (it resends the refused credential) failed P4
-  before and still do. Every other cell of the handshake era is unchanged.
-- **New: the stateless era's columns (`[2026-07-28]`)** of the bridges that speak 2026-07-28: the reference
-  bridge holds every property there; the SDK client in auto mode, fastmcp, pydantic-ai and openai-agents (its
-  three paths) get the verdicts of their handshake column, but P5 (no sessions in that era) gives way to P5s,
-  which every one of them fails: a response stream that breaks before the answer loses the read, and none
-  re-issues it, although 2026-07-28 recovers a lost answer no other way. `sdk-client (legacy)` never speaks
-  2026-07-28 (it falls back), so it has no such column.
-- Earlier (issue 21 item 6): `fastmcp` P7 holds -> FAILS, since P7 checks content: fastmcp's `ToolError` keeps
-  only the first text block of an error result.
+- **New rows P10-P14** (issue 23) for every column, from the facts each adapter and driver now declares from
+  its bridge's source (`connect_timeout_s`, `concurrency`, the `"cancellation"` capability; see
+  [adapters](adapters.md)); a fact a bridge does not have leaves its property n/a, with the reason in
+  `matrix.json`. What they show: the SDK client, fastmcp and pydantic-ai cancel an abandoned call as their era
+  says (P10), but a connection lost under one of several calls in flight ends their one session and every other
+  call with it (P13: a `Drop` on one of 4 calls fails all 4 and the client stays dead); openai-agents (its three
+  paths) and llama-index never tell the server about a call the application abandoned (P10); openai-agents
+  with retries resends a held or huge write, so a write waits 3 times its timeout (P11) and runs again (P12);
+  langchain-mcp-adapters and the TypeScript SDK client, as their drivers run them, are still waiting at
+  2.25 s on a call the server never answers although each declares a 1 s timeout (P11, `NeverAnswer`: headers
+  sent, no body; langchain-mcp-adapters' session has no read timeout of its own). No shipped bridge but the
+  reference caches its listing (P14 n/a), and a bridge run by a driver cannot abandon a call or run two at once
+  (P10, P13 n/a).
+- **New column `langchain.mcp`** (LangChain's in-core MCP adapter, langchain 1.5.2; the 1.4 alphas are
+  superseded by 1.4.0-1.5.2 releases), in both eras: built on the fastmcp `Client`, it shares its session
+  verdicts (P1, P4, P5, P6, P13) and adds its own: P7 FAILS (an audio block raises `NotImplementedError:
+  Converting MCP audio content to a LangChain content block is not yet supported` instead of rendering) and
+  P10 FAILS (a call the application abandons is never cancelled at the server, although the fastmcp `Client`
+  under it cancels one).
+- **The drivers stop reading the wire** (issue 21 item 11): langchain-mcp-adapters' and smolagents' `WireWatch`
+  and the TypeScript driver's watched `fetch` are gone; each sorts what its bridge raised from the error alone.
+  No verdict changed: mcp 1.x hands its caller an `httpx.HTTPStatusError` carrying the status, and the
+  TypeScript SDK a `StreamableHTTPError` whose `code` is the status, so both still report a 401 as a refusal
+  (P4 holds for langchain-mcp-adapters and the TypeScript SDK, and the probes show what each caller receives).
+- **Statuses of issue 21 item 12, published for the first time**: langchain-mcp-adapters P2, P3, P6 FAILS ->
+  HANGS (a call that waits for good is its own status, not a failure of the property whose example hung);
+  smolagents P2-P7 FAILS -> not run (one connect failure, `KeyError: 'properties'`, is reported once, under
+  P1, and blocks the rest).
+- **P5s FAILS -> holds** for `sdk-client (auto)`, `fastmcp`, `openai-agents` and `openai-agents-invoke` in
+  2026-07-28: P5s now follows the retry rule P3 follows (docs/contract.md): a bridge declaring `retry = 0`
+  re-issues nothing after a broken stream and must report the loss, which these do; `pydantic-ai` still fails
+  (its `ModelRetry` invites the model to resend) and so does `openai-agents-retrying` (it resends a write).
+- **The adapters' HTTP timeouts are the bridges' own** (30 s, reads 300 s, as the mcp SDK and fastmcp set
+  them); the per-request timeout of each bridge (`timeout_s`) ends a wait first. Before, the adapters gave
+  the HTTP client a read timeout as short as the session's, which made the SDK's transport task fail and end
+  the whole session at a timed-out call: it would have failed P10 for the SDK client, fastmcp and pydantic-ai
+  where an application with the SDK's defaults holds it. No P1-P9 cell changed with it.
+- Earlier (issue 21 item 11): P4 holds -> FAILS for `sdk-client (auto)`, `sdk-client (legacy)`, `fastmcp`,
+  `openai-agents`, `openai-agents-invoke` and `llama-index`: mcp 2.3's Streamable HTTP client raises the one
+  `MCPError(-32603, "Server returned an error response")` for a 401, a 403 and a 500 alike, and their
+  adapters no longer read the status from the wire. Earlier (issue 21 item 6): `fastmcp` P7 holds -> FAILS
+  (its `ToolError` keeps only the first text block of an error result).
 """
 """The cells that changed since the matrix was last published, and why (written under the table)."""
 
@@ -191,7 +240,7 @@ def prepare(bridge: Bridge, cache: Path) -> tuple[Path, str | None]:
         return Path(sys.executable), None
     if bridge.kind == "extra":
         python = venv(cache / bridge.key)
-        run([str(python), *quiet, "-e", f"{ROOT}[{bridge.extra}]"]).check_returncode()
+        run([str(python), *quiet, "-e", f"{ROOT}[{bridge.extra}]", *bridge.packages]).check_returncode()
         return python, None
     if bridge.kind == "driver":
         python = venv(cache / bridge.key)
@@ -208,9 +257,21 @@ def version_of(python: Path, dist: str) -> str:
     return done.stdout.strip() or "?"
 
 
-def check(bridge: Bridge, cache: Path, examples: int, out: Path) -> dict[str, dict[str, object]]:
-    """Run the contract for one bridge; its verdicts by column label, each with its seconds and examples."""
-    python, driver = prepare(bridge, cache)
+def check(
+    bridge: Bridge,
+    cache: Path,
+    examples: int,
+    out: Path,
+    properties: tuple[str, ...] = (),
+    reuse: bool = False,
+) -> dict[str, dict[str, object]]:
+    """Run the contract for one bridge (or with `reuse`, read the report of an earlier run); its verdicts by column
+    label, each with its seconds and examples. `properties`: these only (default every one)."""
+    if reuse:  # the bridge's environment as the earlier run left it, for its version
+        python = cache / bridge.key / "bin" / "python" if bridge.kind == "extra" else Path(sys.executable)
+        driver = None
+    else:
+        python, driver = prepare(bridge, cache)
     target = ["--driver", driver] if driver else list(bridge.specs)
     report = out / f"{bridge.key}.json"
     started = time.perf_counter()
@@ -218,12 +279,15 @@ def check(bridge: Bridge, cache: Path, examples: int, out: Path) -> dict[str, di
     # verdict `P1@handshake` or `P1@stateless`.
     era = ",".join(bridge.eras)
     options = ["--transport", "socket", "--era", era, "--examples", str(examples), "--json", str(report)]
-    run(
-        [str(python), "-m", "mcp_testkit", "check", *target, *options],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-    )
-    print(f"::: {bridge.key}: {time.perf_counter() - started:.1f} s", flush=True)
+    for pid in properties:
+        options += ["--property", pid]
+    if not reuse:
+        run(
+            [str(python), "-m", "mcp_testkit", "check", *target, *options],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
+        print(f"::: {bridge.key}: {time.perf_counter() - started:.1f} s", flush=True)
     verdicts = by_era(json.loads(report.read_text()))
     if bridge.dist and bridge.kind != "toolkit":
         suffix = f"@{version_of(python, bridge.dist)}"
@@ -295,11 +359,19 @@ def owner(spec: str) -> int | None:
     return None
 
 
-def merged(fresh: dict[str, dict[str, object]], path: Path) -> dict[str, dict[str, object]]:
-    """The published verdicts of `path` with the bridges run now in place of theirs, in the order of BRIDGES."""
+def merged(
+    fresh: dict[str, dict[str, object]], path: Path, properties: tuple[str, ...] = ()
+) -> dict[str, dict[str, object]]:
+    """The published verdicts of `path` with the bridges run now in place of theirs, in the order of BRIDGES. With
+    `properties` (the run checked these only), a column run now keeps its published cells of the other properties."""
     published: dict[str, dict[str, object]] = json.loads(path.read_text()) if path.exists() else {}
     rerun = {owner(str(value["spec"])) for value in fresh.values()}
     kept = {label: value for label, value in published.items() if owner(str(value["spec"])) not in rerun}
+    if properties:
+        fresh = {
+            label: {**value, "properties": {**_other_cells(published.get(label), properties), **value["properties"]}}  # type: ignore[dict-item]
+            for label, value in fresh.items()
+        }
     every = {**kept, **fresh}
 
     def place(label: str) -> tuple[int, int]:
@@ -311,6 +383,18 @@ def merged(fresh: dict[str, dict[str, object]], path: Path) -> dict[str, dict[st
     return {label: every[label] for label in sorted(every, key=place)}
 
 
+def _other_cells(column: dict[str, object] | None, properties: tuple[str, ...]) -> dict[str, object]:
+    """A published column's cells of the properties not in `properties`, in property order."""
+    cells: dict[str, object] = dict(column["properties"]) if column else {}  # type: ignore[call-overload]
+    return {pid: cell for pid, cell in cells.items() if pid not in properties}
+
+
+def property_order(pid: str) -> tuple[int, str]:
+    """P1, P2, ..., P5, P5s, ..., P10: by number, then suffix (a plain sort puts P10 before P2)."""
+    digits = re.match(r"P(\d+)(.*)", pid)
+    return (int(digits.group(1)), digits.group(2)) if digits else (1 << 30, pid)
+
+
 def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: Path) -> None:
     labels = list(verdicts)
     mark = {
@@ -320,6 +404,7 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
         "not_applicable": "n/a",
         "fell_back": "fell back",
         "hung": "**HANGS**",
+        "not_run": "not run",
     }
     lines = [
         "# The guarantee matrix",
@@ -331,11 +416,16 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
         "driver's header) says how the bridge is driven: its session model, its retries, how its errors map.",
         "Each verdict was also checked by hand once, with a one-fault probe: [the matrix, checked by",
         "hand](matrix-probes.md) (`python scripts/probe_matrix.py`).",
-        "P8 and P9 apply only to a bridge whose adapter declares approvals or a tool cache: n/a elsewhere.",
+        "P8 and P9 apply only to a bridge whose adapter declares approvals or a tool cache: n/a elsewhere; so do P10",
+        "(cancellation: n/a for a bridge run by a driver, which cannot abandon a call) and P14 (a tool cache). P11",
+        "needs the bridge's declared waits (`timeout_s`, `connect_timeout_s`), P12 a declared size limit or",
+        "`timeout_s`, P13 a declared `concurrency` on one session: each adapter and driver declares them from its",
+        "bridge's source ([adapters](adapters.md)), and a bridge without one is n/a there.",
+        "The whole matrix can also be browsed as [one page](matrix.html), each cell opening its counterexample.",
         "Each column is checked in one protocol era, shown in the `era` row: the handshake era against a server",
         "from before 2026-07-28, and, for the bridges that speak 2026-07-28 (the SDK client in auto mode, fastmcp,",
-        f"pydantic-ai, openai-agents), the stateless era (columns marked `{STATELESS_COLUMN.strip()}`) against a "
-        "server of both eras.",
+        "pydantic-ai, openai-agents, langchain.mcp), the stateless era (columns marked",
+        f"`{STATELESS_COLUMN.strip()}`) against a server of both eras.",
         "P5 has no meaning in the stateless era and P5s none in the handshake era: n/a there. The SDK client in",
         "legacy mode never speaks 2026-07-28 (it falls back), so it has no stateless column.",
         "",
@@ -343,7 +433,7 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
         "| --- | " + " | ".join("---" for _ in labels) + " |",
         "| era | " + " | ".join(era_of(label) for label in labels) + " |",
     ]
-    properties = sorted({pid for result in verdicts.values() for pid in result["properties"]})  # type: ignore[attr-defined]
+    properties = sorted({pid for result in verdicts.values() for pid in result["properties"]}, key=property_order)  # type: ignore[attr-defined]
     for pid in properties:
         cells = [
             mark[verdicts[label]["properties"].get(pid, {"status": "not_applicable"})["status"]]  # type: ignore[attr-defined]
@@ -372,6 +462,8 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
             lines += [f"### `{label}`: {pid} {mark[result['status']].strip('*').lower()}", ""]
             if result["status"] == "failed":
                 lines += [f"{headline(result['counterexample'] or '')}. For an application: {MEANING[pid]}", ""]
+            elif result["status"] in ("hung", "not_run"):
+                lines += [f"{headline(result['counterexample'] or '')}.", ""]
             else:
                 lines += ["The adapter or driver raised: no verdict on the bridge.", ""]
             lines += ["```text", *(result["counterexample"] or "").splitlines()[:40], "```", ""]
@@ -407,7 +499,19 @@ def main() -> int:
     parser.add_argument("--ci", action="store_true", help="the CI bridges, 10 examples, --check the expected file")
     parser.add_argument("--no-write", action="store_true", help="do not write docs/matrix.md")
     parser.add_argument("--html", type=Path, metavar="FILE", help="also write the matrix as a page (docs/matrix.html)")
+    parser.add_argument(
+        "--property",
+        action="append",
+        dest="properties",
+        default=[],
+        metavar="P10",
+        help="only this property (repeatable); its cells replace theirs in docs/matrix.json, the others stay",
+    )
+    parser.add_argument(
+        "--reuse", action="store_true", help="run nothing: read each chosen bridge's report of an earlier run"
+    )
     args = parser.parse_args()
+    properties = tuple(args.properties)
     chosen = [b for b in BRIDGES if (b.in_ci if args.ci else (not args.only or b.key in args.only))]
     examples = 10 if args.ci else args.examples
     expected = EXPECTED if args.ci else args.check
@@ -415,16 +519,21 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     verdicts: dict[str, dict[str, object]] = {}
     for bridge in chosen:
-        verdicts.update(check(bridge, args.cache, examples, out))
+        verdicts.update(check(bridge, args.cache, examples, out, properties, args.reuse))
     if not (args.ci or args.no_write):
         published = ROOT / "docs" / "matrix.json"
-        written = merged(verdicts, published) if args.only else verdicts
+        written = merged(verdicts, published, properties) if (args.only or properties) else verdicts
         write_markdown(written, examples, ROOT / "docs" / "matrix.md")
         published.write_text(json.dumps(written, indent=2, sort_keys=True) + "\n")
     if args.html:
         from mcp_testkit._matrix_html import write_matrix_page
 
-        write_matrix_page(args.html, merged(verdicts, ROOT / "docs" / "matrix.json") if args.only else verdicts)
+        published = ROOT / "docs" / "matrix.json"
+        if args.only or properties:  # the whole matrix: as just written, or (--no-write) merged here
+            page = json.loads(published.read_text()) if not args.no_write else merged(verdicts, published, properties)
+        else:
+            page = verdicts
+        write_matrix_page(args.html, page)
     for label, result in verdicts.items():
         properties = result["properties"].items()  # type: ignore[attr-defined]
         cells = " ".join(f"{pid}={cell['status']}" for pid, cell in properties)

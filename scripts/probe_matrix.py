@@ -354,6 +354,209 @@ def reissue_after_broken_stream(kind: str = "read") -> Probe:
     return Probe("P5s", f"a {kind}, its response stream ended before the answer (EndStream)", body)
 
 
+async def _abandoned(p: Probing, name: str) -> Any:
+    """Call `name` and abandon it with the application's cancel scope as soon as the server journals the call."""
+    import anyio
+
+    outcome: list[Any] = ["(abandoned by the application)"]
+
+    async def call() -> None:
+        outcome[0] = await p.adapter.call(name, {})
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            with anyio.move_on_after(5):
+                while not p.server.journal.calls(name) and isinstance(outcome[0], str):  # noqa: ASYNC110
+                    await anyio.sleep(0.01)
+            p.adapter.abandoning = True  # the contract's guard lets this cancellation through
+            group.cancel_scope.cancel()
+    finally:
+        p.adapter.abandoning = False
+    return outcome[0]
+
+
+def cancelled(how: str = "scope") -> Probe:
+    """P10: a read the tool holds 2 s (or, `how="timeout"`, past the bridge's timeout), abandoned by the application's
+    cancel scope (or ended by the bridge's timeout): the server gets the cancel naming it; the next call gets its
+    own answer."""
+
+    async def body(p: Probing) -> Finding:
+        import anyio
+
+        hold_s = 2.0 if how == "scope" else 2.5 * (p.adapter.timeout_s or 1.0)
+
+        async def slow(arguments: dict[str, Any]) -> str:
+            await anyio.sleep(hold_s)
+            return "the late answer"
+
+        p.tool("slow", "read", returns=slow)
+        p.tool("read", "read", returns="the next answer")
+        if (failed := await p.connect()) is not None:
+            return failed
+        abandoned = await (_abandoned(p, "slow") if how == "scope" else p.adapter.call("slow", {}))
+        sent = p.server.journal.calls("slow")
+        if not sent:
+            return Finding(False, f"the call was never sent; {_said(abandoned)}")
+        after = await p.adapter.call("read", {})
+        with anyio.move_on_after(2.0):
+            while not p.server.journal.cancelled(request_id=sent[0].rpc_id, tool="slow"):  # noqa: ASYNC110
+                await anyio.sleep(0.02)
+        named = p.server.journal.cancelled(request_id=sent[0].rpc_id, tool="slow")
+        how_told = ", ".join(f"#{r.seq} {r.rpc_method or 'stream closed'}" for r in named) or "nothing"
+        saw = f"abandoned #{sent[0].seq} id={sent[0].rpc_id!r}: {_said(abandoned)}; cancel: {how_told}; "
+        saw += f"next {_said(after)}"
+        return Finding(bool(named) and after.kind == "ok" and "the next answer" in (after.text or ""), saw)
+
+    what = "the application's cancel scope" if how == "scope" else "the bridge's own timeout"
+    return Probe("P10", f"a read held by its tool, abandoned by {what}", body)
+
+
+def bounded_wait(fault: Any, where: str = "call", kind: str = "read") -> Probe:
+    """P11: `fault` holds the call of a tool of call kind `kind` (or the connect's `where` request): it ends within
+    the bridge's declared waits (1 + retry attempts of `timeout_s` for a read, one for a write, or
+    `connect_timeout_s`) x 1.25 + 1 s, and not as ok."""
+
+    async def body(p: Probing) -> Finding:
+        import time
+
+        import anyio
+
+        adapter = p.adapter
+        attempts = 1 + adapter.retry if kind == "read" else 1
+        declared = adapter.connect_timeout_s if where != "call" else attempts * adapter.timeout_s
+        limit_s = 1.25 * declared + 1.0
+        p.tool("slow", kind, returns="done")
+        outcome: Any = None
+        if where == "call" and (failed := await p.connect()) is not None:
+            return failed
+        p.server.inject(fault, method="tools/call" if where == "call" else where, times=None)
+        started = time.perf_counter()
+        adapter.abandoning = True
+        try:
+            with anyio.move_on_after(limit_s):
+                outcome = await (adapter.call("slow", {}) if where == "call" else adapter.connect(p.url, {}))
+        finally:
+            adapter.abandoning = False
+        took = time.perf_counter() - started
+        ended = "still waiting" if outcome is None else _said(outcome)
+        saw = f"declared {declared:g} s, limit {limit_s:g} s; after {took:.2f} s: {ended}; {p.fired()}"
+        return Finding(outcome is not None and outcome.kind != "ok", saw)
+
+    return Probe("P11", f"{fault!r} on the {f'call of a {kind}' if where == 'call' else where}", body)
+
+
+def large_result(size: int, sse: bool, kind: str = "read") -> Probe:
+    """P12: a call of a tool of call kind `kind` answered with `size` bytes (SSE or JSON): over a declared limit a
+    tool_error naming the size; without one, an end within P11's bounds that is no auth error; either way the next
+    call works, and a write ran at most once per call."""
+
+    async def body(p: Probing) -> Finding:
+        import time
+
+        import anyio
+
+        from mcp_testkit import faults
+
+        adapter = p.adapter
+        limit = getattr(adapter, "max_result_bytes", None)
+        bound_s = 1.25 * (1 + adapter.retry) * (adapter.timeout_s or 0.0) + 1.0
+        p.tool("big", kind, returns="small")
+        if (failed := await p.connect()) is not None:
+            return failed
+        p.server.inject(faults.HugeResult(size, sse=sse), method="tools/call", tool="big", times=1)
+        started = time.perf_counter()
+        outcome: Any = None
+        adapter.abandoning = True
+        try:
+            with anyio.move_on_after(bound_s if limit is None else 60):
+                outcome = await adapter.call("big", {})
+        finally:
+            adapter.abandoning = False
+        took = time.perf_counter() - started
+        after = await adapter.call("big", {})
+        if kind == "write":
+            await adapter.close()  # what it sends when it closes counts too (the ledger after close)
+        runs = p.server.executions("big")
+        ended = "still waiting" if outcome is None else _said(outcome)
+        saw = f"{kind}: handler ran {runs}x for 2 calls; {size} bytes ({'SSE' if sse else 'JSON'}), limit {limit}; "
+        saw += f"after {took:.2f} s: {ended}; "
+        saw += f"next {_said(after)}"
+        if outcome is None or after.kind != "ok" or (kind == "write" and runs > 2):
+            return Finding(False, saw)
+        if limit is not None and size > limit:
+            return Finding(outcome.kind == "tool_error" and _names_size(outcome.text or "", limit), saw)
+        return Finding(outcome.kind not in ("auth_error", "approval_required"), saw)
+
+    return Probe("P12", f"a {kind} answered with {size} bytes ({'SSE' if sse else 'JSON'})", body)
+
+
+def _names_size(text: str, limit: int) -> bool:
+    """Whether `text` names a size at or over `limit` (in bytes, or with a unit), as P12 asks of the error."""
+    import re
+
+    numbers = [int(re.sub(r"[_,]", "", found)) for found in re.findall(r"\d[\d_,]*", text)]
+    return any(number >= limit for number in numbers) or re.search(r"\d+(\.\d+)? ?[KMG]i?B", text) is not None
+
+
+def concurrent(fault: Any, calls: int = 4) -> Probe:
+    """P13: `calls` reads in flight at once, `fault` on one of them: every other gets its own answer, none another's,
+    and the next call works."""
+
+    async def body(p: Probing) -> Finding:
+        import anyio
+
+        async def echo(arguments: dict[str, Any]) -> str:
+            await anyio.sleep(0.2)  # all in flight together
+            return f"answer {arguments.get('n')}"
+
+        p.server.tool("echo", read_only=True, returns=echo, input_schema=p.schema)
+        if (failed := await p.connect()) is not None:
+            return failed
+        p.server.inject(fault, method="tools/call", tool="echo", times=1)
+        outcomes: dict[int, Any] = {}
+
+        async def one(n: int) -> None:
+            outcomes[n] = await p.adapter.call("echo", {"n": n})
+
+        async with anyio.create_task_group() as group:
+            for n in range(calls):
+                group.start_soon(one, n)
+        after = await p.adapter.call("echo", {"n": 99})
+        failed_ = [n for n, o in sorted(outcomes.items()) if o.kind != "ok"]
+        wrong = [n for n, o in sorted(outcomes.items()) if o.kind == "ok" and f"answer {n}" not in (o.text or "")]
+        saw = (
+            f"{calls} calls, {p.fired()}; failed {failed_ or 'none'}; another's answer {wrong or 'none'}; "
+            f"next {_said(after)}"
+        )
+        own = after.kind == "ok" and "answer 99" in (after.text or "")
+        return Finding(len(failed_) <= 1 and not wrong and own, saw)
+
+    return Probe("P13", f"{calls} reads in flight, {fault!r} on one", body)
+
+
+def approval_after_removal() -> Probe:
+    """P14: a call paused for approval, its tool removed at the server, then approved: nothing is sent."""
+
+    async def body(p: Probing) -> Finding:
+        adapter = p.adapter
+        adapter.use_tool_cache()
+        p.tool("gated", "write")
+        adapter.require_approval(["gated"])
+        if (failed := await p.connect()) is not None:
+            return failed
+        paused = await adapter.call("gated", {})
+        if paused.kind != "approval_required":
+            return Finding(False, f"the call was not paused: {_said(paused)}")
+        p.server.remove_tool("gated")
+        approved = await adapter.approve(paused.text)
+        sent = p.server.journal.calls("gated")
+        saw = f"paused, tool removed, approved: {_said(approved)}; tools/call sent {len(sent)}x"
+        return Finding(not sent and approved.kind != "ok", saw)
+
+    return Probe("P14", "a call paused for approval, its tool removed, then approved", body)
+
+
 def _results() -> dict[str, Any]:
     import mcp_types
 
@@ -392,6 +595,11 @@ def probes_for(column: str, era: str = "handshake") -> dict[str, Probe]:
         "P5": new_session(),
         "P6": kind_at_connect(f.DuplicateTool(1)),
         "P7": render("one audio block"),
+        "P10": cancelled(),
+        "P11": bounded_wait(f.NeverAnswer()),
+        "P12": large_result(8 * 1024 * 1024, sse=True),
+        "P13": concurrent(f.Drop()),
+        "P14": approval_after_removal(),
     }
     drops_is_error = {
         "P2": write_once(error_result),
@@ -400,7 +608,12 @@ def probes_for(column: str, era: str = "handshake") -> dict[str, Probe]:
     }
     overrides: dict[str, dict[str, Probe]] = {
         "openai-agents-invoke": drops_is_error,
-        "openai-agents-retrying": {"P3": read_within_budget(f.LoseSession())},
+        # P11, P12: it resends a write too (max_retry_attempts), so a held write waits 3 timeouts and runs again.
+        "openai-agents-retrying": {
+            "P3": read_within_budget(f.LoseSession()),
+            "P11": bounded_wait(f.NeverAnswer(), kind="write"),
+            "P12": large_result(8 * 1024 * 1024, sse=True, kind="write"),
+        },
         "llama-index": {"P1": listing(), **drops_is_error},
         "pydantic-ai": {"P6": kind_at_call("read", f.Drop(), transient)},
         # P7: fastmcp's ToolError keeps only the first block's text (docs/matrix.md, Changes).
@@ -454,9 +667,13 @@ def probe_column(
         if harness.spoken_era()[0] != era:
             print(f"  {named}: falls back to the handshake era: no probes", flush=True)
             return rows
+        facts = harness.facts()
         for probe in probes_for(column, era).values():
             pid = probe.pid
             if properties is not None and pid not in properties:
+                continue
+            if (reason := _not_applicable(pid, facts)) is not None:
+                print(f"  {named} {pid}: n/a ({reason})", flush=True)
                 continue
             box: dict[str, Finding] = {}
 
@@ -473,6 +690,18 @@ def probe_column(
             rows.append({"column": named, "property": pid, "probe": probe.label, **asdict(finding)})
             print(f"  {named} {pid}: {'holds' if finding.holds else 'fails'}: {finding.saw}", flush=True)
     return rows
+
+
+def _not_applicable(pid: str, facts: Any) -> str | None:
+    """Why property `pid` does not apply to a bridge of these facts (as the contract says n/a), or None."""
+    from mcp_testkit.contract._properties import PROPERTIES
+
+    prop = PROPERTIES.get(pid)
+    if prop is None:
+        return None
+    if prop.requires is not None and prop.requires not in facts.capabilities:
+        return f"no {prop.requires!r} capability"
+    return prop.needs(facts) if prop.needs is not None else None
 
 
 def child(args: argparse.Namespace) -> int:

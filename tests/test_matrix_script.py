@@ -99,3 +99,29 @@ def test_check_verdicts_split_into_a_column_per_era() -> None:
     assert list(columns) == ["fastmcp", "fastmcp [2026-07-28]", "sdk-client (legacy)"]
     assert list(columns["fastmcp"]["properties"]) == ["P5"]
     assert list(columns["fastmcp [2026-07-28]"]["properties"]) == ["P5s"]
+
+
+def test_a_run_of_some_properties_keeps_the_other_cells_of_its_columns(tmp_path: Path) -> None:
+    """--property: a column run now takes the cells of the properties run, and keeps its published cells of the
+    others; a cell of a property run now that is no longer in the fresh column (now n/a) is not kept."""
+    matrix = _script()
+    published = tmp_path / "matrix.json"
+
+    def cells(**statuses: str) -> dict[str, Any]:
+        return {pid: {"status": status, "examples": 1, "seconds": 0.1} for pid, status in statuses.items()}
+
+    spec = "mcp_testkit.adapters.fastmcp:FastMcpClientAdapter"
+    published.write_text(json.dumps({"fastmcp@4.2.3": {"spec": spec, "properties": cells(P1="failed", P11="passed",
+                                                                                           P13="failed")}}))
+    fresh = {"fastmcp@4.2.3": {"spec": spec, "properties": cells(P11="failed")}}
+    merged = matrix.merged(fresh, published, ("P11", "P13"))
+    assert {pid: cell["status"] for pid, cell in merged["fastmcp@4.2.3"]["properties"].items()} == {
+        "P1": "failed",
+        "P11": "failed",
+    }
+
+
+def test_properties_are_listed_by_number() -> None:
+    """The matrix lists P2 before P10 (a plain sort would not), and P5s after P5."""
+    order = _script().property_order
+    assert sorted(["P10", "P2", "P5s", "P5", "P1", "P14"], key=order) == ["P1", "P2", "P5", "P5s", "P10", "P14"]

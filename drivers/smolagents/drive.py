@@ -6,7 +6,7 @@ Session model: persistent (one session in mcpadapt's own thread and event loop).
 The listing is the first page only. Tool names are sanitised for Python (`a-b` -> `a_b`): the
 listing reports the MCP name of the tool each sanitised name reaches, as an agent's tool table
 keeps one tool per name. Errors: the tool returns the first content block's text and ignores
-`isError` (`ok`); what it raises is sorted by what crossed the wire (`WireWatch`). mcpadapt's
+`isError` (`ok`); what it raises is sorted from the error alone (`error_kind`; nothing watches the wire). mcpadapt's
 session timeout is given as an int and checked as a float, so calls have none: timeout_s is null.
 An HTTP error or a lost connection during a call ends mcpadapt's session task and its event loop's
 thread; the call then waits for good on that stopped loop (a hang of the bridge, reported as such).
@@ -27,7 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
-from driver_protocol import WireWatch, outcome, serve
+from driver_protocol import current_headers, error_kind, outcome, serve
 
 
 def in_daemon_thread(work: Callable[[], Any]) -> asyncio.Future[Any]:
@@ -59,7 +59,6 @@ def _succeed(future: asyncio.Future[Any], result: Any) -> None:
 
 class SmolagentsDriven:
     def __init__(self) -> None:
-        self.watch = WireWatch(httpx)
         self.headers: dict[str, str] = {}
         self.adapt: Any = None
         self.tools: dict[str, Any] = {}
@@ -67,8 +66,7 @@ class SmolagentsDriven:
 
     def _client(self, headers: Any = None, timeout: Any = None, auth: Any = None) -> httpx.AsyncClient:
         return httpx.AsyncClient(
-            transport=self.watch.transport(),
-            auth=self.watch.auth(self.headers),
+            auth=current_headers(httpx, self.headers),
             timeout=timeout if timeout is not None else httpx.Timeout(30.0, read=300.0),
             follow_redirects=True,
         )
@@ -85,11 +83,10 @@ class SmolagentsDriven:
         # mcpadapt deep-copies its parameters: a plain function is copied as itself, a bound method is not.
         params = {"url": url, "transport": "streamable-http", "httpx_client_factory": factory}
         adapt = MCPAdapt(params, SmolAgentsAdapter(structured_output=False))
-        self.watch.begin()
         try:
             tools = await in_daemon_thread(adapt.__enter__)
         except Exception as exc:
-            return outcome(self.watch.kind(exc, "connect"), error=exc)
+            return outcome(error_kind(exc, "connect"), error=exc)
         self.adapt = adapt
         # An agent keeps one tool per (sanitised) name: the last one listed under it.
         self.tools = {tool.name: tool for tool in tools}
@@ -105,11 +102,10 @@ class SmolagentsDriven:
         tool = self.by_mcp_name.get(name)
         if tool is None:
             return outcome("tool_error", f"no tool reaches the MCP tool {name!r}")
-        self.watch.begin()
         try:
             result = await in_daemon_thread(lambda: tool(**dict(arguments)))
         except Exception as exc:
-            return outcome(self.watch.kind(exc, "call"), error=exc)
+            return outcome(error_kind(exc, "call"), error=exc)
         return outcome("ok", result if isinstance(result, str) else repr(result))
 
     def set_headers(self, headers: Mapping[str, str]) -> None:
@@ -131,5 +127,12 @@ if __name__ == "__main__":
             "retry": 0,
             "timeout_s": None,
             "sessions": "persistent",
+            # mcpadapt's `MCPAdapt(connect_timeout=30)` (mcpadapt/core.py:
+            # `self.ready.wait(timeout=self.connect_timeout)` around the session's start and listing), its default.
+            "connect_timeout_s": 30.0,
+            # Not declared: `progress_timeout_s` (mcp 1.x's ClientSession does not extend a wait on progress),
+            # `max_result_bytes` (mcp 1.x has no size limit), `concurrency` (the driver protocol runs one request at a
+            # time), the "cancellation" capability (the driver protocol cannot abandon a call). Without `timeout_s`
+            # (above) P11 and P12 do not apply.
         },
     )

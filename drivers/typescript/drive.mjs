@@ -2,15 +2,23 @@
 // `StreamableHTTPClientTransport`, the listing walked with `listTools({cursor})`, tools called with
 // `callTool`. Session model: persistent (one transport from connect to close; the SDK starts no
 // new session after a 404). Retries: none. The listing follows nextCursor without a page limit.
-// Errors: an isError result is tool_error; a JSON-RPC error (McpError with a server's code) is
-// tool_error; an HTTP error is sorted by its status (401/403 auth_error, 404 connection_error, else
-// outcome_unknown); a request timeout or a lost connection after the call was sent is
-// outcome_unknown; a failure before any tools/call left is connection_error.
+// Errors are sorted from what the SDK throws to its caller, nothing else (no watch on the wire, issue 21
+// item 11): an isError result is tool_error; a StreamableHTTPError carries the HTTP status as its `code`
+// (401/403 auth_error, 404 connection_error, else outcome_unknown at a call); an UnauthorizedError is
+// auth_error; a request timeout or a closed connection (McpError RequestTimeout, ConnectionClosed) is
+// outcome_unknown at a call; any other McpError is the server's answer, tool_error; anything else is
+// outcome_unknown at a call. At connect every failure is connection_error but a 401/403.
+// Declared waits: each request (initialize, each listTools page, each callTool) has `timeout: TIMEOUT_MS`
+// (RequestOptions.timeout, `DEFAULT_REQUEST_TIMEOUT_MSEC` otherwise); progress does not extend it
+// (RequestOptions.resetTimeoutOnProgress defaults to false and is not set), so no progress_timeout_s; the SDK
+// sets no result size limit, so no max_result_bytes; this driver answers one request at a time and cannot
+// abandon one, so no concurrency and no cancellation.
 // Set up with `npm ci --prefix drivers/typescript`; run with `node drivers/typescript/drive.mjs`.
 import { createInterface } from "node:readline";
 import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { McpError, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 
 const TIMEOUT_MS = 1000;
@@ -24,39 +32,41 @@ const describe = (error) => `${error?.name ?? "Error"}: ${String(error?.message 
 let headers = {};
 let client = null;
 let names = [];
-let seen = { statuses: [], methods: new Set() };
-
-async function watchedFetch(url, init = {}) {
+// Sets the application's current credentials on every request (a rotation reaches a client built once); it
+// reads nothing that comes back.
+async function withCurrentHeaders(url, init = {}) {
   const merged = new Headers(init.headers ?? {});
   for (const [name, value] of Object.entries(headers)) merged.set(name, value);
-  if (init.method === "POST" && typeof init.body === "string") {
-    try {
-      const message = JSON.parse(init.body);
-      for (const item of Array.isArray(message) ? message : [message]) if (item?.method) seen.methods.add(item.method);
-    } catch {}
-  }
-  const response = await fetch(url, { ...init, headers: merged });
-  if (init.method === "POST" && response.status >= 400) seen.statuses.push(response.status);
-  return response;
+  return fetch(url, { ...init, headers: merged });
 }
 
 function kind(error, at) {
-  if (seen.statuses.some((status) => status === 401 || status === 403)) return "auth_error";
-  if (at !== "call" || seen.statuses.includes(404) || !seen.methods.has("tools/call")) return "connection_error";
-  const timeoutOrClosed = [ErrorCode.RequestTimeout, ErrorCode.ConnectionClosed];
-  if (error instanceof McpError && !timeoutOrClosed.includes(error.code) && !(error instanceof StreamableHTTPError)) {
-    return "tool_error";
+  if (error instanceof UnauthorizedError) return "auth_error";
+  if (error instanceof StreamableHTTPError) {
+    if (error.code === 401 || error.code === 403) return "auth_error";
+    if (error.code === 404 || at !== "call") return "connection_error";
+    return "outcome_unknown";
   }
+  if (at !== "call") return "connection_error";
+  const timeoutOrClosed = [ErrorCode.RequestTimeout, ErrorCode.ConnectionClosed];
+  if (error instanceof McpError && !timeoutOrClosed.includes(error.code)) return "tool_error";
   return "outcome_unknown";
 }
 
-const outcome = (kindName, text = null, error = null) => ({ kind: kindName, text, message: error ? describe(error) : "" });
+// A result's text is cut at MAX_TEXT characters (the protocol's lines are bounded at 4 MiB, a result is not: P12).
+const MAX_TEXT = 512 * 1024;
+const bounded = (text) =>
+  typeof text === "string" && text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}... (cut: ${text.length} characters in all)` : text;
+const outcome = (kindName, text = null, error = null) => ({
+  kind: kindName,
+  text: bounded(text),
+  message: error ? describe(error) : "",
+});
 
 const operations = {
   async connect({ url, headers: given }) {
     headers = { ...given };
-    seen = { statuses: [], methods: new Set() };
-    const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: watchedFetch });
+    const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: withCurrentHeaders });
     const candidate = new Client({ name: "mcp-testkit-driver", version: "1.0.0" });
     try {
       await candidate.connect(transport, { timeout: TIMEOUT_MS });
@@ -79,7 +89,6 @@ const operations = {
   },
   async call({ name, arguments: args }) {
     if (client === null) return outcome("connection_error", null, new Error("not connected"));
-    seen = { statuses: [], methods: new Set() };
     let result;
     try {
       result = await client.callTool({ name, arguments: args }, undefined, { timeout: TIMEOUT_MS });
@@ -127,6 +136,8 @@ say({
   retry: 0,
   timeout_s: TIMEOUT_MS / 1000,
   sessions: "persistent",
+  // initialize and one listTools page, each bounded by TIMEOUT_MS: two for the one-page listing of P11's connects
+  connect_timeout_s: (2 * TIMEOUT_MS) / 1000,
 });
 
 const lines = createInterface({ input: process.stdin });

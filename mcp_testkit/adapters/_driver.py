@@ -349,7 +349,8 @@ class DriverFactory:
 class DriverAdapter:
     """A bridge run by a driver process, behind the adapter interface; made by `DriverAdapter.factory(command)`.
 
-    The bridge's facts (`page_limit`, `retry`, `timeout_s`, `sessions`) are those of the driver's hello.
+    The bridge's facts (`page_limit`, `retry`, `timeout_s`, `sessions`, and where declared `connect_timeout_s`,
+    `progress_timeout_s` and `max_result_bytes`) are those of the driver's hello.
     Every request carries a `watchdog_s` that ends before the example's deadline: a driver whose bridge
     does not finish in it answers `hung`; a driver that does not answer at all is a `DriverError`.
     """
@@ -364,6 +365,11 @@ class DriverAdapter:
         self.retry: int = hello["retry"]
         self.timeout_s: float | None = hello["timeout_s"]
         self.sessions: SessionMode = hello["sessions"]
+        # Optional in the hello (P11, P12): absent is not declared. A driver answers one request at a time, so it
+        # declares no `concurrency` (P13), and it cannot abandon a call, so no "cancellation" (P10).
+        self.connect_timeout_s: float | None = hello.get("connect_timeout_s")
+        self.progress_timeout_s: float | None = hello.get("progress_timeout_s")
+        self.max_result_bytes: int | None = hello.get("max_result_bytes")
         self._process: _Process | None = None
         self._headers: dict[str, str] | None = None
 

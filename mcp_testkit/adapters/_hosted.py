@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import httpx2
 
-from mcp_testkit.adapters._outcome import Outcome, SessionMode
+from mcp_testkit.adapters._outcome import Capability, Outcome, SessionMode
 from mcp_testkit.adapters._sdk import SdkErrorClassifier
 from mcp_testkit.adapters._task import TaskHost
 
@@ -53,6 +53,21 @@ class HostedBridgeAdapter(TaskHost):
 
     name: ClassVar[str] = "hosted"
     sessions: SessionMode = "persistent"
+    # An application abandons a call to any of these bridges by cancelling the task awaiting it (a cancel scope, a
+    # deadline); this host forwards that cancel to the bridge's own call (`TaskHost._answer`). What the bridge then
+    # tells the server is P10's verdict.
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({"cancellation"})
+    connect_timeout_s: float | None = None
+    """How long a connect may wait in all (P11); each subclass declares its bridge's, from its source."""
+    progress_timeout_s: float | None = None
+    """None: progress does not extend a wait. mcp 2.3's dispatcher only hands a progress notification to the
+    request's callback (`mcp/shared/jsonrpc_dispatcher.py`, `on_progress`); the read timeout runs on."""
+    max_result_bytes: int | None = None
+    """None: no limit on a result. mcp 2.3 bounds one SSE event (`DEFAULT_MAX_SSE_EVENT_SIZE`, 1 MiB, in
+    `mcp/client/streamable_http.py`) but reads a JSON answer whole (`response.aread()`), so no size is refused
+    whatever the framing: P12 checks that a large result ends within P11's bounds and leaves the bridge usable."""
+    concurrency: int | None = None
+    """How many calls may be in flight at once (P13); declared by each subclass whose bridge allows it."""
 
     def __init__(self, *, transport: httpx2.AsyncBaseTransport | None = None, timeout_s: float | None = 1.0) -> None:
         self._transport = transport
@@ -69,7 +84,12 @@ class HostedBridgeAdapter(TaskHost):
         """An `httpx2.AsyncClient` for the bridge, with the current headers (in-process: the contract's transport)."""
         options.pop("auth", None)
         options.pop("headers", None)
-        options.setdefault("timeout", httpx2.Timeout(self.wait_s, read=self.wait_s))
+        # The HTTP timeouts these bridges use by default: the mcp SDK's (`MCP_DEFAULT_TIMEOUT` 30 s,
+        # `MCP_DEFAULT_SSE_READ_TIMEOUT` 300 s, mcp/shared/_httpx_utils.py), which fastmcp keeps ("the HTTP read
+        # timeout may only extend MCP's 300s default", fastmcp/client/transports/http.py), as do openai-agents and
+        # llama-index (`sse_read_timeout` 300 s). The bridge's own per-request timeout (`wait_s`) ends a wait first;
+        # an HTTP read timeout as short would end the SDK's whole session instead (its transport task fails).
+        options.setdefault("timeout", httpx2.Timeout(30.0, read=max(300.0, self.wait_s)))
         return httpx2.AsyncClient(
             transport=self._transport, auth=CurrentHeaders(self.headers), **options
         )
@@ -79,6 +99,12 @@ class HostedBridgeAdapter(TaskHost):
 
     async def invoke(self, tool: str, arguments: dict[str, Any]) -> Outcome:
         raise NotImplementedError
+
+    async def _invoke(self, tool: str, arguments: dict[str, Any]) -> Outcome:
+        try:
+            return await self.invoke(tool, arguments)
+        except Exception as exc:
+            return self.classifier.outcome(exc, at="call")
 
     def connect_outcome(self, error: BaseException) -> Outcome:
         """The outcome of a connect that raised `error`."""
@@ -99,13 +125,9 @@ class HostedBridgeAdapter(TaskHost):
                     return
                 box["outcome"] = Outcome.ok()
                 started.set()
-                async for tool, arguments, reply in requests:
-                    async with reply:
-                        try:
-                            outcome = await self.invoke(tool, arguments)
-                        except Exception as exc:
-                            outcome = self.classifier.outcome(exc, at="call")
-                        await reply.send(outcome)
+                # Each call in a task of its own: concurrent calls overlap in the bridge (P13), and a call the
+                # caller abandons is cancelled in the bridge as the application's cancel scope would (P10).
+                await self._answer_concurrently(requests, self._invoke)
         except Exception as exc:
             box.setdefault("outcome", Outcome.connection_error(exc))
         finally:

@@ -124,6 +124,16 @@ class SdkClientAdapter(TaskHost):
     # caller's cancel to the client's task (`TaskHost._answer`), so the contract can abandon a call (P10).
     capabilities: ClassVar[frozenset[Capability]] = frozenset({"cancellation"})
     task_name = "SDK client"  # errors say "the SDK client task ended"
+    concurrency = 16
+    """The client's session matches each answer to its request by id (`JSONRPCDispatcher._pending`,
+    mcp/shared/jsonrpc_dispatcher.py) and takes no lock: no limit, the contract's most, 16."""
+    progress_timeout_s = None
+    """Progress does not extend a wait: the dispatcher hands a progress notification to the request's `on_progress`
+    callback only, and `read_timeout_seconds` runs on."""
+    max_result_bytes = None
+    """No limit on a result: one SSE event is bounded (`DEFAULT_MAX_SSE_EVENT_SIZE`, 1 MiB, in
+    mcp/client/streamable_http.py) but a JSON answer is read whole (`response.aread()`); no size is refused in
+    every framing, so none is declared, and P12 checks that a large result ends within P11's bounds."""
 
     def __init__(
         self,
@@ -140,6 +150,9 @@ class SdkClientAdapter(TaskHost):
         self.timeout_s = timeout_s
         """How long the client waits for an answer; None: 30 s, and the contract runs no late-answer cases."""
         self._wait_s = timeout_s if timeout_s is not None else 30.0
+        # Every request of a connect waits at most `read_timeout_seconds`: in auto mode `server/discover` and, on a
+        # fallback, `initialize`; in legacy mode `initialize`; then one `tools/list` per page (one in P11's connects).
+        self.connect_timeout_s = (3 if mode == "auto" else 2) * self._wait_s
         self.page_limit: int | None = None
         self.retry = 0
         self._classifier = SdkErrorClassifier()
@@ -164,7 +177,13 @@ class SdkClientAdapter(TaskHost):
         try:
             async with requests, contextlib.AsyncExitStack() as stack:
                 self._http = await stack.enter_async_context(
-                    httpx2.AsyncClient(headers=headers, transport=self._transport, timeout=self._wait_s)
+                    # The SDK's own HTTP timeouts (`create_mcp_http_client`: 30 s, reads 300 s): the client's
+                    # `read_timeout_seconds` ends a wait first, as in an application that keeps them.
+                    httpx2.AsyncClient(
+                        headers=headers,
+                        transport=self._transport,
+                        timeout=httpx2.Timeout(30.0, read=max(300.0, self._wait_s)),
+                    )
                 )
                 transport = streamable_http_client(url, http_client=self._http)
                 client = Client(transport, mode=self.mode, read_timeout_seconds=self._wait_s)
@@ -176,9 +195,7 @@ class SdkClientAdapter(TaskHost):
                     return
                 box["outcome"] = Outcome.ok()
                 started.set()
-                async with requests:
-                    async for tool, arguments, reply in requests:
-                        await self._answer(reply, functools.partial(_call, client, classifier, tool, arguments))
+                await self._answer_concurrently(requests, functools.partial(_call, client, classifier))
         except Exception as exc:
             box.setdefault("outcome", Outcome.connection_error(exc))
         finally:

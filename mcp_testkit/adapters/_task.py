@@ -10,6 +10,7 @@ adapter and the third-party adapters are built on it; docs/adapters.md shows a c
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -41,11 +42,13 @@ class TaskHost:
 
     __test__ = False  # a base class of adapters, not a test
     _group: Any = None
+    _task: Any = None
+    _ended: Any = None
     _requests: Any = None
     tools: list[str]
     """The names of the tools the bridge loaded at connect: `serve` sets them."""
-    _calling: Any = None
-    """The cancel scope of the call the bridge's task runs now, if `_answer` runs it."""
+    _calls: dict[int, Any] | None = None
+    """The cancel scopes of the calls the bridge's task runs now through `_answer`, by their reply stream."""
 
     @property
     def task_name(self) -> str:
@@ -53,18 +56,65 @@ class TaskHost:
         return str(getattr(self, "name", "bridge"))
 
     async def start(self, serve: Serve) -> Outcome:
-        """Start the bridge's task and wait until it connected (or failed to): the connect's outcome."""
+        """Start the bridge's task and wait until it connected (or failed to): the connect's outcome.
+
+        The task is not tied to the caller's cancel scopes: a caller may wrap `connect()` in a scope of its own (a
+        deadline) and leave it, with the bridge connected or not, and `close()` later from another scope. Under
+        asyncio it is a task of the loop's own; elsewhere a task group entered here and left in `close()`."""
         import anyio
 
         self.tools = getattr(self, "tools", [])
-        self._group = anyio.create_task_group()
-        await self._group.__aenter__()
         self._requests, requests = anyio.create_memory_object_stream[Any](0)
         started = anyio.Event()
+        ended = anyio.Event()
         box: dict[str, Outcome] = {}
-        self._group.start_soon(serve, requests, started, box)
-        await started.wait()
+
+        async def host() -> None:
+            try:
+                await serve(requests, started, box)
+            except BaseException:  # serve sorts the bridge's errors; what escapes ends the task
+                pass
+            finally:
+                started.set()
+                ended.set()
+
+        self._ended = ended
+        loop = _asyncio_loop()
+        if loop is not None:
+            self._task = loop.create_task(host())
+        else:
+            self._group = anyio.create_task_group()
+            await self._group.__aenter__()
+            self._group.start_soon(host)
+        try:
+            await started.wait()
+        except BaseException:  # the caller gave up on the connect (its cancel scope): end the bridge's task
+            await self._stop(cancel=True)
+            raise
         return box.get("outcome") or Outcome.connection_error(RuntimeError(f"the {self.task_name} task ended"))
+
+    async def _stop(self, *, cancel: bool) -> None:
+        """End the bridge's task: close its stream of calls (it then closes the bridge), or with `cancel` cancel it,
+        and wait until it ended."""
+        import anyio
+
+        task, self._task = self._task, None
+        group, self._group = self._group, None
+        ended, self._ended = self._ended, None
+        requests, self._requests = self._requests, None
+        if requests is not None:
+            with anyio.CancelScope(shield=True):
+                await requests.aclose()
+        if cancel and task is not None:
+            task.cancel()
+        if cancel and group is not None:
+            group.cancel_scope.cancel()
+        if ended is not None:
+            with anyio.CancelScope(shield=cancel):
+                await ended.wait()
+        if group is not None:
+            with contextlib.suppress(Exception):
+                await group.__aexit__(None, None, None)
 
     @staticmethod
     async def answer_calls(requests: Any, answer: Answer) -> None:
@@ -94,7 +144,7 @@ class TaskHost:
             async with answer:
                 return await answer.receive()
         except anyio.get_cancelled_exc_class():
-            calling = self._calling
+            calling = (self._calls or {}).get(id(reply))
             if calling is not None:  # the caller abandoned the call: so does the bridge's task
                 calling.cancel()
             raise
@@ -111,21 +161,39 @@ class TaskHost:
         async with reply:
             if reply.statistics().open_receive_streams == 0:
                 return  # abandoned before it started
+            calls = self._calls if self._calls is not None else {}
+            self._calls = calls
             with anyio.CancelScope() as scope:
-                self._calling = scope
+                calls[id(reply)] = scope
                 try:
                     outcome = await work()
                 finally:
-                    self._calling = None
+                    calls.pop(id(reply), None)
             if not scope.cancelled_caught:
                 with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
                     await reply.send(outcome)
 
+    async def _answer_concurrently(self, requests: Any, answer: Answer) -> None:
+        """In the bridge's task: run each call that reaches it in a task of its own (`_answer`), so that calls
+        overlap as an application's concurrent calls on one bridge do, until the adapter closes; the calls still
+        in flight then end unanswered (their callers get `outcome_unknown`)."""
+        import anyio
+
+        async with anyio.create_task_group() as group:
+            async with requests:
+                async for tool, arguments, reply in requests:
+                    group.start_soon(self._answer, reply, functools.partial(answer, tool, arguments))
+            group.cancel_scope.cancel()
+
     async def close(self) -> None:
-        group, self._group = self._group, None
-        requests, self._requests = self._requests, None
-        if requests is not None:
-            await requests.aclose()
-        if group is not None:
-            with contextlib.suppress(Exception):
-                await group.__aexit__(None, None, None)
+        await self._stop(cancel=False)
+
+
+def _asyncio_loop() -> Any:
+    """The running asyncio loop, or None under another event loop (trio)."""
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

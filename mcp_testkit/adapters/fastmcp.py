@@ -38,11 +38,20 @@ class FastMcpClientAdapter(HostedBridgeAdapter):
     """fastmcp's `Client` over Streamable HTTP, its calls through `Client.call_tool` (see the module docstring)."""
 
     name: ClassVar[str] = "fastmcp"
+    concurrency = 16
+    """Calls share the client's one SDK session, which matches each answer to its request by id (mcp 2.3's
+    `JSONRPCDispatcher._pending`); fastmcp's `Client.call_tool` takes no lock (fastmcp/client/client.py), so there
+    is no limit: the contract's most, 16."""
 
     def __init__(self, *, transport: Any = None, timeout_s: float | None = 1.0) -> None:
         super().__init__(transport=transport, timeout_s=timeout_s)
         self.page_limit = PAGE_LIMIT
         self._client: Any = None
+        # `Client(init_timeout=...)` bounds the whole negotiation (`anyio.fail_after` in `Client._negotiate`:
+        # `server/discover`, then `initialize` on a fallback); fastmcp's default (`settings.client_init_timeout`)
+        # is None, no bound, so the adapter sets it to the call timeout. Then one `tools/list` per page, each
+        # under the request timeout: two waits for the one-page listing of P11's connects.
+        self.connect_timeout_s = 2 * self.wait_s
 
     def _factory(self, **options: Any) -> Any:
         options.pop("follow_redirects", None)
@@ -53,7 +62,7 @@ class FastMcpClientAdapter(HostedBridgeAdapter):
         from fastmcp.client.transports import StreamableHttpTransport
 
         transport = StreamableHttpTransport(url, httpx_client_factory=self._factory)
-        self._client = await stack.enter_async_context(Client(transport, timeout=self.wait_s))
+        self._client = await stack.enter_async_context(Client(transport, timeout=self.wait_s, init_timeout=self.wait_s))
         tools = await self._client.list_tools()
         return [tool.name for tool in tools]
 

@@ -35,9 +35,17 @@ class ToolSpecAdapter(HostedBridgeAdapter):
     name: ClassVar[str] = "llama-index"
     sessions: SessionMode = "per_call"
 
+    concurrency = 16
+    """Each call opens a session of its own, so nothing limits calls at once; P13 does not apply all the same (it
+    checks calls that share a session)."""
+
     def __init__(self, *, transport: Any = None, timeout_s: float | None = 1.0) -> None:
         super().__init__(transport=transport, timeout_s=timeout_s)
         self._tools_by_name: dict[str, Any] = {}
+        # A connect is a new session's `initialize` and one `tools/list` (`McpToolSpec.fetch_tools` reads the first
+        # page only), each under the session's `read_timeout_seconds=float(timeout)` (llama_index/tools/mcp/
+        # client.py), `timeout` being whole seconds (see `open`).
+        self.connect_timeout_s = 2.0 * max(1, round(self.wait_s))
 
     async def open(self, stack: contextlib.AsyncExitStack, url: str) -> list[str]:
         from llama_index.tools.mcp import BasicMCPClient, McpToolSpec

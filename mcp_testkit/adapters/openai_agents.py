@@ -46,6 +46,15 @@ class ServerAdapter(HostedBridgeAdapter):
         self.retry = retries if retries is not None else self.default_retries
         self.server: Any = None
         self._listed: dict[str, Any] = {}
+        # `connect()` enters an SDK `Client` (auto: `server/discover`, then `initialize`), each request under
+        # `client_session_timeout_seconds`; then `list_tools()`, one page here, tried 1 + `max_retry_attempts` times
+        # with an exponential backoff of `retry_backoff_seconds_base * 2**n` between tries
+        # (`_MCPServerWithClientSession._retry_backoff_seconds` in agents/mcp/server.py).
+        backoffs = sum(self.backoff_s * 2**n for n in range(self.retry))
+        self.connect_timeout_s = (2 + 1 + self.retry) * self.wait_s + backoffs
+        # No `concurrency`: `MCPServerStreamableHttp` runs one request at a time on its session
+        # (`self._serialize_session_requests = True`, each request under `_request_lock`, agents/mcp/server.py), so
+        # no two calls are ever in flight on one bridge and P13 does not apply.
 
     default_retries: ClassVar[int] = 0
 

@@ -36,11 +36,19 @@ class PydanticAiToolsetAdapter(HostedBridgeAdapter):
     """pydantic-ai's `MCPToolset` on a URL, as an agent uses it (see the module docstring)."""
 
     name: ClassVar[str] = "pydantic-ai"
+    concurrency = 16
+    """The toolset's calls share one fastmcp `Client` session (answers matched by request id) and take no lock: an
+    agent runs a model's parallel tool calls at once. No limit: the contract's most, 16."""
 
     def __init__(self, *, transport: Any = None, timeout_s: float | None = 1.0) -> None:
         super().__init__(transport=transport, timeout_s=timeout_s)
         self.page_limit = PAGE_LIMIT
         self._toolset: Any = None
+        # `MCPToolset(init_timeout=...)` is fastmcp's `Client(init_timeout=...)`, bounding the negotiation
+        # (pydantic_ai/mcp.py: "Timeout in seconds for the initial connection and `initialize` handshake"; 5 s by
+        # default, the call timeout here), then one `tools/list` per page under `read_timeout`: two waits for the
+        # one-page listing of P11's connects.
+        self.connect_timeout_s = 2 * self.wait_s
 
     async def open(self, stack: contextlib.AsyncExitStack, url: str) -> list[str]:
         from pydantic_ai.mcp import MCPToolset

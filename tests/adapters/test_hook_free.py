@@ -1,12 +1,13 @@
 """Adapters report what the bridge tells its caller, nothing more (issue 21 item 11): no shipped adapter puts a
-transport hook between its bridge and the server, and the verdicts that hooks used to decide come out as the
-bridge's caller sees them."""
+transport hook between its bridge and the server, nor does any driver in drivers/, and the verdicts that hooks
+used to decide come out as the bridge's caller sees them."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
 import pkgutil
+from pathlib import Path
 
 import anyio
 import httpx2
@@ -18,6 +19,7 @@ from mcp_testkit.adapters import SdkClientAdapter, SdkErrorClassifier
 from mcp_testkit.adapters._hosted import HostedBridgeAdapter
 from mcp_testkit.contract import run_contract
 
+DRIVERS = Path(__file__).resolve().parents[2] / "drivers"
 HOOK_BASES = (httpx2.AsyncBaseTransport, httpx2.BaseTransport, httpx2.AsyncByteStream, httpx2.SyncByteStream)
 
 
@@ -83,3 +85,21 @@ def test_without_hooks_the_sdk_client_fails_p4_saying_why(factory: type[SdkClien
     assert "HTTP 401 surfaced as outcome_unknown, not auth_error" in said or "HTTP 403 surfaced as" in said
     assert "Server returned an error response" in said
     assert "its caller cannot tell a 401 or 403 from a 500" in said
+
+
+def test_no_python_driver_watches_the_wire() -> None:
+    """No Python driver defines a transport or a byte stream, and none routes its bridge's client through one."""
+    sources = {path.name: path.read_text() for path in sorted(DRIVERS.rglob("*.py"))}
+    assert {"driver_protocol.py", "drive.py"} <= set(sources)
+    for name, text in sources.items():
+        for needle in ("AsyncBaseTransport", "AsyncByteStream", "transport=", "WireWatch", "status_code ="):
+            assert needle not in text, f"{name} has {needle!r}"
+
+
+def test_the_typescript_driver_does_not_watch_the_wire() -> None:
+    """The TypeScript driver's fetch sets the headers and reads nothing back; its errors are sorted from what the
+    SDK throws."""
+    text = (DRIVERS / "typescript" / "drive.mjs").read_text()
+    assert "response.status" not in text
+    assert "init.body" not in text
+    assert "error.code === 401" in text

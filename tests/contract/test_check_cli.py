@@ -128,12 +128,12 @@ def test_default_run_prints_the_matrix(default_run: subprocess.CompletedProcess[
         ("P9", "stateless"): ["holds", "n/a", "n/a"],
         ("P10", "handshake"): ["holds", "holds", "holds"],
         ("P10", "stateless"): ["holds", "holds", "fell back"],
-        ("P11", "handshake"): ["holds", "n/a", "n/a"],
-        ("P11", "stateless"): ["holds", "n/a", "n/a"],
+        ("P11", "handshake"): ["holds", "holds", "holds"],
+        ("P11", "stateless"): ["holds", "holds", "fell back"],
         ("P12", "handshake"): ["holds", "holds", "holds"],
         ("P12", "stateless"): ["holds", "holds", "fell back"],
-        ("P13", "handshake"): ["holds", "n/a", "n/a"],
-        ("P13", "stateless"): ["holds", "n/a", "n/a"],
+        ("P13", "handshake"): ["holds", "FAILS", "FAILS"],
+        ("P13", "stateless"): ["holds", "FAILS", "fell back"],
         ("P14", "handshake"): ["holds", "n/a", "n/a"],
         ("P14", "stateless"): ["holds", "n/a", "n/a"],
     }
@@ -163,17 +163,16 @@ def test_default_run_prints_counterexamples(default_run: subprocess.CompletedPro
 
 @_SLOW
 def test_default_run_closes_with_what_was_expected(default_run: subprocess.CompletedProcess[str]) -> None:
-    """The last line says which verdicts were expected, era by era, that P8, P9, P11, P13 and P14 do not apply to the
-    SDK client (never that it holds them), and that none was unexpected."""
+    """The last line says which verdicts were expected, era by era, that P8, P9 and P14 do not apply to the SDK client
+    (never that it holds them), and that none was unexpected."""
     last = default_run.stdout.strip().splitlines()[-1]
-    not_applicable = (
-        ", and P8, P9, P11, P13, P14 do not apply to it (its adapter declares no capability or fact they need)"
-    )
+    not_applicable = ", and P8, P9, P14 do not apply to it (its adapter declares no capability or fact they need)"
     assert last.startswith(
-        "Expected: reference holds every property checked in both eras; sdk-client (auto) fails P1, P4, P5, P6 in "
-        "the handshake era and fails P1, P4, P6 in the stateless era, as documented ("
+        "Expected: reference holds every property checked in both eras; sdk-client (auto) fails P1, P4, P5, P6, P13 "
+        "in the handshake era and fails P1, P4, P6, P13 in the stateless era, as documented ("
     )
-    assert "sdk-client (legacy) fails P1, P4, P5, P6 in the handshake era and falls back to the handshake in " in last
+    legacy = "sdk-client (legacy) fails P1, P4, P5, P6, P13 in the handshake era and falls back to the handshake in "
+    assert legacy in last
     assert last.count(not_applicable) == 2
     assert f"reference holds every property checked in both eras{not_applicable}" not in last
     assert "UNEXPECTED" not in last

@@ -1,12 +1,15 @@
-"""drivers/driver_protocol.py's `WireWatch`: it sorts errors as `SdkErrorClassifier` does, and only looks.
+"""drivers/driver_protocol.py's `error_kind`: it sorts a bridge's errors from the error alone, as
+`SdkErrorClassifier` does, and the Python drivers put nothing between their bridge and the server.
 
-Drivers run it on their bridge's `httpx` (mcp<2); here it runs on `httpx2` under the `mcp` 2.x client, the
-same interface, so that what it does to a bridge's traffic is tested with a real client and server.
+Drivers run it on what their mcp 1.x bridge raises; here the errors come from the `mcp` 2.x client against a real
+server, and the mcp 1.x shapes (an `HTTPStatusError` carrying its response, an error with `.error.code`) are
+built as that version raises them.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,7 +23,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mcp_testkit import TestMcpServer, faults
-from mcp_testkit.tools import ToolContext
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import ExceptionGroup
 
 
 def _driver_protocol() -> Any:
@@ -36,7 +41,8 @@ def _driver_protocol() -> Any:
 
 
 _protocol = _driver_protocol()
-WireWatch = _protocol.WireWatch
+error_kind = _protocol.error_kind
+current_headers = _protocol.current_headers
 leaves = _protocol.leaves
 
 LIMIT_S = 10.0
@@ -45,33 +51,11 @@ pytestmark = pytest.mark.anyio
 
 
 @asynccontextmanager
-async def _client(server: TestMcpServer, watch: WireWatch) -> AsyncIterator[Client]:
-    async with httpx2.AsyncClient(transport=watch.transport(), auth=watch.auth({})) as http:
+async def _client(server: TestMcpServer, headers: dict[str, str]) -> AsyncIterator[Client]:
+    async with httpx2.AsyncClient(auth=current_headers(httpx2, headers)) as http:
         transport = streamable_http_client(server.url, http_client=http)
         async with Client(transport, mode="legacy", read_timeout_seconds=5) as client:
             yield client
-
-
-async def test_a_streamed_answer_reaches_the_bridge_as_it_streams() -> None:
-    """The bridge reads a call's first SSE event while the tool still runs: the watch reads no body ahead of it."""
-    release = anyio.Event()
-    async with TestMcpServer(response_mode="sse") as server:
-
-        @server.tool("slow", read_only=True)
-        async def slow(arguments: dict[str, Any], context: ToolContext) -> str:
-            await context.progress(1, 2)
-            await release.wait()  # set by the client's progress callback: only a streamed event can set it
-            return "done"
-
-        async def progressed(progress: float, total: float | None, message: str | None) -> None:
-            release.set()
-
-        watch = WireWatch(httpx2)
-        with anyio.fail_after(LIMIT_S):
-            async with _client(server, watch) as client:
-                result = await client.call_tool("slow", {}, progress_callback=progressed)
-    assert [block.text for block in result.content] == ["done"]  # type: ignore[union-attr]
-    assert release.is_set()
 
 
 @pytest.mark.parametrize(
@@ -79,39 +63,87 @@ async def test_a_streamed_answer_reaches_the_bridge_as_it_streams() -> None:
     [
         (faults.ProtocolError(-32603, "scripted failure"), "tool_error"),
         (faults.HttpStatus(500), "outcome_unknown"),
-        (faults.HttpStatus(401), "auth_error"),
+        (faults.HttpStatus(401), "outcome_unknown"),
         (faults.LoseSession(), "connection_error"),
     ],
 )
-async def test_a_call_error_is_sorted_by_what_crossed_the_wire(fault: faults.Fault, kind: str) -> None:
-    """A JSON-RPC error in a 2xx answer is a tool error; a 5xx may have run; 401 is auth; a 404 ran nothing."""
+async def test_a_call_error_is_sorted_from_the_error_alone(fault: faults.Fault, kind: str) -> None:
+    """A server's JSON-RPC error is a tool error; mcp 2.3's one error for every HTTP status may have run (a 401
+    included: its caller cannot tell it from a 500); a lost session ran nothing."""
     async with TestMcpServer() as server:
         server.tool("tool", read_only=True, returns="ok")
-        watch = WireWatch(httpx2)
         with anyio.fail_after(LIMIT_S):
-            async with _client(server, watch) as client:
+            async with _client(server, {}) as client:
                 server.inject(fault, method="tools/call", tool="tool")
-                watch.begin()
                 with pytest.raises(MCPError) as raised:
                     await client.call_tool("tool", {})
-    assert watch.kind(raised.value, "call") == kind
+    assert error_kind(raised.value, "call") == kind
 
 
-async def test_a_failure_before_the_call_left_is_a_connection_error() -> None:
-    """An error raised when no tools/call was sent since `begin()` cannot have run the tool: connection_error."""
+async def test_a_failure_at_connect_is_a_connection_error() -> None:
+    """An error raised while the bridge connects, inside the exception group a bridge on anyio raises, is a
+    connection error: nothing was called."""
     async with TestMcpServer() as server:
         server.tool("tool", read_only=True, returns="ok")
-        watch = WireWatch(httpx2)
         server.inject(faults.HttpStatus(503), method="initialize")
         with anyio.fail_after(LIMIT_S):
-            watch.begin()
             error: Exception | None = None
             try:
-                async with _client(server, watch):
+                async with _client(server, {}):
                     pass
-            except Exception as exc:  # an exception group around the SDK's error, as bridges on anyio raise
+            except Exception as exc:
                 error = exc
     assert error is not None
     assert [type(leaf) for leaf in leaves(error)] == [MCPError]
-    assert watch.kind(error, "call") == "connection_error"
-    assert watch.statuses == [503]
+    assert error_kind(error, "connect") == "connection_error"
+
+
+async def test_the_headers_reach_the_server_and_follow_a_rotation() -> None:
+    """`current_headers` sets the driver's current credentials on every request, a rotation included."""
+    headers = {"Authorization": "Bearer one"}
+    async with TestMcpServer() as server:
+        server.tool("tool", read_only=True, returns="ok")
+        with anyio.fail_after(LIMIT_S):
+            async with _client(server, headers) as client:
+                await client.call_tool("tool", {})
+                headers["Authorization"] = "Bearer two"
+                await client.call_tool("tool", {})
+        calls = [r for r in server.journal if r.rpc_method == "tools/call"]
+    assert [r.headers.get("authorization") for r in calls] == ["Bearer one", "Bearer two"]
+
+
+def _status_error(status: int) -> Exception:
+    """What mcp 1.x raises for an HTTP error status (`response.raise_for_status()`): an `HTTPStatusError` that
+    carries the response, inside the exception group its transport's task group ends with."""
+    request = httpx2.Request("POST", "http://127.0.0.1/mcp")
+    error = httpx2.HTTPStatusError("refused", request=request, response=httpx2.Response(status, request=request))
+    return ExceptionGroup("unhandled errors in a TaskGroup", [error])
+
+
+@pytest.mark.parametrize(
+    ("status", "at", "kind"),
+    [(401, "call", "auth_error"), (403, "connect", "auth_error"), (404, "call", "connection_error"),
+     (500, "call", "outcome_unknown"), (500, "connect", "connection_error")],
+)
+def test_an_http_status_the_bridge_hands_its_caller_is_read_from_the_error(status: int, at: str, kind: str) -> None:
+    """Where the bridge's error carries the HTTP status (mcp 1.x's `HTTPStatusError`), the status decides."""
+    assert error_kind(_status_error(status), at) == kind
+
+
+class _Mcp1Error(Exception):
+    """The shape of mcp 1.x's `McpError`: its `ErrorData` under `.error`."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.error = type("ErrorData", (), {"code": code, "message": message})()
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "kind"),
+    [(408, "Timed out while waiting for response", "outcome_unknown"), (-32000, "Connection closed", "outcome_unknown"),
+     (32600, "Session terminated", "connection_error"), (-32602, "bad arguments", "tool_error")],
+)
+def test_an_mcp1_error_is_sorted_by_its_code(code: int, message: str, kind: str) -> None:
+    """mcp 1.x's timeout (408) and closed connection are lost answers; its "Session terminated" (32600) ran
+    nothing; a server's other JSON-RPC error answers the call."""
+    assert error_kind(_Mcp1Error(code, message), "call") == kind
