@@ -342,7 +342,7 @@ async def post(state: ServerState, out: Response, receive: Receive | None = None
         nonlocal closed
         while (await receive())["type"] != "http.disconnect":
             pass
-        if not done:  # a close after the answer was sent cancels nothing
+        if not done and not out.dropped:  # a close after the answer was sent (or by a fault) cancels nothing
             closed = True
             scope.cancel()
 
