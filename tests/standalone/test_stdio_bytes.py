@@ -141,7 +141,8 @@ def test_slice_writes_the_line_in_the_pieces_its_seed_draws(stdio: Any) -> None:
         assert _after_initialize(server.until(2)) == ANSWER
         notes += server.notes()
     assert notes[0] == notes[1]
-    assert notes[0] is not None and notes[0].endswith("bytes by a fault (Slice, seed 12)")
+    assert notes[0] is not None
+    assert notes[0].endswith("bytes by a fault (Slice, seed 12)")
     sizes = notes[0].split("writes of ")[1].split(" bytes")[0].split(", ")
     assert sum(int(size) for size in sizes) == len(ANSWER)
     assert len(sizes) == 3
