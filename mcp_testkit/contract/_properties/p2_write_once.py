@@ -29,6 +29,7 @@ def _cases(facts: BridgeFacts) -> list[Inputs]:
     cases: list[Inputs] = [{"schedule": [_write_rule(f)], "calls": 1} for f in call_faults(facts, auth=False)]
     # A fault on the first of two calls: the second must neither repeat the first nor be lost in its wake.
     cases.append({"schedule": [_write_rule(faults.Drop(after_execution=True))], "calls": 2})
+    cases.append({"schedule": [_write_rule(faults.ResetPeer(after_execution=True))], "calls": 2})
     if facts.timeout_s is not None:
         cases.append({"schedule": [_write_rule(late_answer(facts.timeout_s))], "calls": 2})
     return cases

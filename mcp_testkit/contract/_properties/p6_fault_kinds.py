@@ -76,6 +76,11 @@ _AT_CALL: dict[type[faults.Fault], Callable[[Any, str, str], Kinds]] = {
     faults.ErrorResult: _kinds("tool_error"),
     faults.ProtocolError: _kinds("tool_error"),
     faults.Delay: _kinds("ok"),
+    # Every byte of the answer arrives, late, paced, in pieces or before a late close: nothing to report.
+    faults.Latency: _kinds("ok"),
+    faults.Bandwidth: _kinds("ok"),
+    faults.Slice: _kinds("ok"),
+    faults.SlowClose: _kinds("ok"),
     # -32020 again after listing the tools again and resending once, or -32022 again after renegotiating
     # once: refused before it ran, and no further resend helps.
     faults.HeaderMismatch: _kinds("connection_error"),
