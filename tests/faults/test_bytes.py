@@ -17,6 +17,7 @@ import anyio
 import anyio.to_thread
 import httpx2
 import pytest
+from mcp import Client
 
 from mcp_testkit import TestMcpServer, faults
 from mcp_testkit._eras import stateless_headers, stateless_params
@@ -30,7 +31,6 @@ from ._support import (
     asgi_client,
     call,
     messages,
-    sdk_client,
     socket_client,
     tools,
 )
@@ -360,15 +360,20 @@ async def test_slow_close_sends_the_answer_and_ends_late(serve: Serve, framing: 
     [faults.Latency(0.05, seed=1), faults.Bandwidth(800), faults.Slice(seed=2, gap_s=0.002), faults.SlowClose(0.05)],
     ids=repr,
 )
-async def test_the_sdk_client_gets_the_answer_through_shaped_bytes(serve: Serve, framing: str, fault: Any) -> None:
-    """The SDK client returns the normal result through a late, paced, sliced or slowly closed answer."""
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_the_sdk_client_gets_the_answer_through_shaped_bytes(
+    serve: Serve, framing: str, fault: Any, mode: str
+) -> None:
+    """The SDK client (legacy mode, and auto mode landing on 2026-07-28) returns the normal result through a late,
+    paced, sliced or slowly closed answer."""
     server = tools(serve(response_mode=framing), "t")
     server.fail_next_call(fault, tool="t")
     with anyio.fail_after(LIMIT_S):
-        async with sdk_client(server) as client:
+        async with Client(server.url, mode=mode) as client:  # type: ignore[arg-type]
             result = await client.call_tool("t", {})
     assert result.content[0].text == "t ran"  # type: ignore[union-attr]
     assert server.calls("t")[0].fault == fault
+    assert server.calls("t")[0].era == ("stateless" if mode == "auto" else "handshake")
     assert server.executions("t") == 1
 
 
@@ -377,16 +382,17 @@ async def test_the_sdk_client_gets_the_answer_through_shaped_bytes(serve: Serve,
     [(faults.LimitData(bytes=20), httpx2.RemoteProtocolError), (faults.ResetPeer(), httpx2.ReadError)],
     ids=["LimitData", "ResetPeer"],
 )
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_the_sdk_client_loses_the_connection_on_a_cut_or_reset_answer(
-    serve: Serve, fault: Any, error: type[Exception]
+    serve: Serve, fault: Any, error: type[Exception], mode: str
 ) -> None:
-    """As on a Drop, `async with Client` raises a group holding httpx2's error for a cut body or a reset; the tool
-    ran once."""
+    """As on a Drop, `async with Client` raises a group holding httpx2's error for a cut body or a reset, in either
+    mode; the tool ran once."""
     server = tools(serve(), "t")
     server.fail_next_call(fault, tool="t")
     with anyio.fail_after(LIMIT_S):
         with pytest.raises(Exception) as caught:  # noqa: PT011 - the group is checked below
-            async with sdk_client(server) as client:
+            async with Client(server.url, mode=mode) as client:  # type: ignore[arg-type]
                 await client.call_tool("t", {})
     assert caught.group_contains(error)
     assert server.executions("t") == 1
