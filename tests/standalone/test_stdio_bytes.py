@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -165,6 +166,10 @@ def test_limit_data_writes_that_many_bytes_and_ends_stdout(stdio: Any) -> None:
     data = server.until_end()
     assert _after_initialize(data) == ANSWER[:25]
     assert server.process.wait(STOP_TIMEOUT_S) == 1
+    assert server.notes() == [
+        "sent 25 bytes of the answer, then closed the connection, by a fault (LimitData(25)); "
+        "the server exited with status 1 by a fault"
+    ]
 
 
 def test_stdout_noise_writes_log_lines_before_the_answer(stdio: Any) -> None:
@@ -190,3 +195,54 @@ def test_http_only_byte_faults_are_refused_over_stdio(tmp_path: Path, fault: str
     assert done.returncode == 2
     assert f"{fault} means nothing over stdio (it is an HTTP fault)" in done.stderr.decode()
     assert done.stdout == b""
+
+
+# -- the SDK's stdio client -------------------------------------------------------------------------------------------
+
+
+def _sdk_params(tmp_path: Path, fault: dict[str, Any]) -> Any:
+    from mcp import StdioServerParameters
+
+    scenario = tmp_path / "sdk.json"
+    tools = [{"name": "hello", "returns": "hi"}]
+    scenario.write_text(json.dumps({"name": "b", "tools": tools, "faults": [{"fault": fault, "tool": "hello"}]}))
+    args = ["-m", "mcp_testkit", "serve", "--stdio", "--scenario", str(scenario)]
+    return StdioServerParameters(command=sys.executable, args=args)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "fault",
+    [
+        {"type": "Latency", "mean_s": 0.05, "seed": 1},
+        {"type": "Bandwidth", "bytes_per_s": 2000},
+        {"type": "Slice", "seed": 2, "gap_s": 0.005},
+        {"type": "StdoutNoise", "lines": ["INFO ready", "DEBUG call"]},
+    ],
+    ids=lambda fault: fault["type"],
+)
+async def test_the_sdk_stdio_client_gets_the_answer_through_shaped_bytes(tmp_path: Path, fault: dict[str, Any]) -> None:
+    """The SDK's stdio client returns the normal result through a late, paced or sliced line, and skips log lines
+    on stdout."""
+    import anyio
+    from mcp import Client
+
+    with anyio.fail_after(LIMIT_S):
+        async with Client(_sdk_params(tmp_path, fault), mode="legacy") as client:
+            result = await client.call_tool("hello", {})
+    assert result.content[0].text == "hi"  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_the_sdk_stdio_client_fails_when_stdout_ends_mid_line(tmp_path: Path) -> None:
+    """LimitData over stdio: the SDK's stdio client gets half a line and the end of stdout; its call fails."""
+    import anyio
+    from mcp import Client
+
+    with anyio.fail_after(LIMIT_S):
+        with pytest.raises(Exception) as caught:  # noqa: PT011 - what the SDK raises is shown below
+            async with Client(_sdk_params(tmp_path, {"type": "LimitData", "bytes": 25}), mode="legacy") as client:
+                await client.call_tool("hello", {})
+    from mcp import MCPError
+
+    assert caught.group_contains(MCPError, match="Connection closed")
