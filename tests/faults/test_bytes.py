@@ -396,3 +396,63 @@ async def test_the_sdk_client_loses_the_connection_on_a_cut_or_reset_answer(
                 await client.call_tool("t", {})
     assert caught.group_contains(error)
     assert server.executions("t") == 1
+
+
+# -- the wrapper, for another writer of answers -----------------------------------------------------------------------
+
+
+class _OwnWire:
+    """The connection of a writer of answers of its own (a proxy), as `Effect.wrap_send` asks for it."""
+
+    def __init__(self, seq: int) -> None:
+        from mcp_testkit.journal import Headers, Record
+
+        self.record = Record(seq, 0.0, "POST", "/mcp", Headers({}), b"")
+        self.ends: list[str] = []
+
+    async def close(self) -> None:
+        self.ends.append("close")
+
+    async def reset(self) -> None:
+        self.ends.append("reset")
+
+
+async def _wrapped(fault: faults.Fault, wire: _OwnWire, body: bytes) -> list[Any]:
+    from mcp_testkit.server._effects import effect_of
+
+    sent: list[Any] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    effect = effect_of(fault)
+    assert effect is not None
+    shaped = effect.wrap_send(send, wire)
+    await shaped({"type": "http.response.start", "status": 200, "headers": []})
+    await shaped({"type": "http.response.body", "body": body})
+    return sent
+
+
+async def test_another_writer_wrapping_its_send_gets_the_servers_pieces(serve: Serve) -> None:
+    """A writer of its own that wraps its ASGI send with the fault's effect writes the pieces the server wrote for
+    the same seed and request number: the bytes a proxy applying the fault would send."""
+    server = tools(serve(response_mode="sse"), "t")
+    server.fail_next_call(faults.Slice(seed=5, gap_s=0.0), tool="t")
+    exchange = await raw_call(server)
+    (record,) = server.calls("t")
+    sent = await _wrapped(faults.Slice(seed=5, gap_s=0.0), _OwnWire(record.seq), exchange.body)
+    pieces = [len(message["body"]) for message in sent[1:] if message["body"]]
+    assert pieces == exchange.chunks
+    assert sent[-1] == {"type": "http.response.body", "body": b"", "more_body": False}
+
+
+async def test_another_writer_is_told_to_close_or_reset_its_connection() -> None:
+    """Through the wrapper, LimitData writes its bytes then closes the writer's connection, and ResetPeer resets it
+    at the head; nothing is sent after."""
+    cut = _OwnWire(1)
+    sent = await _wrapped(faults.LimitData(bytes=4), cut, b"0123456789")
+    assert [message.get("body") for message in sent] == [None, b"0123"]
+    assert cut.ends == ["close"]
+    reset = _OwnWire(1)
+    assert await _wrapped(faults.ResetPeer(), reset, b"0123456789") == []
+    assert reset.ends == ["reset"]
