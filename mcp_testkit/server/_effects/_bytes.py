@@ -48,6 +48,15 @@ class _Shaped(Effect[Any]):
     def begin(self, record: Record) -> None:
         """Prepare for the answer of `record` (its draws are seeded by its journal number)."""
         self.record = record
+        self.prior: str | None = None
+
+    def mark(self, record: Record) -> str:
+        """Note in the record what the fault did, after what the record said before it began (a refusal's reason)."""
+        if self.prior is None:
+            self.prior = record.error or ""
+        note = self.note()
+        record.error = f"{self.prior}; {note}" if self.prior else note
+        return record.error
 
     def head_wait_s(self) -> float:
         """How long the answer's head (or stdio line) waits before it is written."""
@@ -81,7 +90,7 @@ class _Shaped(Effect[Any]):
             kind = message["type"]
             if kind == "http.response.start":
                 wait_s = self.head_wait_s()
-                wire.record.error = self.note()
+                self.mark(wire.record)
                 if wait_s:
                     await anyio.sleep(wait_s)
                 extra = self.headers()
@@ -91,13 +100,13 @@ class _Shaped(Effect[Any]):
                 await send(message)
                 return
             for wait_s, piece in self.pieces(message.get("body", b"")):
-                wire.record.error = self.note()
+                self.mark(wire.record)
                 if wait_s:
                     await anyio.sleep(wait_s)
                 await send({"type": "http.response.body", "body": piece, "more_body": True})
             if self.due:
                 self.cut = True
-                wire.record.error = self.note()
+                self.mark(wire.record)
                 await wire.close()
                 return
             if not message.get("more_body", False):
@@ -112,12 +121,12 @@ class _Shaped(Effect[Any]):
         self.begin(record)
         wait_s = self.head_wait_s()
         if wait_s:
-            record.error = self.note()
+            self.mark(record)
             await anyio.sleep(wait_s)
         for wait_s, piece in self.pieces(line):
             if wait_s:
                 await anyio.sleep(wait_s)
-            turn.write_line(record, piece, self.note())
+            turn.write_line(record, piece, self.mark(record))
         if self.due:
             turn.exit(record, _LIMIT_EXIT)
         return True
