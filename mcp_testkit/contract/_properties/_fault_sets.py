@@ -14,8 +14,10 @@ if TYPE_CHECKING:
     from mcp_testkit.contract._harness import BridgeFacts
 
 __all__ = [
+    "BYTE_CALL_CASES",
     "BYTE_FAULTS",
     "CALL_KINDS",
+    "CUT_FAULTS",
     "LISTING_CASES",
     "by_class",
     "call_faults",
@@ -115,11 +117,6 @@ def call_faults(facts: BridgeFacts, *, auth: bool) -> list[faults.Fault]:
         faults.HttpStatus(429),
         faults.HttpStatus(500),
         faults.HttpStatus(503),
-        *BYTE_FAULTS,
-        # The connection reset after the write ran (the client never hears), or before it ran; cut mid-answer.
-        faults.ResetPeer(),
-        faults.ResetPeer(after_execution=False),
-        faults.LimitData(bytes=16),
     ]
     if auth:
         chosen += [faults.HttpStatus(401), faults.HttpStatus(403)]
@@ -138,6 +135,25 @@ BYTE_FAULTS: tuple[faults.Fault, ...] = (
 )
 """The answer's bytes late, paced, sliced, or its connection closed late: every byte arrives, well within any
 bridge's wait, so a careful bridge's outcome does not change (`ok`, the handler run once)."""
+
+CUT_FAULTS: tuple[faults.Fault, ...] = (
+    faults.ResetPeer(),
+    faults.ResetPeer(after_execution=False),
+    faults.LimitData(bytes=16),
+)
+"""The connection reset after the call ran (the client never hears) or before it ran, or closed mid-answer."""
+
+BYTE_CALL_CASES: tuple[tuple[str, faults.Fault], ...] = (
+    ("read", BYTE_FAULTS[0]),
+    ("idempotent", BYTE_FAULTS[1]),
+    ("write", BYTE_FAULTS[2]),
+    ("read", BYTE_FAULTS[3]),
+    ("write", CUT_FAULTS[0]),
+    ("read", CUT_FAULTS[0]),
+    ("write", CUT_FAULTS[2]),
+)
+"""The byte faults as P6 meets them, each on the call kinds where its row says something (one kind for those whose
+row is `ok` whatever the kind), so that P6's declared cases leave room for draws at the default 100 examples."""
 
 
 def transient_faults(facts: BridgeFacts) -> list[faults.Fault]:

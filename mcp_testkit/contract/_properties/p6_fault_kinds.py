@@ -12,6 +12,7 @@ from mcp_testkit import strategies as mst
 from mcp_testkit._eras import HANDSHAKE, STATELESS
 from mcp_testkit.contract._properties._example_steps import place, tool
 from mcp_testkit.contract._properties._fault_sets import (
+    BYTE_CALL_CASES,
     CALL_KINDS,
     LISTING_CASES,
     by_class,
@@ -145,6 +146,7 @@ def _cases(facts: BridgeFacts) -> list[Inputs]:
     cases: list[Inputs] = [
         {"case": ("call", kind, fault)} for fault in call_faults(facts, auth=True) for kind in CALL_KINDS
     ]
+    cases += [{"case": ("call", kind, fault)} for kind, fault in BYTE_CALL_CASES]
     cases += [{"case": (where, "-", fault)} for where, fault in _connect_faults(facts.era)]
     return cases
 
