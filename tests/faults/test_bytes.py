@@ -293,6 +293,7 @@ async def test_reset_peer_resets_the_connection(serve: Serve, framing: str, afte
     when = "after" if after_execution else "before"
     assert record.error == f"connection reset (RST) {when} the request ran by a fault (ResetPeer)"
     assert (record.executed, server.executions("t")) == (after_execution, int(after_execution))
+    assert record.status is None  # no status line reached the client
 
 
 @pytest.mark.parametrize("era", ERAS)

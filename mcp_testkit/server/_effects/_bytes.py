@@ -258,6 +258,7 @@ class _ResetPeer(Effect[faults.ResetPeer]):
     def _note(self, record: Record) -> None:
         when = "after the request ran" if self.fault.after_execution else "before the request ran"
         record.error = f"connection reset (RST) {when} by a fault (ResetPeer)"
+        record.status = None  # no status line reached the client
 
     def wrap_send(self, send: Send, wire: Wire) -> Send:
         self.wire = wire
