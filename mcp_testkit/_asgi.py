@@ -41,8 +41,13 @@ async def cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> No
     scope.cancel()
 
 
-async def run_until_disconnect(receive: Receive, run: Callable[[], Awaitable[None]]) -> bool:
+async def run_until_disconnect(
+    receive: Receive, run: Callable[[], Awaitable[None]], ours: Callable[[], bool] = lambda: False
+) -> bool:
     """Await `run()`, cancelled if the client goes away first; whether it was cancelled so.
+
+    `ours()` true when the disconnect comes means the server closed the connection itself (a fault did):
+    that cancels nothing.
 
     On asyncio (every server the package runs) the watch is a plain task, started only once `run` waits for
     something, and it cancels the serving task itself: an answer ready at once, as most are, is sent before
@@ -50,7 +55,7 @@ async def run_until_disconnect(receive: Receive, run: Callable[[], Awaitable[Non
     60 µs a request, an anyio cancel scope several). Elsewhere (trio, in-process) a task group watches.
     """
     if sniffio.current_async_library() != "asyncio":
-        return await _run_in_group(receive, run)
+        return await _run_in_group(receive, run, ours)
     loop = asyncio.get_running_loop()
     serving = asyncio.current_task()
     assert serving is not None
@@ -61,7 +66,7 @@ async def run_until_disconnect(receive: Receive, run: Callable[[], Awaitable[Non
         nonlocal closed
         while (await receive())["type"] != "http.disconnect":
             pass
-        if not done:  # a close after `run` ended cancels nothing
+        if not done and not ours():  # a close after `run` ended, or by the server itself, cancels nothing
             closed = True
             serving.cancel()
 
@@ -88,14 +93,14 @@ async def run_until_disconnect(receive: Receive, run: Callable[[], Awaitable[Non
     return closed
 
 
-async def _run_in_group(receive: Receive, run: Callable[[], Awaitable[None]]) -> bool:
+async def _run_in_group(receive: Receive, run: Callable[[], Awaitable[None]], ours: Callable[[], bool]) -> bool:
     done = closed = False
 
     async def watch(scope: anyio.CancelScope) -> None:
         nonlocal closed
         while (await receive())["type"] != "http.disconnect":
             pass
-        if not done:
+        if not done and not ours():
             closed = True
             scope.cancel()
 

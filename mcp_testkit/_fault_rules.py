@@ -5,6 +5,7 @@ Re-exported by `mcp_testkit.faults`, the module to import.
 
 from __future__ import annotations
 
+import random
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -27,7 +28,9 @@ class MisplacedFault(Exception):
 class Rule:
     """Where a fault lands: the `nth` matching request from now on, `times` times (None: every time).
 
-    A request matches when its JSON-RPC method, tool, page and session match those given.
+    A request matches when its JSON-RPC method, tool, page and session match those given. With `probability`
+    below 1, each matching request from the `nth` on is hit with that chance, drawn from `seed`: the same
+    requests in the same order are hit again in a run with the same seed. `times` still caps the hits.
     """
 
     fault: Fault
@@ -39,6 +42,10 @@ class Rule:
     times: int | None = 1
     era: str | None = None
     """The era of the requests it hits: 'handshake', 'stateless', or None for either."""
+    probability: float = 1.0
+    """The chance that a due matching request is hit (1: every one)."""
+    seed: int | None = None
+    """The seed of the draws when `probability` is below 1 (`inject` draws one when none is given)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.fault, Fault):
@@ -51,6 +58,11 @@ class Rule:
             raise ValueError(f"nth must be an int >= 1, not {self.nth!r}")
         if self.times is not None and (not isinstance(self.times, int) or self.times < 1):
             raise ValueError(f"times must be an int >= 1 or None (every time), not {self.times!r}")
+        probability = self.probability
+        if not isinstance(probability, (int, float)) or isinstance(probability, bool) or not 0 < probability <= 1:
+            raise ValueError(f"probability must be a number above 0 and at most 1, not {probability!r}")
+        if self.seed is not None and (not isinstance(self.seed, int) or isinstance(self.seed, bool)):
+            raise ValueError(f"seed must be an int or None, not {self.seed!r}")
 
     def matches(
         self, method: str | None, tool: str | None, page: int | None, session_id: str | None, era: str = HANDSHAKE
@@ -65,7 +77,7 @@ class Rule:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "fault": self.fault.to_json(),
             "method": self.method,
             "tool": self.tool,
@@ -75,6 +87,10 @@ class Rule:
             "times": self.times,
             "era": self.era,
         }
+        if self.probability != 1 or self.seed is not None:
+            data["probability"] = self.probability
+            data["seed"] = self.seed
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Rule:
@@ -92,6 +108,15 @@ class _Armed:
     rule: Rule
     seen: int = 0
     fired: int = 0
+    draws: random.Random | None = None
+
+    def __post_init__(self) -> None:
+        if self.rule.probability < 1:
+            self.draws = random.Random(self.rule.seed)
+
+    def hits(self) -> bool:
+        """Whether a due matching request is hit: always, or by a draw of the rule's own seeded sequence."""
+        return self.draws is None or self.draws.random() < self.rule.probability
 
     @property
     def spent(self) -> bool:
@@ -120,7 +145,8 @@ class FaultPlan:
 
         Every matching rule counts the request, so `nth` means the nth matching request since the rule
         was added whatever earlier rules did; when several are due, the first added fires and the others
-        stay due for the next matching request.
+        stay due for the next matching request. A rule with a `probability` draws once per due matching
+        request that no earlier rule took, and fires when the draw says so.
         """
         chosen: Fault | None = None
         with self._lock:
@@ -128,7 +154,7 @@ class FaultPlan:
                 if armed.spent or not armed.rule.matches(method, tool, page, session_id, era):
                     continue
                 armed.seen += 1
-                if chosen is None and armed.seen >= armed.rule.nth:
+                if chosen is None and armed.seen >= armed.rule.nth and armed.hits():
                     armed.fired += 1
                     chosen = armed.rule.fault
         return chosen
@@ -156,12 +182,21 @@ def rule_for(
     nth: int,
     times: int | object | None,
     era: str | object | None = _DEFAULT,
+    probability: float = 1.0,
+    seed: int | None = None,
 ) -> Rule:
-    """A rule with the fault's own defaults filled in (method, times, era, and page for listing faults)."""
+    """A rule with the fault's own defaults filled in (method, times, era, and page for listing faults).
+
+    With a `probability` below 1, `times` left out means every time (each matching request has that chance),
+    and a `seed` left out is drawn, so that the rule shows the seed to replay the run with.
+    """
     if not isinstance(fault, Fault):
         raise ValueError(f"inject() needs a fault from mcp_testkit.faults, not {fault!r}")
     chosen_method = fault.default_method if method is _DEFAULT else (_ANY if method is None else method)
-    chosen_times = fault.default_times if times is _DEFAULT else times
+    chancy = isinstance(probability, (int, float)) and probability < 1
+    chosen_times = (None if chancy else fault.default_times) if times is _DEFAULT else times
+    if chancy and seed is None:
+        seed = random.SystemRandom().randrange(2**32)
     chosen_era = fault.default_era if era is _DEFAULT else era
     if page is None and fault.listing:
         page = getattr(fault, "page", None)
@@ -176,6 +211,8 @@ def rule_for(
         nth=nth,
         times=chosen_times,  # type: ignore[arg-type]
         era=chosen_era,  # type: ignore[arg-type]
+        probability=probability,
+        seed=seed,
     )
 
 

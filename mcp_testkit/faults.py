@@ -20,6 +20,7 @@ from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS
 from mcp_testkit._fault_base import _ANY as _ANY
 from mcp_testkit._fault_base import _KINDS as _KINDS
 from mcp_testkit._fault_base import Fault, _page, _positive, _status, _versions, from_json
+from mcp_testkit._fault_bytes import Bandwidth, Latency, LimitData, ResetPeer, Slice, SlowClose, StdoutNoise
 from mcp_testkit._fault_rules import _DEFAULT as _DEFAULT
 from mcp_testkit._fault_rules import FaultPlan as FaultPlan
 from mcp_testkit._fault_rules import MisplacedFault, Rule
@@ -32,6 +33,7 @@ from mcp_testkit._renamed import milliseconds, renamed_keywords
 __all__ = [
     "ERAS",
     "Accepted",
+    "Bandwidth",
     "BreakStream",
     "CatalogueChange",
     "Crash",
@@ -53,6 +55,8 @@ __all__ = [
     "HugeResult",
     "InvalidCursor",
     "LateAnswer",
+    "Latency",
+    "LimitData",
     "ListChanged",
     "LoseSession",
     "MalformedLine",
@@ -65,9 +69,13 @@ __all__ = [
     "ProgressOnly",
     "ProtocolError",
     "RepeatCursor",
+    "ResetPeer",
     "Restart",
     "Rule",
+    "Slice",
+    "SlowClose",
     "SlowPage",
+    "StdoutNoise",
     "StopReading",
     "StuckCursor",
     "TruncateBody",
@@ -76,7 +84,10 @@ __all__ = [
     "from_json",
 ]
 
-for _public in (Fault, Rule, MisplacedFault, from_json, Dribble, HugeResult, NeverAnswer, ProgressOnly, StopReading):
+for _public in (
+    Fault, Rule, MisplacedFault, from_json, Dribble, HugeResult, NeverAnswer, ProgressOnly, StopReading,
+    Bandwidth, Latency, LimitData, ResetPeer, Slice, SlowClose, StdoutNoise,
+):
     _public.__module__ = __name__  # they are built elsewhere (no import circle), but this is where to find them
 del _public
 

@@ -299,6 +299,8 @@ def _rule(data: Mapping[str, Any], where: str) -> faults.Rule:
             nth=data.get("nth", 1),
             times=data.get("times", _DEFAULT),
             era=data.get("era", _DEFAULT),
+            probability=data.get("probability", 1.0),
+            seed=data.get("seed"),
         )
         if "page" in data:
             rule = dataclasses.replace(rule, page=data["page"])

@@ -343,6 +343,8 @@ class TestMcpServer(OfferingScripting):
         nth: int = 1,
         times: int | None = _DEFAULT,
         era: str | None = _DEFAULT,
+        probability: float = 1.0,
+        seed: int | None = None,
     ) -> faults.Rule:
         """Add a rule: `fault` hits the `nth` matching request from now on, `times` times (None: always).
 
@@ -350,10 +352,13 @@ class TestMcpServer(OfferingScripting):
         faults, any request otherwise; None also means any); a listing fault matches its own page.
         `era` limits it to requests of one era ('handshake' or 'stateless'; None: either); a fault
         that means nothing in an era (a `LoseSession` without sessions) is refused for it here, and
-        answered with an error that says so if it hits such a request anyway.
+        answered with an error that says so if it hits such a request anyway. With `probability` below 1
+        each matching request is hit with that chance, reproducibly from `seed` (drawn when None, and shown
+        in the rule returned); `times` then defaults to None (every time) and still caps the hits.
         """
         rule = faults.rule_for(
-            fault, method=method, tool=tool, page=page, session_id=session_id, nth=nth, times=times, era=era
+            fault, method=method, tool=tool, page=page, session_id=session_id, nth=nth, times=times, era=era,
+            probability=probability, seed=seed,
         )
         self._check_era(rule)
         return self._state.plan.add(rule)

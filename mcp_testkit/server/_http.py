@@ -36,6 +36,7 @@ from mcp_testkit.server._protocol import (
     error_response,
 )
 from mcp_testkit.server._resume import StoredEvent, StreamPlan, sse_frame
+from mcp_testkit.server._wire import SocketWire
 
 if TYPE_CHECKING:
     from mcp_testkit._headers import Headers
@@ -504,6 +505,7 @@ async def faulted(
         return None, True
     effect = effect_of(fault)
     assert effect is not None
+    out.send = effect.wrap_send(out.send, SocketWire(out))
     return effect, await effect.before(out, state, session)
 
 

@@ -345,7 +345,7 @@ async def post(state: ServerState, out: Response, receive: Receive | None = None
         done = True
 
     try:
-        closed = await run_until_disconnect(receive, run)
+        closed = await run_until_disconnect(receive, run, lambda: out.dropped)  # a fault's close cancels nothing
     except anyio.get_cancelled_exc_class():
         closed = not done  # in-process, the client's cancel reaches the server's task itself
         raise

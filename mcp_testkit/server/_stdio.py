@@ -5,7 +5,8 @@ stderr). `initialize` opens the one session. Each message gets one journal recor
 read in linear time and bounded by the server's `max_body`: a longer line is answered -32600
 ("line too long") and skipped. No input stops the server; a crash of its own is answered -32603. The faults
 that mean something here: `ErrorResult`, `ProtocolError`, `Delay`, the listing faults,
-`TruncateBody` (half a line), `MalformedLine`, `Exit` and `Crash`.
+`TruncateBody` (half a line), `MalformedLine`, `Exit` and `Crash`, the waits and sizes, and the byte faults
+but `ResetPeer` and `SlowClose` (`supports`).
 """
 
 from __future__ import annotations
@@ -305,9 +306,12 @@ class StdioServer:
 
     def _exit(self, record: Record, code: int) -> None:
         """End the process with status `code` (an `Exit` fault), the journal line of this message written first."""
-        record.error = f"the server exited with status {code} by a fault, without answering"
+        exited = f"the server exited with status {code} by a fault"
+        # A fault that wrote part of the answer first (a LimitData) keeps its note of what it wrote.
+        record.error = f"{record.error}; {exited}" if record.error else f"{exited}, without answering"
         self.server._state.journal._finish(record)
-        print(f"mcp-testkit: exiting with status {code} (Exit fault)", file=sys.stderr, flush=True)
+        name = type(record.fault).__name__ if record.fault is not None else "Exit"
+        print(f"mcp-testkit: exiting with status {code} ({name} fault)", file=sys.stderr, flush=True)
         self.exit_code = code
         assert self._group is not None
         self._group.cancel_scope.cancel()

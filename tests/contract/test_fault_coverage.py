@@ -18,6 +18,7 @@ EXEMPT: dict[str, str] = {
     "Exit": "stdio only (`mcp-testkit serve --stdio`); the contract runs a bridge over HTTP",
     "Crash": "stdio only (`mcp-testkit serve --stdio`); the contract runs a bridge over HTTP",
     "StopReading": "stdio only (`mcp-testkit serve --stdio`); the contract runs a bridge over HTTP",
+    "StdoutNoise": "stdio only (`mcp-testkit serve --stdio`); the contract runs a bridge over HTTP",
     "HugeResult": "P12 places it, but its cases name only the size and framing (`size`, `sse`); its check builds it",
 }
 """Fault classes in no property, each with its reason. A class listed here that a property declares fails the

@@ -249,6 +249,37 @@ def test_mutant_replaying_a_lost_request_with_its_id_fails_p5s(monkeypatch: pyte
     assert _requests_in(counterexample) <= 10, counterexample
 
 
+def test_mutant_taking_a_reset_for_a_request_never_sent_fails_p6(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that takes a connection reset for a request that never left reports a write the server ran before
+    resetting the connection (ResetPeer) as a plain connection error, not an unknown outcome: P6 fails it (no
+    Drop shows it: a dropped connection is another error of httpx2's)."""
+    from collections.abc import Iterator
+
+    import httpx2
+
+    from mcp_testkit.bridge import _exchange
+    from mcp_testkit.bridge._rpc import ConnectionLost
+
+    original = _exchange.transport_errors
+
+    @contextlib.contextmanager
+    def reset_as_unsent() -> Iterator[None]:
+        with original():
+            try:
+                yield
+            except httpx2.ReadError:
+                raise ConnectionLost("was reset, so taken for never sent", sent=False) from None
+
+    monkeypatch.setattr(_exchange, "transport_errors", reset_as_unsent)
+    monkeypatch.setattr(_handshake, "transport_errors", reset_as_unsent)
+    counterexample = _check("P6")
+    assert "ResetPeer(after_execution=True) at a write call surfaced as connection_error, not outcome_unknown" in (
+        counterexample
+    )
+    assert _requests_in(counterexample) <= 10, counterexample
+    assert _requests_in(counterexample) <= 10, counterexample
+
+
 def test_mutant_taking_a_header_mismatch_for_a_tool_error_fails_p6_in_the_stateless_era(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -73,7 +73,7 @@ def test_a_bridge_resending_writes_after_a_drop_fails_p2_at_100_examples(era: st
     assert "declared case" in (result.counterexample or "")
 
 
-@pytest.mark.parametrize(("era", "declared"), [("handshake", 23), ("stateless", 22)])
+@pytest.mark.parametrize(("era", "declared"), [("handshake", 31), ("stateless", 30)])
 def test_p2_always_covers_writes_after_drops_and_late_answers(era: str, declared: int) -> None:
     """P2 always runs a write after Drop(after_execution=True), EndStream, TruncateBody, a late answer, in both
     eras; in the stateless era also after each of its refusals, and never after a session fault."""

@@ -14,7 +14,7 @@ PAGE = Path(__file__).resolve().parents[2] / "docs" / "faults.md"
 TEXT = PAGE.read_text()
 ROW = re.compile(r"^\| `(\w+)\([^|]*\)` \| `(server\.[^`]+)` \|", re.M)
 ROWS = ROW.findall(TEXT)
-STDIO_ONLY = {faults.MalformedLine, faults.Exit, faults.Crash, faults.StopReading}
+STDIO_ONLY = {faults.MalformedLine, faults.Exit, faults.Crash, faults.StopReading, faults.StdoutNoise}
 HTTP_FAULTS = {
     name
     for name in faults.__all__

@@ -360,6 +360,13 @@ EXAMPLES: list[faults.Fault] = [
     faults.ProgressOnly(interval_s=0.25),
     faults.HugeResult(size=1024),
     faults.StopReading(),
+    faults.Latency(0.2, jitter_s=0.05, distribution="normal", seed=7),
+    faults.Bandwidth(bytes_per_s=512),
+    faults.Slice(seed=3, pieces=5, gap_s=0.001),
+    faults.LimitData(bytes=40),
+    faults.ResetPeer(after_execution=False),
+    faults.SlowClose(delay_s=0.5),
+    faults.StdoutNoise(lines=("starting", "ready")),
 ]
 FAULT_CLASSES = {
     cls for name in faults.__all__ if isinstance(cls := getattr(faults, name), type) and issubclass(cls, faults.Fault)
@@ -396,7 +403,7 @@ def test_a_rule_survives_json() -> None:
     [
         ("Drop", "must be an object with a 'type'"),
         ({"after_execution": True}, "must be an object with a 'type'"),
-        ({"type": "Explode"}, "unknown fault type 'Explode'; known: Accepted, BreakStream, CatalogueChange"),
+        ({"type": "Explode"}, "unknown fault type 'Explode'; known: Accepted, Bandwidth, BreakStream, CatalogueChange"),
         ({"type": "Fault"}, "unknown fault type 'Fault'"),
         ({"type": "Drop", "after": True}, "fault Drop: unknown field 'after'; fields: after_execution"),
         ({"type": "PageError", "page": 0}, "page must be an int >= 1"),

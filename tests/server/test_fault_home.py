@@ -85,12 +85,13 @@ def test_no_fault_has_no_effect() -> None:
 
 
 def test_stdio_faults_are_declared_by_their_handlers() -> None:
-    """The faults that mean something over stdio are the answer, listing, process, wait and size faults."""
+    """The faults that mean something over stdio are the answer, listing, process, wait, size and byte faults."""
     over_stdio = {name for name, kind in faults._KINDS.items() if name != "Fault" and _effects.supports_stdio(kind())}
     listing = {name for name, kind in faults._KINDS.items() if kind.listing}
     answers = {"ErrorResult", "ProtocolError", "Delay", "LateAnswer", "TruncateBody", "MalformedLine", "Exit", "Crash"}
     waits = {"NeverAnswer", "Dribble", "ProgressOnly", "HugeResult", "StopReading"}
-    assert over_stdio == listing | answers | waits
+    byte_level = {"Latency", "Bandwidth", "Slice", "LimitData", "StdoutNoise"}  # not ResetPeer, SlowClose: HTTP only
+    assert over_stdio == listing | answers | waits | byte_level
 
 
 def test_transient_faults_are_declared() -> None:

@@ -14,7 +14,10 @@ if TYPE_CHECKING:
     from mcp_testkit.contract._harness import BridgeFacts
 
 __all__ = [
+    "BYTE_CALL_CASES",
+    "BYTE_FAULTS",
     "CALL_KINDS",
+    "CUT_FAULTS",
     "LISTING_CASES",
     "by_class",
     "call_faults",
@@ -46,6 +49,7 @@ def late_answer(timeout_s: float) -> faults.LateAnswer:
 
 _LABELS: dict[type[faults.Fault], Callable[[Any], str]] = {
     faults.Drop: lambda fault: "Drop(after_execution=True)" if fault.after_execution else "Drop()",
+    faults.ResetPeer: lambda fault: "ResetPeer()" if fault.after_execution else "ResetPeer(after_execution=False)",
     faults.HttpStatus: lambda fault: f"HttpStatus({fault.status})",
     faults.Restart: lambda fault: f"Restart({fault.unknown_session_status})",
     faults.BreakStream: lambda fault: f"BreakStream({fault.after_events})",
@@ -123,12 +127,44 @@ def call_faults(facts: BridgeFacts, *, auth: bool) -> list[faults.Fault]:
     return chosen
 
 
+BYTE_FAULTS: tuple[faults.Fault, ...] = (
+    faults.Latency(0.01, jitter_s=0.005, seed=1),
+    faults.Bandwidth(bytes_per_s=4000),
+    faults.Slice(seed=1, gap_s=0.001),
+    faults.SlowClose(delay_s=0.01),
+)
+"""The answer's bytes late, paced, sliced, or its connection closed late: every byte arrives, well within any
+bridge's wait, so a careful bridge's outcome does not change (`ok`, the handler run once)."""
+
+CUT_FAULTS: tuple[faults.Fault, ...] = (
+    faults.ResetPeer(),
+    faults.ResetPeer(after_execution=False),
+    faults.LimitData(bytes=16),
+)
+"""The connection reset after the call ran (the client never hears) or before it ran, or closed mid-answer."""
+
+BYTE_CALL_CASES: tuple[tuple[str, faults.Fault], ...] = (
+    ("read", BYTE_FAULTS[0]),
+    ("idempotent", BYTE_FAULTS[1]),
+    ("write", BYTE_FAULTS[2]),
+    ("read", BYTE_FAULTS[3]),
+    ("write", CUT_FAULTS[0]),
+    ("read", CUT_FAULTS[0]),
+    ("write", CUT_FAULTS[2]),
+)
+"""The byte faults as P6 meets them, each on the call kinds where its row says something (one kind for those whose
+row is `ok` whatever the kind), so that P6's declared cases leave room for draws at the default 100 examples."""
+
+
 def transient_faults(facts: BridgeFacts) -> list[faults.Fault]:
-    """What a resilient bridge resends a read after: lost connections, lost sessions (in the handshake
-    era), and timeouts."""
+    """What a resilient bridge resends a read after: lost connections (dropped, reset, cut mid-answer), lost
+    sessions (in the handshake era), and timeouts."""
     chosen: list[faults.Fault] = [
         faults.Drop(),
         faults.Drop(after_execution=True),
+        faults.ResetPeer(),
+        faults.ResetPeer(after_execution=False),
+        faults.LimitData(bytes=16),
         faults.EndStream(),
         faults.BreakStream(after_events=0),
         faults.LoseSession(),

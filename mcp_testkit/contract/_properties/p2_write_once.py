@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from mcp_testkit import faults
 from mcp_testkit import strategies as mst
 from mcp_testkit.contract._properties._example_steps import inject, tool
-from mcp_testkit.contract._properties._fault_sets import call_faults, fault_label, late_answer
+from mcp_testkit.contract._properties._fault_sets import BYTE_FAULTS, CUT_FAULTS, call_faults, fault_label, late_answer
 from mcp_testkit.contract._properties._property import Inputs, Property
 
 if TYPE_CHECKING:
@@ -26,9 +26,11 @@ def _write_rule(fault: faults.Fault, nth: int = 1) -> faults.Rule:
 
 
 def _cases(facts: BridgeFacts) -> list[Inputs]:
-    cases: list[Inputs] = [{"schedule": [_write_rule(f)], "calls": 1} for f in call_faults(facts, auth=False)]
+    chosen = [*call_faults(facts, auth=False), *BYTE_FAULTS, *CUT_FAULTS]
+    cases: list[Inputs] = [{"schedule": [_write_rule(f)], "calls": 1} for f in chosen]
     # A fault on the first of two calls: the second must neither repeat the first nor be lost in its wake.
     cases.append({"schedule": [_write_rule(faults.Drop(after_execution=True))], "calls": 2})
+    cases.append({"schedule": [_write_rule(faults.ResetPeer(after_execution=True))], "calls": 2})
     if facts.timeout_s is not None:
         cases.append({"schedule": [_write_rule(late_answer(facts.timeout_s))], "calls": 2})
     return cases

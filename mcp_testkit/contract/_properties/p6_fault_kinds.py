@@ -12,6 +12,7 @@ from mcp_testkit import strategies as mst
 from mcp_testkit._eras import HANDSHAKE, STATELESS
 from mcp_testkit.contract._properties._example_steps import place, tool
 from mcp_testkit.contract._properties._fault_sets import (
+    BYTE_CALL_CASES,
     CALL_KINDS,
     LISTING_CASES,
     by_class,
@@ -76,6 +77,11 @@ _AT_CALL: dict[type[faults.Fault], Callable[[Any, str, str], Kinds]] = {
     faults.ErrorResult: _kinds("tool_error"),
     faults.ProtocolError: _kinds("tool_error"),
     faults.Delay: _kinds("ok"),
+    # Every byte of the answer arrives, late, paced, in pieces or before a late close: nothing to report.
+    faults.Latency: _kinds("ok"),
+    faults.Bandwidth: _kinds("ok"),
+    faults.Slice: _kinds("ok"),
+    faults.SlowClose: _kinds("ok"),
     # -32020 again after listing the tools again and resending once, or -32022 again after renegotiating
     # once: refused before it ran, and no further resend helps.
     faults.HeaderMismatch: _kinds("connection_error"),
@@ -140,6 +146,7 @@ def _cases(facts: BridgeFacts) -> list[Inputs]:
     cases: list[Inputs] = [
         {"case": ("call", kind, fault)} for fault in call_faults(facts, auth=True) for kind in CALL_KINDS
     ]
+    cases += [{"case": ("call", kind, fault)} for kind, fault in BYTE_CALL_CASES]
     cases += [{"case": (where, "-", fault)} for where, fault in _connect_faults(facts.era)]
     return cases
 

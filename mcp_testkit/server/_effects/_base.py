@@ -9,6 +9,7 @@ from mcp_testkit import faults
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from mcp_testkit._asgi import Send
     from mcp_testkit.journal import Record
     from mcp_testkit.server._paging import Page
     from mcp_testkit.server._protocol import Call
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
 
-__all__ = ["HANDLERS", "JSON", "Effect", "HttpTurn", "LineTurn", "effect_of", "handles", "supports_stdio"]
+__all__ = ["HANDLERS", "JSON", "Effect", "HttpTurn", "LineTurn", "Wire", "effect_of", "handles", "supports_stdio"]
 
 F = TypeVar("F", bound=faults.Fault)
 JSON = b"application/json"
@@ -59,6 +60,18 @@ class LineTurn(Protocol):
     def stop_reading(self, record: Record) -> None: ...
     def exit(self, record: Record, code: int) -> None: ...
     def crash(self, record: Record) -> None: ...
+
+
+class Wire(Protocol):
+    """The connection under one HTTP answer, as a fault at the level of bytes needs it (`_wire.SocketWire` is one).
+
+    Whatever writes answers (the fake's transport, a proxy) gives one to `Effect.wrap_send`.
+    """
+
+    record: Record
+
+    async def close(self) -> None: ...
+    async def reset(self) -> None: ...
 
 
 class Effect(Generic[F]):
@@ -126,6 +139,13 @@ class Effect(Generic[F]):
     async def stream_line(self, turn: LineTurn, record: Record, response: Any, line: bytes) -> bool:
         """Write the stdio answer over time (in pieces, with waits), before `send_line`; True when it did."""
         return False
+
+    def wrap_send(self, send: Send, wire: Wire) -> Send:
+        """The answer's writer (its ASGI `send`) as the fault reshapes its bytes; `send` itself by default.
+
+        Given before anything is sent, so it sees the response's head and every body write.
+        """
+        return send
 
     # -- connection -------------------------------------------------------------------------------
 
