@@ -370,10 +370,13 @@ def _resource(data: Mapping[str, Any], where: str) -> Offer:
     text, blob = (content, None) if isinstance(content, str) else (None, content)
 
     def offer(server: TestMcpServer) -> dict[str, Any]:
-        scripted = server.resource(
-            data["uri"], text=text, blob=blob, mime_type=data.get("mimeType"), **_described(data)
-        )
-        return scripted.definition
+        uri, mime_type, described = data["uri"], data.get("mimeType"), _described(data)
+        known = server._state.offerings.resources.get(uri)
+        if known is not None and (known.mime_type, known.title, known.description) == (
+            mime_type, described["title"], described["description"]
+        ) and described["name"] in (None, known.name):  # fmt: skip
+            return server.update_resource(uri, text=text, blob=blob).definition  # its content only: subscribers hear
+        return server.resource(uri, text=text, blob=blob, mime_type=mime_type, **described).definition
 
     return offer
 
