@@ -40,17 +40,18 @@ async def test_each_route_scripts_what_a_client_then_reads() -> None:
         added = await _admin(wire, "POST", "resources", {"uri": "file:///a.txt", "text": "A"})
         await _admin(wire, "POST", "resources", {"uri": "file:///b.bin", "blob": "AAE="})
         await _admin(wire, "POST", "resource-templates", {"uriTemplate": "db://rows/{id}", "text": "row {id}"})
-        prompt = {"name": "greet", "arguments": [{"name": "who"}], "messages": [{"role": "user", "content": "Hi {who}"}]}
+        message = {"role": "user", "content": "Hi {who}"}
+        prompt = {"name": "greet", "arguments": [{"name": "who"}], "messages": [message]}
         await _admin(wire, "POST", "prompts", prompt)
         completion = await _admin(wire, "POST", "completions", {"prompt": "greet", "argument": "who", "values": ["al"]})
         await wire.initialize()
         blob = await wire.request("resources/read", {"uri": "file:///b.bin"})
         row = await wire.request("resources/read", {"uri": "db://rows/3"})
         got = await wire.request("prompts/get", {"name": "greet", "arguments": {"who": "Bo"}})
-        values = await wire.request(
-            "completion/complete", {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "who", "value": "a"}}
-        )
-    assert (added.status_code, added.json()) == (201, {"resource": {"uri": "file:///a.txt", "name": "a.txt", "size": 1}})
+        ref = {"type": "ref/prompt", "name": "greet"}
+        values = await wire.request("completion/complete", {"ref": ref, "argument": {"name": "who", "value": "a"}})
+    assert added.status_code == 201
+    assert added.json() == {"resource": {"uri": "file:///a.txt", "name": "a.txt", "size": 1}}
     assert completion.status_code == 201
     assert blob["result"]["contents"][0]["blob"] == "AAE="
     assert row["result"]["contents"][0]["text"] == "row 3"
