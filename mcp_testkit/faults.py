@@ -86,7 +86,8 @@ del _public
 
 @dataclass(frozen=True)
 class ErrorResult(Fault):
-    """Answer the call with an `isError` result carrying `text`; the tool's handler does not run."""
+    """Answer the call with an `isError` result carrying `text`; the tool's handler does not run. Any other request
+    it hits (`method="resources/read"`...) has no `isError`: it is answered a JSON-RPC error -32603 with `text`."""
 
     text: str = "scripted tool error"
     default_method: ClassVar[str] = "tools/call"
@@ -345,6 +346,10 @@ class ExpireSession(_SessionFault):
 class _ListingFault(Fault):
     default_method: ClassVar[str] = "tools/list"
     listing: ClassVar[bool] = True
+    listing_methods: ClassVar[tuple[str, ...]] = (
+        "tools/list", "resources/list", "resources/templates/list", "prompts/list"
+    )  # fmt: skip
+    """The listings it may hit (`method=`); `tools/list` by default."""
 
 
 @dataclass(frozen=True)
@@ -457,6 +462,7 @@ class CatalogueChange(_ListingFault):
     add: tuple[str, ...] = ()
     remove: tuple[str, ...] = ()
     connect_may_succeed: ClassVar[bool] = True
+    listing_methods: ClassVar[tuple[str, ...]] = ("tools/list",)
 
     def __post_init__(self) -> None:
         _page(self.page)
