@@ -27,10 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["OFFERING_METHODS", "SESSION_METHODS", "notify_changed", "notify_updated"]
 
-COMPLETION_LIMIT = 100
-"""At most this many values in one `completion/complete` answer (the spec's maximum); `hasMore` says if cut."""
-
-
 class _Call(Protocol):
     """What these methods need of dispatch's `Call`."""
 
@@ -101,7 +97,7 @@ async def _read_resource(request_id: Any, params: dict[str, Any], call: _Call) -
     if not isinstance(uri, str):
         return error_response(request_id, INVALID_PARAMS, "resources/read needs params.uri (a string)")
     offerings = call.state.offerings
-    if uri not in offerings.resources and not any(t.match(uri) is not None for t in offerings.templates.values()):
+    if not offerings.knows(uri):
         code = RESOURCE_NOT_FOUND if call.era == HANDSHAKE else INVALID_PARAMS
         return error_response(request_id, code, f"Resource not found: {uri}", {"uri": uri})
     return _scripted(request_id, call, f"reading {uri!r}", lambda: offerings.reading(uri) or {"contents": []})
@@ -162,10 +158,9 @@ async def _complete(request_id: Any, params: dict[str, Any], call: _Call) -> Any
     if target not in known:
         what = "prompt" if kind == "ref/prompt" else "resource template"
         return error_response(request_id, INVALID_PARAMS, f"completion/complete: unknown {what} {target!r}")
-    values = [v for v in offerings.completions.get((str(kind), target, name), ()) if v.startswith(value)]
-    completion: dict[str, Any] = {"values": values[:COMPLETION_LIMIT], "total": len(values)}
-    completion["hasMore"] = len(values) > COMPLETION_LIMIT
-    return result_response(request_id, {"completion": completion})
+    return _scripted(
+        request_id, call, f"completing {name!r}", lambda: offerings.completing(str(kind), target, name, value)
+    )
 
 
 Handler = Callable[[Any, dict[str, Any], Any], Awaitable[Any]]

@@ -1,0 +1,158 @@
+"""Cassettes of resources, templates, prompts and completion: recorded through the proxy from a live server,
+replayed to the SDK client in both eras answer for answer, with the replay's capabilities saying so; a request
+the recording never made is a loud error; a tools-only cassette replays as before."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import pytest
+from mcp import Client, MCPError
+
+from mcp_testkit import TestMcpServer
+from mcp_testkit.cassettes import Cassette, record
+
+from ._support import LIMIT_S, dumped
+
+pytestmark = pytest.mark.anyio
+
+
+def _live() -> TestMcpServer:
+    server = TestMcpServer("offering", page_size=2)
+    server.tool("echo", returns="echoed")
+    server.resource("file:///notes.txt", text="hello", mime_type="text/plain", description="Notes")
+    server.resource("file:///logo.png", blob=b"\x89PNG", mime_type="image/png")
+    server.resource("file:///more.txt", text="more")
+    server.resource_template("db://rows/{id}", reads=lambda params: f"row {params['id']}")
+    server.prompt(
+        "summarize",
+        arguments=[{"name": "topic", "required": True}],
+        messages=lambda arguments: [
+            {"role": "user", "content": f"Summarize {arguments['topic']}"},
+            {"role": "user", "content": {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}},
+        ],
+    )
+    server.complete(prompt="summarize", argument="topic", values=["mcp", "pytest", "mcp-testkit"])
+    return server
+
+
+@asynccontextmanager
+async def _started(server: TestMcpServer) -> AsyncIterator[TestMcpServer]:
+    with anyio.fail_after(LIMIT_S):
+        await anyio.to_thread.run_sync(server.start)
+    try:
+        yield server
+    finally:
+        with anyio.fail_after(LIMIT_S):
+            await anyio.to_thread.run_sync(server.stop)
+
+
+async def _walk(client: Client, method: Any) -> list[Any]:
+    entries: list[Any] = []
+    cursor = None
+    while True:
+        page = await method(cursor=cursor)
+        entries.extend(dumped(entry) for entry in getattr(page, "resources", None) or getattr(
+            page, "resource_templates", None) or getattr(page, "prompts", None) or [])  # fmt: skip
+        cursor = page.next_cursor
+        if not cursor:
+            return entries
+
+
+async def _offered(url: str, mode: str) -> dict[str, Any]:
+    """Everything the SDK client gets of the offerings: listings walked, two reads, a templated read, a prompt,
+    a completion, and the capabilities the server announced."""
+    with anyio.fail_after(LIMIT_S):
+        async with Client(url, mode=mode) as client:
+            capabilities = client.server_capabilities
+            return {
+                "capabilities": sorted(
+                    key for key in ("resources", "prompts", "completions") if getattr(capabilities, key, None)
+                ),
+                "resources": await _walk(client, client.list_resources),
+                "templates": await _walk(client, client.list_resource_templates),
+                "prompts": await _walk(client, client.list_prompts),
+                "notes": dumped(await client.read_resource("file:///notes.txt")),
+                "logo": dumped(await client.read_resource("file:///logo.png")),
+                "row": dumped(await client.read_resource("db://rows/7")),
+                "prompt": dumped(await client.get_prompt("summarize", {"topic": "paging"})),
+                "completion": dumped(
+                    await client.complete({"type": "ref/prompt", "name": "summarize"}, {"name": "topic", "value": "mc"})
+                ),
+            }
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_replay_answers_resources_prompts_and_completion_as_recorded(tmp_path: Path, mode: str) -> None:
+    """Recorded through the proxy and replayed, every listing, read, prompt and completion is what the live
+    server gave, in both eras, and the replay announces resources, prompts and completions."""
+    out = tmp_path / "offerings.json"
+    async with _started(_live()) as live:
+        direct = await _offered(live.url, mode)
+        async with record(live.url, out=out) as proxy:
+            through = await _offered(proxy, mode)
+    replay = TestMcpServer.from_cassette(out)
+    async with replay:
+        replayed = await _offered(replay.url, mode)
+    replay.check()
+    assert through == direct
+    assert replayed == direct
+    assert direct["capabilities"] == ["completions", "prompts", "resources"]
+    assert not [note for note in replay.notes if "does not serve" in note]
+    replay.journal.assert_read("db://rows/7", times=1)
+
+
+async def test_a_request_never_recorded_is_an_error_that_fails_check(tmp_path: Path) -> None:
+    """A read, prompt or completion the recording does not hold is -32603 naming the cassette, and check() fails."""
+    out = tmp_path / "offerings.json"
+    async with _started(_live()) as live:
+        async with record(live.url, out=out) as proxy:
+            await _offered(proxy, "legacy")
+    replay = TestMcpServer.from_cassette(out)
+    async with replay:
+        with anyio.fail_after(LIMIT_S):
+            async with Client(replay.url, mode="legacy") as client:
+                with pytest.raises(MCPError, match="has no recorded resources/read"):
+                    await client.read_resource("db://rows/8")
+                with pytest.raises(MCPError, match="has no recorded prompts/get"):
+                    await client.get_prompt("summarize", {"topic": "other"})
+                replay.resource("file:///scripted.txt", text="scripted on the replay")
+                scripted = await client.read_resource("file:///scripted.txt")
+    assert scripted.contents[0].text == "scripted on the replay"  # type: ignore[union-attr]
+    with pytest.raises(AssertionError, match="has no recorded"):
+        replay.check()
+
+
+async def test_a_tools_only_cassette_replays_as_before(tmp_path: Path) -> None:
+    """A cassette without resources or prompts announces neither, and answers their methods -32601 as before."""
+    out = tmp_path / "tools.json"
+    tools_only = TestMcpServer("tools")
+    tools_only.tool("echo", returns="echoed")
+    async with _started(tools_only) as live:
+        async with record(live.url, out=out) as proxy:
+            with anyio.fail_after(LIMIT_S):
+                async with Client(proxy, mode="legacy") as client:
+                    await client.call_tool("echo", {})
+    data = json.loads(out.read_text())
+    assert {e["request"].get("method") for e in data["exchanges"] if isinstance(e.get("request"), dict)} >= {
+        "initialize",
+        "tools/call",
+    }
+    replay = TestMcpServer.from_cassette(Cassette.load(out))
+    async with replay:
+        with anyio.fail_after(LIMIT_S):
+            async with Client(replay.url, mode="legacy") as client:
+                capabilities = client.server_capabilities
+                with pytest.raises(MCPError, match="Method not found"):
+                    await client.list_resources()
+                echoed = await client.call_tool("echo", {})
+    assert capabilities is not None
+    assert capabilities.resources is None
+    assert capabilities.prompts is None
+    assert dumped(echoed)["content"] == [{"type": "text", "text": "echoed"}]
