@@ -262,9 +262,14 @@ def _unsubscribed(capability: Any) -> Any:
 def _note_unserved(cassette: Cassette, notes: list[str]) -> None:
     methods = Counter(e.method for e in cassette.exchanges if e.method and is_request(e.request))
     unserved = {method: count for method, count in methods.items() if method not in _SERVED_METHODS}
-    if unserved:
-        listed = ", ".join(f"{method} ({count})" for method, count in sorted(unserved.items()))
-        notes.append(f"a replay does not serve these recorded methods (it answers -32601): {listed}")
+    for method, count in sorted(unserved.items()):
+        if method in ("resources/subscribe", "resources/unsubscribe"):
+            notes.append(
+                f"a replay answers {method} ({count} recorded) with an empty result, but never sends "
+                "notifications/resources/updated: the recording cannot say when the resource changed"
+            )
+        else:
+            notes.append(f"a replay does not serve {method} ({count} recorded): it answers -32601 (Method not found)")
     asked = sorted({m["method"] for e in cassette.exchanges for m in e.events if is_request(m)})
     if asked:
         notes.append(f"the server sent requests while recording ({', '.join(asked)}); a replay does not send them")

@@ -156,3 +156,28 @@ async def test_a_tools_only_cassette_replays_as_before(tmp_path: Path) -> None:
     assert capabilities.resources is None
     assert capabilities.prompts is None
     assert dumped(echoed)["content"] == [{"type": "text", "text": "echoed"}]
+
+
+async def test_serve_cassette_prints_what_the_replay_cannot_serve_one_line_each(tmp_path: Path) -> None:
+    """`serve --cassette` prints, when it starts, one line per recorded method the replay cannot serve."""
+    from standalone._support import start
+
+    out = tmp_path / "offerings.json"
+    async with _started(_live()) as live:
+        async with record(live.url, out=out) as proxy:
+            await _offered(proxy, "legacy")
+    data = json.loads(out.read_text())
+    exchanges = data["exchanges"]
+    read = next(e for e in exchanges if (e.get("request") or {}).get("method") == "resources/read")
+    for offset, method in enumerate(("tasks/list", "resources/subscribe", "tasks/list")):
+        extra = json.loads(json.dumps(read))
+        extra["seq"] = max(e["seq"] for e in exchanges) + 1 + offset
+        extra["request"]["method"] = method
+        exchanges.append(extra)
+    out.write_text(json.dumps(data))
+    served = await anyio.to_thread.run_sync(lambda: start(tmp_path, "--cassette", str(out)))
+    await anyio.to_thread.run_sync(served.stop)
+    lines = [line for line in served.stderr.splitlines() if line.startswith(f"mcp-testkit: replay of {out}: ")]
+    assert any(line.endswith("a replay does not serve tasks/list (2 recorded): it answers -32601 (Method not found)")
+               for line in lines), served.stderr  # fmt: skip
+    assert any("resources/subscribe (1 recorded) with an empty result" in line for line in lines), served.stderr
