@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+import httpx2
 import pytest
 from mcp import Client, MCPError
 
@@ -53,6 +54,19 @@ async def _started(server: TestMcpServer) -> AsyncIterator[TestMcpServer]:
             await anyio.to_thread.run_sync(server.stop)
 
 
+async def _unknown_request(url: str, method: str) -> None:
+    """A session that sends one request of a method the server does not know (answered -32601, recorded)."""
+    headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    with anyio.fail_after(LIMIT_S):
+        async with httpx2.AsyncClient(headers=headers) as http:
+            opened = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+            session = {"mcp-session-id": opened.headers["mcp-session-id"]}
+            await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+            answer = await http.post(url, json={"jsonrpc": "2.0", "id": 2, "method": method}, headers=session)
+    assert answer.json()["error"]["code"] == -32601
+
+
 async def _walk(client: Client, method: Any) -> list[Any]:
     entries: list[Any] = []
     cursor = None
@@ -75,6 +89,7 @@ async def _offered(url: str, mode: str) -> dict[str, Any]:
                 "capabilities": sorted(
                     key for key in ("resources", "prompts", "completions") if getattr(capabilities, key, None)
                 ),
+                "tools": [dumped(tool) for tool in (await client.list_tools()).tools],
                 "resources": await _walk(client, client.list_resources),
                 "templates": await _walk(client, client.list_resource_templates),
                 "prompts": await _walk(client, client.list_prompts),
@@ -181,3 +196,40 @@ async def test_serve_cassette_prints_what_the_replay_cannot_serve_one_line_each(
     assert any(line.endswith("a replay does not serve tasks/list (2 recorded): it answers -32601 (Method not found)")
                for line in lines), served.stderr  # fmt: skip
     assert any("resources/subscribe (1 recorded) with an empty result" in line for line in lines), served.stderr
+
+
+async def test_verify_compares_listings_and_answers_and_names_what_it_did_not(tmp_path: Path) -> None:
+    """verify compares resources, templates and prompts with the live ones, sends the recorded reads, prompts and
+    completions again, marks a removed resource or a newly required argument breaking, and names the recorded
+    methods it did not compare."""
+    from mcp_testkit.cassettes import verify
+
+    out = tmp_path / "offerings.json"
+    live = _live()
+    async with _started(live):
+        async with record(live.url, out=out) as proxy:
+            await _offered(proxy, "legacy")
+            await _unknown_request(proxy, "tasks/list")
+        clean = await anyio.to_thread.run_sync(lambda: verify(out, live.url))
+        live.remove_resource("file:///more.txt")
+        live.resource("file:///notes.txt", text="changed", mime_type="text/plain", description="Notes")
+        live.prompt(
+            "summarize",
+            arguments=[{"name": "topic", "required": True}, {"name": "tone", "required": True}],
+            messages=[{"role": "user", "content": "Summarize"}],
+        )
+        changed = await anyio.to_thread.run_sync(lambda: verify(out, live.url))
+    assert clean.changes == []
+    assert clean.offerings_compared == {"resource": 3, "resource template": 1, "prompt": 1}
+    assert clean.requests_compared == 5
+    assert clean.not_compared == ["tasks/list (1 recorded)"]
+    assert clean.format().splitlines()[-2:] == [
+        "1 tool compared, 0 read-only calls sent; 3 resources, 1 resource template, 1 prompt compared, 5 reads sent; "
+        "not compared: tasks/list (1 recorded)",
+        "no change",
+    ]
+    lines = [change.line().strip() for change in changed.changes]
+    assert "! resource file:///more.txt: removed (breaking)" in lines
+    assert "! prompt summarize: new required argument 'tone' (breaking)" in lines
+    assert '~ resources/read {"uri": "file:///notes.txt"}: answer changed' in lines
+    assert changed.exit_status == 1
