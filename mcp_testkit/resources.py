@@ -89,6 +89,10 @@ class ScriptedTemplate:
             raise ValueError(
                 f"resource template {self.uri_template!r} has no {{parameter}}; use resource() for one URI"
             )
+        names = parts[1::2]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"resource template {self.uri_template!r} names {{{twice[0]}}} twice; name each once")
         regex = "".join(
             re.escape(part) if index % 2 == 0 else f"(?P<{part}>[^/?#]+)" for index, part in enumerate(parts)
         )

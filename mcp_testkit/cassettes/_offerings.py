@@ -18,7 +18,7 @@ from mcp_testkit.cassettes._format import Cassette, Exchange
 from mcp_testkit.resources import Offerings, ScriptedPrompt, ScriptedResource, ScriptedTemplate
 from mcp_testkit.tools import JsonRpcError
 
-__all__ = ["OFFERING_METHODS", "RecordedOfferings", "UnrecordedRequest", "request_key"]
+__all__ = ["OFFERING_METHODS", "RecordedOfferings", "UnrecordedRequest", "offering_notes", "request_key"]
 
 OFFERING_METHODS = (
     "resources/list",
@@ -122,11 +122,13 @@ class RecordedOfferings(Offerings):
             name = str(entry.get("name", template))
             self.templates[template] = _RecordedTemplate(template, name, _never, entry=entry)
         prompts = {entry["name"]: entry for entry in _entries(cassette, "prompts/list", "name")}
-        for method, key in self.answers:
-            if method == "prompts/get":
-                name = json.loads(key).get("name")
-                if isinstance(name, str):
-                    prompts.setdefault(name, {"name": name})
+        unlisted_prompts, unlisted_templates = _unlisted(cassette)
+        for name in unlisted_prompts:
+            prompts.setdefault(name, {"name": name})
+        for template in unlisted_templates:
+            self.templates.setdefault(template, _RecordedTemplate(template, template, _never, entry={
+                "uriTemplate": template, "name": template
+            }))  # fmt: skip
         for name, entry in prompts.items():
             declared = tuple(a for a in entry.get("arguments") or () if isinstance(a, dict))
             self.prompts[name] = _RecordedPrompt(name, (), declared, entry=entry, answer=self._answer)
@@ -177,6 +179,39 @@ class RecordedOfferings(Offerings):
             raise JsonRpcError(int(error.get("code", -32603)), str(error.get("message", "")), error.get("data"))
         assert exchange.result is not None
         return handshake_result(exchange.result)
+
+
+def offering_notes(cassette: Cassette) -> list[str]:
+    """What a replay of `cassette` serves of resources and prompts otherwise than recorded."""
+    prompts, templates = _unlisted(cassette)
+    notes = [
+        f"prompt {name!r} was asked for but never listed: it is replayed with a bare definition" for name in prompts
+    ]
+    notes.extend(
+        f"resource template {template!r} was completed but never listed: it is replayed with a bare definition"
+        for template in templates
+    )
+    return notes
+
+
+def _unlisted(cassette: Cassette) -> tuple[list[str], list[str]]:
+    """The prompts a recorded `prompts/get` or completion names, and the templates a completion names, that no
+    recorded listing held: a replay lists them bare, so that it can answer for them."""
+    listed_prompts = {entry["name"] for entry in _entries(cassette, "prompts/list", "name")}
+    listed_templates = {entry["uriTemplate"] for entry in _entries(cassette, "resources/templates/list", "uriTemplate")}
+    prompts: dict[str, None] = {}
+    templates: dict[str, None] = {}
+    for exchange in [*cassette.requests("prompts/get"), *cassette.requests("completion/complete")]:
+        params = exchange.params
+        ref: dict[str, Any] = {"type": "ref/prompt", "name": params.get("name")}
+        if exchange.method == "completion/complete":
+            ref = params["ref"] if isinstance(params.get("ref"), dict) else {}
+        name, uri = ref.get("name"), ref.get("uri")
+        if ref.get("type") == "ref/prompt" and isinstance(name, str) and name not in listed_prompts:
+            prompts[name] = None
+        if ref.get("type") == "ref/resource" and isinstance(uri, str) and uri not in listed_templates:
+            templates[uri] = None
+    return list(prompts), list(templates)
 
 
 def _never(params: dict[str, str]) -> str:

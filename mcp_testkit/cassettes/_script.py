@@ -11,7 +11,7 @@ from typing import Any
 
 from mcp_testkit._eras import ERAS, HANDSHAKE, SERVER_INFO_KEY, STATELESS
 from mcp_testkit.cassettes._format import Cassette, Exchange, RecordedCall
-from mcp_testkit.cassettes._offerings import OFFERING_METHODS
+from mcp_testkit.cassettes._offerings import OFFERING_METHODS, offering_notes
 
 __all__ = ["ReplayScript", "is_request"]
 
@@ -96,6 +96,7 @@ class ReplayScript:
         unanswered = [e.seq for e in cassette.requests("tools/call") if e.result is None and e.rpc_error is None]
         if unanswered:
             notes.append(f"calls #{', #'.join(map(str, unanswered))} got no answer while recording: not replayed")
+        notes.extend(offering_notes(cassette))
         _note_unserved(cassette, notes)
         capabilities = _capabilities(opened.get("capabilities"), bool(tools), notes, cassette)
         instructions = opened.get("instructions")

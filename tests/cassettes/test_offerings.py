@@ -233,3 +233,32 @@ async def test_verify_compares_listings_and_answers_and_names_what_it_did_not(tm
     assert "! prompt summarize: new required argument 'tone' (breaking)" in lines
     assert '~ resources/read {"uri": "file:///notes.txt"}: answer changed' in lines
     assert changed.exit_status == 1
+
+
+async def test_a_prompt_asked_for_but_never_listed_replays_with_a_bare_definition(tmp_path: Path) -> None:
+    """A recording that got a prompt and completed its argument without listing prompts replays both answers,
+    lists the prompt bare, and says so in its notes."""
+    out = tmp_path / "unlisted.json"
+    async with _started(_live()) as live:
+        async with record(live.url, out=out) as proxy:
+            with anyio.fail_after(LIMIT_S):
+                async with Client(proxy, mode="legacy") as client:
+                    got = await client.get_prompt("summarize", {"topic": "x"})
+                    completed = await client.complete(
+                        {"type": "ref/prompt", "name": "summarize"}, {"name": "topic", "value": "py"}
+                    )
+    replay = TestMcpServer.from_cassette(out)
+    async with replay:
+        with anyio.fail_after(LIMIT_S):
+            async with Client(replay.url, mode="legacy") as client:
+                listed = await client.list_prompts()
+                again = await client.get_prompt("summarize", {"topic": "x"})
+                completed_again = await client.complete(
+                    {"type": "ref/prompt", "name": "summarize"}, {"name": "topic", "value": "py"}
+                )
+    replay.check()
+    assert [dumped(p) for p in listed.prompts] == [{"name": "summarize"}]
+    assert dumped(again) == dumped(got)
+    assert dumped(completed_again) == dumped(completed)
+    assert dumped(completed)["completion"] == {"values": ["pytest"], "total": 1, "hasMore": False}
+    assert "prompt 'summarize' was asked for but never listed: it is replayed with a bare definition" in replay.notes

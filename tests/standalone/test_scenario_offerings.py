@@ -57,6 +57,10 @@ def test_each_key_scripts_what_the_python_api_does() -> None:
         ({"resources": [{"uri": "file:///a", "text": "x", "mime": "t"}]}, "resources/0: Additional properties"),
         ({"resource_templates": [{"uriTemplate": "db://rows", "text": "x"}]}, "resource_templates/0/uriTemplate: "),
         (
+            {"resource_templates": [{"uriTemplate": "db://{id}/{id}", "text": "x"}]},
+            "resource_templates/0/uriTemplate: resource template 'db://{id}/{id}' names {id} twice",
+        ),
+        (
             {"resource_templates": [{"uriTemplate": "db://rows/{id}", "text": "row {ID}"}]},
             "resource_templates/0/text: {ID} is no parameter of template 'db://rows/{id}' (there are: id)",
         ),
