@@ -4,11 +4,14 @@ and the wire by hand."""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, MCPError
+from mcp import Client, MCPError, StdioServerParameters
 
 from mcp_testkit import TestMcpServer, faults
 
@@ -121,3 +124,40 @@ def test_misplaced_rules_are_refused_naming_what_they_hit() -> None:
         server.inject(faults.PageError(), method="resources/read")
     with pytest.raises(ValueError, match="matches only requests that name something"):
         server.inject(faults.ProtocolError(), method="prompts/list", tool="p")
+
+
+async def test_over_stdio_a_json_scenario_scripts_offerings_and_their_faults(tmp_path: Path) -> None:
+    """`serve --stdio` with a JSON scenario: its resources and prompt are served to the SDK stdio client, and its
+    rules hit the second prompts/list page and the read of the URI they name."""
+    scenario = tmp_path / "offerings.json"
+    scenario.write_text(
+        json.dumps(
+            {
+                "page_size": 1,
+                "resources": [{"uri": "file:///a", "text": "A"}, {"uri": "file:///b", "text": "B"}],
+                "prompts": [
+                    {"name": "one", "messages": [{"role": "user", "content": "1"}]},
+                    {"name": "two", "messages": [{"role": "user", "content": "2"}]},
+                ],
+                "faults": [
+                    {"fault": {"type": "PageError", "page": 2, "message": "no page 2"}, "method": "prompts/list"},
+                    {
+                        "fault": {"type": "ErrorResult", "text": "b refused"},
+                        "method": "resources/read",
+                        "tool": "file:///b",
+                    },
+                ],
+            }
+        )
+    )
+    args = ["-m", "mcp_testkit", "serve", "--stdio", "--scenario", str(scenario)]
+    with anyio.fail_after(LIMIT_S * 3):
+        async with Client(StdioServerParameters(command=sys.executable, args=args), mode="legacy") as client:
+            first = await client.list_prompts()
+            with pytest.raises(MCPError, match="no page 2"):
+                await client.list_prompts(cursor=first.next_cursor)
+            a = await client.read_resource("file:///a")
+            with pytest.raises(MCPError, match="b refused"):
+                await client.read_resource("file:///b")
+    assert [p.name for p in first.prompts] == ["one"]
+    assert a.contents[0].text == "A"  # type: ignore[union-attr]
