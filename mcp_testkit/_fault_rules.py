@@ -145,6 +145,7 @@ class FaultPlan:
 NAMED_METHODS = (_ANY, "tools/call", "resources/read", "resources/subscribe", "resources/unsubscribe", "prompts/get")
 """The methods whose requests name something a rule's `tool` matches: a tool, a resource's URI, a prompt."""
 LISTING_METHODS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
+"""The listings a listing fault may hit."""
 
 _DEFAULT: Any = object()
 """Marks an argument of `inject` left to the fault's default."""

@@ -21,8 +21,8 @@ from mcp_testkit._fault_base import _ANY as _ANY
 from mcp_testkit._fault_base import _KINDS as _KINDS
 from mcp_testkit._fault_base import Fault, _page, _positive, _status, _versions, from_json
 from mcp_testkit._fault_rules import _DEFAULT as _DEFAULT
+from mcp_testkit._fault_rules import LISTING_METHODS, MisplacedFault, Rule
 from mcp_testkit._fault_rules import FaultPlan as FaultPlan
-from mcp_testkit._fault_rules import MisplacedFault, Rule
 from mcp_testkit._fault_rules import describe as describe
 from mcp_testkit._fault_rules import misplaced as misplaced
 from mcp_testkit._fault_rules import rule_for as rule_for
@@ -346,9 +346,7 @@ class ExpireSession(_SessionFault):
 class _ListingFault(Fault):
     default_method: ClassVar[str] = "tools/list"
     listing: ClassVar[bool] = True
-    listing_methods: ClassVar[tuple[str, ...]] = (
-        "tools/list", "resources/list", "resources/templates/list", "prompts/list"
-    )  # fmt: skip
+    listing_methods: ClassVar[tuple[str, ...]] = LISTING_METHODS
     """The listings it may hit (`method=`); `tools/list` by default."""
 
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OFFERING_METHODS", "SESSION_METHODS", "notify_changed", "notify_updated"]
 
+
 class _Call(Protocol):
     """What these methods need of dispatch's `Call`."""
 
