@@ -1,6 +1,6 @@
 """Serve one benchmark app with uvicorn in its own process (started by ``bench_server.py``).
 
-Usage: ``python benchmarks/_serve.py {ceiling,sdk,testkit,replay,proxy} {json,sse}``.  The process binds
+Usage: ``python benchmarks/_serve.py {ceiling,sdk,testkit,offerings,replay,proxy} {json,sse}``.  The process binds
 127.0.0.1 on a free port, prints ``READY <port> <where mcp_testkit came from>`` once uvicorn
 accepts connections (so a run against another checkout can show it measured that one), and exits
 when its standard input reaches end of file, so that it never outlives the benchmark that
@@ -81,6 +81,14 @@ def testkit_app(framing: str) -> Any:
     return testkit_server(framing).asgi_app
 
 
+def offerings_app(framing: str) -> Any:
+    """The fake server with the echo tool and a small text resource whose text is what the tool echoes
+    (``bench_offerings.py`` compares ``resources/read`` of it with ``tools/call``)."""
+    server = testkit_server(framing)
+    server.resource("file:///bench.txt", text=ECHO_TEXT, mime_type="text/plain")
+    return server.asgi_app
+
+
 REPLAYED_CALLS = 1000
 
 
@@ -124,6 +132,7 @@ APPS: dict[str, Callable[[str], Any]] = {
     "ceiling": ceiling_app,
     "sdk": sdk_app,
     "testkit": testkit_app,
+    "offerings": offerings_app,
     "replay": replay_app,
     "proxy": proxy_app,
 }

@@ -69,7 +69,7 @@ class Rule:
     ) -> bool:
         return (
             (self.method == _ANY or self.method == method)
-            and (self.tool is None or self.tool == tool)
+            and (self.tool is None or (self.tool == tool and (method == "tools/call" or self.method == method)))
             and (self.page is None or self.page == page)
             and (self.session_id is None or self.session_id == session_id)
             and (self.era is None or self.era == era)
@@ -168,6 +168,11 @@ class FaultPlan:
         return [armed.rule for armed in self._armed if armed.fired == 0]
 
 
+NAMED_METHODS = (_ANY, "tools/call", "resources/read", "resources/subscribe", "resources/unsubscribe", "prompts/get")
+"""The methods whose requests name something a rule's `tool` matches: a tool, a resource's URI, a prompt."""
+LISTING_METHODS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
+"""The listings a listing fault may hit."""
+
 _DEFAULT: Any = object()
 """Marks an argument of `inject` left to the fault's default."""
 
@@ -200,8 +205,12 @@ def rule_for(
     chosen_era = fault.default_era if era is _DEFAULT else era
     if page is None and fault.listing:
         page = getattr(fault, "page", None)
-    if tool is not None and chosen_method not in ("tools/call", _ANY):
-        raise ValueError(f"tool={tool!r} only matches tools/call requests, not {chosen_method}")
+    if tool is not None and chosen_method not in NAMED_METHODS:
+        named = ", ".join(NAMED_METHODS[1:])
+        raise ValueError(f"tool={tool!r} matches only requests that name something ({named}), not {chosen_method}")
+    listings = getattr(fault, "listing_methods", LISTING_METHODS)
+    if fault.listing and chosen_method not in (_ANY, *listings):
+        raise ValueError(f"{fault!r} is a listing fault: it hits {' or '.join(listings)}, not {chosen_method}")
     return Rule(
         fault,
         method=str(chosen_method),

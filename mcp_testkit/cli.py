@@ -337,6 +337,8 @@ def _serve(args: argparse.Namespace) -> int:
             f"--scenario {args.scenario}: its eras are stateless only, which needs HTTP: over --stdio the server "
             "speaks the handshake era only"
         )
+    for note in getattr(server, "notes", ()) if args.cassette is not None else ():
+        print(f"mcp-testkit: replay of {args.cassette}: {note}", file=sys.stderr, flush=True)
     journal_file = _JournalFile(args.journal) if args.journal else None
 
     def prepare(server: TestMcpServer) -> None:

@@ -22,8 +22,8 @@ from mcp_testkit._fault_base import _KINDS as _KINDS
 from mcp_testkit._fault_base import Fault, _page, _positive, _status, _versions, from_json
 from mcp_testkit._fault_bytes import Bandwidth, Latency, LimitData, ResetPeer, Slice, SlowClose, StdoutNoise
 from mcp_testkit._fault_rules import _DEFAULT as _DEFAULT
+from mcp_testkit._fault_rules import LISTING_METHODS, MisplacedFault, Rule
 from mcp_testkit._fault_rules import FaultPlan as FaultPlan
-from mcp_testkit._fault_rules import MisplacedFault, Rule
 from mcp_testkit._fault_rules import describe as describe
 from mcp_testkit._fault_rules import misplaced as misplaced
 from mcp_testkit._fault_rules import rule_for as rule_for
@@ -97,7 +97,8 @@ del _public
 
 @dataclass(frozen=True)
 class ErrorResult(Fault):
-    """Answer the call with an `isError` result carrying `text`; the tool's handler does not run."""
+    """Answer the call with an `isError` result carrying `text`; the tool's handler does not run. Any other request
+    it hits (`method="resources/read"`...) has no `isError`: it is answered a JSON-RPC error -32603 with `text`."""
 
     text: str = "scripted tool error"
     default_method: ClassVar[str] = "tools/call"
@@ -356,6 +357,8 @@ class ExpireSession(_SessionFault):
 class _ListingFault(Fault):
     default_method: ClassVar[str] = "tools/list"
     listing: ClassVar[bool] = True
+    listing_methods: ClassVar[tuple[str, ...]] = LISTING_METHODS
+    """The listings it may hit (`method=`); `tools/list` by default."""
 
 
 @dataclass(frozen=True)
@@ -468,6 +471,7 @@ class CatalogueChange(_ListingFault):
     add: tuple[str, ...] = ()
     remove: tuple[str, ...] = ()
     connect_may_succeed: ClassVar[bool] = True
+    listing_methods: ClassVar[tuple[str, ...]] = ("tools/list",)
 
     def __post_init__(self) -> None:
         _page(self.page)

@@ -17,6 +17,9 @@ __all__ = ["Offerings", "ScriptedPrompt", "ScriptedResource", "ScriptedTemplate"
 ReadsTemplate = Callable[[dict[str, str]], "str | bytes | Mapping[str, Any]"]
 Messages = Callable[[dict[str, str]], Sequence[Mapping[str, Any]]]
 
+COMPLETION_LIMIT = 100
+"""At most this many values in one `completion/complete` answer (the spec's maximum); `hasMore` says if cut."""
+
 _PARAMETER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -86,6 +89,10 @@ class ScriptedTemplate:
             raise ValueError(
                 f"resource template {self.uri_template!r} has no {{parameter}}; use resource() for one URI"
             )
+        names = parts[1::2]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"resource template {self.uri_template!r} names {{{twice[0]}}} twice; name each once")
         regex = "".join(
             re.escape(part) if index % 2 == 0 else f"(?P<{part}>[^/?#]+)" for index, part in enumerate(parts)
         )
@@ -178,6 +185,17 @@ class Offerings:
         if self.completions:
             announced["completions"] = {}
         return announced
+
+    def knows(self, uri: str) -> bool:
+        """Whether `resources/read` of `uri` has an answer: a resource there, or a template matching it."""
+        return uri in self.resources or any(t.match(uri) is not None for t in list(self.templates.values()))
+
+    def completing(self, kind: str, target: str, argument: str, value: str) -> dict[str, Any]:
+        """The `completion/complete` result: the values scripted for (`kind`, `target`, `argument`) that start
+        with `value`, at most `COMPLETION_LIMIT` (`total` and `hasMore` say how many there were)."""
+        values = [v for v in self.completions.get((kind, target, argument), ()) if v.startswith(value)]
+        more = len(values) > COMPLETION_LIMIT
+        return {"completion": {"values": values[:COMPLETION_LIMIT], "total": len(values), "hasMore": more}}
 
     def reading(self, uri: str) -> dict[str, Any] | None:
         """The `resources/read` result for `uri`: a fixed resource first, then the first template matching it."""

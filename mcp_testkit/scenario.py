@@ -2,17 +2,21 @@
 
 A Python scenario defines `def scenario(server): ...` and has the whole Python API; it may also
 define `server_options`, a dict of `TestMcpServer` keyword arguments. A JSON scenario holds the
-server's settings, tools with static answers, required headers and fault rules (in the form
-`Rule.to_json()` writes), and is checked against `scenario.schema.json`, shipped in this package;
-an error names the bad field by its path, e.g. `tools/0/annotations/readOnlyHint`.
+server's settings, tools with static answers, resources, resource templates, prompts, completion values,
+required headers and fault rules (in the form `Rule.to_json()` writes), and is checked against
+`scenario.schema.json`, shipped in this package; an error names the bad field by its path, e.g.
+`tools/0/annotations/readOnlyHint`.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 import functools
 import importlib.util
 import json
+import re
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Mapping
@@ -30,8 +34,10 @@ if TYPE_CHECKING:
     from mcp_testkit.tools import ScriptedTool
 
 __all__ = [
+    "OFFERING_KINDS",
     "Scenario",
     "ScenarioError",
+    "add_offering",
     "add_rules",
     "add_tool",
     "check_transport",
@@ -44,6 +50,16 @@ __all__ = [
 
 _MAX_DEPTH = 160
 """The deepest nesting of a scenario document: a message's bound (128) and room for the file's envelope."""
+OFFERING_KINDS = {
+    "resources": "resource",
+    "resource_templates": "resourceTemplate",
+    "prompts": "prompt",
+    "completions": "completion",
+}
+"""The keys of a JSON scenario for what a server offers besides tools, and the schema definition of one item."""
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+"""`{name}` in a scenario's text: replaced by a prompt argument's or a template parameter's value; `{{` and `}}`
+stand for a literal brace, as in `str.format`."""
 _OPTIONS = ("name", "preset", "page_size", "response_mode", "get_stream", "eras", "resumable", "retry_s")
 """Top-level keys of a JSON scenario that are `TestMcpServer` keyword arguments."""
 
@@ -137,6 +153,7 @@ def from_json(data: Any, *, source: str = "<json>") -> Scenario:
         validate(data)
         tools = [_built_tool(tool, f"tools/{i}") for i, tool in enumerate(data.get("tools", ()))]
         rules = [_rule(rule, f"faults/{i}") for i, rule in enumerate(data.get("faults", ()))]
+        offerings = _offerings(data)
     except ScenarioError as exc:
         raise ScenarioError(f"scenario {source}: {exc}") from None
     headers = [(h["name"], h["value"], h.get("status", 401)) for h in data.get("required_headers", ())]
@@ -152,6 +169,8 @@ def from_json(data: Any, *, source: str = "<json>") -> Scenario:
             server.require_header(name, value, status=status)
         for rule in rules:
             server._state.plan.add(rule)
+        for offer in offerings:
+            offer(server)
 
     options = {key: data[key] for key in _OPTIONS if key in data}
     if "retry_ms" in data:
@@ -171,6 +190,14 @@ def add_tool(server: TestMcpServer, data: Any) -> dict[str, Any]:
         state.tools[tool.name] = tool
         state.catalogue_changed()
     return tool.definition
+
+
+def add_offering(server: TestMcpServer, key: str, data: Any) -> dict[str, Any]:
+    """Add (or replace) the resource, template, prompt or completion values a JSON object describes, `key` being
+    its scenario key (`resources`, `resource_templates`, `prompts`, `completions`); returns what the server
+    now offers for it, as its listing shows it."""
+    validate(data, OFFERING_KINDS[key])
+    return _offer(key, data, "")(server)
 
 
 def add_rules(server: TestMcpServer, data: Any, *, stdio: bool | None = None) -> list[faults.Rule]:
@@ -307,6 +334,168 @@ def _rule(data: Mapping[str, Any], where: str) -> faults.Rule:
     except ValueError as exc:
         raise ScenarioError(f"{where or '(rule)'}: {exc}") from None
     return rule
+
+
+# -- offerings: resources, templates, prompts, completion ----------------------------------------------------------
+
+Offer = Callable[["TestMcpServer"], dict[str, Any]]
+
+
+def _offerings(data: Mapping[str, Any]) -> list[Offer]:
+    """What a scenario offers besides tools, each item built (and checked) now and scripted on apply."""
+    return [
+        _offer(key, item, f"{key}/{index}") for key in OFFERING_KINDS for index, item in enumerate(data.get(key, ()))
+    ]
+
+
+def _offer(key: str, data: Mapping[str, Any], where: str) -> Offer:
+    build = {"resources": _resource, "resource_templates": _template, "prompts": _prompt, "completions": _completion}
+    return build[key](data, where)
+
+
+def _content(data: Mapping[str, Any], where: str) -> str | bytes:
+    """A resource's or template's `text`, or its `blob` decoded from base64."""
+    if "text" in data:
+        return str(data["text"])
+    try:
+        return base64.b64decode(data["blob"], validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ScenarioError(f"{_join(where, 'blob')}: not base64 ({exc}); give the bytes in base64, or text") from None
+
+
+def _described(data: Mapping[str, Any]) -> dict[str, Any]:
+    return {"name": data.get("name"), "title": data.get("title"), "description": data.get("description")}
+
+
+def _resource(data: Mapping[str, Any], where: str) -> Offer:
+    content = _content(data, where)
+    text, blob = (content, None) if isinstance(content, str) else (None, content)
+
+    def offer(server: TestMcpServer) -> dict[str, Any]:
+        uri, mime_type, described = data["uri"], data.get("mimeType"), _described(data)
+        known = server._state.offerings.resources.get(uri)
+        if known is not None and (known.mime_type, known.title, known.description) == (
+            mime_type, described["title"], described["description"]
+        ) and described["name"] in (None, known.name):  # fmt: skip
+            return server.update_resource(uri, text=text, blob=blob).definition  # its content only: subscribers hear
+        return server.resource(uri, text=text, blob=blob, mime_type=mime_type, **described).definition
+
+    return offer
+
+
+def _template(data: Mapping[str, Any], where: str) -> Offer:
+    from mcp_testkit.resources import ScriptedTemplate
+
+    uri_template = data["uriTemplate"]
+    try:
+        parameters = ScriptedTemplate(uri_template, uri_template, lambda params: "").parameters
+    except ValueError as exc:
+        raise ScenarioError(f"{_join(where, 'uriTemplate')}: {exc}") from None
+    content = _content(data, where)
+    if isinstance(content, str):
+        _check_placeholders(content, parameters, _join(where, "text"), f"parameter of template {uri_template!r}")
+
+    def reads(params: dict[str, str]) -> str | bytes:
+        return _substituted(content, params) if isinstance(content, str) else content
+
+    def offer(server: TestMcpServer) -> dict[str, Any]:
+        described = _described(data)
+        scripted = server.resource_template(uri_template, reads=reads, mime_type=data.get("mimeType"), **described)
+        return scripted.definition
+
+    return offer
+
+
+def _prompt(data: Mapping[str, Any], where: str) -> Offer:
+    name = data["name"]
+    arguments = [dict(argument) for argument in data.get("arguments", ())]
+    names = [argument["name"] for argument in arguments]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ScenarioError(f"{_join(where, 'arguments')}: argument {twice[0]!r} is declared twice")
+    messages = [dict(message) for message in data["messages"]]
+    for index, message in enumerate(messages):
+        at = _join(where, f"messages/{index}/content")
+        if isinstance(message["content"], dict):
+            _check_block(message["content"], at)
+        _check_placeholders(message["content"], names, at, f"argument of prompt {name!r}")
+
+    def made(given: dict[str, str]) -> list[dict[str, Any]]:
+        values = {argument: given.get(argument, "") for argument in names}
+        return [_substituted(message, values) for message in messages]
+
+    def offer(server: TestMcpServer) -> dict[str, Any]:
+        scripted = server.prompt(
+            name, messages=made, arguments=arguments, description=data.get("description"), title=data.get("title")
+        )
+        return scripted.definition
+
+    return offer
+
+
+def _completion(data: Mapping[str, Any], where: str) -> Offer:
+    kind = "prompt" if "prompt" in data else "resource_template"
+    target, argument, values = data[kind], data["argument"], list(data["values"])
+
+    def offer(server: TestMcpServer) -> dict[str, Any]:
+        offerings = server._state.offerings
+        if kind == "prompt":
+            prompt = offerings.prompts.get(target)
+            what, there = "prompt", list(offerings.prompts)
+            names = None if prompt is None else [str(a.get("name")) for a in prompt.arguments]
+        else:
+            template = offerings.templates.get(target)
+            what, there = "resource template", list(offerings.templates)
+            names = None if template is None else template.parameters
+        if names is None:
+            raise ScenarioError(
+                f"{_join(where, kind)}: the server offers no {what} {target!r} "
+                f"(it offers: {', '.join(there) or 'none'}); script it before its completion values"
+            )
+        if argument not in names:
+            raise ScenarioError(
+                f"{_join(where, 'argument')}: {argument!r} is no argument of {what} {target!r} "
+                f"(it has: {', '.join(names) or 'none'})"
+            )
+        server.complete(argument=argument, values=values, **{kind: target})
+        ref = {"type": "ref/prompt", "name": target} if kind == "prompt" else {"type": "ref/resource", "uri": target}
+        return {"ref": ref, "argument": argument, "values": values}
+
+    return offer
+
+
+def _check_placeholders(value: Any, names: Iterable[str], where: str, what: str) -> None:
+    """ScenarioError naming the first `{name}` in `value`'s strings that is not one of `names` (a typo, likely)."""
+    known = set(names)
+    for text in _strings(value):
+        for found in _PLACEHOLDER.finditer(text):
+            if found[1] is not None and found[1] not in known:
+                raise ScenarioError(
+                    f"{where}: {{{found[1]}}} is no {what} (there are: {', '.join(sorted(known)) or 'none'}); "
+                    "write {{ and }} for a literal brace"
+                )
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _substituted(value: Any, values: Mapping[str, str]) -> Any:
+    """`value` with each `{name}` of its strings replaced by its value (`{{` and `}}` by one brace)."""
+    if isinstance(value, str):
+        return _PLACEHOLDER.sub(lambda m: values.get(m[1], m[0]) if m[1] is not None else m[0][0], value)
+    if isinstance(value, dict):
+        return {key: _substituted(item, values) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_substituted(item, values) for item in value]
+    return value
 
 
 def _path(parts: Any) -> str:

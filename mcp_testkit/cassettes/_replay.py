@@ -1,5 +1,6 @@
-"""Replay: a `TestMcpServer` that serves a recorded server's info, capabilities and catalogue, and answers
-each `tools/call` with the recorded answer it matches.
+"""Replay: a `TestMcpServer` that serves a recorded server's info, capabilities and catalogue, answers
+each `tools/call` with the recorded answer it matches, and resources, prompts and completion as recorded
+(`_offerings`).
 
 The replay is a `TestMcpServer` like any other, so faults, required headers, the journal, the
 ledger and the contract work on it unchanged; `reset()` brings the recording back. A call that
@@ -23,6 +24,7 @@ from mcp_testkit._eras import spoken_versions
 from mcp_testkit.cassettes._answers import answer_of, replay_events
 from mcp_testkit.cassettes._format import MATCH_MODES, Cassette, CassetteError
 from mcp_testkit.cassettes._matching import CallIndex, Matcher, Matching, UnmatchedCall, check_match
+from mcp_testkit.cassettes._offerings import RecordedOfferings
 from mcp_testkit.cassettes._script import ReplayScript, is_request
 from mcp_testkit.server import TestMcpServer
 from mcp_testkit.tools import ScriptedTool, ToolContext
@@ -84,6 +86,7 @@ class CassetteServer(TestMcpServer):
         state = super()._fresh_state()
         state.initialize_result = self.script.initialize_result()
         state.discover_result = self.script.discover_result(spoken_versions(state.eras))
+        state.offerings = RecordedOfferings(self.cassette)
         matching = self._matching = Matching(self._index, self._match, self.cassette.source)
         for definition in self.script.tools:
             name = definition["name"]

@@ -11,11 +11,20 @@ from typing import Any
 
 from mcp_testkit._eras import ERAS, HANDSHAKE, SERVER_INFO_KEY, STATELESS
 from mcp_testkit.cassettes._format import Cassette, Exchange, RecordedCall
+from mcp_testkit.cassettes._offerings import OFFERING_METHODS, offering_notes
 
 __all__ = ["ReplayScript", "is_request"]
 
-_SERVED_METHODS = frozenset({"initialize", "ping", "tools/list", "tools/call", "logging/setLevel", "server/discover"})
+_SERVED_METHODS = frozenset(
+    {"initialize", "ping", "tools/list", "tools/call", "logging/setLevel", "server/discover", *OFFERING_METHODS}
+)
 _SERVED_CAPABILITIES = ("tools", "logging")
+_OFFERED_CAPABILITIES = {
+    "resources": ("resources/list", "resources/templates/list", "resources/read"),
+    "prompts": ("prompts/list", "prompts/get"),
+    "completions": ("completion/complete",),
+}
+"""Capabilities a replay keeps when the recording holds requests of that kind (it answers them as recorded)."""
 
 
 @dataclass
@@ -87,8 +96,9 @@ class ReplayScript:
         unanswered = [e.seq for e in cassette.requests("tools/call") if e.result is None and e.rpc_error is None]
         if unanswered:
             notes.append(f"calls #{', #'.join(map(str, unanswered))} got no answer while recording: not replayed")
+        notes.extend(offering_notes(cassette))
         _note_unserved(cassette, notes)
-        capabilities = _capabilities(opened.get("capabilities"), bool(tools), notes)
+        capabilities = _capabilities(opened.get("capabilities"), bool(tools), notes, cassette)
         instructions = opened.get("instructions")
         eras = _eras(cassette, notes)
         return cls(
@@ -222,23 +232,45 @@ def _catalogue(cassette: Cassette, notes: list[str]) -> tuple[list[dict[str, Any
     return list(tools.values()), page_size, complete
 
 
-def _capabilities(recorded: Any, has_tools: bool, notes: list[str]) -> dict[str, Any]:
+def _capabilities(recorded: Any, has_tools: bool, notes: list[str], cassette: Cassette) -> dict[str, Any]:
     recorded = recorded if isinstance(recorded, dict) else {}
     kept = {name: recorded[name] for name in _SERVED_CAPABILITIES if name in recorded}
+    for name, methods in _OFFERED_CAPABILITIES.items():
+        if name in recorded and any(cassette.requests(method) for method in methods):
+            kept[name] = _unsubscribed(recorded[name])
     dropped = sorted(set(recorded) - set(kept))
-    if dropped:
-        notes.append(f"capabilities {', '.join(dropped)} were recorded, but a replay serves tools only: left out")
+    unasked = [name for name in dropped if name in _OFFERED_CAPABILITIES]
+    if unasked:
+        notes.append(
+            f"capabilities {', '.join(unasked)} were recorded, but no request of theirs: a replay cannot answer "
+            "them, so it leaves them out"
+        )
+    others = [name for name in dropped if name not in _OFFERED_CAPABILITIES]
+    if others:
+        notes.append(f"capabilities {', '.join(others)} were recorded, but a replay does not serve them: left out")
     if has_tools and "tools" not in kept:
         kept["tools"] = {}
     return kept
 
 
+def _unsubscribed(capability: Any) -> Any:
+    """A capability without the change notices a replay never sends (`subscribe`, `listChanged`)."""
+    if not isinstance(capability, dict):
+        return capability
+    return {key: value for key, value in capability.items() if key not in ("subscribe", "listChanged")}
+
+
 def _note_unserved(cassette: Cassette, notes: list[str]) -> None:
     methods = Counter(e.method for e in cassette.exchanges if e.method and is_request(e.request))
     unserved = {method: count for method, count in methods.items() if method not in _SERVED_METHODS}
-    if unserved:
-        listed = ", ".join(f"{method} ({count})" for method, count in sorted(unserved.items()))
-        notes.append(f"a replay does not serve these recorded methods (it answers -32601): {listed}")
+    for method, count in sorted(unserved.items()):
+        if method in ("resources/subscribe", "resources/unsubscribe"):
+            notes.append(
+                f"a replay answers {method} ({count} recorded) with an empty result, but never sends "
+                "notifications/resources/updated: the recording cannot say when the resource changed"
+            )
+        else:
+            notes.append(f"a replay does not serve {method} ({count} recorded): it answers -32601 (Method not found)")
     asked = sorted({m["method"] for e in cassette.exchanges for m in e.events if is_request(m)})
     if asked:
         notes.append(f"the server sent requests while recording ({', '.join(asked)}); a replay does not send them")

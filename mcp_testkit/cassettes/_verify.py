@@ -1,7 +1,8 @@
 """Verify: send a cassette's requests to the live server again and report what changed since it was recorded.
 
 Tools added or removed, input and output schema changes, annotation changes, and different answers
-to read-only calls (a write is never sent to a live server). A change that can break a client is
+to read-only calls (a write is never sent to a live server); resources, templates, prompts and their
+answers (`_verify_offerings`); and the recorded methods it did not compare, named. A change that can break a client is
 marked breaking: a tool removed, a property removed or newly required, a read that became a write,
 an answer whose shape changed. Everything else is reported as a plain change.
 """
@@ -22,6 +23,7 @@ from mcp_testkit.cassettes._format import Cassette, RecordedCall
 from mcp_testkit.cassettes._redact import Redactor
 from mcp_testkit.cassettes._script import ReplayScript
 from mcp_testkit.cassettes._upstream import UpstreamSession, describe_upstream, open_upstream
+from mcp_testkit.cassettes._verify_offerings import compare_offerings, not_compared
 
 __all__ = ["Change", "VerifyReport", "verify"]
 
@@ -57,6 +59,12 @@ class VerifyReport:
     tools_compared: int = 0
     calls_compared: int = 0
     skipped: list[str] = field(default_factory=list)
+    offerings_compared: dict[str, int] = field(default_factory=dict)
+    """Listed resources, resource templates and prompts compared, by kind."""
+    requests_compared: int = 0
+    """Recorded `resources/read`, `prompts/get` and `completion/complete` requests sent again."""
+    not_compared: list[str] = field(default_factory=list)
+    """Recorded methods verify does not compare, with how many were recorded."""
 
     @property
     def breaking(self) -> list[Change]:
@@ -73,8 +81,13 @@ class VerifyReport:
         lines.extend(change.line() for change in self.changes)
         tools, calls = _count(self.tools_compared, "tool"), _count(self.calls_compared, "read-only call")
         summary = f"{tools} compared, {calls} sent"
+        if self.offerings_compared or self.requests_compared:
+            kinds = ", ".join(_count(number, kind) for kind, number in self.offerings_compared.items())
+            summary += f"; {kinds or 'no listed entry'} compared, {_count(self.requests_compared, 'read')} sent"
         if self.skipped:
             summary += "; not sent: " + "; ".join(self.skipped)
+        if self.not_compared:
+            summary += "; not compared: " + ", ".join(self.not_compared)
         lines.append(printable(summary))
         breaking = len(self.breaking)
         if breaking:
@@ -117,7 +130,11 @@ def verify(
         recorded = {tool["name"]: tool for tool in script.tools}
         live = {tool["name"]: tool for tool in live_tools if isinstance(tool.get("name"), str)}
         _compare_catalogue(script, recorded, live, report)
-        _compare_calls(script, recorded, live, session, _live_redactor(loaded), report)
+        redactor = _live_redactor(loaded)
+        _compare_calls(script, recorded, live, session, redactor, report)
+        found = compare_offerings(loaded, session, lambda value: _normal(value, redactor), report)
+        report.changes.extend(Change(subject, detail, breaking) for subject, detail, breaking in found)
+        report.not_compared = not_compared(loaded)
     finally:
         session.close()
     return report

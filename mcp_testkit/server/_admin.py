@@ -22,7 +22,7 @@ from starlette.routing import Route, Router
 from mcp_testkit._asgi import read_body
 from mcp_testkit._json import JsonError, loads, where_refused
 from mcp_testkit._runner import BODY_TIMED_OUT
-from mcp_testkit.scenario import ScenarioError, add_rules, add_tool, check_transport, from_json
+from mcp_testkit.scenario import ScenarioError, add_offering, add_rules, add_tool, check_transport, from_json
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -126,6 +126,13 @@ class AdminApp(Router):
             "journal": {"GET": self._journal},
             "executions": {"GET": self._executions},
             "tools": {"POST": self._tools},
+            "resources": {"POST": self._offering("resources", "resource"), "DELETE": self._remove_resource},
+            "resource-templates": {
+                "POST": self._offering("resource_templates", "resourceTemplate"),
+                "DELETE": self._remove_resource,
+            },
+            "prompts": {"POST": self._offering("prompts", "prompt"), "DELETE": self._remove_prompt},
+            "completions": {"POST": self._offering("completions", "completion")},
             "faults": {"GET": self._pending_faults, "POST": self._faults},
             "scenario": {"POST": self._scenario},
             "reset": {"POST": self._reset},
@@ -208,6 +215,50 @@ class AdminApp(Router):
         except ScenarioError as exc:
             raise AdminError(400, "bad_request", f"tool: {exc}") from None
         return 201, {"tool": definition}
+
+    def _offering(self, key: str, field: str) -> Handler:
+        """POST of a resource, template, prompt or completion values, in the JSON of the scenario key `key`: added
+        (201), or replacing the one of the same URI or name (200); sessions are notified as the Python API does."""
+
+        def add(request: _Request) -> tuple[int, Any]:
+            data = request.json()
+            offerings = self.server._state.offerings
+            kinds: dict[str, Mapping[str, Any]] = {
+                "resources": offerings.resources,
+                "resource_templates": offerings.templates,
+                "prompts": offerings.prompts,
+            }
+            known = kinds.get(key, {})
+            fields = ("uri", "uriTemplate", "name") if isinstance(data, dict) else ()
+            named = next((data[k] for k in fields if k in data), None)
+            replaced = isinstance(named, str) and named in known
+            try:
+                offered = add_offering(self.server, key, data)
+            except ScenarioError as exc:
+                raise AdminError(400, "bad_request", f"{field}: {exc}") from None
+            return (200 if replaced else 201), {field: offered}
+
+        return add
+
+    def _remove_resource(self, request: _Request) -> tuple[int, Any]:
+        uri = request.params("uri").get("uri")
+        if not uri:
+            raise AdminError(400, "bad_request", "name the resource or template to remove: ?uri=... (its uriTemplate)")
+        try:
+            self.server.remove_resource(uri)
+        except KeyError as exc:
+            raise AdminError(404, "not_found", str(exc).strip("'\"")) from None
+        return 200, {"removed": uri}
+
+    def _remove_prompt(self, request: _Request) -> tuple[int, Any]:
+        name = request.params("name").get("name")
+        if not name:
+            raise AdminError(400, "bad_request", "name the prompt to remove: ?name=...")
+        try:
+            self.server.remove_prompt(name)
+        except KeyError as exc:
+            raise AdminError(404, "not_found", str(exc).strip("'\"")) from None
+        return 200, {"removed": name}
 
     def _pending_faults(self, request: _Request) -> tuple[int, Any]:
         request.params()

@@ -14,7 +14,7 @@ import anyio
 
 from mcp_testkit._eras import HANDSHAKE, HANDSHAKE_VERSIONS
 from mcp_testkit.server._http import accepts, answer, cancel_on_disconnect, faulted, header, kind_of, sse_chosen
-from mcp_testkit.server._paging import page_number
+from mcp_testkit.server._paging import LISTINGS, page_number, request_target
 from mcp_testkit.server._protocol import (
     CANCELLED,
     DEFAULT_VERSION,
@@ -91,8 +91,9 @@ async def post(state: ServerState, out: Response) -> None:
     if state.plan:
         params = message.get("params")
         cursor = params.get("cursor") if isinstance(params, dict) else None
-        page = page_number(cursor) if record.rpc_method == "tools/list" else None
-        fault = state.plan.take(record.rpc_method, record.tool, page, session.id)
+        page = page_number(cursor) if record.rpc_method in LISTINGS else None
+        target = request_target(record.rpc_method, params, record.tool)
+        fault = state.plan.take(record.rpc_method, target, page, session.id)
         if fault is not None:
             effect, answered = await faulted(state, out, fault, session, request=kind == "request")
             if answered:

@@ -10,7 +10,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mcp_testkit._eras import HANDSHAKE
+from mcp_testkit._eras import HANDSHAKE, STATELESS
 from mcp_testkit.server._messages import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -19,16 +19,13 @@ from mcp_testkit.server._messages import (
     error_response,
     result_response,
 )
-from mcp_testkit.server._paging import Cursor, decode_cursor, encode_cursor, page_of
+from mcp_testkit.server._paging import LISTINGS, Cursor, Page, decode_cursor, encode_cursor, page_of
 from mcp_testkit.tools import JsonRpcError
 
 if TYPE_CHECKING:
     from mcp_testkit.server._state import ServerState
 
 __all__ = ["OFFERING_METHODS", "SESSION_METHODS", "notify_changed", "notify_updated"]
-
-COMPLETION_LIMIT = 100
-"""At most this many values in one `completion/complete` answer (the spec's maximum); `hasMore` says if cut."""
 
 
 class _Call(Protocol):
@@ -37,32 +34,50 @@ class _Call(Protocol):
     state: ServerState
     session: Any
     era: str
+    effect: Any
 
 
-def _paged(request_id: Any, params: dict[str, Any], call: _Call, key: str, entries: Sequence[dict[str, Any]]) -> Any:
-    """One page of a listing, in the server's page size, behind the same opaque cursors as `tools/list`."""
+async def _paged(
+    request_id: Any, params: dict[str, Any], call: _Call, method: str, entries: Sequence[dict[str, Any]]
+) -> Any:
+    """One page of a listing, in the server's page size, behind the same opaque cursors as `tools/list`, reshaped
+    by a listing fault as `tools/list` is."""
     sent = params.get("cursor")
     here = Cursor(1, 0)
     if sent is not None:
-        decoded = decode_cursor(sent)
+        # In the stateless era "" is a legal cursor: the one an EmptyCursor page handed out.
+        decoded = call.state.empty_cursor if sent == "" and call.era == STATELESS else decode_cursor(sent)
         if decoded is None or decoded.offset > len(entries):
             return error_response(request_id, INVALID_PARAMS, f"Invalid cursor: {sent!r}")
         here = decoded
-    page, next_offset = page_of(entries, here.offset, call.state.page_size)
-    result: dict[str, Any] = {key: page}
-    if next_offset is not None:
-        result["nextCursor"] = encode_cursor(Cursor(here.page + 1, next_offset))
+    effect = call.effect
+    if effect is not None:
+        replaced = await effect.before_page(call, request_id, sent)
+        if replaced is not None:
+            return replaced
+    page, next_offset = page_of(entries, min(here.offset, len(entries)), call.state.page_size)
+    following = here if here.stuck else None if next_offset is None else Cursor(here.page + 1, next_offset)
+    result: dict[str, Any] = {LISTINGS[method]: page}
+    if effect is not None:
+        shaped = Page(page, here, following, next_offset, len(entries), method, entries)
+        await effect.shape_page(call, shaped)
+        following = shaped.following
+        if shaped.next_cursor is not None:
+            result["nextCursor"] = shaped.next_cursor
+            return result_response(request_id, result)
+    if following is not None:
+        result["nextCursor"] = encode_cursor(following)
     return result_response(request_id, result)
 
 
 async def _list_resources(request_id: Any, params: dict[str, Any], call: _Call) -> Any:
     entries = [resource.definition for resource in list(call.state.offerings.resources.values())]
-    return _paged(request_id, params, call, "resources", entries)
+    return await _paged(request_id, params, call, "resources/list", entries)
 
 
 async def _list_templates(request_id: Any, params: dict[str, Any], call: _Call) -> Any:
     entries = [template.definition for template in list(call.state.offerings.templates.values())]
-    return _paged(request_id, params, call, "resourceTemplates", entries)
+    return await _paged(request_id, params, call, "resources/templates/list", entries)
 
 
 def _scripted(request_id: Any, call: _Call, what: str, build: Callable[[], dict[str, Any]]) -> Any:
@@ -83,7 +98,7 @@ async def _read_resource(request_id: Any, params: dict[str, Any], call: _Call) -
     if not isinstance(uri, str):
         return error_response(request_id, INVALID_PARAMS, "resources/read needs params.uri (a string)")
     offerings = call.state.offerings
-    if uri not in offerings.resources and not any(t.match(uri) is not None for t in offerings.templates.values()):
+    if not offerings.knows(uri):
         code = RESOURCE_NOT_FOUND if call.era == HANDSHAKE else INVALID_PARAMS
         return error_response(request_id, code, f"Resource not found: {uri}", {"uri": uri})
     return _scripted(request_id, call, f"reading {uri!r}", lambda: offerings.reading(uri) or {"contents": []})
@@ -105,7 +120,7 @@ def _subscription(method: str, keep: bool) -> Callable[[Any, dict[str, Any], _Ca
 
 async def _list_prompts(request_id: Any, params: dict[str, Any], call: _Call) -> Any:
     entries = [prompt.definition for prompt in list(call.state.offerings.prompts.values())]
-    return _paged(request_id, params, call, "prompts", entries)
+    return await _paged(request_id, params, call, "prompts/list", entries)
 
 
 async def _get_prompt(request_id: Any, params: dict[str, Any], call: _Call) -> Any:
@@ -144,10 +159,9 @@ async def _complete(request_id: Any, params: dict[str, Any], call: _Call) -> Any
     if target not in known:
         what = "prompt" if kind == "ref/prompt" else "resource template"
         return error_response(request_id, INVALID_PARAMS, f"completion/complete: unknown {what} {target!r}")
-    values = [v for v in offerings.completions.get((str(kind), target, name), ()) if v.startswith(value)]
-    completion: dict[str, Any] = {"values": values[:COMPLETION_LIMIT], "total": len(values)}
-    completion["hasMore"] = len(values) > COMPLETION_LIMIT
-    return result_response(request_id, {"completion": completion})
+    return _scripted(
+        request_id, call, f"completing {name!r}", lambda: offerings.completing(str(kind), target, name, value)
+    )
 
 
 Handler = Callable[[Any, dict[str, Any], Any], Awaitable[Any]]

@@ -1,4 +1,5 @@
-"""The catalogue cut into pages of `tools/list`, opaque cursors, and the listing faults applied to a page."""
+"""Listings cut into pages (`tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`), opaque
+cursors, and the listing faults applied to a page."""
 
 from __future__ import annotations
 
@@ -8,9 +9,40 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Cursor", "Page", "decode_cursor", "encode_cursor", "page_of"]
+__all__ = ["LISTINGS", "LIST_CHANGED", "Cursor", "Page", "decode_cursor", "encode_cursor", "page_of", "request_target"]
 
 _PREFIX = "mcptk"
+
+LISTINGS = {
+    "tools/list": "tools",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+    "prompts/list": "prompts",
+}
+"""The methods that answer a listing in pages, and the key of the result that holds a page's entries."""
+LIST_CHANGED = {
+    "tools/list": "notifications/tools/list_changed",
+    "resources/list": "notifications/resources/list_changed",
+    "resources/templates/list": "notifications/resources/list_changed",
+    "prompts/list": "notifications/prompts/list_changed",
+}
+"""The notification that tells a client a listing changed."""
+_NAMED_BY = {
+    "resources/read": "uri",
+    "resources/subscribe": "uri",
+    "resources/unsubscribe": "uri",
+    "prompts/get": "name",
+}
+
+
+def request_target(method: str | None, params: Any, tool: str | None) -> str | None:
+    """What a request names, for a fault rule's `tool` (or `name`) to match: the tool of `tools/call`, the URI of
+    `resources/read` (and of a subscription), the prompt of `prompts/get`; None for any other request."""
+    if method == "tools/call":
+        return tool
+    key = _NAMED_BY.get(method or "")
+    value = params.get(key) if key is not None and isinstance(params, dict) else None
+    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)
@@ -23,14 +55,24 @@ class Cursor:
 
 
 class Page:
-    """A `tools/list` page being answered, for a listing fault to reshape."""
+    """A listing's page being answered, for a listing fault to reshape: `tools` holds its entries (tools, resources,
+    templates or prompts, as `method` lists), `entries` the whole listing."""
 
-    __slots__ = ("following", "here", "next_cursor", "next_offset", "tools", "total")
+    __slots__ = ("entries", "following", "here", "method", "next_cursor", "next_offset", "tools", "total")
 
     def __init__(
-        self, tools: list[dict[str, Any]], here: Cursor, following: Cursor | None, next_offset: int | None, total: int
+        self,
+        tools: list[dict[str, Any]],
+        here: Cursor,
+        following: Cursor | None,
+        next_offset: int | None,
+        total: int,
+        method: str = "tools/list",
+        entries: Sequence[dict[str, Any]] = (),
     ) -> None:
         self.tools = tools
+        self.method = method
+        self.entries = entries
         self.here = here
         self.following = following
         self.next_offset = next_offset
@@ -72,7 +114,7 @@ def page_of(
 
 
 def page_number(cursor_value: Any) -> int | None:
-    """The page a `tools/list` request asks for: 1 without a cursor, None for a cursor not of ours."""
+    """The page a listing request asks for: 1 without a cursor, None for a cursor not of ours."""
     if cursor_value is None:
         return 1
     cursor = decode_cursor(cursor_value)

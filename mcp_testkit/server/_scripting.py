@@ -52,7 +52,7 @@ class OfferingScripting:
     ) -> ScriptedResource:
         """Offer (or replace) a resource at `uri` with its `text` or `blob`; listed by `resources/list` (named
         `name`, by default the URI's last segment) and read by `resources/read`. Open sessions are told the
-        listing changed."""
+        listing changed, and those subscribed to `uri` that its content did when it replaces another."""
         resource = ScriptedResource(
             uri,
             name or uri.rstrip("/").rsplit("/", 1)[-1] or uri,
@@ -63,8 +63,11 @@ class OfferingScripting:
             title=title,
         )
         with self._lock:
+            known = self._state.offerings.resources.get(uri)
             self._state.offerings.resources[uri] = resource
         notify_changed(self._state, "resources")
+        if known is not None and (known.text, known.blob) != (text, blob):
+            notify_updated(self._state, uri)
         return resource
 
     def update_resource(self, uri: str, *, text: str | None = None, blob: bytes | None = None) -> ScriptedResource:

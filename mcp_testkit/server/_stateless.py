@@ -36,7 +36,7 @@ from mcp_testkit._param_headers import ABSENT, PARAM_HEADER_PREFIX, value_at
 from mcp_testkit._record import CANCELLED_BY_CLIENT
 from mcp_testkit.server._http import answer, faulted, header, kind_of
 from mcp_testkit.server._offerings import OFFERING_METHODS
-from mcp_testkit.server._paging import page_number
+from mcp_testkit.server._paging import LISTINGS, page_number, request_target
 from mcp_testkit.server._protocol import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -319,10 +319,11 @@ async def post(state: ServerState, out: Response, receive: Receive | None = None
     if state.plan:
         cursor = params.get("cursor") if isinstance(params, dict) else None
         page = None
-        if record.rpc_method == "tools/list":
+        if record.rpc_method in LISTINGS:
             empty = state.empty_cursor
             page = empty.page if cursor == "" and empty is not None else page_number(cursor)
-        fault = state.plan.take(record.rpc_method, record.tool, page, None, STATELESS)
+        target = request_target(record.rpc_method, params, record.tool)
+        fault = state.plan.take(record.rpc_method, target, page, None, STATELESS)
         if fault is not None:
             effect, answered = await faulted(state, out, fault, None)
             if answered:

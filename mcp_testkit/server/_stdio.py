@@ -29,7 +29,7 @@ from mcp_testkit._json import JsonError, loads
 from mcp_testkit.journal import Headers, Record
 from mcp_testkit.server._effects import effect_of, supports_stdio
 from mcp_testkit.server._http import JOURNAL_PREFIX, ServerCrash, describe, kind_of
-from mcp_testkit.server._paging import page_number
+from mcp_testkit.server._paging import LISTINGS, page_number, request_target
 from mcp_testkit.server._protocol import (
     CANCELLED,
     DEFAULT_VERSION,
@@ -223,8 +223,10 @@ class StdioServer:
             return
         effect = None
         if state.plan:
-            page = page_number((record.params or {}).get("cursor")) if record.rpc_method == "tools/list" else None
-            fault = state.plan.take(record.rpc_method, record.tool, page, record.session_id)
+            params = record.params or {}
+            page = page_number(params.get("cursor")) if record.rpc_method in LISTINGS else None
+            target = request_target(record.rpc_method, params, record.tool)
+            fault = state.plan.take(record.rpc_method, target, page, record.session_id)
             record.fault = fault
             effect = effect_of(fault)
         if kind == "notification":

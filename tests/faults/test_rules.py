@@ -270,7 +270,7 @@ def test_fail_next_call_is_a_one_shot_rule_on_one_tool() -> None:
         ({"fault": faults.Drop, "method": None}, "needs a fault from mcp_testkit.faults"),
         ({"fault": faults.Drop(), "nth": 0}, "nth must be an int >= 1"),
         ({"fault": faults.Drop(), "times": 0}, "times must be an int >= 1 or None"),
-        ({"fault": faults.PageError(), "tool": "create"}, "only matches tools/call requests"),
+        ({"fault": faults.PageError(), "tool": "create"}, "matches only requests that name something"),
     ],
     ids=["string", "class", "nth-0", "times-0", "tool-on-listing"],
 )

@@ -24,7 +24,10 @@ from ._support import LIMIT_S
 
 TOKEN = "admin-token"
 BEARER = {"authorization": f"Bearer {TOKEN}"}
-ENDPOINTS = ["health", "journal", "executions", "tools", "faults", "scenario", "reset", "restart", "lose-session"]
+ENDPOINTS = [
+    "health", "journal", "executions", "tools", "resources", "resource-templates", "prompts", "completions", "faults",
+    "scenario", "reset", "restart", "lose-session",
+]  # fmt: skip
 
 
 def _admin_server() -> TestMcpServer:

@@ -8,7 +8,7 @@ import anyio
 
 from mcp_testkit import faults
 from mcp_testkit.server._effects._base import Effect, HttpTurn, LineTurn, handles
-from mcp_testkit.server._protocol import error_response, result_response
+from mcp_testkit.server._protocol import INTERNAL_ERROR, error_response, result_response
 from mcp_testkit.tools import text_result
 
 if TYPE_CHECKING:
@@ -23,8 +23,9 @@ class _ErrorResult(Effect[faults.ErrorResult]):
     stdio = True
 
     def answer(self, request_id: Any, method: str, call: Call) -> Any:
-        if method == "tools/call":
-            call.record.executed = False
+        if method != "tools/call":  # only a tool's result can say isError: any other request's error is JSON-RPC's
+            return error_response(request_id, INTERNAL_ERROR, self.fault.text)
+        call.record.executed = False
         return result_response(request_id, text_result(self.fault.text, is_error=True))
 
 

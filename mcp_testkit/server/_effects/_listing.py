@@ -1,4 +1,5 @@
-"""Faults of a `tools/list` walk: a page refused, slow, malformed or reshaped, a wrong cursor, a changing catalogue."""
+"""Faults of a listing's walk (`tools/list`, and `resources/list`, `resources/templates/list`, `prompts/list` but for
+a changing catalogue, which is the tools'): a page refused, slow, malformed or reshaped, a wrong cursor."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import anyio
 from mcp_testkit import faults
 from mcp_testkit._eras import STATELESS
 from mcp_testkit.server._effects._base import Effect, handles
-from mcp_testkit.server._paging import Cursor, Page
+from mcp_testkit.server._paging import LIST_CHANGED, LISTINGS, Cursor, Page
 from mcp_testkit.server._protocol import INVALID_PARAMS, error_response, result_response
 
 if TYPE_CHECKING:
@@ -46,7 +47,8 @@ class _SlowPage(_Listing):
 @handles(faults.MalformedPage)
 class _MalformedPage(_Listing):
     async def before_page(self, call: Call, request_id: Any, sent: Any) -> Any:
-        return result_response(request_id, {"tools": "this page is deliberately malformed"})
+        key = LISTINGS.get(call.record.rpc_method or "", "tools")
+        return result_response(request_id, {key: "this page is deliberately malformed"})
 
 
 def _announces(session: Session | None) -> bool | None:
@@ -60,6 +62,8 @@ class _CatalogueChange(_Listing):
         return _announces(session)
 
     async def before_page(self, call: Call, request_id: Any, sent: Any) -> Any:
+        if call.record.rpc_method != "tools/list":
+            return None  # it changes the tools' catalogue; `inject` refuses it for another listing
         # Announced on this page's own stream, where the walking client can see it; others hear it as usual.
         call.state.change_catalogue(self.fault.add, self.fault.remove, quiet=call.session)
         await call.notify(dict(_LIST_CHANGED))
@@ -72,7 +76,7 @@ class _ListChanged(_Listing):
         return _announces(session)
 
     async def shape_page(self, call: Call, page: Page) -> None:
-        await call.notify(dict(_LIST_CHANGED))
+        await call.notify({"jsonrpc": "2.0", "method": LIST_CHANGED[page.method]})
 
 
 @handles(faults.StuckCursor)
@@ -99,6 +103,11 @@ class _EndlessPages(_Listing):
 class _DuplicateTool(_Listing):
     async def shape_page(self, call: Call, page: Page) -> None:
         state, name = call.state, self.fault.name
+        if page.method != "tools/list":
+            named = [e for e in page.entries if name in (e.get("name"), e.get("uri"), e.get("uriTemplate"))]
+            if named or page.entries:
+                page.tools.append((named or list(page.entries))[0])
+            return
         if name is not None and name in state.tools:
             page.tools.append(state.tools[name].definition)
             return
