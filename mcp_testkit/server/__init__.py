@@ -421,6 +421,7 @@ class TestMcpServer(OfferingScripting):
             self._fresh_state()
         for session in old.sessions.alive:
             session.outbox.put(None)
+        old.listeners.close_all()
 
     def check(self, *, unused_faults: bool = False) -> None:
         """Raise the first exception a tool handler raised, if any (the test that caused it fails).
@@ -549,6 +550,7 @@ class TestMcpServer(OfferingScripting):
         runner.stop()
 
     def _close_streams(self) -> None:
+        self._state.listeners.close_all()
         for session in self._state.sessions.alive:
             session.outbox.put(None)
 

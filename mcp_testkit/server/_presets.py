@@ -136,6 +136,7 @@ def conformance(server: TestMcpServer) -> None:
     server.tool("test_tool_with_progress", description="Reports progress 0, 50, 100 of 100")(with_progress)
     _stateless_era(server, with_logging)
     _offerings(server)
+    _listen_triggers(server)
 
 
 _SCHEMA_2020_12 = {
@@ -282,6 +283,28 @@ def _offerings(server: TestMcpServer) -> None:
         ],
     )
     server.complete(prompt="test_prompt_with_arguments", argument="arg1", values=["paris", "park", "party"])
+
+
+def _listen_triggers(server: TestMcpServer) -> None:
+    """The suite's hooks that change the tool and prompt lists, so that a `subscriptions/listen` stream has a change
+    to carry: each call (re)places one dynamic entry, whose description counts the calls."""
+    calls = {"tools": 0, "prompts": 0}
+
+    def change_tools(arguments: dict[str, Any]) -> str:
+        calls["tools"] += 1
+        server.tool("test_dynamic_tool", description=f"Placed by test_trigger_tool_change (call {calls['tools']})")
+        return "the tool list changed"
+
+    def change_prompts(arguments: dict[str, Any]) -> str:
+        calls["prompts"] += 1
+        text = f"Placed by test_trigger_prompt_change (call {calls['prompts']})"
+        server.prompt("test_dynamic_prompt", description=text, messages=[{"role": "user", "content": text}])
+        return "the prompt list changed"
+
+    server.tool("test_trigger_tool_change", description="Changes the tool list (listen streams are told)")(change_tools)
+    server.tool("test_trigger_prompt_change", description="Changes the prompt list (listen streams are told)")(
+        change_prompts
+    )
 
 
 PRESETS: dict[str, Callable[[TestMcpServer], None]] = {"conformance": conformance, "demo": demo}

@@ -34,6 +34,7 @@ from mcp_testkit._eras import (
 from mcp_testkit._param_headers import ABSENT, PARAM_HEADER_PREFIX, value_at
 from mcp_testkit._record import CANCELLED_BY_CLIENT
 from mcp_testkit.server._http import answer, faulted, header, kind_of
+from mcp_testkit.server._listen import listen
 from mcp_testkit.server._offerings import OFFERING_METHODS
 from mcp_testkit.server._paging import page_number
 from mcp_testkit.server._protocol import (
@@ -236,8 +237,8 @@ async def _discover(request_id: Any, params: dict[str, Any], call: Call) -> dict
         return result_response(request_id, dict(state.discover_result))
     result = {
         "supportedVersions": versions(state),
-        # No subscriptions/listen yet: resources and prompts are announced without change notifications.
-        "capabilities": {"tools": {}, "logging": {}, **state.offerings.capabilities(notifies=False)},
+        # Change notifications go on subscriptions/listen (`_listen.py`).
+        "capabilities": {"tools": {"listChanged": True}, "logging": {}, **state.offerings.capabilities()},
         # The schema puts the server's identity in the result's _meta (as `decorate` does); the page on
         # server/discover shows it as a field too. Both are sent, so a client reading either finds it.
         "serverInfo": state.server_info(),
@@ -326,8 +327,11 @@ async def post(state: ServerState, out: Response, receive: Receive | None = None
             effect, answered = await faulted(state, out, fault, None)
             if answered:
                 return
-    call = call_for(state, record, meta, effect)
     method = record.rpc_method or ""
+    if method == "subscriptions/listen":
+        await listen(state, out, receive, params if isinstance(params, dict) else {})
+        return
+    call = call_for(state, record, meta, effect)
 
     def settle(response: Any) -> int:
         decorate(state, method, response)

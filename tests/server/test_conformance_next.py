@@ -140,6 +140,30 @@ def test_conformance_2026_scenario(
     assert run.all_passed, run.output
 
 
+LISTEN_CHECKS = frozenset(
+    {
+        "sep-2575-server-sends-subscription-ack",
+        "sep-2575-server-tags-subscription-id",
+        "sep-2575-server-honors-notification-filter",
+        "sep-2575-server-sends-prompts-list-changed-on-subscription",
+        "sep-2575-server-sends-tools-list-changed-on-subscription",
+    }
+)
+
+
+@pytest.mark.timeout(NPM_CI_TIMEOUT_S + SCENARIO_TIMEOUT_S)
+def test_the_listen_checks_of_server_stateless_are_exercised_not_skipped(
+    conformance_next: ConformanceSuite, tmp_path: Path
+) -> None:
+    """server-stateless's subscriptions/listen checks (SEP-2575) succeed: the server announces change notifications
+    and the preset's trigger tools change the lists, so none of them is skipped as not applicable."""
+    with TestMcpServer("conformance", preset="conformance") as server:
+        run = conformance_next.run(server.url, "server-stateless", cwd=tmp_path, spec_version=SPEC)
+    server.check()
+    assert run.tally is not None, run.output
+    assert LISTEN_CHECKS <= run.checks("SUCCESS"), run.output
+
+
 def test_every_2026_server_scenario_of_the_pinned_suite_is_run(conformance_next: ConformanceSuite) -> None:
     """The scenarios here are exactly the server scenarios the pinned pre-release lists for 2026-07-28 (extensions,
     which name no version, are not the spec's)."""
