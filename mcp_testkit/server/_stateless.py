@@ -316,7 +316,7 @@ async def post(state: ServerState, out: Response, receive: Receive | None = None
         await out.json(202, None)
         return
     effect = None
-    if state.plan:
+    if state.plan and record.rpc_method != "subscriptions/listen":  # no fault acts on a listen stream (yet)
         cursor = params.get("cursor") if isinstance(params, dict) else None
         page = None
         if record.rpc_method == "tools/list":
