@@ -79,9 +79,6 @@ class Listener:
         if method == "notifications/resources/updated":
             uri = (message.get("params") or {}).get("uri")
             return uri in self.honoured.get("resourceSubscriptions", ())
-        if method == "notifications/tasks/status":
-            wanted = self.honoured.get("taskIds")
-            return isinstance(wanted, list) and (message.get("params") or {}).get("taskId") in wanted
         return False
 
     def tagged(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -146,9 +143,6 @@ def _honoured(requested: Any) -> dict[str, Any] | str:
             return "subscriptions/listen: params.notifications.resourceSubscriptions must be a list of URI strings"
         if uris:
             honoured["resourceSubscriptions"] = list(dict.fromkeys(uris))
-    task_ids = requested.get("taskIds")
-    if isinstance(task_ids, list) and all(isinstance(task_id, str) for task_id in task_ids) and task_ids:
-        honoured["taskIds"] = list(task_ids)
     return honoured
 
 

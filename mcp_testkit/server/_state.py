@@ -15,6 +15,7 @@ from mcp_testkit.journal import Journal
 from mcp_testkit.resources import Offerings
 from mcp_testkit.server._listen import Listeners
 from mcp_testkit.server._sessions import Session, SessionTable
+from mcp_testkit.server._tasks import TaskTable
 
 if TYPE_CHECKING:
     from mcp_testkit.server._paging import Cursor
@@ -67,6 +68,8 @@ class ServerState:
     sessions: SessionTable = field(default_factory=SessionTable)
     journal: Journal = field(default_factory=Journal)
     listeners: Listeners = field(default_factory=Listeners)
+    tasks: TaskTable = field(default_factory=TaskTable)
+    """The tasks of the tasks extension (2026-07-28), by id."""
     """The open `subscriptions/listen` streams (2026-07-28)."""
     executions: Counter[str] = field(default_factory=Counter)
     errors: list[BaseException] = field(default_factory=list)

@@ -38,6 +38,7 @@ from mcp_testkit.server._listen import listen
 from mcp_testkit.server._offerings import OFFERING_METHODS
 from mcp_testkit.server._paging import page_number
 from mcp_testkit.server._protocol import (
+    CANCELLED,
     INVALID_PARAMS,
     INVALID_REQUEST,
     LOG_LEVELS,
@@ -48,6 +49,7 @@ from mcp_testkit.server._protocol import (
     result_response,
 )
 from mcp_testkit.server._refusal import Refusal, mismatch, missing_capability, unsupported, versions
+from mcp_testkit.server._tasks import TASK_METHODS, TASKS_EXTENSION, task_support, task_tool_call
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -238,7 +240,12 @@ async def _discover(request_id: Any, params: dict[str, Any], call: Call) -> dict
     result = {
         "supportedVersions": versions(state),
         # Change notifications go on subscriptions/listen (`_listen.py`).
-        "capabilities": {"tools": {"listChanged": True}, "logging": {}, **state.offerings.capabilities()},
+        "capabilities": {
+            "tools": {"listChanged": True},
+            "logging": {},
+            **state.offerings.capabilities(),
+            **_extensions(state),
+        },
         # The schema puts the server's identity in the result's _meta (as `decorate` does); the page on
         # server/discover shows it as a field too. Both are sent, so a client reading either finds it.
         "serverInfo": state.server_info(),
@@ -246,11 +253,19 @@ async def _discover(request_id: Any, params: dict[str, Any], call: Call) -> dict
     return result_response(request_id, result)
 
 
+def _extensions(state: ServerState) -> dict[str, Any]:
+    """The extensions a server announces: the tasks extension once a tool runs as a task (`_tasks.py`)."""
+    if any(task_support(tool) is not None for tool in list(state.tools.values())):
+        return {"extensions": {TASKS_EXTENSION: {}}}
+    return {}
+
+
 METHODS: dict[str, Handler] = {
     "server/discover": _discover,
     "tools/list": list_tools,
-    "tools/call": call_tool,
+    "tools/call": task_tool_call(call_tool, CANCELLED),
     **OFFERING_METHODS,
+    **TASK_METHODS,
 }
 """The methods of the stateless era: `ping`, `logging/setLevel` and `initialize` are not among them."""
 
