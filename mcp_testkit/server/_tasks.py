@@ -29,7 +29,7 @@ import sniffio
 
 from mcp_testkit._eras import CAPABILITIES_KEY, MISSING_CAPABILITY
 from mcp_testkit._record import Record
-from mcp_testkit.server._messages import INVALID_PARAMS, error_response, result_response
+from mcp_testkit.server._messages import INTERNAL_ERROR, INVALID_PARAMS, error_response, result_response
 
 if TYPE_CHECKING:
     from mcp_testkit.tools import ScriptedTool
@@ -220,7 +220,12 @@ def task_tool_call(call_tool: Handler, cancelled: Any) -> Handler:
             response: Any = None
             with anyio.CancelScope() as scope:
                 task.scope = scope
-                response = await call_tool(request_id, params, background)
+                try:
+                    response = await call_tool(request_id, params, background)
+                except Exception as exc:  # a bug of ours: the task fails loudly, and check() reports it
+                    state.errors.append(exc)
+                    why = f"Internal error: mcp-testkit failed running the task ({exc!r}); please report it"
+                    response = error_response(request_id, INTERNAL_ERROR, why)
             if scope.cancelled_caught or response is cancelled:
                 task.settle("cancelled")
             elif isinstance(response, dict) and "error" in response:
