@@ -155,6 +155,23 @@ async def test_stopping_the_server_ends_the_stream_with_its_result_and_the_journ
     ]
 
 
+async def test_reset_ends_open_streams_gracefully_and_new_ones_hear_the_fresh_state() -> None:
+    """`reset()` ends an open listen stream with its result; a stream opened afterwards hears the fresh server's
+    changes."""
+    server = _server()
+    async with serving(server, "socket") as wire:
+        async with listening(wire, {"toolsListChanged": True}, "before") as before:
+            await before.next()
+            await _in_thread(server.reset)
+            ended = await before.rest()
+        async with listening(wire, {"toolsListChanged": True}, "after") as after:
+            await after.next()
+            await _in_thread(lambda: server.tool("fresh", returns="ok"))
+            heard = await after.next()
+    assert [message.get("id") for message in ended] == ["before"]
+    assert heard["params"]["_meta"] == {SUBSCRIPTION_ID: "after"}
+
+
 async def test_a_client_closing_its_stream_is_journaled_and_later_changes_go_nowhere() -> None:
     """A stream the client closes leaves the server's table of listeners; the record says the client closed it."""
     server = _server()
