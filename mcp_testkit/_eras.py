@@ -61,7 +61,14 @@ SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 VERSION_HEADER = "MCP-Protocol-Version"
 METHOD_HEADER = "Mcp-Method"
 NAME_HEADER = "Mcp-Name"
-NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAME_PARAMS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",  # the tasks extension (SEP-2663) names its task in Mcp-Name too
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 """The methods whose `Mcp-Name` header mirrors a param, and which one."""
 
 HEADER_MISMATCH = -32020

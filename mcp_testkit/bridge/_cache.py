@@ -166,6 +166,12 @@ class ToolCache:
             return list(entry[1])
 
     @classmethod
+    def forget(cls, key: ToolCacheKey) -> None:
+        """Drop the listing kept under ``key``: its server said the listing changed."""
+        with cls._lock:
+            cls._entries.pop(key, None)
+
+    @classmethod
     def put(cls, key: ToolCacheKey, tools: list[mcp_types.Tool], ttl_s: float | None = None) -> None:
         """Keep a whole listing under ``key``, from now on, for ``ttl_s`` at most when the server gave one (its
         ``ttlMs``, 2026-07-28); a listing the server gave ``ttlMs: 0`` is not kept, and drops the one kept before."""

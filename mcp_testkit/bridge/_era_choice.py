@@ -10,11 +10,11 @@ from mcp_testkit._eras import HANDSHAKE, STATELESS
 from mcp_testkit.bridge._errors import MCPConnectionError
 from mcp_testkit.bridge._handshake import McpSession
 from mcp_testkit.bridge._rpc import MODERN_CODES, EraRefused, RpcError
-from mcp_testkit.bridge._stateless import StatelessSession
+from mcp_testkit.bridge._stateless import StatelessSession, hear_tool_changes
 from mcp_testkit.bridge._stdio import StdioSession
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Awaitable, Callable, Mapping
 
     import httpx2
 
@@ -80,6 +80,14 @@ class EraChoice:
             return await self.connect(config, client, credentials, opened)
         self.settled = HANDSHAKE
         return session
+
+    def change_listener(
+        self, config: ServerConfig
+    ) -> Callable[..., Awaitable[None]] | None:
+        """What holds a stream of the server's tool changes open for a cache to hear (see `bridge/_listen.py`): in
+        the stateless era over HTTP, a `subscriptions/listen` stream; None where the era has none the bridge opens
+        (the handshake era's notices ride the responses to its requests), or before a probe settled the era."""
+        return hear_tool_changes if config.url is not None and self.settled == STATELESS else None
 
     def listing_refused(self, server: str, refusal: EraRefused) -> None:
         """A stateless listing was refused as a handshake-era server refuses one (a half-upgraded deployment):

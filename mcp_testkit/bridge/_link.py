@@ -35,7 +35,7 @@ from mcp_testkit.bridge._rpc import (
 from mcp_testkit.bridge._stdio import CommandFailed
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Awaitable, Callable, Mapping
 
     import httpx2
     import mcp_types
@@ -125,6 +125,10 @@ class ServerLink:
     def era(self) -> str | None:
         """'handshake' or 'stateless' once connected; None before the first probe settled it."""
         return self._choice.settled
+
+    def change_listener(self) -> Callable[..., Awaitable[None]] | None:
+        """What listens for this server's tool changes in its era, if the bridge opens a stream for them there."""
+        return self._choice.change_listener(self.config)
 
     async def start(self) -> list[mcp_types.Tool]:
         """Connect (retrying), then read the whole tool listing (never retried).

@@ -18,6 +18,7 @@ from mcp_testkit.bridge._deferred import CALL_TOOL, SEARCH_TOOL, DeferredTools
 from mcp_testkit.bridge._errors import MCPBridgeError, MCPConnectionError, MCPToolError
 from mcp_testkit.bridge._guardrails import ResultGuardrail, check_guardrails, screen_result
 from mcp_testkit.bridge._link import ServerLink
+from mcp_testkit.bridge._listen import ListingWatch
 from mcp_testkit.bridge._tool import BridgeTool
 
 if TYPE_CHECKING:
@@ -81,6 +82,8 @@ class ToolPool:
         self._tools: dict[str, BridgeTool] = {}
         self._deferred = DeferredTools(())
         self._approvals = PendingApprovals()
+        self._listed: dict[str, list[mcp_types.Tool]] = {}
+        self._watch = ListingWatch()
 
     async def __aenter__(self) -> Self:
         if self._client is not None:
@@ -93,6 +96,10 @@ class ToolPool:
         try:
             listed = await self._start_all()
             self._load(listed)
+            self._listed = listed
+            if self._cache:
+                # 2026-07-28: a listen stream per server tells of tool changes, which drop the cached listing.
+                await self._watch.start(self._client, list(self._links.values()), self._environ, self._changed)
         except BaseException:
             await self._shutdown()
             raise
@@ -215,6 +222,21 @@ class ToolPool:
             ToolCache.put(key, listed, link.listing_ttl_s)  # never longer than the server's ttlMs
         return listed
 
+    async def _changed(self, link: ServerLink) -> None:
+        """The server said its tool list changed (on its listen stream): drop the cached listing, read the current
+        one and offer it; a listing that fails keeps the tools offered so far (logged), and the cache empty."""
+        key = self._cache_key(link.config)
+        if key is not None:
+            ToolCache.forget(key)
+        name = link.config.name
+        try:
+            listed = await self._listing(link, refresh=True, from_cache=False)
+            self._load({**self._listed, name: listed})
+        except Exception as exc:
+            logger.warning("server %r: reading its tool list again after list_changed failed: %s", name, exc)
+            return
+        self._listed[name] = listed
+
     async def _start_all(self) -> dict[str, list[mcp_types.Tool]]:
         listed: dict[str, list[mcp_types.Tool]] = {}
         failures: list[MCPBridgeError] = []
@@ -263,6 +285,7 @@ class ToolPool:
         return tools
 
     async def _shutdown(self) -> None:
+        await self._watch.stop()
         links, client = list(self._links.values()), self._client
         self._links, self._tools, self._client = {}, {}, None
         self._deferred = DeferredTools(())

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+import httpx2
 import mcp_types
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
@@ -18,10 +21,12 @@ from mcp_testkit._eras import (
     stateless_params,
 )
 from mcp_testkit._param_headers import invalid_annotation, param_headers
+from mcp_testkit._sse import SseDecoder, SseEventTooLarge
 from mcp_testkit.bridge._errors import MCPToolError
 from mcp_testkit.bridge._exchange import HttpExchange, rpc_error
 from mcp_testkit.bridge._rpc import (
     CLIENT_INFO,
+    LIST_CHANGED,
     MODERN_CODES,
     AuthRefused,
     BadReply,
@@ -35,13 +40,14 @@ from mcp_testkit.bridge._rpc import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    import httpx2
-
     from mcp_testkit.bridge._tool import BridgeTool
 
-__all__ = ["StatelessSession", "valid_header_marks"]
+__all__ = ["StatelessSession", "hear_tool_changes", "valid_header_marks"]
 
 logger = logging.getLogger("mcp_testkit.bridge")
+
+LISTEN = "subscriptions/listen"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 
 
 class StatelessSession(HttpExchange):
@@ -142,6 +148,66 @@ class StatelessSession(HttpExchange):
             reason = f"answered HTTP {status} as a server of the handshake era does"
             raise EraRefused(reason, sent=status != 405)
         raise HttpFailure(status)
+
+
+async def hear_tool_changes(
+    client: httpx2.AsyncClient,
+    url: str,
+    credentials: Mapping[str, str],
+    server: str,
+    changed: Callable[[], Awaitable[None]],
+) -> None:
+    """Hold a listen stream for `toolsListChanged` and await `changed()` on each notification, until the stream
+    ends or the caller cancels; a refusal or a broken stream is logged, never raised."""
+    session = StatelessSession(client, url, credentials)  # its headers and ids; no discover: the era is known
+    params = stateless_params(
+        {"notifications": {"toolsListChanged": True}},
+        version=session.protocol_version,
+        client_info=dump(CLIENT_INFO),
+        capabilities={},
+    )
+    _, body = session._new_request(LISTEN, params)
+    headers = session._headers(LISTEN, params)  # the era's mirrored headers and the credentials
+    decoder = SseDecoder()
+    try:
+        async with client.stream("POST", url, json=body, headers=headers) as response:
+            if response.status_code != 200 or not response.headers.get("content-type", "").startswith(
+                "text/event-stream"
+            ):
+                logger.info(
+                    "server %r: %s answered HTTP %s without a stream; tool changes are not heard (the cache's "
+                    "TTL still bounds a stale listing)",
+                    server,
+                    LISTEN,
+                    response.status_code,
+                )
+                return
+            async for chunk in response.aiter_bytes():
+                for event in decoder.feed(chunk):
+                    message = _message(event.data)
+                    if message is None:
+                        continue
+                    if message.get("method") == ACKNOWLEDGED:
+                        honoured = (message.get("params") or {}).get("notifications") or {}
+                        if honoured.get("toolsListChanged") is not True:
+                            logger.info("server %r: its %s stream does not carry tool changes", server, LISTEN)
+                            return
+                    elif message.get("method") == LIST_CHANGED:
+                        await changed()
+                    elif "id" in message:
+                        return  # the server ended the subscription
+    except (httpx2.HTTPError, SseEventTooLarge) as exc:
+        logger.info("server %r: its %s stream ended (%s); tool changes are no longer heard", server, LISTEN, exc)
+
+
+def _message(data: str) -> dict[str, Any] | None:
+    if not data:
+        return None
+    try:
+        message = json.loads(data)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
 
 
 def valid_header_marks(server: str, listed: list[mcp_types.Tool]) -> list[mcp_types.Tool]:

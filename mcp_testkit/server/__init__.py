@@ -18,6 +18,7 @@ from mcp_testkit.server._mount import MountableMcpApp
 from mcp_testkit.server._scripting import OfferingScripting
 from mcp_testkit.server._sessions import SessionTable
 from mcp_testkit.server._state import RequiredHeader, ServerState
+from mcp_testkit.server._tasks import ask_client, declare_task
 from mcp_testkit.tools import ScriptedTool
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from mcp_testkit.journal import Record
     from mcp_testkit.server._sessions import Session
 
-__all__ = ["RemoteHostWarning", "ServerState", "TestMcpServer", "stdio_supports"]
+__all__ = ["RemoteHostWarning", "ServerState", "TestMcpServer", "ask_client", "stdio_supports"]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _RESPONSE_MODES = ("json", "sse")
@@ -244,6 +245,7 @@ class TestMcpServer(OfferingScripting):
         returns: Any = None,
         answers: Sequence[Any] | None = None,
         requires: Sequence[str] = (),
+        task: str | None = None,
     ) -> ScriptedTool:
         """Add (or replace) a tool; use the result as a decorator to give it a handler.
 
@@ -252,7 +254,7 @@ class TestMcpServer(OfferingScripting):
         `CallToolResult`, a `ToolError`, or a callable taking the arguments (and optionally a
         `ToolContext`) that returns one of those, sync or async. `requires` names client
         capabilities a call needs: a 2026-07-28 call whose `_meta` lacks one is refused with
-        400 and -32021 (MissingRequiredClientCapability) before the tool runs.
+        400 and -32021 (MissingRequiredClientCapability) before the tool runs. `task`: docs/tasks.md.
         """
         tool = ScriptedTool.build(
             name,
@@ -269,6 +271,8 @@ class TestMcpServer(OfferingScripting):
             answers=answers,
             requires=requires,
         )
+        if task is not None:
+            declare_task(tool, task)
         with self._lock:
             state = self._state
             state.tools[name] = tool
@@ -426,6 +430,7 @@ class TestMcpServer(OfferingScripting):
             self._fresh_state()
         for session in old.sessions.alive:
             session.outbox.put(None)
+        old.listeners.close_all()
 
     def check(self, *, unused_faults: bool = False) -> None:
         """Raise the first exception a tool handler raised, if any (the test that caused it fails).
@@ -554,6 +559,7 @@ class TestMcpServer(OfferingScripting):
         runner.stop()
 
     def _close_streams(self) -> None:
+        self._state.listeners.close_all()
         for session in self._state.sessions.alive:
             session.outbox.put(None)
 

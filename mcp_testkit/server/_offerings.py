@@ -1,7 +1,8 @@
 """Dispatch of what a server offers besides tools: `resources/*`, `prompts/*` and `completion/complete`.
 
 Both eras answer them alike, but for two things: an unknown URI is -32002 in the handshake era and -32602
-in 2026-07-28, and subscriptions (`resources/subscribe`) belong to a session, so only the handshake era has them.
+in 2026-07-28, and subscriptions (`resources/subscribe`) belong to a session, so only the handshake era has them
+(2026-07-28 subscribes on `subscriptions/listen`, `_listen.py`).
 """
 
 from __future__ import annotations
@@ -200,15 +201,18 @@ SESSION_METHODS: dict[str, Handler] = {
 
 
 def notify_changed(state: ServerState, kind: str) -> None:
-    """Tell every open session that its listing of `kind` (`resources` or `prompts`) changed."""
+    """Tell every open session, and each listen stream that opted in, that its listing of `kind` (`resources` or
+    `prompts`) changed."""
     message = {"jsonrpc": "2.0", "method": f"notifications/{kind}/list_changed"}
     for session in state.sessions.alive:
         session.outbox.put(message)
+    state.listeners.publish(message)
 
 
 def notify_updated(state: ServerState, uri: str) -> None:
-    """Tell every session subscribed to `uri` that it changed."""
+    """Tell every session and listen stream subscribed to `uri` that it changed."""
     message = {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}}
     for session in state.sessions.alive:
         if uri in session.subscriptions:
             session.outbox.put(message)
+    state.listeners.publish(message)

@@ -136,6 +136,8 @@ def conformance(server: TestMcpServer) -> None:
     server.tool("test_tool_with_progress", description="Reports progress 0, 50, 100 of 100")(with_progress)
     _stateless_era(server, with_logging)
     _offerings(server)
+    _listen_triggers(server)
+    _tasks(server)
 
 
 _SCHEMA_2020_12 = {
@@ -282,6 +284,77 @@ def _offerings(server: TestMcpServer) -> None:
         ],
     )
     server.complete(prompt="test_prompt_with_arguments", argument="arg1", values=["paris", "park", "party"])
+
+
+def _listen_triggers(server: TestMcpServer) -> None:
+    """The suite's hooks that change the tool and prompt lists, so that a `subscriptions/listen` stream has a change
+    to carry: each call (re)places one dynamic entry, whose description counts the calls."""
+    calls = {"tools": 0, "prompts": 0}
+
+    def change_tools(arguments: dict[str, Any]) -> str:
+        calls["tools"] += 1
+        server.tool("test_dynamic_tool", description=f"Placed by test_trigger_tool_change (call {calls['tools']})")
+        return "the tool list changed"
+
+    def change_prompts(arguments: dict[str, Any]) -> str:
+        calls["prompts"] += 1
+        text = f"Placed by test_trigger_prompt_change (call {calls['prompts']})"
+        server.prompt("test_dynamic_prompt", description=text, messages=[{"role": "user", "content": text}])
+        return "the prompt list changed"
+
+    server.tool("test_trigger_tool_change", description="Changes the tool list (listen streams are told)")(change_tools)
+    server.tool("test_trigger_prompt_change", description="Changes the prompt list (listen streams are told)")(
+        change_prompts
+    )
+
+
+_SECONDS = {
+    "type": "object",
+    "properties": {"seconds": {"type": "number", "minimum": 0}, "label": {"type": "string"}},
+}
+
+
+def _tasks(server: TestMcpServer) -> None:
+    """The fixtures of the suite's tasks-extension scenarios (SEP-2663): a sync tool, and tools run as tasks."""
+    from mcp_testkit.server import ask_client
+    from mcp_testkit.tools import JsonRpcError
+
+    async def slow(arguments: dict[str, Any]) -> str:
+        await anyio.sleep(float(arguments.get("seconds", 0)))
+        return f"computed {arguments.get('label', '')} after {arguments.get('seconds', 0)} s"
+
+    async def failing(arguments: dict[str, Any]) -> Any:
+        await anyio.sleep(0.2)
+        return ToolError("the job failed")
+
+    async def protocol_error(arguments: dict[str, Any]) -> Any:
+        raise JsonRpcError(-32603, "Internal error: the job's worker crashed")
+
+    def elicit(message: str) -> dict[str, Any]:
+        schema = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+        params = {"mode": "form", "message": message, "requestedSchema": schema}
+        return {"method": "elicitation/create", "params": params}
+
+    async def confirm_delete(arguments: dict[str, Any]) -> str:
+        filename = arguments.get("filename", "")
+        answers = await ask_client({"confirm": elicit(f"Delete {filename}?")})
+        confirmed = (answers["confirm"].get("content") or {}).get("confirm") is True
+        return f"deleted {filename}" if confirmed else f"kept {filename}"
+
+    async def multi_input(arguments: dict[str, Any]) -> str:
+        answers = await ask_client({"first": elicit("First?"), "second": elicit("Second?")})
+        return f"got {len(answers)} answers"
+
+    server.tool("greet", description="Greets by name (never a task)")(lambda arguments: f"Hello, {arguments['name']}!")
+    server.tool("slow_compute", description="Sleeps `seconds`, then answers", input_schema=_SECONDS, task="optional")(
+        slow
+    )
+    server.tool("failing_job", description="A tool error after a moment", task="required")(failing)
+    server.tool("protocol_error_job", description="Crashes into a protocol error", task="optional")(protocol_error)
+    server.tool("confirm_delete", description="Asks the client to confirm, then deletes", task="optional")(
+        confirm_delete
+    )
+    server.tool("multi_input", description="Asks two questions at once", task="optional")(multi_input)
 
 
 PRESETS: dict[str, Callable[[TestMcpServer], None]] = {"conformance": conformance, "demo": demo}

@@ -13,7 +13,9 @@ from mcp_testkit._eras import ERAS
 from mcp_testkit.faults import FaultPlan
 from mcp_testkit.journal import Journal
 from mcp_testkit.resources import Offerings
+from mcp_testkit.server._listen import Listeners
 from mcp_testkit.server._sessions import Session, SessionTable
+from mcp_testkit.server._tasks import TaskTable
 
 if TYPE_CHECKING:
     from mcp_testkit.server._paging import Cursor
@@ -65,6 +67,10 @@ class ServerState:
     """The names of the required headers (lower-case), which every repr and export of a record hides."""
     sessions: SessionTable = field(default_factory=SessionTable)
     journal: Journal = field(default_factory=Journal)
+    listeners: Listeners = field(default_factory=Listeners)
+    tasks: TaskTable = field(default_factory=TaskTable)
+    """The tasks of the tasks extension (2026-07-28), by id."""
+    """The open `subscriptions/listen` streams (2026-07-28)."""
     executions: Counter[str] = field(default_factory=Counter)
     errors: list[BaseException] = field(default_factory=list)
     event_ids: Callable[[], int] = field(default_factory=lambda: itertools.count(1).__next__)
@@ -103,6 +109,7 @@ class ServerState:
         for session in self.sessions.alive:
             if session is not quiet:
                 session.outbox.put(message)
+        self.listeners.publish(message)
 
     def change_catalogue(self, add: Sequence[str], remove: Sequence[str], quiet: Session | None = None) -> None:
         """Add tools by name (answering 'ok') and remove tools by name, as a `CatalogueChange` does."""

@@ -35,9 +35,11 @@ from mcp_testkit._eras import (
 from mcp_testkit._param_headers import ABSENT, PARAM_HEADER_PREFIX, value_at
 from mcp_testkit._record import CANCELLED_BY_CLIENT
 from mcp_testkit.server._http import answer, faulted, header, kind_of
+from mcp_testkit.server._listen import listen
 from mcp_testkit.server._offerings import OFFERING_METHODS
 from mcp_testkit.server._paging import LISTINGS, page_number, request_target
 from mcp_testkit.server._protocol import (
+    CANCELLED,
     INVALID_PARAMS,
     INVALID_REQUEST,
     LOG_LEVELS,
@@ -48,6 +50,7 @@ from mcp_testkit.server._protocol import (
     result_response,
 )
 from mcp_testkit.server._refusal import Refusal, mismatch, missing_capability, unsupported, versions
+from mcp_testkit.server._tasks import TASK_METHODS, TASKS_EXTENSION, task_support, task_tool_call
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -237,8 +240,13 @@ async def _discover(request_id: Any, params: dict[str, Any], call: Call) -> dict
         return result_response(request_id, dict(state.discover_result))
     result = {
         "supportedVersions": versions(state),
-        # No subscriptions/listen yet: resources and prompts are announced without change notifications.
-        "capabilities": {"tools": {}, "logging": {}, **state.offerings.capabilities(notifies=False)},
+        # Change notifications go on subscriptions/listen (`_listen.py`).
+        "capabilities": {
+            "tools": {"listChanged": True},
+            "logging": {},
+            **state.offerings.capabilities(),
+            **_extensions(state),
+        },
         # The schema puts the server's identity in the result's _meta (as `decorate` does); the page on
         # server/discover shows it as a field too. Both are sent, so a client reading either finds it.
         "serverInfo": state.server_info(),
@@ -246,11 +254,19 @@ async def _discover(request_id: Any, params: dict[str, Any], call: Call) -> dict
     return result_response(request_id, result)
 
 
+def _extensions(state: ServerState) -> dict[str, Any]:
+    """The extensions a server announces: the tasks extension once a tool runs as a task (`_tasks.py`)."""
+    if any(task_support(tool) is not None for tool in list(state.tools.values())):
+        return {"extensions": {TASKS_EXTENSION: {}}}
+    return {}
+
+
 METHODS: dict[str, Handler] = {
     "server/discover": _discover,
     "tools/list": list_tools,
-    "tools/call": call_tool,
+    "tools/call": task_tool_call(call_tool, CANCELLED),
     **OFFERING_METHODS,
+    **TASK_METHODS,
 }
 """The methods of the stateless era: `ping`, `logging/setLevel` and `initialize` are not among them."""
 
@@ -316,7 +332,7 @@ async def post(state: ServerState, out: Response, receive: Receive | None = None
         await out.json(202, None)
         return
     effect = None
-    if state.plan:
+    if state.plan and record.rpc_method != "subscriptions/listen":  # no fault acts on a listen stream (yet)
         cursor = params.get("cursor") if isinstance(params, dict) else None
         page = None
         if record.rpc_method in LISTINGS:
@@ -328,8 +344,11 @@ async def post(state: ServerState, out: Response, receive: Receive | None = None
             effect, answered = await faulted(state, out, fault, None)
             if answered:
                 return
-    call = call_for(state, record, meta, effect)
     method = record.rpc_method or ""
+    if method == "subscriptions/listen":
+        await listen(state, out, receive, params if isinstance(params, dict) else {})
+        return
+    call = call_for(state, record, meta, effect)
 
     def settle(response: Any) -> int:
         decorate(state, method, response)

@@ -76,7 +76,8 @@ class _TrackedStream(httpx2.AsyncByteStream):
 
 
 class CountingTransport(httpx2.AsyncBaseTransport):
-    """A real-socket transport that counts the HTTP exchanges in flight at once, and the peak."""
+    """A real-socket transport that counts the HTTP exchanges in flight at once, and the peak; the pool's
+    `subscriptions/listen` stream (2026-07-28), open all along beside the calls, is not counted."""
 
     def __init__(self) -> None:
         self._inner = httpx2.AsyncHTTPTransport()
@@ -87,6 +88,8 @@ class CountingTransport(httpx2.AsyncBaseTransport):
         self.in_flight -= 1
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if request.headers.get("mcp-method") == "subscriptions/listen":
+            return await self._inner.handle_async_request(request)
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
         try:

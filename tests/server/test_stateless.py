@@ -48,7 +48,7 @@ async def test_discover_names_versions_capabilities_cache_fields_and_server(via:
     assert result == {
         "resultType": "complete",
         "supportedVersions": ALL_VERSIONS,
-        "capabilities": {"tools": {}, "logging": {}},
+        "capabilities": {"tools": {"listChanged": True}, "logging": {}},
         "serverInfo": {"name": "modern", "version": "0.1.0"},
         "ttlMs": 0,
         "cacheScope": "public",

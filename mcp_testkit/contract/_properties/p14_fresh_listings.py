@@ -24,7 +24,13 @@ _SERVER_TTLS = (0.0, 0.2, 0.5)
 """The server's `ttlMs` (2026-07-28), in fractions of the bridge's own cache TTL."""
 _AGES = (0.1, 0.3, 0.6)
 """How far the cache's clock moves in one step, in fractions of the bridge's own cache TTL."""
-_STEPS = ("connect", "change", "announce", "approve")
+_STEPS = ("connect", "change", "announce", "approve", "notify")
+_NOTICE_S = 5.0
+"""How long a bridge may take to offer the current tools once the server sent list_changed on its listen stream:
+a bound that only stops a check from waiting for ever, never a speed asked of the bridge."""
+_OPENING_S = 1.0
+"""How long a connected bridge is given to open a listen stream before a change; one opened later (or never) makes
+the change a silent one for it, never a failure."""
 _FIRST = ("a", "b")
 """The catalogue at the start of an example; each change adds a tool and drops the oldest, two tools on two pages."""
 
@@ -49,8 +55,13 @@ def _cases(facts: BridgeFacts) -> list[Inputs]:
         case(0.5, connect, advance[0.3], connect, advance[0.6], change, connect, advance[0.3], connect),
     ]
     if facts.era == STATELESS:
+        notify = ("notify", 0.0)
         cases += [
-            case(0.0, connect, change, connect),  # ttlMs 0: never served from the cache
+            # list_changed on the bridge's subscriptions/listen stream, if it opened one: the tools it offers follow
+            case(0.5, connect, notify, connect),
+            case(0.5, connect, connect, notify, advance[0.3], connect, notify, notify, connect),
+            case(0.0, connect, notify, connect),
+            case(0.0, connect, connect, notify, connect),  # ttlMs 0: never served from the cache
             case(0.2, connect, change, advance[0.1], connect, advance[0.1], connect),  # past ttlMs, within its TTL
             case(0.5, connect, change, advance[0.3], connect, advance[0.3], connect),
         ]
@@ -61,13 +72,19 @@ def _cases(facts: BridgeFacts) -> list[Inputs]:
 
 def _strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
     # Approvals run as a declared case only: a gate names the tools listed at connect, which later steps change.
-    step = st.tuples(st.sampled_from(_STEPS[:3]), st.just(0.0)) | st.tuples(st.just("advance"), st.sampled_from(_AGES))
+    kinds = [*_STEPS[:3], "notify"] if facts.era == STATELESS else _STEPS[:3]
+    step = st.tuples(st.sampled_from(kinds), st.just(0.0)) | st.tuples(st.just("advance"), st.sampled_from(_AGES))
     server_ttl = st.sampled_from(_SERVER_TTLS) if facts.era == STATELESS else st.just(0.5)
     return {"server_ttl": server_ttl, "steps": st.lists(step, min_size=1, max_size=7)}
 
 
 def _labels(inputs: Inputs) -> list[str]:
-    names = {"announce": "list_changed", "change": "silent change", "approve": "approval after a removal"}
+    names = {
+        "announce": "list_changed",
+        "change": "silent change",
+        "approve": "approval after a removal",
+        "notify": "list_changed on listen",
+    }
     labels = {names.get(kind, kind) for kind, _ in inputs["steps"] if kind != "advance"}
     return sorted(labels | {f"ttlMs {inputs['server_ttl']:g} TTL"})
 
@@ -103,7 +120,8 @@ class _Catalogue:
         return any(names == offered and self.now - at < limit for at, names in self.fresh)
 
 
-async def _connect(h: ContractHarness, adapter: BridgeAdapter, catalogue: _Catalogue, index: int) -> None:
+async def _connect(h: ContractHarness, adapter: BridgeAdapter, catalogue: _Catalogue, index: int) -> bool:
+    """Connect again and judge the tools offered; whether the bridge is connected now."""
     server = h.server
     mark = len(server.journal)
     fired = len(h.fired())
@@ -119,7 +137,7 @@ async def _connect(h: ContractHarness, adapter: BridgeAdapter, catalogue: _Catal
         facts_["server ttlMs"] = f"{catalogue.server_ttl * 1000:g}"
     if outcome.kind != "ok":
         if announced:
-            return  # the listing was interrupted by list_changed: failing the connect offers nothing stale
+            return False  # the listing was interrupted by list_changed: failing the connect offers nothing stale
         raise h.fail("the bridge could not connect to a healthy server", **facts_)
     offered = sorted(await adapter.list_tools())
     facts_["offered"] = offered
@@ -128,11 +146,77 @@ async def _connect(h: ContractHarness, adapter: BridgeAdapter, catalogue: _Catal
             why = "list_changed during its listing announced them stale" if announced else "it just read another"
             raise h.fail(f"the bridge offers tools the server no longer lists: {why}", **facts_)
         catalogue.fresh.append((catalogue.now, offered))
-        return
+        return True
     if offered != current and not catalogue.may_serve(offered):
         if catalogue.server_ttl is not None and any(names == offered for _, names in catalogue.fresh):
             raise h.fail("a cache hit served a listing past the server's ttlMs", **facts_)
         raise h.fail("a cache hit served a listing the server announced as changed, or past its TTL", **facts_)
+    return True
+
+
+def _heard(server: Any) -> int:
+    """How many tools/list_changed the server sent on subscriptions/listen streams that asked for them (the
+    journal's record of a listen request keeps what its stream carried)."""
+    return sum(
+        1
+        for record in server.journal.requests("subscriptions/listen")
+        for message in (record.response if isinstance(record.response, list) else ())
+        if isinstance(message, dict) and message.get("method") == "notifications/tools/list_changed"
+    )
+
+
+def _listening(server: Any) -> bool:
+    """Whether a listen stream that asked for tool changes is open (acknowledged, not ended, not closed)."""
+    for record in server.journal.requests("subscriptions/listen"):
+        sent = record.response if isinstance(record.response, list) else []
+        if record.error is None and sent and not any("id" in message for message in sent):
+            honoured = (sent[0].get("params") or {}).get("notifications") or {}
+            if honoured.get("toolsListChanged") is True:
+                return True
+    return False
+
+
+async def _notify(h: ContractHarness, adapter: BridgeAdapter, catalogue: _Catalogue, connected: bool) -> None:
+    """Change the catalogue while the bridge is connected; when the server told the bridge on its listen stream, the
+    tools the bridge offers must become the current ones, and no listing read before may be served again.
+
+    Judged over a socket only: the in-process transport (httpx2's ASGI transport) hands a response over whole, so no
+    stream can reach a bridge there, and the change is a silent one."""
+    import anyio
+
+    server = h.server
+    before = _heard(server)
+    listening = False
+    if connected and h.via == "socket":
+        with anyio.move_on_after(_OPENING_S):  # a bridge opens its stream once connected, in a task of its own
+            for _ in range(int(_OPENING_S * 1000)):
+                if listening := _listening(server):
+                    break
+                await anyio.sleep(0.01)
+    catalogue.change(silently=True)
+    if not listening:
+        return  # nobody was told: a silent change
+    current: list[str] = []
+    offered: list[str] = []
+    with anyio.move_on_after(_NOTICE_S):
+        while True:
+            # The catalogue as it is now: a pending CatalogueChange may fire on the listing the bridge reads for it.
+            current = sorted(server.tools)
+            offered = sorted(await adapter.list_tools())
+            if offered == current and _heard(server) > before:
+                break
+            await anyio.sleep(0.01)
+    if _heard(server) <= before:
+        return  # the stream closed before it carried the change: nothing was announced to the bridge
+    catalogue.fresh.clear()  # the server said the listing changed: nothing read before may be served
+    if offered != current:
+        raise h.fail(
+            "the server sent notifications/tools/list_changed on the bridge's subscriptions/listen stream, and "
+            f"{_NOTICE_S:g} s later the bridge still offers other tools than the server lists",
+            catalogue=current,
+            offered=offered,
+        )
+    catalogue.fresh.append((catalogue.now, offered))
 
 
 async def _approve(h: ContractHarness, adapter: Any, catalogue: _Catalogue) -> None:
@@ -167,10 +251,13 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
     if any(kind == "approve" for kind, _ in steps):
         cached.require_approval(list(_FIRST))
     connects = 0
+    connected = False
     for kind, value in steps:
         if kind == "advance":
             cached.advance_cache_clock(value * catalogue.ttl)
             catalogue.now += value * catalogue.ttl
+        elif kind == "notify":
+            await _notify(h, adapter, catalogue, connected)
         elif kind in ("change", "announce"):
             catalogue.change(silently=kind == "change")
         elif kind == "approve":
@@ -178,14 +265,15 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
                 await _approve(h, adapter, catalogue)
         else:
             connects += 1
-            await _connect(h, adapter, catalogue, connects)
+            connected = await _connect(h, adapter, catalogue, connects)
 
 
 PROPERTY = Property(
     "P14",
     "A cached listing gives way to the current one: list_changed, ttlMs, approvals",
     "cached_listings_stay_fresh",
-    "catalogue changes announced by `notifications/tools/list_changed` on a listing's stream and silent ones; the "
+    "catalogue changes announced by `notifications/tools/list_changed` on a listing's stream or on the bridge's "
+    "`subscriptions/listen` stream (2026-07-28), and silent ones; the "
     "server's `ttlMs` (2026-07-28) shorter than the bridge's TTL, 0 included; approving a call of a tool removed "
     "since it was paused",
     _strategies,
