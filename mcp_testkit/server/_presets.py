@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from mcp_testkit.server._presets_input import input_requests
 from mcp_testkit.tools import ToolError
 
 if TYPE_CHECKING:
@@ -136,6 +137,7 @@ def conformance(server: TestMcpServer) -> None:
     server.tool("test_tool_with_progress", description="Reports progress 0, 50, 100 of 100")(with_progress)
     _stateless_era(server, with_logging)
     _offerings(server)
+    input_requests(server)
 
 
 _SCHEMA_2020_12 = {

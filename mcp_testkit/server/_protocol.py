@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_testkit._eras import HANDSHAKE, HANDSHAKE_VERSIONS, STATELESS
+from mcp_testkit.server._input import InputNeeded, asker, begin_rounds, capabilities_of, input_required
 from mcp_testkit.server._messages import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -98,6 +99,10 @@ class Call:
     """The methods of the request's era (None: the handshake era's)."""
     log_level: str | None = None
     """A stateless request's `io.modelcontextprotocol/logLevel`: without one, a tool's log messages are not sent."""
+    to_client: Notify | None = None
+    """Sends a server-to-client request on this request's own stream (handshake era: an input request)."""
+    rounds: Any = None
+    """A 2026-07-28 request's answers to earlier input requests (`server._input.Rounds`), once it has or needs any."""
 
 
 def negotiate(requested: Any) -> str:
@@ -230,6 +235,11 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
             return result_response(request_id, text_result(problem, is_error=True))
         return error_response(request_id, INVALID_PARAMS, problem)
     session = call.session
+    if call.era == STATELESS:
+        refused = begin_rounds(call, request_id, "tools/call", name, arguments, params)
+        if refused is not None:
+            call.record.executed = False
+            return refused
 
     def context() -> ToolContext:
         """Made only for a handler that takes one."""
@@ -242,6 +252,8 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
             log_level=session.log_level if session is not None else call.log_level,
             logs=call.era == HANDSHAKE or call.log_level is not None,
             era=call.era,
+            client_capabilities=capabilities_of(call),
+            _ask=asker(call, name, "tools/call", arguments),
         )
 
     state.executions[name] += 1
@@ -263,6 +275,11 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
         result = result_of(answer)
     except JsonRpcError as exc:
         return error_response(request_id, exc.code, exc.message, exc.data)
+    except InputNeeded as needed:
+        # The round ends asking for input: the handler re-runs on the retry, and only the round that completes counts.
+        state.executions[name] -= 1
+        call.record.executed = False
+        return input_required(call, request_id, name, needed)
     except ToolError as exc:
         result = text_result(exc.text, is_error=True)
     except Exception as exc:
