@@ -73,9 +73,11 @@ class JsonRpcError(Exception):
 
 
 class InputUnavailable(JsonRpcError):
-    """Raised by `ToolContext.elicit`, `sample`, `list_roots` and `ask` when the client cannot give the input: it did
-    not declare the capability, or did not answer within `TestMcpServer.input_timeout_s`. Let through, it answers the
-    call with its JSON-RPC error; a tool may catch it and answer otherwise."""
+    """Raised by `ToolContext.elicit`, `sample`, `list_roots` and `ask` when the client gives no usable input: it did
+    not declare the capability (-32600, or -32021 in 2026-07-28), did not answer within
+    `TestMcpServer.input_timeout_s` (-32001), answered with an error, or answered what the request does not allow
+    (-32602). Let through, it answers the call with its JSON-RPC error, and the call counts no execution (the handler
+    stopped at its input request); a tool may catch it and answer otherwise."""
 
 
 @dataclass(frozen=True)

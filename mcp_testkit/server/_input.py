@@ -316,7 +316,7 @@ def _from_rounds(call: Call, name: str, rounds: Rounds, requests: dict[str, Inpu
                 inputs.append(exchange)
             exchange.answer, exchange.answered_seq, exchange.error = answer, call.record.seq, problem
         if problem is not None:
-            raise JsonRpcError(INVALID_PARAMS, f"Invalid params: inputResponses[{key!r}]: {problem}")
+            raise InputUnavailable(INVALID_PARAMS, f"Invalid params: inputResponses[{key!r}]: {problem}")
         answers[key] = rounds.used[key] = answer
     if missing:
         raise InputNeeded(missing)
@@ -377,14 +377,14 @@ async def _ask_client(call: Call, name: str, requests: dict[str, InputRequest]) 
         if slot.error is not None:
             code, text = slot.error.get("code"), slot.error.get("message")
             exchange.error = f"the client answered with error {code}: {text}"
-            raise JsonRpcError(
+            raise InputUnavailable(
                 code if isinstance(code, int) else INVALID_REQUEST,
                 f"the client answered {exchange.method} of {name!r} with an error: {text}",
             )
         exchange.error = answer_problem(requests[key], exchange.answer)
         if exchange.error is not None:
             problem = f"the client's answer to {exchange.method}: {exchange.error}"
-            raise JsonRpcError(INVALID_PARAMS, f"Invalid params: {problem}")
+            raise InputUnavailable(INVALID_PARAMS, f"Invalid params: {problem}")
         answers[key] = exchange.answer
     return answers
 

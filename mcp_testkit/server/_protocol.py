@@ -28,7 +28,15 @@ from mcp_testkit.server._messages import (
 )
 from mcp_testkit.server._offerings import OFFERING_METHODS, SESSION_METHODS
 from mcp_testkit.server._paging import Cursor, Page, decode_cursor, encode_cursor, page_of
-from mcp_testkit.tools import JsonRpcError, ToolContext, ToolError, result_of, start_answer, text_result
+from mcp_testkit.tools import (
+    InputUnavailable,
+    JsonRpcError,
+    ToolContext,
+    ToolError,
+    result_of,
+    start_answer,
+    text_result,
+)
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
@@ -273,6 +281,11 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
             if scope.cancelled_caught:
                 return CANCELLED
         result = result_of(answer)
+    except InputUnavailable as exc:
+        # The handler stopped at an input request the client could not answer: it did not run to its end.
+        state.executions[name] -= 1
+        call.record.executed = False
+        return error_response(request_id, exc.code, exc.message, exc.data)
     except JsonRpcError as exc:
         return error_response(request_id, exc.code, exc.message, exc.data)
     except InputNeeded as needed:
