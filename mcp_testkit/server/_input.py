@@ -108,6 +108,8 @@ class Rounds:
     carried: dict[str, Any] = field(default_factory=dict)
     offered: dict[str, Any] = field(default_factory=dict)
     used: dict[str, Any] = field(default_factory=dict)
+    token: Any = None
+    """The request's `requestState`, verified when the handler first asks (None: none, or verified)."""
 
 
 def capabilities_of(call: Call) -> dict[str, Any]:
@@ -155,8 +157,8 @@ def unseal(key: bytes, token: Any) -> dict[str, Any] | None:
 def begin_rounds(
     call: Call, request_id: Any, method: str, name: str, arguments: Mapping[str, Any], params: Mapping[str, Any]
 ) -> dict[str, Any] | None:
-    """Check a 2026-07-28 request's `inputResponses` and `requestState` and keep them for its handler; the JSON-RPC
-    error when they are malformed, tampered with, expired or another request's (None when they may be used)."""
+    """Check a 2026-07-28 request's `inputResponses` and keep them, with its `requestState` (verified when the
+    handler asks, by `_verify`), for its handler; the JSON-RPC error when they are malformed (None when usable)."""
     if "inputResponses" not in params and "requestState" not in params:
         return None  # a first round: `asker` makes its Rounds only if the handler asks
     what = f"{method} {name}"
@@ -176,23 +178,29 @@ def begin_rounds(
                 f"Invalid params: {what}: inputResponses[{key!r}] must be an object (the client's result for that "
                 f"input request), not {type(answer).__name__ if answer is not None else 'null'}",
             )
-    digest = _digest(arguments)
-    carried: dict[str, Any] = {}
-    if "requestState" in params:
-        payload = unseal(call.state.input_key, params["requestState"])
-        problem = _state_problem(payload, method, name, digest)
-        if problem is not None:
-            call.record.error = f"requestState refused: {problem}"
-            return error_response(
-                request_id,
-                INVALID_PARAMS,
-                f"Invalid params: {what}: requestState {problem}; send the request again without requestState "
-                "and inputResponses to start over",
-            )
-        assert payload is not None
-        carried = dict(payload["a"])
-    call.rounds = Rounds(method, name, digest, carried, dict(offered))
+    # The requestState is verified when the handler asks for input: a handler that never asks (a replay answering
+    # from its recording) is not refused for a state it does not read.
+    token = params.get("requestState") if "requestState" in params else None
+    call.rounds = Rounds(method, name, _digest(arguments), {}, dict(offered), token=token)
     return None
+
+
+def _verify(call: Call, rounds: Rounds) -> None:
+    """Take the answers of earlier rounds from the request's `requestState`; -32602 (raised) if it is not good."""
+    token, rounds.token = rounds.token, None
+    if token is None:
+        return
+    payload = unseal(call.state.input_key, token)
+    problem = _state_problem(payload, rounds.method, rounds.name, rounds.digest)
+    if problem is not None:
+        call.record.error = f"requestState refused: {problem}"
+        raise InputUnavailable(
+            INVALID_PARAMS,
+            f"Invalid params: {rounds.method} {rounds.name}: requestState {problem}; send the request again without "
+            "requestState and inputResponses to start over",
+        )
+    assert payload is not None
+    rounds.carried = dict(payload["a"])
 
 
 def _state_problem(payload: dict[str, Any] | None, method: str, name: str, digest: str) -> str | None:
@@ -271,6 +279,7 @@ def asker(call: Call, name: str, method: str, arguments: Mapping[str, Any]) -> A
         async def ask_in_rounds(requests: dict[str, InputRequest]) -> dict[str, Any]:
             if call.rounds is None:
                 call.rounds = Rounds(method, name, _digest(arguments))
+            _verify(call, call.rounds)
             return _from_rounds(call, name, call.rounds, requests)
 
         return ask_in_rounds
