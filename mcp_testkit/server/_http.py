@@ -521,6 +521,10 @@ def sse_chosen(state: ServerState, record: Record, effect: Effect[Any] | None, s
     return _mode(state, record) == "sse"
 
 
+_ASKING = frozenset({"tools/call", "prompts/get"})
+"""The requests whose handlers may ask the client for input (`server/_input.py`)."""
+
+
 async def _to_client(state: ServerState, out: Response, message: dict[str, Any]) -> None:
     """Send a server-to-client request on the request's own stream, switching its answer to SSE if it was JSON."""
     await out.start_sse()
@@ -552,7 +556,7 @@ async def answer(
         call.notify = notify
         if open_stream is not None:
             await open_stream(state, out, call, effect)
-    if call.session is not None:
+    if call.session is not None and out.record.rpc_method in _ASKING:
         call.to_client = functools.partial(_to_client, state, out)
     response = await dispatch(message, call)
     sse = sse or out.streaming  # a tool that asked the client for input switched a JSON answer to SSE
