@@ -15,6 +15,7 @@ from mcp_testkit._headers import REDACTED as REDACTED  # the redaction policy, w
 from mcp_testkit._headers import Headers
 from mcp_testkit._headers import is_secret_header as is_secret_header
 from mcp_testkit._headers import redacted as redacted
+from mcp_testkit._input_log import InputExchange, InputLog
 from mcp_testkit._record import FILTERED, SEQ, Record, record_of_row, row_of
 from mcp_testkit._renamed import renamed_keywords
 
@@ -47,6 +48,8 @@ class Journal:
         self._changed = threading.Condition()
         self._waiting = 0
         self._subscribers: tuple[Callable[[Record], None], ...] = ()
+        self.inputs = InputLog()
+        """What tools asked the client for (elicitation, sampling, roots) and the answers (docs/input.md)."""
 
     # -- recording (called by the server) --------------------------------------------------------
 
@@ -109,6 +112,7 @@ class Journal:
         """Forget every record (and the count of dropped ones); numbering starts again at 1."""
         self._records = deque(maxlen=self.limit)
         self._seq = itertools.count(1)
+        self.inputs = InputLog()
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -296,6 +300,13 @@ class Journal:
     ) -> list[Record]:
         """Assert prompt `name` was got (`times` times, with `arguments` if given); return the matching records."""
         return self._assert_asked("prompts/get", "name", name, arguments, times)
+
+    def assert_input(self, tool: str, *, kind: str | None = None, answer: Any = _MISSING) -> list[InputExchange]:
+        """Assert `tool` asked the client for input (`kind`: `elicit`, `sample` or `roots`) and got `answer` (as the
+        client sent it, if given); return the answered exchanges (`journal.inputs` holds them all)."""
+        return self.inputs.assert_input(tool, kind=kind) if answer is _MISSING else self.inputs.assert_input(
+            tool, kind=kind, answer=answer
+        )
 
     def _assert_asked(
         self, method: str, key: str, value: str, arguments: Mapping[str, Any] | None, times: int | None

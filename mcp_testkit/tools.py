@@ -18,7 +18,18 @@ from mcp_testkit._param_headers import mirrored_params
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
-__all__ = ["Answer", "JsonRpcError", "RawResult", "ScriptedTool", "ToolContext", "ToolError"]
+__all__ = [
+    "Answer",
+    "Elicit",
+    "InputUnavailable",
+    "JsonRpcError",
+    "ListRoots",
+    "RawResult",
+    "Sample",
+    "ScriptedTool",
+    "ToolContext",
+    "ToolError",
+]
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 
@@ -61,6 +72,65 @@ class JsonRpcError(Exception):
         self.data = data
 
 
+class InputUnavailable(JsonRpcError):
+    """Raised by `ToolContext.elicit`, `sample`, `list_roots` and `ask` when the client gives no usable input: it did
+    not declare the capability (-32600, or -32021 in 2026-07-28), did not answer within
+    `TestMcpServer.input_timeout_s` (-32001), answered with an error, or answered what the request does not allow
+    (-32602). Let through, it answers the call with its JSON-RPC error, and the call counts no execution (the handler
+    stopped at its input request); a tool may catch it and answer otherwise."""
+
+
+@dataclass(frozen=True)
+class Elicit:
+    """An `elicitation/create` request for `ToolContext.ask`: a message and the schema of the answer's content."""
+
+    message: str
+    schema: Mapping[str, Any]
+
+    method = "elicitation/create"
+    capability = "elicitation"
+
+    def params(self) -> dict[str, Any]:
+        return {"message": self.message, "requestedSchema": dict(self.schema)}
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A `sampling/createMessage` request for `ToolContext.ask`: the messages (a string is one user text message),
+    `max_tokens`, and any other parameter of the request in wire spelling (`systemPrompt`, `modelPreferences`...)."""
+
+    messages: str | Sequence[Mapping[str, Any]]
+    max_tokens: int
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    method = "sampling/createMessage"
+    capability = "sampling"
+
+    def params(self) -> dict[str, Any]:
+        messages = self.messages
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
+        return {**self.extra, "messages": [dict(message) for message in messages], "maxTokens": self.max_tokens}
+
+
+@dataclass(frozen=True)
+class ListRoots:
+    """A `roots/list` request for `ToolContext.ask`."""
+
+    method = "roots/list"
+    capability = "roots"
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+
+InputRequest = Elicit | Sample | ListRoots
+"""What a tool may ask the client for."""
+
+AskInput = Callable[[dict[str, InputRequest]], Awaitable[dict[str, Any]]]
+"""How a context asks the client, given by the era: a request on the call's stream, or an `InputRequiredResult`."""
+
+
 class RawResult(dict[str, Any]):
     """A `CallToolResult` already in wire form, answered exactly as given (a replay's recorded answer)."""
 
@@ -81,6 +151,52 @@ class ToolContext:
     """The protocol era of the request: 'handshake', or 'stateless' (2026-07-28), whose results may differ in shape."""
     sent: list[dict[str, Any]] = field(default_factory=list)
     """The progress and log notifications this call sent, in order (what the client was told meanwhile)."""
+    client_capabilities: Mapping[str, Any] = field(default_factory=dict)
+    """What the client declared it can do (`initialize`, or a 2026-07-28 request's `_meta`): `elicitation`,
+    `sampling`, `roots`..."""
+    _ask: AskInput | None = field(default=None, repr=False)
+    _keys: dict[str, int] = field(default_factory=dict, repr=False)
+
+    async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, Any]:
+        """Ask the client for several inputs at once (`Elicit`, `Sample`, `ListRoots`, by keys of your choosing);
+        returns the client's answers by the same keys, as it sent them. See docs/input.md."""
+        if self._ask is None:
+            raise InputUnavailable(
+                -32600, f"{self.tool!r} asked the client for input, but this request cannot carry input requests"
+            )
+        if not requests:
+            return {}
+        return await self._ask(dict(requests))
+
+    async def elicit(self, message: str, schema: Mapping[str, Any], *, key: str | None = None) -> dict[str, Any]:
+        """Ask the user, through the client, for content matching `schema`; returns the `ElicitResult`
+        (`{"action": "accept", "content": {...}}`, or a decline or cancel)."""
+        key = key or self._key("elicit")
+        return (await self.ask({key: Elicit(message, schema)}))[key]  # type: ignore[no-any-return]
+
+    async def sample(
+        self,
+        messages: str | Sequence[Mapping[str, Any]],
+        *,
+        max_tokens: int,
+        key: str | None = None,
+        **params: Any,
+    ) -> dict[str, Any]:
+        """Ask the client's model for a message (`sampling/createMessage`); `params` are further request parameters in
+        wire spelling. Returns the `CreateMessageResult`."""
+        key = key or self._key("sample")
+        return (await self.ask({key: Sample(messages, max_tokens, params)}))[key]  # type: ignore[no-any-return]
+
+    async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
+        """Ask the client for its roots (`roots/list`); returns the list of roots (`{"uri": ..., "name": ...}`)."""
+        key = key or self._key("roots")
+        answer = (await self.ask({key: ListRoots()}))[key]
+        return list(answer.get("roots", []))
+
+    def _key(self, kind: str) -> str:
+        """The next default key of a kind: `elicit-1`, `elicit-2`...; the same on every round of a 2026-07-28 call."""
+        count = self._keys[kind] = self._keys.get(kind, 0) + 1
+        return f"{kind}-{count}"
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send `notifications/progress` for this call, if the client asked for progress."""
@@ -166,6 +282,11 @@ def result_of(answer: Any) -> dict[str, Any]:
 
 _TAKES_CONTEXT: weakref.WeakKeyDictionary[Callable[..., Any], bool] = weakref.WeakKeyDictionary()
 """Whether a handler takes a context, by handler; weak, so that it keeps no handler (nor its server) alive."""
+
+
+def takes_context(handler: Callable[..., Any]) -> bool:
+    """Whether a handler (of a tool, or a prompt's messages) takes a context as its second parameter."""
+    return _takes_context(handler)
 
 
 def _takes_context(handler: Callable[..., Any]) -> bool:

@@ -10,10 +10,12 @@ from mcp_testkit.bridge._errors import (
     MCPBridgeError,
     MCPCallOutcomeUnknown,
     MCPConnectionError,
+    MCPInputRequired,
     MCPResultTooLarge,
     MCPResultWithheld,
     MCPToolError,
 )
+from mcp_testkit.bridge._input import InputHandler, InputRequested
 from mcp_testkit.bridge._pool import ToolDescription, ToolPool, describe_tools
 from mcp_testkit.bridge._render import render_result
 from mcp_testkit.bridge._tool import BridgeTool
@@ -24,11 +26,14 @@ __all__ = [
     "BridgeTool",
     "Era",
     "Headers",
+    "InputHandler",
+    "InputRequested",
     "Kind",
     "MCPAuthError",
     "MCPBridgeError",
     "MCPCallOutcomeUnknown",
     "MCPConnectionError",
+    "MCPInputRequired",
     "MCPResultTooLarge",
     "MCPResultWithheld",
     "MCPToolError",

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from mcp_testkit.bridge._config import ServerConfig
+    from mcp_testkit.bridge._input import AskInput
     from mcp_testkit.bridge._rpc import RpcSession
 
 __all__ = ["EraChoice"]
@@ -32,6 +33,8 @@ class EraChoice:
     def __init__(self, configured: str) -> None:
         self.auto = configured == "auto"
         self.settled: str | None = None if self.auto else configured
+        self.ask_input: AskInput | None = None
+        """Answers the tools' input requests on every session opened (the pool's `input_handler`), if given."""
 
     async def connect(
         self,
@@ -50,6 +53,7 @@ class EraChoice:
         """
         if config.command is not None:
             command = StdioSession(config.command, config.args, config.env, config.read_timeout_s)
+            command.ask_input = self.ask_input
             opened.append(command)
             await command.initialize()
             self.settled = HANDSHAKE
@@ -57,6 +61,7 @@ class EraChoice:
         assert config.url is not None
         if self.settled != HANDSHAKE:
             stateless = StatelessSession(client, config.url, credentials)
+            stateless.ask_input = self.ask_input
             opened.append(stateless)
             try:
                 await stateless.discover()
@@ -70,6 +75,7 @@ class EraChoice:
                 self.settled = STATELESS
                 return stateless
         session = McpSession(client, config.url, credentials)
+        session.ask_input = self.ask_input
         opened.append(session)
         try:
             await session.initialize()

@@ -7,6 +7,7 @@ __all__ = [
     "MCPBridgeError",
     "MCPCallOutcomeUnknown",
     "MCPConnectionError",
+    "MCPInputRequired",
     "MCPResultTooLarge",
     "MCPResultWithheld",
     "MCPToolError",
@@ -39,6 +40,25 @@ class MCPToolError(MCPBridgeError):
     def __init__(self, server: str, message: str, *, code: int | None = None) -> None:
         super().__init__(server, message)
         self.code = code
+
+
+class MCPInputRequired(MCPToolError):
+    """A tool asked for input (elicitation, sampling, roots) and the pool has no ``input_handler`` to answer it;
+    the call did not complete (the server ran no write: it never got the input)."""
+
+    def __init__(
+        self, server: str, tool: str, needs: list[str], *, code: int | None = None, detail: str | None = None
+    ) -> None:
+        what = ", ".join(needs) or "input"
+        said = f" (the server said: JSON-RPC error {code}: {detail})" if detail is not None else ""
+        super().__init__(
+            server,
+            f"tool {tool!r} needs input the bridge cannot give ({what}): give ToolPool an input_handler to answer "
+            f"it{said}",
+            code=code,
+        )
+        self.tool = tool
+        self.needs = needs
 
 
 class MCPResultWithheld(MCPToolError):

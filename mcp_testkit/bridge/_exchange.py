@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from mcp_testkit import _sse
 from mcp_testkit._sse import SseDecoder, SseEvent, SseEventTooLarge
+from mcp_testkit.bridge._input import answer_request
 from mcp_testkit.bridge._rpc import MODERN_CODES, AnswerTooLarge, BadReply, ConnectionLost, RpcError, RpcSession
 
 if TYPE_CHECKING:
@@ -141,6 +142,8 @@ class HttpExchange(RpcSession):
                     for event in decoder.feed(chunk):
                         found = self._answer_in_event(event, request_id, strict=answer is None)
                         answer = found if answer is None else answer
+                    if self._asked:
+                        await self._reply_asked()
                     if answer is not None:
                         break
             except (httpx2.ReadError, httpx2.RemoteProtocolError):
@@ -162,6 +165,16 @@ class HttpExchange(RpcSession):
                     except (httpx2.HTTPError, SseEventTooLarge):
                         pass
         return answer
+
+    async def _reply_asked(self) -> None:
+        """POST the answers to the requests the server sent on a call's stream (a tool's input requests)."""
+        asked, self._asked = self._asked, []
+        for request in asked:
+            reply = await answer_request(self.ask_input, self.calling, request)
+            async with self._post(reply, self._headers("", {})) as response:
+                if not 200 <= response.status_code < 300:
+                    what = f"the answer to its {request.get('method')!s:.60} request"
+                    raise BadReply(f"refused {what} (HTTP {response.status_code})", sent=True)
 
     def _answer_in_event(self, event: SseEvent, request_id: int, *, strict: bool) -> dict[str, Any] | None:
         """The result carried by ``event``, if any; once the answer is in (not ``strict``), only notes."""

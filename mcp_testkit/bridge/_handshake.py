@@ -44,11 +44,12 @@ MAX_FRUITLESS_RESUMES = 2
 logger = logging.getLogger("mcp_testkit.bridge")
 
 
-def initialize_params() -> dict[str, Any]:
-    """The ``initialize`` request's params: the newest handshake version, no capabilities, this bridge's info."""
+def initialize_params(capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``initialize`` request's params: the newest handshake version, the capabilities (the input requests the
+    bridge answers, if any), this bridge's info."""
     params = mcp_types.InitializeRequestParams(
         protocol_version=LATEST_HANDSHAKE_VERSION,
-        capabilities=mcp_types.ClientCapabilities(),
+        capabilities=mcp_types.ClientCapabilities.model_validate(capabilities or {}),
         client_info=CLIENT_INFO,
     )
     return dump(params)
@@ -85,7 +86,7 @@ class McpSession(HttpExchange):
         # Shielded up to the caller's deadline: a cancel that lands after the server opened the session
         # but before its id was read would leave a session nobody can end.
         with anyio.CancelScope(shield=True, deadline=anyio.current_effective_deadline()) as scope:
-            raw = await self._request("initialize", initialize_params())
+            raw = await self._request("initialize", initialize_params(self.capabilities))
         if scope.cancelled_caught:
             await anyio.lowlevel.checkpoint()  # the caller's own deadline has passed: its timeout fires here
             raise TimeoutError

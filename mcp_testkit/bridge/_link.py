@@ -17,9 +17,11 @@ from mcp_testkit.bridge._errors import (
     MCPAuthError,
     MCPCallOutcomeUnknown,
     MCPConnectionError,
+    MCPInputRequired,
     MCPResultTooLarge,
     MCPToolError,
 )
+from mcp_testkit.bridge._input import NoInputHandler, bind
 from mcp_testkit.bridge._render import render_result
 from mcp_testkit.bridge._rpc import (
     MODERN_CODES,
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     import mcp_types
 
     from mcp_testkit.bridge._config import ServerConfig
+    from mcp_testkit.bridge._input import InputHandler
     from mcp_testkit.bridge._rpc import RpcSession
     from mcp_testkit.bridge._tool import BridgeTool
 
@@ -99,7 +102,11 @@ class ServerLink:
     """The pool's hold on one server: its live session, the lock that serializes calls, the rules."""
 
     def __init__(
-        self, config: ServerConfig, client: httpx2.AsyncClient, environ: Mapping[str, str] | None = None
+        self,
+        config: ServerConfig,
+        client: httpx2.AsyncClient,
+        environ: Mapping[str, str] | None = None,
+        input_handler: InputHandler | None = None,
     ) -> None:
         self.config = config
         self._client = client
@@ -109,6 +116,7 @@ class ServerLink:
         self._refused: RpcSession | None = None
         self._lock = anyio.Lock()
         self._choice = EraChoice(config.era)
+        self._choice.ask_input = bind(input_handler, config.name)
         """The era this server is spoken in: settled by the first probe in auto mode, kept until it fails."""
         self._schemas: dict[str, Mapping[str, Any]] = {}
         self.listing_ttl_s: float | None = None
@@ -297,7 +305,12 @@ class ServerLink:
                         restarted = True  # it had exited before the call could be sent: start it, then send
                         logger.info("server %r: %s; starting it again before calling %r", name, reason, tool.bare_name)
                         continue
+            except NoInputHandler as exc:
+                raise MCPInputRequired(name, tool.bare_name, exc.methods) from None
             except RpcError as exc:
+                if session.ask_input is None and _needs_input(exc):
+                    needs = sorted(exc.data["requiredCapabilities"])
+                    raise MCPInputRequired(name, tool.bare_name, needs, code=exc.code, detail=exc.message) from None
                 if exc.code == HEADER_MISMATCH and session.relists_on_header_mismatch and not relisted:
                     # Refused before it ran, so even a write may go again: once, with headers from a new listing.
                     relisted = True
@@ -331,6 +344,13 @@ class ServerLink:
             raise MCPConnectionError(
                 name, f"call to {tool.name!r} failed after {attempts} attempt{plural}: the server {reason}"
             )
+
+
+def _needs_input(error: RpcError) -> bool:
+    """Whether a call's JSON-RPC error says the tool needs input requests the client did not declare."""
+    data = error.data
+    needed = data.get("requiredCapabilities") if isinstance(data, dict) else None
+    return isinstance(needed, dict) and bool(needed) and set(needed) <= {"elicitation", "sampling", "roots"}
 
 
 def _reason(error: Exception, timeout_s: float) -> str:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from mcp_testkit.bridge._cache import ToolCacheKey
     from mcp_testkit.bridge._config import Kind, ServerConfig
+    from mcp_testkit.bridge._input import InputHandler
 
 __all__ = ["ToolDescription", "ToolPool", "describe_tools"]
 
@@ -60,11 +61,13 @@ class ToolPool:
         environ: Mapping[str, str] | None = None,
         cache: bool = True,
         result_guardrails: Mapping[str, ResultGuardrail] | None = None,
+        input_handler: InputHandler | None = None,
     ) -> None:
         """`environ` replaces `os.environ` as the place credentials are read from (at every connect).
 
         `cache=False` lists every server at entry instead of using the process-level `ToolCache`;
-        `result_guardrails` check every result a server's tool gives before the caller is given it.
+        `result_guardrails` check every result a server's tool gives before the caller is given it;
+        `input_handler` answers the tools' input requests (elicitation, sampling, roots; docs/input.md).
         """
         self._configs = list(configs)
         self._environ = environ
@@ -76,6 +79,9 @@ class ToolPool:
             raise TypeError(f"cache takes True (the process-level ToolCache) or False, not {cache!r}")
         self._cache = cache
         self._guardrails = check_guardrails(result_guardrails)
+        if input_handler is not None and not callable(input_handler):
+            raise TypeError(f"input_handler takes an async function of an InputRequested, not {input_handler!r}")
+        self._input_handler = input_handler
         self._transport = transport
         self._client: httpx2.AsyncClient | None = None
         self._links: dict[str, ServerLink] = {}
@@ -92,7 +98,10 @@ class ToolPool:
         self._client = httpx2.AsyncClient(
             transport=transport, timeout=None, follow_redirects=False, verify=tls_context()
         )
-        self._links = {config.name: ServerLink(config, self._client, self._environ) for config in self._configs}
+        self._links = {
+            config.name: ServerLink(config, self._client, self._environ, self._input_handler)
+            for config in self._configs
+        }
         try:
             listed = await self._start_all()
             self._load(listed)

@@ -11,10 +11,12 @@ import mcp_types
 from pydantic import BaseModel, ValidationError
 
 from mcp_testkit._eras import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
+from mcp_testkit.bridge._input import INPUT_CAPABILITIES, MAX_INPUT_ROUNDS, answer_round
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from mcp_testkit.bridge._input import AskInput
     from mcp_testkit.bridge._tool import BridgeTool
 
 __all__ = [
@@ -149,6 +151,8 @@ class RpcSession:
     """The bound on one answer's size (the server's ``max_result_bytes``), set by the link; None: unbounded."""
     empty_cursor_is_a_cursor: ClassVar[bool] = False
     """Whether an empty ``nextCursor`` asks for one more page (2026-07-28) rather than breaking the listing."""
+    ask_input: AskInput | None = None
+    """Answers a tool's input requests (the pool's `input_handler`, bound to the server); None: none declared."""
     relists_on_header_mismatch: ClassVar[bool] = False
     """Whether a call refused with HeaderMismatch (-32020) is sent once more after listing the tools again: the
     era whose headers are derived from the listed schemas."""
@@ -158,6 +162,15 @@ class RpcSession:
         self.list_changed = False
         self.listing_ttl_s: float | None = None
         """The shortest `ttlMs` of the pages of the last listing walked, in seconds (None: the server gave none)."""
+        self.calling = ""
+        """The tool of the call in flight (calls are serialized), whose input requests the handler is told of."""
+        self._asked: list[dict[str, Any]] = []
+        """Server-to-client requests seen on a call's stream, waiting to be answered."""
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """What this client declares: the input requests it answers when it has a handler, else nothing."""
+        return dict(INPUT_CAPABILITIES) if self.ask_input is not None else {}
 
     @property
     def usable(self) -> bool:
@@ -190,7 +203,19 @@ class RpcSession:
     ) -> mcp_types.CallToolResult:
         """Send one ``tools/call`` and return its validated result; ``headers`` go with it over HTTP (the
         ``Mcp-Param-*`` headers of the stateless era)."""
-        raw = await self._request("tools/call", {"name": name, "arguments": dict(arguments)}, headers)
+        params: dict[str, Any] = {"name": name, "arguments": dict(arguments)}
+        self.calling = name
+        raw = await self._request("tools/call", params, headers)
+        for _ in range(MAX_INPUT_ROUNDS):
+            if raw.get("resultType") != "input_required":
+                break
+            # 2026-07-28: answer the round, and send the call again with the answers and the echoed state.
+            retry = {**params, "inputResponses": await answer_round(self.ask_input, name, raw.get("inputRequests"))}
+            if "requestState" in raw:
+                retry["requestState"] = raw["requestState"]
+            raw = await self._request("tools/call", retry, headers)
+        else:
+            raise BadReply(f"asked for input {MAX_INPUT_ROUNDS} rounds in a row for {name!r}", sent=True)
         return validated(mcp_types.CallToolResult, raw)
 
     async def close(self, credentials: Mapping[str, str] | None = None) -> None:
@@ -230,9 +255,12 @@ class RpcSession:
             raise BadReply("sent a JSON-RPC message that is not an object", sent=True)
         if item.get("method") == LIST_CHANGED:
             self.list_changed = True
+        if "method" in item and "id" in item:
+            self._asked.append(item)  # a request of the server's own (an input request), answered by the era
+            return None
         if "method" in item or item.get("id") != request_id:
             return None
         if "error" in item:
             error = validated(mcp_types.JSONRPCError, item).error
-            raise RpcError(error.code, error.message)
+            raise RpcError(error.code, error.message, error.data)
         return validated(mcp_types.JSONRPCResponse, item).result

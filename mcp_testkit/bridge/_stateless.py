@@ -117,7 +117,7 @@ class StatelessSession(HttpExchange):
                 params,
                 version=self.protocol_version,
                 client_info=dump(CLIENT_INFO),
-                capabilities={},
+                capabilities=self.capabilities,
             )
             try:
                 return await super()._request(method, full, headers)

@@ -15,6 +15,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from mcp_testkit._eras import HANDSHAKE
 from mcp_testkit.bridge._handshake import initialize_params, initialized
+from mcp_testkit.bridge._input import answer_request
 from mcp_testkit.bridge._rpc import CANCEL_REASON, BadReply, ConnectionLost, RpcSession, WireError
 
 if TYPE_CHECKING:
@@ -31,7 +32,6 @@ EOF_GRACE_S = 2.0
 """How long a server gets to exit by itself once its stdin is closed."""
 TERM_GRACE_S = 1.0
 """How long its process group gets between SIGTERM and SIGKILL."""
-_METHOD_NOT_FOUND = -32601
 
 
 class CommandFailed(WireError):
@@ -123,7 +123,7 @@ class StdioSession(RpcSession):
             raise CommandFailed(f"could not be started ({self._argv[0]!r}: {reason})", sent=False) from None
         assert self._process.stdout is not None
         self._lines = BufferedByteReceiveStream(self._process.stdout)
-        result = initialized(await self._request("initialize", initialize_params()))
+        result = initialized(await self._request("initialize", initialize_params(self.capabilities)))
         self.protocol_version = result.protocol_version
         await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"}, "notifications/initialized")
         return result
@@ -213,10 +213,8 @@ class StdioSession(RpcSession):
             raise BadReply(f"wrote a line that is not JSON while {method} waited", sent=True) from None
 
     async def _answer_server(self, request: dict[str, Any]) -> None:
-        """Answer a request of the server's own: ``ping`` with ``{}``, anything else as not found."""
-        if request.get("method") == "ping":
-            answer: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"], "result": {}}
-        else:
-            error = {"code": _METHOD_NOT_FOUND, "message": f"Method not found: {request.get('method')!s:.100}"}
-            answer = {"jsonrpc": "2.0", "id": request["id"], "error": error}
+        """Answer a request of the server's own: ``ping`` with ``{}``, an input request through the input handler,
+        anything else as not found."""
+        self._asked.clear()  # `_answer_in` does not see it here: answered at once
+        answer = await answer_request(self.ask_input, self.calling, request)
         await self._send(answer, "an answer to the server's request")

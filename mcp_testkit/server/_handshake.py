@@ -14,6 +14,7 @@ import anyio
 
 from mcp_testkit._eras import HANDSHAKE, HANDSHAKE_VERSIONS
 from mcp_testkit.server._http import accepts, answer, cancel_on_disconnect, faulted, header, kind_of, sse_chosen
+from mcp_testkit.server._input import answer_arrived
 from mcp_testkit.server._paging import LISTINGS, page_number, request_target
 from mcp_testkit.server._protocol import (
     CANCELLED,
@@ -99,7 +100,10 @@ async def post(state: ServerState, out: Response) -> None:
             if answered:
                 return
     if kind != "request":
-        record.error = handle_notification(message, session)
+        if kind == "response":  # the client's answer to a tool's input request
+            record.error = answer_arrived(session, message, record.seq)
+        else:
+            record.error = handle_notification(message, session)
         if effect is None or not await effect.after_notification(out):
             await out.json(202, None)
         return
@@ -189,6 +193,7 @@ async def _initialize(state: ServerState, message: dict[str, Any], out: Response
             return 200
         client_info = (record.params or {}).get("clientInfo")
         session = state.sessions.open(result["protocolVersion"], client_info if isinstance(client_info, dict) else None)
+        session.client_capabilities = record.client_capabilities or {}
         record.session_id = session.id
         record.protocol_version = session.protocol_version
         out.session_header = [(b"mcp-session-id", session.id.encode())]

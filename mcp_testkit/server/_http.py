@@ -523,6 +523,16 @@ def sse_chosen(state: ServerState, record: Record, effect: Effect[Any] | None, s
     return _mode(state, record) == "sse"
 
 
+_ASKING = frozenset({"tools/call", "prompts/get"})
+"""The requests whose handlers may ask the client for input (`server/_input.py`)."""
+
+
+async def _to_client(state: ServerState, out: Response, message: dict[str, Any]) -> None:
+    """Send a server-to-client request on the request's own stream, switching its answer to SSE if it was JSON."""
+    await out.start_sse()
+    await out.event(state, message)
+
+
 async def answer(
     state: ServerState,
     message: dict[str, Any],
@@ -548,7 +558,10 @@ async def answer(
         call.notify = notify
         if open_stream is not None:
             await open_stream(state, out, call, effect)
+    if call.session is not None and out.record.rpc_method in _ASKING:
+        call.to_client = functools.partial(_to_client, state, out)
     response = await dispatch(message, call)
+    sse = sse or out.streaming  # a tool that asked the client for input switched a JSON answer to SSE
     if effect is not None:
         await effect.after()
     status = 200 if settle is None else settle(response)

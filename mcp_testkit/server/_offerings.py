@@ -21,7 +21,7 @@ from mcp_testkit.server._messages import (
     result_response,
 )
 from mcp_testkit.server._paging import LISTINGS, Cursor, Page, decode_cursor, encode_cursor, page_of
-from mcp_testkit.tools import JsonRpcError
+from mcp_testkit.tools import JsonRpcError, takes_context
 
 if TYPE_CHECKING:
     from mcp_testkit.server._state import ServerState
@@ -138,6 +138,10 @@ async def _get_prompt(request_id: Any, params: dict[str, Any], call: _Call) -> A
     if missing:
         names = ", ".join(missing)
         return error_response(request_id, INVALID_PARAMS, f"prompts/get {name}: missing required argument(s) {names}")
+    if callable(prompt.messages) and takes_context(prompt.messages):  # it may ask the client for input
+        from mcp_testkit.server._input import prompt_with_input
+
+        return await prompt_with_input(call, request_id, params, prompt, dict(given))  # type: ignore[arg-type]
     return _scripted(request_id, call, f"prompt {name!r}", lambda: prompt.get(dict(given)))
 
 

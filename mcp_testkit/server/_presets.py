@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from mcp_testkit.server._presets_input import input_requests
 from mcp_testkit.tools import ToolError
 
 if TYPE_CHECKING:
@@ -138,6 +139,7 @@ def conformance(server: TestMcpServer) -> None:
     _offerings(server)
     _listen_triggers(server)
     _tasks(server)
+    input_requests(server)
 
 
 _SCHEMA_2020_12 = {

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_testkit._eras import HANDSHAKE, HANDSHAKE_VERSIONS, STATELESS
+from mcp_testkit.server._input import InputNeeded, asker, begin_rounds, capabilities_of, input_required
 from mcp_testkit.server._messages import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -27,7 +28,15 @@ from mcp_testkit.server._messages import (
 )
 from mcp_testkit.server._offerings import OFFERING_METHODS, SESSION_METHODS
 from mcp_testkit.server._paging import Cursor, Page, decode_cursor, encode_cursor, page_of
-from mcp_testkit.tools import JsonRpcError, ToolContext, ToolError, result_of, start_answer, text_result
+from mcp_testkit.tools import (
+    InputUnavailable,
+    JsonRpcError,
+    ToolContext,
+    ToolError,
+    result_of,
+    start_answer,
+    text_result,
+)
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
@@ -98,6 +107,10 @@ class Call:
     """The methods of the request's era (None: the handshake era's)."""
     log_level: str | None = None
     """A stateless request's `io.modelcontextprotocol/logLevel`: without one, a tool's log messages are not sent."""
+    to_client: Notify | None = None
+    """Sends a server-to-client request on this request's own stream (handshake era: an input request)."""
+    rounds: Any = None
+    """A 2026-07-28 request's answers to earlier input requests (`server._input.Rounds`), once it has or needs any."""
 
 
 def negotiate(requested: Any) -> str:
@@ -230,6 +243,11 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
             return result_response(request_id, text_result(problem, is_error=True))
         return error_response(request_id, INVALID_PARAMS, problem)
     session = call.session
+    if call.era == STATELESS:
+        refused = begin_rounds(call, request_id, "tools/call", name, arguments, params)
+        if refused is not None:
+            call.record.executed = False
+            return refused
 
     def context() -> ToolContext:
         """Made only for a handler that takes one."""
@@ -242,6 +260,8 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
             log_level=session.log_level if session is not None else call.log_level,
             logs=call.era == HANDSHAKE or call.log_level is not None,
             era=call.era,
+            client_capabilities=capabilities_of(call),
+            _ask=asker(call, name, "tools/call", arguments),
         )
 
     state.executions[name] += 1
@@ -261,8 +281,18 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
             if scope.cancelled_caught:
                 return CANCELLED
         result = result_of(answer)
+    except InputUnavailable as exc:
+        # The handler stopped at an input request the client could not answer: it did not run to its end.
+        state.executions[name] -= 1
+        call.record.executed = False
+        return error_response(request_id, exc.code, exc.message, exc.data)
     except JsonRpcError as exc:
         return error_response(request_id, exc.code, exc.message, exc.data)
+    except InputNeeded as needed:
+        # The round ends asking for input: the handler re-runs on the retry, and only the round that completes counts.
+        state.executions[name] -= 1
+        call.record.executed = False
+        return input_required(call, request_id, name, needed)
     except ToolError as exc:
         result = text_result(exc.text, is_error=True)
     except Exception as exc:

@@ -39,6 +39,18 @@ class OfferingScripting:
             raise ValueError(f"cache_ttl_s must be a number of seconds >= 0, not {value!r}")
         self._state.cache_ttl_ms = round(value * 1000)
 
+    @property
+    def input_timeout_s(self) -> float:
+        """How long a tool's input request (elicitation, sampling, roots) of the handshake era waits for the client's
+        answer before the ctx call raises `InputUnavailable` (-32001); setting it lasts until `reset()`."""
+        return self._state.input_timeout_s
+
+    @input_timeout_s.setter
+    def input_timeout_s(self, value: float) -> None:
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value < float("inf"):
+            raise ValueError(f"input_timeout_s must be a number of seconds > 0, not {value!r}")
+        self._state.input_timeout_s = float(value)
+
     def resource(
         self,
         uri: str,

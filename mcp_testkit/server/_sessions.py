@@ -117,6 +117,10 @@ class Session:
     outbox: Outbox = field(default_factory=lambda: Outbox(), repr=False)
     """Server notifications waiting for a stream to carry them."""
     events: EventLog | None = field(default=None, repr=False)
+    client_capabilities: dict[str, Any] = field(default_factory=dict, repr=False)
+    """What the client declared in `initialize`: which input requests (elicitation, sampling, roots) it answers."""
+    waiting: dict[Any, Any] = field(default_factory=dict, repr=False)
+    """Server-to-client input requests waiting for the client's response, by JSON-RPC id (`server/_input.py`)."""
     """The events of its resumable SSE streams, for a GET with `Last-Event-ID` to replay (made at the first)."""
     subscriptions: set[str] = field(default_factory=set, repr=False)
     """The resource URIs it subscribed to (`resources/subscribe`), told of each `update_resource`."""

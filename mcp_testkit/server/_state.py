@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import secrets
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -82,6 +83,10 @@ class ServerState:
     answer; None for the scripted server's own."""
     discover_result: dict[str, Any] | None = None
     """What `server/discover` answers: a replay's recorded answer; None for the scripted server's own."""
+    input_timeout_s: float = 60.0
+    """How long a handshake-era input request (elicitation, sampling, roots) waits for the client's answer."""
+    input_key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
+    """Signs the `requestState` of 2026-07-28 input rounds (`server/_input.py`); new with every state."""
     _definitions: list[dict[str, Any]] | None = None
     _catalogue_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

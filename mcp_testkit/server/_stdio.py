@@ -29,6 +29,7 @@ from mcp_testkit._json import JsonError, loads
 from mcp_testkit.journal import Headers, Record
 from mcp_testkit.server._effects import effect_of, supports_stdio
 from mcp_testkit.server._http import JOURNAL_PREFIX, ServerCrash, describe, kind_of
+from mcp_testkit.server._input import answer_arrived
 from mcp_testkit.server._paging import LISTINGS, page_number, request_target
 from mcp_testkit.server._protocol import (
     CANCELLED,
@@ -219,7 +220,8 @@ class StdioServer:
             return
         describe(record, message)
         if kind == "response":
-            journal._finish(record)  # we send no requests, so there is nothing to match it with
+            record.error = answer_arrived(session, message, record.seq)  # an answer to a tool's input request
+            journal._finish(record)
             return
         effect = None
         if state.plan:
@@ -294,7 +296,8 @@ class StdioServer:
             record.error = "request before initialize"
             return error_response(record.rpc_id, INVALID_REQUEST, f"Invalid Request: send initialize before {method}")
         version = session.protocol_version if session is not None else DEFAULT_VERSION
-        return await dispatch(message, Call(state, record, session, version, self._notify, effect))
+        call = Call(state, record, session, version, self._notify, effect, to_client=self._notify)
+        return await dispatch(message, call)
 
     def _open_session(self, version: str, record: Record) -> None:
         """`initialize` opens the one session; a second one replaces the first."""
@@ -303,6 +306,7 @@ class StdioServer:
             sessions.end(self._session.id)
         client_info = (record.params or {}).get("clientInfo")
         self._session = sessions.open(version, client_info if isinstance(client_info, dict) else None)
+        self._session.client_capabilities = record.client_capabilities or {}
         record.session_id = self._session.id
         record.protocol_version = version
 

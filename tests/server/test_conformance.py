@@ -39,6 +39,10 @@ SCENARIOS = [
     "prompts-get-embedded-resource",
     "prompts-get-with-image",
     "completion-complete",
+    "tools-call-sampling",
+    "tools-call-elicitation",
+    "elicitation-sep1034-defaults",
+    "elicitation-sep1330-enums",
 ]
 
 

@@ -4,8 +4,7 @@ on a server of the stateless era only too.
 
 The tasks extension's scenarios (which name no spec version) run at the wire the suite picks for them.
 
-A scenario about a feature the server does not have (no tool asks the client for input through an
-InputRequiredResult yet) is a known gap: an xfail(strict) with its reason,
+A scenario about a feature the server does not have is a known gap (none is left): an xfail(strict) with its reason,
 which also fails loudly when any other check of the scenario fails, or when the known ones start to pass.
 """
 
@@ -51,6 +50,18 @@ PASSING = [
     "prompts-get-embedded-resource",
     "prompts-get-with-image",
     "caching",
+    "input-required-result-basic-elicitation",
+    "input-required-result-basic-sampling",
+    "input-required-result-basic-list-roots",
+    "input-required-result-request-state",
+    "input-required-result-multiple-input-requests",
+    "input-required-result-multi-round",
+    "input-required-result-missing-input-response",
+    "input-required-result-non-tool-request",
+    "input-required-result-result-type",
+    "input-required-result-tampered-state",
+    "input-required-result-capability-check",
+    "input-required-result-ignore-extra-params",
 ]
 
 
@@ -62,30 +73,11 @@ class Gap:
     checks: frozenset[str]
 
 
-_NO_MRTR = (
-    "TestMcpServer's tools never ask the client for input: no InputRequiredResult (Multi Round-Trip Requests, "
-    "SEP-2322), so the suite has nothing to exercise"
-)
-
-
 def _gap(reason: str, *checks: str) -> Gap:
     return Gap(reason, frozenset(checks))
 
 
-GAPS = {
-    "input-required-result-basic-elicitation": _gap(_NO_MRTR, "sep-2322-elicitation-incomplete"),
-    "input-required-result-basic-sampling": _gap(_NO_MRTR, "sep-2322-sampling-incomplete"),
-    "input-required-result-basic-list-roots": _gap(_NO_MRTR, "sep-2322-list-roots-incomplete"),
-    "input-required-result-request-state": _gap(_NO_MRTR, "sep-2322-request-state-incomplete"),
-    "input-required-result-multiple-input-requests": _gap(_NO_MRTR, "sep-2322-multiple-inputs-incomplete"),
-    "input-required-result-multi-round": _gap(_NO_MRTR, "sep-2322-multi-round-r1"),
-    "input-required-result-missing-input-response": _gap(_NO_MRTR, "sep-2322-missing-response-rerequests"),
-    "input-required-result-non-tool-request": _gap(f"{_NO_MRTR}, nor does a prompt", "sep-2322-non-tool-incomplete"),
-    "input-required-result-result-type": _gap(_NO_MRTR, "sep-2322-result-type-included"),
-    "input-required-result-tampered-state": _gap(_NO_MRTR, "sep-2322-reject-tampered-state"),
-    "input-required-result-capability-check": _gap(_NO_MRTR, "sep-2322-respect-client-capabilities"),
-    "input-required-result-ignore-extra-params": _gap(_NO_MRTR, "sep-2322-ignore-unexpected-params"),
-}
+GAPS: dict[str, Gap] = {}
 
 
 class ScenarioGap(Exception):
@@ -181,7 +173,8 @@ no spec version, so each runs at the wire the suite picks for it (2026-07-28's).
 
 TASK_GAPS = {
     "tasks-mrtr-composition": _gap(
-        f"{_NO_MRTR}: its test_tool_with_task gathers input in InputRequiredResult rounds before it becomes a task",
+        "input rounds and tasks do not compose yet: the preset has no test_tool_with_task, which gathers input in "
+        "InputRequiredResult rounds and only then becomes a task",
         "sep-2663-mrtr-synchronous-before-task-creation",
     ),
 }
