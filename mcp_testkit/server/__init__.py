@@ -14,6 +14,7 @@ from mcp_testkit._runner import MAX_HEADER_LINE, MAX_HEADERS
 from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.journal import Journal
 from mcp_testkit.server._app import ServerCrash
+from mcp_testkit.server._effects import Effect, effect_of  # what the chaos proxy applies of the server's effects
 from mcp_testkit.server._mount import MountableMcpApp
 from mcp_testkit.server._scripting import OfferingScripting
 from mcp_testkit.server._sessions import SessionTable
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from mcp_testkit.journal import Record
     from mcp_testkit.server._sessions import Session
 
-__all__ = ["RemoteHostWarning", "ServerState", "TestMcpServer", "stdio_supports"]
+__all__ = ["Effect", "RemoteHostWarning", "ServerState", "TestMcpServer", "effect_of", "stdio_supports"]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _RESPONSE_MODES = ("json", "sse")
