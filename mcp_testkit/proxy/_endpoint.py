@@ -217,6 +217,8 @@ class ProxyEndpoint:
         effect = effect_of(fault)
         assert effect is not None
         if await effect.before(turn, None, None):  # type: ignore[arg-type]
+            if record.rpc_method == "tools/call":
+                record.executed = False  # answered (or dropped) before the upstream saw it
             return
         call: Any = _Call(record)
         replaced = effect.answer(record.rpc_id, record.rpc_method or "", call)
