@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from mcp_testkit.cassettes._record import Recording, StdioGateway, record
     from mcp_testkit.cassettes._replay import CassetteServer, replay
     from mcp_testkit.cassettes._script import ReplayScript
-    from mcp_testkit.cassettes._upstream import UpstreamError, check_startable
+    from mcp_testkit.cassettes._upstream import UpstreamError, check_startable, headers_from
     from mcp_testkit.cassettes._verify import Change, VerifyReport, verify
 
 __all__ = [
@@ -56,6 +56,7 @@ __all__ = [
     "VerifyReport",
     "cassette_schema",
     "check_startable",
+    "headers_from",
     "record",
     "replay",
     "verify",
@@ -76,6 +77,7 @@ _HOMES = {
     "StdioGateway": "_record",
     "Tape": "_format",
     "check_startable": "_upstream",
+    "headers_from": "_upstream",
     "record": "_record",
     "MATCH_MODES": "_format",
     "CassetteServer": "_replay",

@@ -105,6 +105,24 @@ class ChaosProxy:
         )
         return self._plan.add(rule)
 
+    def check_rule(self, rule: faults.Rule) -> None:
+        """ValueError naming the fault and why, when the proxy cannot apply the rule's fault."""
+        why = refusal(rule.fault)
+        if why is not None:
+            raise ValueError(why)
+
+    def add_rule(self, rule: faults.Rule) -> faults.Rule:
+        """Add a rule made elsewhere (a scenario file, the admin API), checked as `inject` checks its fault."""
+        self.check_rule(rule)
+        return self._plan.add(rule)
+
+    def reset(self) -> None:
+        """Forget the journal and every rule; keeps serving."""
+        self._journal.clear()
+        self._plan = faults.FaultPlan()
+        self._endpoint.plan = self._plan
+        self._endpoint.errors.clear()
+
     def fail_next_call(self, fault: faults.Fault, *, tool: str | None = None) -> faults.Rule:
         """The next call of `tool` (of any tool when None) meets `fault`."""
         return self.inject(fault, method="tools/call", tool=tool)
@@ -201,10 +219,10 @@ class ChaosProxy:
         return f"ChaosProxy({self.upstream!r}, {where}, {len(self._journal)} requests)"
 
 
-def _Discarded(tape_class: Any) -> Any:  # noqa: N802 - builds a class
+def _Discarded(tape_class: Any) -> Any:
     """A tape that keeps nothing: the proxy journals, and records only when asked to."""
 
-    class Discarded(tape_class):  # type: ignore[misc, valid-type]
+    class Discarded(tape_class):  # type: ignore[misc]
         def add(self, exchange: Any) -> None:
             return None
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
@@ -21,7 +20,8 @@ from mcp_testkit._origin import LOOPBACK_NAMES, rebinding_refusal
 from mcp_testkit.journal import Record
 from mcp_testkit.proxy._forward import BrokenOff
 from mcp_testkit.proxy._own import SESSION_NOT_FOUND, Pages, Sessions, reshape_page
-from mcp_testkit.proxy._turn import Held, ProxyTurn, decode, dumps, frame
+from mcp_testkit.proxy._streams import BrokenStreams
+from mcp_testkit.proxy._turn import Held, ProxyTurn, decode, dumps
 from mcp_testkit.server import Effect, effect_of
 
 if TYPE_CHECKING:
@@ -31,7 +31,6 @@ __all__ = ["ProxyEndpoint"]
 
 _INVALID_REQUEST = -32600
 _LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
-_KEPT_STREAMS = 256
 
 
 class _Call:
@@ -60,7 +59,7 @@ class ProxyEndpoint:
         self.sessions = Sessions()
         self.pages = Pages()
         self.errors: list[BaseException] = []
-        self._broken: OrderedDict[str, list[bytes]] = OrderedDict()
+        self.broken = BrokenStreams()
         self._lock = threading.Lock()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -117,7 +116,8 @@ class ProxyEndpoint:
             message = decode(body)
         elif method not in ("GET", "DELETE"):
             self._admit(record)
-            await turn.error(405, _INVALID_REQUEST, f"HTTP {method} is not supported", [(b"allow", b"GET, POST, DELETE")])
+            allow = [(b"allow", b"GET, POST, DELETE")]
+            await turn.error(405, _INVALID_REQUEST, f"HTTP {method} is not supported", allow)
             return
         self._describe(record, headers, message)
         self._admit(record)
@@ -127,7 +127,7 @@ class ProxyEndpoint:
             return
         if method == "GET":
             resumed = headers.get("last-event-id")
-            if resumed is not None and await self._resume(turn, resumed):
+            if resumed is not None and await self.broken.resume(turn, resumed):
                 return
         page = self.pages.page_of(record.params) if record.rpc_method == "tools/list" else None
         if record.rpc_method == "tools/list" and isinstance(message, dict):
@@ -242,7 +242,7 @@ class ProxyEndpoint:
         held = await self._held(scope, receive, body, record.rpc_id)
         record.executed = True if record.rpc_method == "tools/call" else None
         await effect.after()
-        answer, others = held.split(record.rpc_id)
+        answer, _others = held.split(record.rpc_id)
         self.pages.learn(page, answer)
         turn.session_header = _session_header(held)
         chosen = effect.sse(None)
@@ -277,7 +277,7 @@ class ProxyEndpoint:
             await self._pass(turn, held, page)
             return
         if isinstance(fault, faults.BreakStream):
-            await self._break(fault, turn, [*others, answer], answer)
+            await self.broken.cut(fault, turn, [*others, answer], answer)
             return
         if isinstance(fault, faults.ListChanged):
             others = [dict(_LIST_CHANGED), *others]
@@ -288,42 +288,6 @@ class ProxyEndpoint:
             real = result.get("nextCursor") if isinstance(result, dict) else None
             self.pages.empty = real if isinstance(real, str) and real else None
         await turn.answer(200, others, shaped, sse=held.sse or bool(others))
-
-    async def _break(self, fault: faults.BreakStream, turn: ProxyTurn, events: list[Any], answer: Any) -> None:
-        """Send `after_events` events with ids of the proxy's own, then end the connection; the rest wait for a GET
-        with `Last-Event-ID`."""
-        record = turn.record
-        prefix = f"mcp-testkit-proxy-{record.seq}-"
-        frames = [b"event: message\nid: %s%d\ndata: %s\n\n" % (prefix.encode(), n, dumps(m)) for n, m in enumerate(events)]
-        record.response = None
-        record._response_raw = dumps(answer)
-        await turn.start_sse()
-        shown = frames[: fault.after_events]
-        for one in shown:
-            await turn.chunk(one)
-        if fault.retry_s is not None:
-            await turn.chunk(b"retry: %d\n\n" % round(fault.retry_s * 1000))
-        await turn.send({"type": "http.response.body", "body": b""})
-        if fault.after_events:
-            with self._lock:
-                self._broken[prefix] = frames
-                while len(self._broken) > _KEPT_STREAMS:
-                    self._broken.popitem(last=False)
-        count = len(shown)
-        record.error = f"SSE stream broken by a fault after {count} event{'s' * (count != 1)}"
-
-    async def _resume(self, turn: ProxyTurn, last_event_id: str) -> bool:
-        """Replay the events of a stream a `BreakStream` broke, after `last_event_id`; False when it names none."""
-        prefix, _, number = last_event_id.rpartition("-")
-        frames = self._broken.get(prefix + "-")
-        if frames is None or not number.isdigit():
-            return False
-        turn.record.error = f"resumed a stream the proxy broke, after event {last_event_id}"
-        await turn.start_sse()
-        for one in frames[int(number) + 1 :]:
-            await turn.chunk(one)
-        await turn.end_sse()
-        return True
 
 
 def _session_header(held: Held) -> list[tuple[bytes, bytes]]:

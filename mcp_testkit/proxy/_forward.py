@@ -112,9 +112,8 @@ class HttpForwarder:
             try:
                 raw = await response.aread()
             except httpx2.HTTPError as exc:
-                await gateway_error(
-                    send, 502, request_id, f"chaos proxy: upstream {self.url} broke off its answer ({type(exc).__name__})"
-                )
+                why = f"chaos proxy: upstream {self.url} broke off its answer ({type(exc).__name__})"
+                await gateway_error(send, 502, request_id, why)
                 return
             if not _is_json_answer(response, raw):
                 await gateway_error(
@@ -174,4 +173,4 @@ def _is_json_answer(response: Any, raw: bytes) -> bool:
         except ValueError:
             return False
         return True
-    return response.status_code >= 400
+    return bool(response.status_code >= 400)

@@ -84,7 +84,8 @@ class Held:
         """The answer to `request_id`, and the other messages sent before it."""
         answer, others = None, []
         for message in self.messages():
-            if answer is None and isinstance(message, dict) and "method" not in message and message.get("id") == request_id:
+            answers = isinstance(message, dict) and "method" not in message and message.get("id") == request_id
+            if answer is None and answers:
                 answer = message
             else:
                 others.append(message)

@@ -161,7 +161,8 @@ def test_dribble_and_wrong_content_type_shape_the_upstreams_answer(fake: TestMcp
     with fake, ChaosProxy(fake.url) as proxy, httpx2.Client(timeout=LIMIT_S) as client:
         session = open_session(client, proxy.url)
         proxy.fail_next_call(faults.Dribble(bytes_per_s=20_000))
-        assert answer(request(client, proxy.url, session, "tools/call", CALL))["result"]["content"][0]["text"] == "add ran"
+        slow = answer(request(client, proxy.url, session, "tools/call", CALL))
+        assert slow["result"]["content"][0]["text"] == "add ran"
         proxy.fail_next_call(faults.WrongContentType("text/html"))
         wrong = request(client, proxy.url, session, "tools/call", CALL, 2)
         assert wrong.headers["content-type"] == "text/html"

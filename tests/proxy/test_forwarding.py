@@ -3,6 +3,7 @@ that is down, slow, garbled or cut off is answered as the fault it is, journaled
 
 from __future__ import annotations
 
+import json
 import socket
 import warnings
 
@@ -12,8 +13,8 @@ import pytest
 from mcp import Client
 
 from mcp_testkit import TestMcpServer, faults
-from mcp_testkit.server import RemoteHostWarning
 from mcp_testkit.proxy import ChaosProxy
+from mcp_testkit.server import RemoteHostWarning
 
 from ._wire import ACCEPT, INIT, answer, open_session, request
 
@@ -104,7 +105,7 @@ def test_an_absolute_uri_target_goes_to_the_configured_upstream_only(fake: TestM
     decoy.settimeout(0.2)
     with fake, ChaosProxy(fake.url) as proxy:
         port = proxy.url.split(":")[2].split("/")[0]
-        body = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}'
+        body = json.dumps(INIT).encode()
         head = (
             f"POST http://127.0.0.1:{decoy.getsockname()[1]}/mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
             f"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
@@ -134,7 +135,8 @@ def test_an_upstream_that_is_down_gets_a_502_and_the_proxy_keeps_serving() -> No
             assert response.status_code == 502
             error = response.json()["error"]
             assert error["code"] == -32603
-            assert "did not answer" in error["message"] and url in error["message"]
+            assert "did not answer" in error["message"]
+            assert url in error["message"]
             assert response.json()["id"] == 0
         assert [r.status for r in proxy.journal] == [502, 502]
 

@@ -22,7 +22,7 @@ def _text(result: object) -> str:
 
 
 def test_sdk_http_upstream_drop_after_execution_ran_once(sdk_url: str, runs: dict[str, int]) -> None:
-    """Drop(after_execution=True) on `bump`: the SDK client's call fails, the upstream's own counter says it ran once."""
+    """Drop(after_execution=True) on `bump`: the SDK client's call fails; the upstream's own counter says it ran."""
 
     async def go() -> ChaosProxy:
         with anyio.fail_after(LIMIT_S):
@@ -69,7 +69,7 @@ def test_sdk_http_upstream_listing_fault_on_its_second_page(sdk_url: str) -> Non
                 proxy.inject(faults.PageError(page=2, code=-32603, message="page two is down"))
                 first = await client.list_tools()
                 assert [tool.name for tool in first.tools] == ["bump", "add"]
-                with pytest.raises(Exception, match="page two is down"):  # noqa: PT011 - the SDK's MCPError
+                with pytest.raises(Exception, match="page two is down"):
                     await client.list_tools(cursor=first.next_cursor)
                 assert [r.fault for r in proxy.journal.requests("tools/list")][1] == faults.PageError(
                     page=2, code=-32603, message="page two is down"

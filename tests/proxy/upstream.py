@@ -28,7 +28,9 @@ class Pages:
         result = await call_next(ctx)
         if ctx.method != "tools/list":
             return result
-        data = dict(result) if isinstance(result, dict) else result.model_dump(by_alias=True, exclude_none=True, mode="json")
+        if not isinstance(result, dict):
+            result = result.model_dump(by_alias=True, exclude_none=True, mode="json")
+        data = dict(result)
         cursor = (ctx.params or {}).get("cursor")
         start = int(cursor) if cursor else 0
         tools = data["tools"]
