@@ -6,20 +6,12 @@ turn, or one of the proxy's own where the effect needs state the upstream keeps 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from mcp_testkit import faults
 
-__all__ = ["OWN", "REFUSED", "refusal"]
-
-OWN: tuple[type[faults.Fault], ...] = (
-    faults.LoseSession,
-    faults.Restart,
-    faults.ExpireSession,
-    faults.BreakStream,
-    faults.DuplicateTool,
-    faults.EmptyCursor,
-    faults.ListChanged,
-)
-"""Faults the proxy applies with effects of its own: the sessions and pages are the upstream's, not a fake's."""
+__all__ = ["REFUSED", "WHEN", "refusal"]
 
 REFUSED: dict[type[faults.Fault], str] = {
     faults.CatalogueChange: "the proxy cannot add or remove a real server's tools",
@@ -30,22 +22,36 @@ REFUSED: dict[type[faults.Fault], str] = {
 """Faults that mean something only for a catalogue the fake owns, with the reason."""
 
 
+def _unnamed_versions(fault: Any) -> str | None:
+    if fault.supported is not None:
+        return None
+    return (
+        "the proxy cannot know which versions the upstream speaks: name them, "
+        "UnsupportedVersion(supported=['2026-07-28'])"
+    )
+
+
+WHEN: dict[type[faults.Fault], Callable[[Any], str | None]] = {faults.UnsupportedVersion: _unnamed_versions}
+"""Faults the proxy refuses only in some forms: the reason, or None when it applies the form given."""
+
+
 def refusal(fault: faults.Fault) -> str | None:
     """Why the chaos proxy cannot apply `fault` in front of a real server (what to do instead), or None if it can."""
     name = type(fault).__name__
+    kinds = type(fault).__mro__
     if fault.stdio_only:
         why = (
             "it acts on a stdio server's own process and lines, and the proxy's clients speak Streamable HTTP to it; "
             "use TestMcpServer over stdio (mcp-testkit serve --stdio) for it"
         )
-    elif isinstance(fault, faults.UnsupportedVersion) and fault.supported is None:
-        why = (
-            "the proxy cannot know which versions the upstream speaks: name them, "
-            "UnsupportedVersion(supported=['2026-07-28'])"
-        )
-    else:
-        why = next((reason for kind, reason in REFUSED.items() if isinstance(fault, kind)), "")
-        if not why:
+    elif any(kind in WHEN for kind in kinds):
+        found = next(WHEN[kind](fault) for kind in kinds if kind in WHEN)
+        if found is None:
             return None
-        why += "; script it on a TestMcpServer (or a cassette's replay) instead"
+        why = found
+    else:
+        reason = next((REFUSED[kind] for kind in kinds if kind in REFUSED), None)
+        if reason is None:
+            return None
+        why = reason + "; script it on a TestMcpServer (or a cassette's replay) instead"
     return f"the chaos proxy cannot apply {name}: {why}"

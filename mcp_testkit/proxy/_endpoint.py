@@ -19,7 +19,7 @@ from mcp_testkit._headers import Headers
 from mcp_testkit._origin import LOOPBACK_NAMES, rebinding_refusal
 from mcp_testkit.journal import Record
 from mcp_testkit.proxy._forward import BrokenOff
-from mcp_testkit.proxy._own import SESSION_NOT_FOUND, Pages, Sessions, reshape_page
+from mcp_testkit.proxy._own import SESSION_NOT_FOUND, Pages, Sessions, own_effect
 from mcp_testkit.proxy._streams import BrokenStreams
 from mcp_testkit.proxy._turn import Held, ProxyTurn, decode, dumps
 from mcp_testkit.server import Effect, effect_of
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["ProxyEndpoint"]
 
 _INVALID_REQUEST = -32600
-_LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
 
 
 class _Call:
@@ -182,40 +181,20 @@ class ProxyEndpoint:
 
         await self.link({**scope, "mcp_testkit.rpc_id": request_id}, replay, send)
 
-    async def _through(self, scope: Scope, receive: Receive, turn: ProxyTurn, body: bytes, page: int | None) -> None:
-        """Forward the request and stream the answer straight back, journaling what it was."""
-        record = turn.record
-        watch = _Watch(turn)
-        await self._forward(scope, receive, watch.send, body, record.rpc_id)
-        watch.finish(self, page)
-
     async def _apply(
         self, fault: faults.Fault | None, scope: Scope, receive: Receive, turn: ProxyTurn, body: bytes, page: int | None
     ) -> None:
-        record = turn.record
+        go = Forwarding(self, scope, receive, turn, body, page)
         if fault is None:
-            await self._through(scope, receive, turn, body, page)
+            await go.through()
             return
-        if isinstance(fault, (faults.LoseSession, faults.Restart, faults.ExpireSession)):
-            status = self.sessions.apply(fault, record.session_id)
-            if status is not None:
-                await turn.error(status, _INVALID_REQUEST, SESSION_NOT_FOUND)
-                return
-            if record.rpc_method != "initialize" or isinstance(fault, faults.Restart):
-                await self._through(scope, receive, turn, body, page)
-                return
-            held = await self._held(scope, receive, body, record.rpc_id)
-            opened = held.header(b"mcp-session-id")
-            if opened is not None:
-                self.sessions.lose(opened)  # LoseSession on initialize: the session is gone as soon as it opens
-            await self._pass(turn, held, page)
-            return
-        if isinstance(fault, (faults.BreakStream, faults.DuplicateTool, faults.EmptyCursor, faults.ListChanged)):
-            held = await self._held(scope, receive, body, record.rpc_id)
-            await self._own(fault, turn, held, page)
+        own = own_effect(fault)
+        if own is not None:
+            await own.act(go)
             return
         effect = effect_of(fault)
         assert effect is not None
+        record = turn.record
         if await effect.before(turn, None, None):  # type: ignore[arg-type]
             if record.rpc_method == "tools/call":
                 record.executed = False  # answered (or dropped) before the upstream saw it
@@ -237,57 +216,61 @@ class ProxyEndpoint:
                 await turn.raw(202, b"", None)
             return
         if not _holds(effect):
-            await self._through(scope, receive, turn, body, page)
+            await go.through()
             return
-        held = await self._held(scope, receive, body, record.rpc_id)
+        held = await go.held()
         record.executed = True if record.rpc_method == "tools/call" else None
         await effect.after()
-        answer, _others = held.split(record.rpc_id)
+        answer, _ = held.split(record.rpc_id)
         self.pages.learn(page, answer)
         turn.session_header = _session_header(held)
         chosen = effect.sse(None)
         sse = held.sse if chosen is None else chosen
         if answer is None or not await effect.send(turn, None, held.status, answer, sse):  # type: ignore[arg-type]
-            await self._pass(turn, held, page)
+            await go.pass_on(held)
 
-    async def _held(self, scope: Scope, receive: Receive, body: bytes, request_id: Any) -> Held:
+
+class Forwarding:
+    """One request on its way to the upstream: forwarded with its answer streamed back, or held for a fault."""
+
+    def __init__(
+        self, endpoint: ProxyEndpoint, scope: Scope, receive: Receive, turn: ProxyTurn, body: bytes, page: int | None
+    ) -> None:
+        self.endpoint, self.scope, self.receive, self.turn, self.body, self.page = (
+            endpoint, scope, receive, turn, body, page
+        )  # fmt: skip
+        self.sessions = endpoint.sessions
+        self.pages = endpoint.pages
+        self.broken = endpoint.broken
+
+    async def through(self) -> None:
+        """Forward the request and stream the answer straight back, journaling what it was."""
+        watch = _Watch(self.turn)
+        await self.endpoint._forward(self.scope, self.receive, watch.send, self.body, self.turn.record.rpc_id)
+        watch.finish(self.endpoint, self.page)
+
+    async def held(self) -> Held:
+        """Forward the request; the upstream's whole answer, held back (not ended when the upstream broke off)."""
         held = Held()
         try:
-            await self._forward(scope, receive, held.send, body, request_id)
+            await self.endpoint._forward(self.scope, self.receive, held.send, self.body, self.turn.record.rpc_id)
         except BrokenOff:
             held.ended = False
         return held
 
-    async def _pass(self, turn: ProxyTurn, held: Held, page: int | None) -> None:
+    async def pass_on(self, held: Held) -> None:
         """Send a held answer on as the upstream sent it."""
-        record = turn.record
+        record = self.turn.record
         answer, _ = held.split(record.rpc_id)
-        self.pages.learn(page, answer)
+        self.pages.learn(self.page, answer)
         if answer is not None:
             record.response = None
             record._response_raw = dumps(answer)
-        await turn.send({"type": "http.response.start", "status": held.status, "headers": held.headers})
-        await turn.send({"type": "http.response.body", "body": b"".join(held.chunks)})
+        await self.turn.send({"type": "http.response.start", "status": held.status, "headers": held.headers})
+        await self.turn.send({"type": "http.response.body", "body": b"".join(held.chunks)})
 
-    async def _own(self, fault: faults.Fault, turn: ProxyTurn, held: Held, page: int | None) -> None:
-        record = turn.record
-        answer, others = held.split(record.rpc_id)
-        turn.session_header = _session_header(held)
-        if answer is None or held.status != 200:
-            await self._pass(turn, held, page)
-            return
-        if isinstance(fault, faults.BreakStream):
-            await self.broken.cut(fault, turn, [*others, answer], answer)
-            return
-        if isinstance(fault, faults.ListChanged):
-            others = [dict(_LIST_CHANGED), *others]
-        shaped = reshape_page(fault, answer)
-        self.pages.learn(page, answer)
-        if isinstance(fault, faults.EmptyCursor):
-            result = answer.get("result") if isinstance(answer, dict) else None
-            real = result.get("nextCursor") if isinstance(result, dict) else None
-            self.pages.empty = real if isinstance(real, str) and real else None
-        await turn.answer(200, others, shaped, sse=held.sse or bool(others))
+    async def refuse(self, status: int) -> None:
+        await self.turn.error(status, _INVALID_REQUEST, SESSION_NOT_FOUND)
 
 
 def _session_header(held: Held) -> list[tuple[bytes, bytes]]:
