@@ -55,8 +55,13 @@ class ChaosProxy:
         max_processes: int = 8,
         journal_limit: int | None = None,
         allow_remote: bool = False,
+        recording: Any = None,
     ) -> None:
-        """A `host` that is not loopback warns (`RemoteHostWarning`) unless `allow_remote`."""
+        """A `host` that is not loopback warns (`RemoteHostWarning`) unless `allow_remote`.
+
+        `recording` keeps every exchange as a cassette's recorder does (`mcp_testkit.cassettes` passes one: it has
+        the forwarder's `begin` and `keep`, and the `tape` a stdio server's exchanges go on).
+        """
         warn_if_remote(host, "the chaos proxy", allow_remote=allow_remote)
         if (upstream is None) == (upstream_command is None):
             raise ValueError("ChaosProxy needs exactly one upstream: upstream='http://...' or upstream_command=[...]")
@@ -66,13 +71,14 @@ class ChaosProxy:
         if upstream is not None:
             if not upstream.startswith(("http://", "https://")):
                 raise ValueError(f"the upstream must be an http:// or https:// URL, not {self.upstream!r}")
-            link = HttpForwarder(upstream, headers=headers, timeout_s=timeout_s)
+            link = HttpForwarder(upstream, headers=headers, timeout_s=timeout_s, recorder=recording)
         else:
             from mcp_testkit.cassettes import StdioGateway, Tape, check_startable
 
             command = list(upstream_command or [])
             check_startable(command)
-            link = self._stdio = StdioGateway(command, _Discarded(Tape), path=path, max_processes=max_processes)
+            tape = recording.tape if recording is not None else _Discarded(Tape)
+            link = self._stdio = StdioGateway(command, tape, path=path, max_processes=max_processes)
         self._link = link
         self._plan = faults.FaultPlan()
         self._journal = Journal(limit=journal_limit)

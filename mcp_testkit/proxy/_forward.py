@@ -11,19 +11,29 @@ import asyncio
 import concurrent.futures
 import json
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import anyio
 
 from mcp_testkit._asgi import Receive, Scope, Send, cancel_on_disconnect, read_body
 
-__all__ = ["NOT_FORWARDED", "NOT_RETURNED", "BrokenOff", "HttpForwarder", "gateway_error", "upstream_error"]
+__all__ = [
+    "NOT_FORWARDED",
+    "NOT_RETURNED",
+    "BrokenOff",
+    "HttpForwarder",
+    "Recorder",
+    "Seen",
+    "gateway_error",
+    "upstream_error",
+]
 
 NOT_FORWARDED = frozenset(
-    {"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te", "upgrade", "accept-encoding",
-     "proxy-authorization", "proxy-connection", "forwarded", "x-forwarded-for", "x-forwarded-host"}
-)  # fmt: skip
-"""Hop-by-hop headers, those httpx2 sets itself, and those that would steer a proxy: the rest pass through."""
+    {"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te", "upgrade", "accept-encoding"}
+)
+"""Hop-by-hop headers, and those httpx2 sets itself; the rest pass through (the request goes to the one upstream URL
+whatever a header names)."""
 NOT_RETURNED = frozenset({"content-length", "connection", "keep-alive", "transfer-encoding", "content-encoding"})
 _MAX_BODY = 64 * 1024 * 1024
 
@@ -48,8 +58,17 @@ class HttpForwarder:
     first request and kept (pooled connections); `close()` closes it from any thread.
     """
 
-    def __init__(self, url: str, *, headers: Mapping[str, str] | None = None, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout_s: float = 30.0,
+        recorder: Recorder | None = None,
+    ) -> None:
         self.url = url
+        self.recorder = recorder
+        """Where each exchange is kept as it was seen (a cassette's tape), or None: nothing kept, nothing decoded."""
         self.headers = {name.lower(): value for name, value in (headers or {}).items()}
         self.timeout_s = timeout_s
         """How long the upstream may take to begin its answer (the status and headers) before the client gets 504."""
@@ -81,63 +100,86 @@ class HttpForwarder:
             if k.decode("latin-1").lower() not in NOT_FORWARDED
         }
         sent.update(self.headers)
+        recorder = self.recorder
+        seen = None if recorder is None else Seen(scope["method"], _decoded(body), sent)
+        token = None if recorder is None else recorder.begin()
         client = self._pooled()
         request = client.build_request(scope["method"], self.url, content=body or None, headers=sent)
         try:
-            with anyio.fail_after(self.timeout_s):
-                response = await client.send(request, stream=True)
-        except TimeoutError:
-            await gateway_error(
-                send, 504, request_id, f"chaos proxy: upstream {self.url} did not answer within {self.timeout_s:g} s"
-            )
-            return
-        except httpx2.HTTPError as exc:
-            why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            await gateway_error(send, 502, request_id, f"chaos proxy: upstream {self.url} did not answer ({why})")
-            return
-        try:
-            await self._relay(response, request_id, receive, send)
+            try:
+                with anyio.fail_after(self.timeout_s):
+                    response = await client.send(request, stream=True)
+            except TimeoutError:
+                why = f"chaos proxy: upstream {self.url} did not answer within {self.timeout_s:g} s"
+                _failed(seen, 504, f"the upstream did not answer within {self.timeout_s:g} s")
+                await gateway_error(send, 504, request_id, why)
+                return
+            except httpx2.HTTPError as exc:
+                why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                _failed(seen, 502, f"the upstream did not answer: {why}")
+                await gateway_error(send, 502, request_id, f"chaos proxy: upstream {self.url} did not answer ({why})")
+                return
+            try:
+                await self._relay(response, request_id, receive, send, seen)
+            finally:
+                await response.aclose()
         finally:
-            await response.aclose()
+            if recorder is not None:
+                recorder.keep(token, seen)
 
-    async def _relay(self, response: Any, request_id: Any, receive: Receive, send: Send) -> None:
+    async def _relay(self, response: Any, request_id: Any, receive: Receive, send: Send, seen: Seen | None) -> None:
         import httpx2
 
+        answered = response.headers.multi_items()
         returned = [
             (name.lower().encode("latin-1"), value.encode("latin-1"))
-            for name, value in response.headers.multi_items()
+            for name, value in answered
             if name.lower() not in NOT_RETURNED
         ]
+        if seen is not None:
+            seen.status, seen.answered = response.status_code, list(answered)
         if not response.headers.get("content-type", "").startswith("text/event-stream"):
             try:
                 raw = await response.aread()
             except httpx2.HTTPError as exc:
+                _failed(seen, 502, f"the upstream broke off its answer: {type(exc).__name__}: {exc}")
                 why = f"chaos proxy: upstream {self.url} broke off its answer ({type(exc).__name__})"
                 await gateway_error(send, 502, request_id, why)
                 return
+            if seen is not None:
+                seen.json_body(raw)
             if not _is_json_answer(response, raw):
-                await gateway_error(
-                    send, 502, request_id,
-                    f"chaos proxy: upstream {self.url} answered HTTP {response.status_code} with a body that is not "
-                    "JSON-RPC",
-                )  # fmt: skip
+                what = f"answered HTTP {response.status_code} with a body that is not JSON-RPC"
+                if seen is not None:
+                    seen.error = f"the upstream {what}"
+                await gateway_error(send, 502, request_id, f"chaos proxy: upstream {self.url} {what}")
                 return
             head = [(b"content-length", str(len(raw)).encode()), *returned]
             await send({"type": "http.response.start", "status": response.status_code, "headers": head})
             await send({"type": "http.response.body", "body": raw})
             return
+        if seen is not None:
+            seen.framing = "sse"
         await send({"type": "http.response.start", "status": response.status_code, "headers": returned})
+        ended = False
         async with anyio.create_task_group() as group:
             group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
             try:
                 async for chunk in response.aiter_raw():
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            except httpx2.HTTPError:
+                    if seen is not None:
+                        seen.feed(chunk)
+            except httpx2.HTTPError as exc:
                 # The upstream broke off its stream: so does the proxy, the same connection behaviour.
+                if seen is not None:
+                    seen.error = f"the upstream broke off its answer: {type(exc).__name__}: {exc}"
                 group.cancel_scope.cancel()
                 raise BrokenOff(self.url) from None
             await send({"type": "http.response.body", "body": b""})
+            ended = True
             group.cancel_scope.cancel()
+        if not ended and seen is not None and seen.error is None:
+            seen.left = True
 
     def close(self) -> None:
         """Close the pooled client on the loop that made it (from any thread, before that loop stops)."""
@@ -149,6 +191,73 @@ class HttpForwarder:
             future.result(5.0)
         except (concurrent.futures.TimeoutError, RuntimeError):
             future.cancel()
+
+
+class Recorder(Protocol):
+    """What keeps the exchanges a forwarder sees: `begin` as a request arrives, `keep` once it is over."""
+
+    def begin(self) -> Any: ...
+
+    def keep(self, token: Any, seen: Any) -> None: ...
+
+
+@dataclass(eq=False)
+class Seen:
+    """One exchange as the forwarder saw it, for a recorder: the request, the status, the headers each way, the
+    answer's framing and messages (SSE events decoded as they pass), and what went wrong."""
+
+    method: str
+    message: Any
+    sent: dict[str, str]
+    status: int | None = None
+    answered: list[tuple[str, str]] = field(default_factory=list)
+    framing: str = "empty"
+    messages: list[Any] = field(default_factory=list)
+    text: str | None = None
+    error: str | None = None
+    left: bool = False
+    """Whether the client left before the SSE stream ended."""
+    _decoder: Any = None
+
+    def json_body(self, raw: bytes) -> None:
+        if not raw:
+            return
+        decoded = _decoded(raw)
+        if decoded is None:
+            self.framing, self.text = "text", raw.decode("utf-8", errors="replace")
+        else:
+            self.framing = "json"
+            self.messages.append(decoded)
+
+    def feed(self, chunk: bytes) -> None:
+        from mcp_testkit._sse import SseDecoder, SseEventTooLarge
+
+        if self._decoder is False:
+            return
+        if self._decoder is None:
+            self._decoder = SseDecoder()
+        try:
+            events = self._decoder.feed(chunk)
+        except SseEventTooLarge as exc:  # passed on to the client all the same; the record says why it stops
+            self.messages.append({"unparsed": str(exc)})
+            self._decoder = False
+            return
+        self.messages.extend(_decoded(e.data.encode()) or {"unparsed": e.data} for e in events if e.data)
+
+
+def _decoded(body: bytes) -> Any:
+    """A message, decoded as strictly as the server decodes one; None for what is not JSON of the wire."""
+    from mcp_testkit._json import JsonError, loads
+
+    try:
+        return loads(body) if body else None
+    except JsonError:
+        return None
+
+
+def _failed(seen: Seen | None, status: int, error: str) -> None:
+    if seen is not None:
+        seen.status, seen.error = status, error
 
 
 class BrokenOff(Exception):
