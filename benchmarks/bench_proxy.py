@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import bench_server  # noqa: E402 - the benchmark's own machinery, from beside this file
+import bench_server  # the benchmark machinery, from beside this file
 
 ROWS = [
     ("TestMcpServer", "testkit"),
