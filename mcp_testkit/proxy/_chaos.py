@@ -150,6 +150,16 @@ class ChaosProxy:
                 raise AssertionError(f"chaos proxy: {len(unfired)} scripted fault(s) never fired:\n{listed}")
 
     @property
+    def name(self) -> str:
+        """How reports name the proxy: by its upstream."""
+        return f"chaos proxy to {self.upstream}"
+
+    @property
+    def errors(self) -> list[BaseException]:
+        """Faults that hit a request of an era they mean nothing in (`check()` raises the first)."""
+        return list(self._endpoint.errors)
+
+    @property
     def journal(self) -> Journal:
         """Every request the proxy received, with the fault applied to it (credentials redacted when shown)."""
         return self._journal
@@ -167,6 +177,11 @@ class ChaosProxy:
         if self._runner is None:
             raise RuntimeError("the chaos proxy is not started")
         return f"http://{self._host}:{self._runner.port}{self._path}"
+
+    @property
+    def base_url(self) -> str:
+        """The proxy's origin, e.g. `http://127.0.0.1:PORT`."""
+        return self.url[: -len(self._path)] if self.url.endswith(self._path) else self.url
 
     @property
     def started(self) -> bool:

@@ -186,6 +186,13 @@ class HttpForwarder:
         client, loop, self._client, self._loop = self._client, self._loop, None, None
         if client is None or loop is None or loop.is_closed():
             return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:  # served in-process on this very loop: close it there, without waiting on ourselves
+            loop.create_task(client.aclose())
+            return
         future = asyncio.run_coroutine_threadsafe(client.aclose(), loop)
         try:
             future.result(5.0)
