@@ -259,3 +259,83 @@ def test_faults_are_anyio_safe_under_a_limit(fake: TestMcpServer) -> None:
         assert not proxy.started
 
     anyio.run(go)
+
+
+@pytest.mark.parametrize(
+    ("fault", "expect"),
+    [
+        (faults.TruncateBody(), "cut"),
+        (faults.EndStream(), "no events"),
+        (faults.MalformedSse(), "garbage event"),
+        (faults.Accepted(), "202"),
+        (faults.HugeResult(size=200_000), "huge"),
+    ],
+)
+def test_answer_shaping_faults_act_on_the_upstreams_answer(
+    fake: TestMcpServer, fault: faults.Fault, expect: str
+) -> None:
+    """Each fault that shapes an answer shapes the upstream's (which ran the call), or answers instead of it."""
+    with fake, ChaosProxy(fake.url) as proxy, httpx2.Client(timeout=LIMIT_S) as client:
+        session = open_session(client, proxy.url)
+        proxy.fail_next_call(fault)
+        response = request(client, proxy.url, session, "tools/call", CALL)
+        if expect == "cut":
+            assert response.content.startswith(b'{"jsonrpc":"2.0"')
+            with pytest.raises(ValueError):
+                response.json()
+        elif expect == "no events":
+            assert response.headers["content-type"].startswith("text/event-stream")
+            assert messages(response) == []
+        elif expect == "garbage event":
+            assert b"data: {this is not json" in response.content
+        elif expect == "202":
+            assert response.status_code == 202
+            assert _calls(fake) == 0
+            return
+        else:
+            text = answer(response)["result"]["content"][0]["text"]
+            assert len(text) == 200_000
+        assert fake.executions("add") == 1
+
+
+def test_progress_only_beats_until_the_client_leaves(fake: TestMcpServer) -> None:
+    """ProgressOnly: progress notifications with the call's token, never an answer; the upstream never runs it."""
+    with fake, ChaosProxy(fake.url) as proxy, httpx2.Client(timeout=LIMIT_S) as client:
+        session = open_session(client, proxy.url)
+        proxy.fail_next_call(faults.ProgressOnly(interval_s=0.01))
+        params = {**CALL, "_meta": {"progressToken": "p1"}}
+        headers = {**ACCEPT, "mcp-session-id": session, "mcp-protocol-version": "2025-06-18"}
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+        with client.stream("POST", proxy.url, json=message, headers=headers) as stream:
+            seen = b""
+            for chunk in stream.iter_raw():
+                seen += chunk
+                if seen.count(b"notifications/progress") >= 2:
+                    break
+        assert b'"progressToken":"p1"' in seen
+        assert _calls(fake) == 0
+
+
+@pytest.mark.parametrize(
+    ("fault", "code"),
+    [
+        (faults.DiscoverError(), None),
+        (faults.HeaderMismatch(header="Mcp-Method"), -32020),
+        (faults.MissingCapability(capabilities=("sampling",)), -32021),
+    ],
+)
+def test_stateless_refusals_answer_for_the_upstream(
+    fake: TestMcpServer, fault: faults.Fault, code: int | None
+) -> None:
+    """The 2026-07-28 era's refusals are answered by the proxy, and the upstream never sees the request."""
+    with fake, ChaosProxy(fake.url) as proxy, httpx2.Client(timeout=LIMIT_S) as client:
+        proxy.inject(fault, method="server/discover")
+        headers = {**ACCEPT, "mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover"}
+        message = {"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+                   "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}  # fmt: skip
+        response = client.post(proxy.url, json=message, headers=headers)
+        assert response.status_code >= 400
+        if code is not None:
+            assert response.json()["error"]["code"] == code
+        assert len(fake.journal) == 0
+        assert proxy.journal.last.fault == fault
