@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
 
 from mcp_testkit._asgi import Receive, Scope, Send, cancel_on_disconnect, read_body
+from mcp_testkit.proxy._http11 import UpstreamClosed
 
 __all__ = [
     "NOT_FORWARDED",
@@ -76,22 +78,46 @@ class HttpForwarder:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _pooled(self) -> Any:
+        """The pool of upstream connections, made on the serving loop at the first request and kept: this module's
+        own HTTP/1.1 client on asyncio, an `httpx2.AsyncClient` on any other loop (trio, in-process)."""
         if self._client is None:
-            import httpx2
+            import sniffio
 
             from mcp_testkit._tls import tls_context
 
-            limits = httpx2.Limits(max_connections=200, max_keepalive_connections=50)
-            timeout = httpx2.Timeout(self.timeout_s, read=None)
-            self._client = httpx2.AsyncClient(
-                timeout=timeout, follow_redirects=False, verify=tls_context(), limits=limits
-            )
-            self._loop = asyncio.get_running_loop()
+            if sniffio.current_async_library() == "asyncio":
+                from mcp_testkit.proxy._http11 import Http11Pool
+
+                self._client = Http11Pool(self.url, ssl=tls_context())
+            else:
+                import httpx2
+
+                limits = httpx2.Limits(max_connections=200, max_keepalive_connections=50)
+                timeout = httpx2.Timeout(self.timeout_s, read=None)
+                self._client = httpx2.AsyncClient(
+                    timeout=timeout, follow_redirects=False, verify=tls_context(), limits=limits
+                )
+            with contextlib.suppress(RuntimeError):
+                self._loop = asyncio.get_running_loop()
         return self._client
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _request(self, method: str, sent: dict[str, str], body: bytes) -> Any:
+        """The upstream's answer to a request (its head read): an `Answer`, or an httpx2 response behind the same
+        face. OSError or UpstreamClosed when the upstream did not answer."""
+        from mcp_testkit.proxy._http11 import Http11Pool, UpstreamClosed
+
+        client = self._pooled()
+        if isinstance(client, Http11Pool):
+            return await client.request(method, list(sent.items()), body)
         import httpx2
 
+        request = client.build_request(method, self.url, content=body or None, headers=sent)
+        try:
+            return _HttpxAnswer(await client.send(request, stream=True))
+        except httpx2.HTTPError as exc:
+            raise UpstreamClosed(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         body, _ = await read_body(receive, _MAX_BODY) if scope["method"] == "POST" else (b"", None)
         request_id = scope.get("mcp_testkit.rpc_id")
         sent = {
@@ -103,18 +129,16 @@ class HttpForwarder:
         recorder = self.recorder
         seen = None if recorder is None else Seen(scope["method"], _decoded(body), sent)
         token = None if recorder is None else recorder.begin()
-        client = self._pooled()
-        request = client.build_request(scope["method"], self.url, content=body or None, headers=sent)
         try:
             try:
                 with anyio.fail_after(self.timeout_s):
-                    response = await client.send(request, stream=True)
+                    response = await self._request(scope["method"], sent, body)
             except TimeoutError:
                 why = f"chaos proxy: upstream {self.url} did not answer within {self.timeout_s:g} s"
                 _failed(seen, 504, f"the upstream did not answer within {self.timeout_s:g} s")
                 await gateway_error(send, 504, request_id, why)
                 return
-            except httpx2.HTTPError as exc:
+            except (OSError, UpstreamClosed) as exc:
                 why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 _failed(seen, 502, f"the upstream did not answer: {why}")
                 await gateway_error(send, 502, request_id, f"chaos proxy: upstream {self.url} did not answer ({why})")
@@ -128,51 +152,47 @@ class HttpForwarder:
                 recorder.keep(token, seen)
 
     async def _relay(self, response: Any, request_id: Any, receive: Receive, send: Send, seen: Seen | None) -> None:
-        import httpx2
-
-        answered = response.headers.multi_items()
+        answered = response.headers
         returned = [
-            (name.lower().encode("latin-1"), value.encode("latin-1"))
-            for name, value in answered
-            if name.lower() not in NOT_RETURNED
+            (name.encode("latin-1"), value.encode("latin-1")) for name, value in answered if name not in NOT_RETURNED
         ]
         if seen is not None:
-            seen.status, seen.answered = response.status_code, list(answered)
-        if not response.headers.get("content-type", "").startswith("text/event-stream"):
+            seen.status, seen.answered = response.status, list(answered)
+        if not response.header("content-type").startswith("text/event-stream"):
             try:
-                raw = await response.aread()
-            except httpx2.HTTPError as exc:
-                _failed(seen, 502, f"the upstream broke off its answer: {type(exc).__name__}: {exc}")
-                why = f"chaos proxy: upstream {self.url} broke off its answer ({type(exc).__name__})"
+                raw = await response.read()
+            except UpstreamClosed as exc:
+                _failed(seen, 502, f"the upstream broke off its answer: {exc}")
+                why = f"chaos proxy: upstream {self.url} broke off its answer ({exc})"
                 await gateway_error(send, 502, request_id, why)
                 return
             if seen is not None:
                 seen.json_body(raw)
             if not _is_json_answer(response, raw):
-                what = f"answered HTTP {response.status_code} with a body that is not JSON-RPC"
+                what = f"answered HTTP {response.status} with a body that is not JSON-RPC"
                 if seen is not None:
                     seen.error = f"the upstream {what}"
                 await gateway_error(send, 502, request_id, f"chaos proxy: upstream {self.url} {what}")
                 return
             head = [(b"content-length", str(len(raw)).encode()), *returned]
-            await send({"type": "http.response.start", "status": response.status_code, "headers": head})
+            await send({"type": "http.response.start", "status": response.status, "headers": head})
             await send({"type": "http.response.body", "body": raw})
             return
         if seen is not None:
             seen.framing = "sse"
-        await send({"type": "http.response.start", "status": response.status_code, "headers": returned})
+        await send({"type": "http.response.start", "status": response.status, "headers": returned})
         ended = False
         async with anyio.create_task_group() as group:
             group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
             try:
-                async for chunk in response.aiter_raw():
+                async for chunk in response.pieces():
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
                     if seen is not None:
                         seen.feed(chunk)
-            except httpx2.HTTPError as exc:
+            except UpstreamClosed as exc:
                 # The upstream broke off its stream: so does the proxy, the same connection behaviour.
                 if seen is not None:
-                    seen.error = f"the upstream broke off its answer: {type(exc).__name__}: {exc}"
+                    seen.error = f"the upstream broke off its answer: {exc}"
                 group.cancel_scope.cancel()
                 raise BrokenOff(self.url) from None
             await send({"type": "http.response.body", "body": b""})
@@ -182,7 +202,7 @@ class HttpForwarder:
             seen.left = True
 
     def close(self) -> None:
-        """Close the pooled client on the loop that made it (from any thread, before that loop stops)."""
+        """Close the pooled connections on the loop that made them (from any thread, before that loop stops)."""
         client, loop, self._client, self._loop = self._client, self._loop, None, None
         if client is None or loop is None or loop.is_closed():
             return
@@ -198,6 +218,35 @@ class HttpForwarder:
             future.result(5.0)
         except (concurrent.futures.TimeoutError, RuntimeError):
             future.cancel()
+
+
+class _HttpxAnswer:
+    """An httpx2 streamed response with the face of `_http11.Answer` (on loops other than asyncio)."""
+
+    def __init__(self, response: Any) -> None:
+        self._response = response
+        self.status: int = response.status_code
+        self.headers = [(name.lower(), value) for name, value in response.headers.multi_items()]
+
+    def header(self, name: str) -> str:
+        return str(self._response.headers.get(name, ""))
+
+    async def pieces(self) -> AsyncIterator[bytes]:
+        import httpx2
+
+        from mcp_testkit.proxy._http11 import UpstreamClosed
+
+        try:
+            async for chunk in self._response.aiter_raw():
+                yield chunk
+        except httpx2.HTTPError as exc:
+            raise UpstreamClosed(f"{type(exc).__name__}: {exc}") from None
+
+    async def read(self) -> bytes:
+        return b"".join([piece async for piece in self.pieces()])
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
 
 
 class Recorder(Protocol):
@@ -282,11 +331,11 @@ def _is_json_answer(response: Any, raw: bytes) -> bool:
     """
     if not raw:
         return True
-    content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    content_type = response.header("content-type").split(";", 1)[0].strip().lower()
     if content_type == "application/json":
         try:
             json.loads(raw)
         except ValueError:
             return False
         return True
-    return bool(response.status_code >= 400)
+    return bool(response.status >= 400)
