@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -114,11 +116,17 @@ class _Connection(asyncio.Protocol):
         self.paused = False
         self.reused = False
         self.close_delimited = False
+        self.keep_alive = False
 
     # -- asyncio ----------------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            # A request is one write and waits for its answer: never let it sit for a delayed ACK (Nagle).
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def data_received(self, data: bytes) -> None:
         import httptools
@@ -166,6 +174,7 @@ class _Connection(asyncio.Protocol):
         assert answer is not None
         answer.status = self.parser.get_status_code()
         names = {name for name, _ in answer.headers}
+        self.keep_alive = self.parser.should_keep_alive()  # asked now: after the message, llhttp says False
         self.close_delimited = "content-length" not in names and "transfer-encoding" not in names
         answer._headed()
 
@@ -197,7 +206,7 @@ class _Connection(asyncio.Protocol):
         self.answer = None
         pool = self.pool
         keep = answer.complete and not self.lost and not self.paused and len(pool._idle) < pool.idle_limit
-        if keep and self.parser.should_keep_alive():
+        if keep and self.keep_alive:
             self.reused = True
             pool._idle.append(self)
         else:
