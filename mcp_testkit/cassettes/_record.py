@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -119,37 +120,51 @@ class _Endpoint:
 class TapeRecorder:
     """What the chaos proxy's forwarder hands each exchange to when recording: kept on `tape` at the JSON-RPC level.
 
-    The proxy passes each request through untouched (statuses, headers, SSE streams as they come); this only
-    turns what it saw into an `Exchange`. A stdio server's exchanges go on the same `tape`, from its gateway.
+    The proxy passes each request through untouched (statuses, headers, SSE streams as they come); this keeps what
+    it saw as bytes, and `flush()` (when the recording stops) turns each into an `Exchange` on the tape: the
+    decoding costs no request its time. A stdio server's exchanges go on the same `tape`, from its gateway.
     """
 
     def __init__(self, tape: Tape) -> None:
         self.tape = tape
+        self._seen: list[tuple[int, float, float, Any]] = []
+        self._lock = threading.Lock()
 
     def begin(self) -> tuple[int, float]:
         return self.tape.start()
 
     def keep(self, token: tuple[int, float], seen: Any) -> None:
         """Keep what the forwarder saw; kept even when the stream was cancelled (what came before was seen)."""
-        from mcp_testkit.cassettes._format import HttpInfo
-
         seq, at = token
-        message, messages, error = seen.message, seen.messages, seen.error
-        if seen.framing == "sse":
-            response, events = split_messages(message, messages)
-            if seen.left and error is None and response is None and message is not None:
-                error = "the client closed the stream before the server answered"
-        else:
-            response, events = (messages[0] if messages else None), []
-        sent, answered = seen.sent, seen.answered
-        version = version_of(message, sent.get("mcp-protocol-version"), response)
-        session = sent.get("mcp-session-id") or dict(answered).get("mcp-session-id")
-        http = HttpInfo(seen.method, seen.status, seen.framing, kept_headers(sent.items()),
-                        kept_headers(answered, response=True))  # fmt: skip
-        self.tape.add(
-            Exchange(seq, at, self.tape.elapsed_ms(at), "http", era_of(version), version, message, response,
-                     session=session, http=http, events=events, body=seen.text, error=error)
-        )  # fmt: skip
+        with self._lock:
+            self._seen.append((seq, at, self.tape.elapsed_ms(at), seen))
+
+    def flush(self) -> None:
+        """Put every exchange kept so far on the tape."""
+        with self._lock:
+            kept, self._seen = self._seen, []
+        for seq, at, elapsed_ms, seen in kept:
+            self.tape.add(_exchange(seq, at, elapsed_ms, seen))
+
+
+def _exchange(seq: int, at: float, elapsed_ms: float, seen: Any) -> Exchange:
+    from mcp_testkit.cassettes._format import HttpInfo
+
+    seen.decode()
+    message, messages, error = seen.message, seen.messages, seen.error
+    if seen.framing == "sse":
+        response, events = split_messages(message, messages)
+        if seen.left and error is None and response is None and message is not None:
+            error = "the client closed the stream before the server answered"
+    else:
+        response, events = (messages[0] if messages else None), []
+    sent, answered = seen.sent, seen.answered
+    version = version_of(message, sent.get("mcp-protocol-version"), response)
+    session = sent.get("mcp-session-id") or dict(answered).get("mcp-session-id")
+    http = HttpInfo(seen.method, seen.status, seen.framing, kept_headers(sent.items()),
+                    kept_headers(answered, response=True))  # fmt: skip
+    return Exchange(seq, at, elapsed_ms, "http", era_of(version), version, message, response,
+                    session=session, http=http, events=events, body=seen.text, error=error)  # fmt: skip
 
 
 class StdioGateway(_Endpoint):
@@ -378,10 +393,11 @@ class Recording:
         self.described = describe_upstream(upstream, command)
         from mcp_testkit.proxy import ChaosProxy
 
+        self.recorder = TapeRecorder(self.tape)
         # The chaos proxy with recording on, and no fault: one proxy, one copy of forwarding and framing.
         self.proxy = ChaosProxy(
             upstream, upstream_command=command, headers=self.headers, host=host, port=port, path=path,
-            max_processes=max_processes, journal_limit=1, allow_remote=True, recording=TapeRecorder(self.tape),
+            max_processes=max_processes, journal_limit=1, allow_remote=True, recording=self.recorder,
         )  # fmt: skip
 
     @property
@@ -398,6 +414,7 @@ class Recording:
     def stop(self) -> Cassette:
         """Stop the proxy (and stdio servers), then redact, scan and write the cassette; the cassette written."""
         self.proxy.stop()
+        self.recorder.flush()
         return save(self.tape.cassette(self.upstream), self.out, self.redactor)
 
 

@@ -127,7 +127,7 @@ class HttpForwarder:
         }
         sent.update(self.headers)
         recorder = self.recorder
-        seen = None if recorder is None else Seen(scope["method"], _decoded(body), sent)
+        seen = None if recorder is None else Seen(scope["method"], body, sent)
         token = None if recorder is None else recorder.begin()
         try:
             try:
@@ -260,10 +260,11 @@ class Recorder(Protocol):
 @dataclass(eq=False)
 class Seen:
     """One exchange as the forwarder saw it, for a recorder: the request, the status, the headers each way, the
-    answer's framing and messages (SSE events decoded as they pass), and what went wrong."""
+    answer's bytes, and what went wrong. Kept as bytes while the proxy serves; `decode()` (when the recorder
+    writes) gives the answer's framing and messages, so that recording costs a request little more than proxying."""
 
     method: str
-    message: Any
+    body: bytes
     sent: dict[str, str]
     status: int | None = None
     answered: list[tuple[str, str]] = field(default_factory=list)
@@ -273,32 +274,42 @@ class Seen:
     error: str | None = None
     left: bool = False
     """Whether the client left before the SSE stream ended."""
-    _decoder: Any = None
+    chunks: list[bytes] = field(default_factory=list)
+
+    @property
+    def message(self) -> Any:
+        """The request's message, decoded as strictly as the server decodes one (None for what is not JSON)."""
+        return _decoded(self.body)
 
     def json_body(self, raw: bytes) -> None:
-        if not raw:
-            return
-        decoded = _decoded(raw)
-        if decoded is None:
-            self.framing, self.text = "text", raw.decode("utf-8", errors="replace")
-        else:
+        if raw:
             self.framing = "json"
-            self.messages.append(decoded)
+            self.chunks = [raw]
 
     def feed(self, chunk: bytes) -> None:
+        self.chunks.append(chunk)
+
+    def decode(self) -> None:
+        """Decode the answer's bytes into `messages` (and `framing` "text" for a body that is not JSON)."""
         from mcp_testkit._sse import SseDecoder, SseEventTooLarge
 
-        if self._decoder is False:
+        chunks, self.chunks = self.chunks, []
+        if self.framing == "json":
+            raw = b"".join(chunks)
+            decoded = _decoded(raw)
+            if decoded is None:
+                self.framing, self.text = "text", raw.decode("utf-8", errors="replace")
+            else:
+                self.messages.append(decoded)
             return
-        if self._decoder is None:
-            self._decoder = SseDecoder()
-        try:
-            events = self._decoder.feed(chunk)
-        except SseEventTooLarge as exc:  # passed on to the client all the same; the record says why it stops
-            self.messages.append({"unparsed": str(exc)})
-            self._decoder = False
-            return
-        self.messages.extend(_decoded(e.data.encode()) or {"unparsed": e.data} for e in events if e.data)
+        decoder = SseDecoder()
+        for chunk in chunks:
+            try:
+                events = decoder.feed(chunk)
+            except SseEventTooLarge as exc:  # passed on to the client all the same; the record says why it stops
+                self.messages.append({"unparsed": str(exc)})
+                return
+            self.messages.extend(_decoded(e.data.encode()) or {"unparsed": e.data} for e in events if e.data)
 
 
 def _decoded(body: bytes) -> Any:
