@@ -174,7 +174,9 @@ def mcp_server(request: pytest.FixtureRequest, _mcp_server_pool: ServerPool) -> 
         yield from _cassette_server(request, settings, headers)
         return
     if "upstream" in settings:
-        yield from _proxied_server(request, settings, headers)
+        from mcp_testkit._plugin.proxied import proxied_server
+
+        yield from proxied_server(request, settings, headers)
         return
     server, dedicated = _mcp_server_pool.server(settings)
     for name, value in headers.items():
@@ -216,18 +218,6 @@ def _cassette_server(
         server.stop()
         server.close_upstream()
     server.save()
-    if not one.checked:
-        served.check(request.node, [one])
-
-
-def _proxied_server(request: pytest.FixtureRequest, settings: dict[str, Any], headers: dict[str, str]) -> Iterator[Any]:
-    """`mcp_server` for a test marked `upstream=` (no cassette): a chaos proxy in front of that live server."""
-    from mcp_testkit._plugin.proxied import chaos_proxy
-
-    proxy, secrets = chaos_proxy(settings, headers)
-    with proxy:
-        one = served.serve(request.node, proxy, "mcp journal (chaos proxy)", "/mcp", secrets)
-        yield proxy
     if not one.checked:
         served.check(request.node, [one])
 

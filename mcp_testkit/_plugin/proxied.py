@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
 
+from mcp_testkit._plugin import served
 from mcp_testkit._plugin.options import PROXY_KEYS
 
-__all__ = ["chaos_proxy"]
+__all__ = ["chaos_proxy", "proxied_server"]
 
 
 def chaos_proxy(settings: Mapping[str, Any], headers: Mapping[str, str]) -> tuple[Any, dict[str, str]]:
@@ -38,3 +39,13 @@ def chaos_proxy(settings: Mapping[str, Any], headers: Mapping[str, str]) -> tupl
     except Exception as exc:  # the proxy names the problem (a command that cannot start, a bad URL)
         problem = str(exc)
     pytest.fail(f"@pytest.mark.mcp_server(upstream=...): {problem}", pytrace=False)  # once, not chained
+
+
+def proxied_server(request: pytest.FixtureRequest, settings: dict[str, Any], headers: dict[str, str]) -> Iterator[Any]:
+    """`mcp_server` for a test marked `upstream=` (no cassette): a chaos proxy in front of that live server."""
+    proxy, secrets = chaos_proxy(settings, headers)
+    with proxy:
+        one = served.serve(request.node, proxy, "mcp journal (chaos proxy)", "/mcp", secrets)
+        yield proxy
+    if not one.checked:
+        served.check(request.node, [one])
