@@ -118,14 +118,31 @@ def replay_app(framing: str) -> Any:
     return TestMcpServer.from_cassette(cassette, response_mode=framing).asgi_app
 
 
-def proxy_app(framing: str) -> Any:
-    """The recording proxy in front of TestMcpServer, which serves from a thread of this same process."""
-    from mcp_testkit.cassettes._format import Tape
-    from mcp_testkit.cassettes._record import RecordingProxy
-
+def _upstream_url(framing: str) -> str:
+    """The upstream a proxy row forwards to: MCP_TESTKIT_BENCH_UPSTREAM (a TestMcpServer in a process of its own,
+    as `bench_proxy.py` starts it), else a TestMcpServer serving from a thread of this same process."""
+    url = os.environ.get("MCP_TESTKIT_BENCH_UPSTREAM")
+    if url:
+        return url
     upstream = testkit_server(framing)
     upstream.start()
-    return RecordingProxy(upstream.url, Tape())
+    return upstream.url
+
+
+def proxy_app(framing: str) -> Any:
+    """The recording proxy (the chaos proxy recording, no fault) in front of TestMcpServer."""
+    from mcp_testkit.cassettes._format import Tape
+    from mcp_testkit.cassettes._record import TapeRecorder
+    from mcp_testkit.proxy import ChaosProxy
+
+    return ChaosProxy(_upstream_url(framing), journal_limit=1, recording=TapeRecorder(Tape())).asgi_app
+
+
+def chaos_app(framing: str) -> Any:
+    """The chaos proxy (no fault, not recording) in front of TestMcpServer."""
+    from mcp_testkit.proxy import ChaosProxy
+
+    return ChaosProxy(_upstream_url(framing), journal_limit=1).asgi_app
 
 
 APPS: dict[str, Callable[[str], Any]] = {
@@ -135,6 +152,7 @@ APPS: dict[str, Callable[[str], Any]] = {
     "offerings": offerings_app,
     "replay": replay_app,
     "proxy": proxy_app,
+    "chaos": chaos_app,
 }
 
 

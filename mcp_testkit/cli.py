@@ -1,6 +1,6 @@
 """The `mcp-testkit` command: `serve` runs a scripted MCP server (HTTP or stdio) until stopped;
 `check` runs the resilience contract against bridges; `client` is the reference bridge as a client; `record` and
-`verify` make and check cassettes."""
+`verify` make and check cassettes; `proxy` puts faults in front of a live server."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING, Any, BinaryIO, NoReturn
 
 from mcp_testkit import _check, _client
 from mcp_testkit.cassettes import _cli as _cassettes
+from mcp_testkit.proxy import _cli as _proxy_cli
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Journal, Record
@@ -191,6 +192,7 @@ def _parser() -> tuple[_Parser, dict[str, _Parser]]:
     _cassettes.add_serve_options(serve)
     _check.add_parser(commands)
     _cassettes.add_parsers(commands)
+    _proxy_cli.add_parser(commands)
     _client.add_parser(commands)
     return parser, commands.choices
 
@@ -422,6 +424,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cassettes.run_record(args)
     if args.command == "verify":
         return _cassettes.run_verify(args)
+    if args.command == "proxy":
+        from mcp_testkit.server._admin import ProxyAdminApp
+
+        return _proxy_cli.run(args, admin_app=ProxyAdminApp)
     if args.command == "client":
         return _client.run(args)
     return 2  # pragma: no cover - argparse requires a command

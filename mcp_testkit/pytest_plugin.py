@@ -173,6 +173,11 @@ def mcp_server(request: pytest.FixtureRequest, _mcp_server_pool: ServerPool) -> 
     if "cassette" in settings:
         yield from _cassette_server(request, settings, headers)
         return
+    if "upstream" in settings:
+        from mcp_testkit._plugin.proxied import proxied_server
+
+        yield from proxied_server(request, settings, headers)
+        return
     server, dedicated = _mcp_server_pool.server(settings)
     for name, value in headers.items():
         server.require_header(name, value)

@@ -43,6 +43,7 @@ __all__ = [
     "check_transport",
     "from_json",
     "load_scenario",
+    "parse_rules",
     "scenario_schema",
     "transport_problem",
     "validate",
@@ -205,6 +206,19 @@ def add_rules(server: TestMcpServer, data: Any, *, stdio: bool | None = None) ->
 
     With `stdio` True or False, a fault that means nothing on that transport is refused too.
     """
+    parsed = []
+    for at, rule in parse_rules(data, stdio=stdio):
+        try:
+            server._check_era(rule)
+        except ValueError as exc:
+            raise ScenarioError(f"{at or '(rule)'}: {exc}") from None
+        parsed.append(rule)
+    return [server._state.plan.add(rule) for rule in parsed]
+
+
+def parse_rules(data: Any, *, stdio: bool | None = None) -> list[tuple[str, faults.Rule]]:
+    """The fault rule (or list of rules) a JSON document describes, each with where it stands in `data`; with
+    `stdio` True or False, a fault that means nothing on that transport is refused (ScenarioError naming it)."""
     items = data if isinstance(data, list) else [data]
     parsed = []
     for index, item in enumerate(items):
@@ -215,12 +229,8 @@ def add_rules(server: TestMcpServer, data: Any, *, stdio: bool | None = None) ->
             problem = transport_problem(rule.fault, stdio=stdio)
             if problem is not None:
                 raise ScenarioError(f"{_join(at, 'fault')}: {problem}")
-        try:
-            server._check_era(rule)
-        except ValueError as exc:
-            raise ScenarioError(f"{at or '(rule)'}: {exc}") from None
-        parsed.append(rule)
-    return [server._state.plan.add(rule) for rule in parsed]
+        parsed.append((at, rule))
+    return parsed
 
 
 def transport_problem(fault: faults.Fault, *, stdio: bool) -> str | None:

@@ -27,6 +27,8 @@ TRANSPORTS = ("socket", "asgi")
 JOURNAL_MODES = ("fail", "always", "never")
 RECORD_MODES = ("none", "once", "new", "all")
 CASSETTE_KEYS = ("cassette", "upstream", "upstream_headers", "upstream_era", "match", "redact")
+PROXY_KEYS = ("upstream", "upstream_headers")
+"""The keywords of a marker that puts the chaos proxy in front of a live server (`upstream=` without `cassette=`)."""
 FIRED_KEY = "assert_all_fired"
 """The marker keyword that relaxes the fail-closed check of scripted faults at teardown."""
 
@@ -35,7 +37,8 @@ MARKER = (
     "configure the mcp_server fixture for this test (any TestMcpServer keyword except host and port); "
     "assert_all_fired=False lets a scripted fault of the test's servers stay unfired; "
     "cassette='tapes/x.json' (with upstream=, upstream_headers=, upstream_era=, match=, redact=) replays or "
-    "records a server"
+    "records a server; upstream='http://...' (or a command) without cassette= puts the chaos proxy in front of "
+    "that live server"
 )
 
 
@@ -144,8 +147,9 @@ def marker_settings(item: pytest.Item) -> tuple[dict[str, Any], dict[str, str]]:
     merged.pop(FIRED_KEY, None)
     headers = dict(merged.pop("required_headers", None) or {})
     cassette = {key: merged.pop(key) for key in CASSETTE_KEYS if key in merged}
-    if cassette and "cassette" not in cassette:
-        pytest.fail(f"@pytest.mark.mcp_server: {', '.join(cassette)} need cassette='path.json'", pytrace=False)
+    if cassette and "cassette" not in cassette and not set(cassette) <= set(PROXY_KEYS):
+        needing = [key for key in cassette if key not in PROXY_KEYS]
+        pytest.fail(f"@pytest.mark.mcp_server: {', '.join(needing)} need cassette='path.json'", pytrace=False)
     defaults = _constructor_defaults()
     unknown = sorted(set(merged) - (set(defaults) - {"host", "port"}))
     if unknown:

@@ -141,7 +141,9 @@ def secrets_of(served: Served, used: Used) -> set[str]:
     values = set(used.secrets)
     from mcp_testkit.journal import is_secret_header
 
-    names = used.secret_headers | {name.lower() for name in served.headers} | served.server._state.hidden
+    state = getattr(served.server, "_state", None)  # a chaos proxy requires no header of its own
+    hidden: frozenset[str] = state.hidden if state is not None else frozenset()
+    names = used.secret_headers | {name.lower() for name in served.headers} | hidden
     for record in served.server.journal:
         values.update(value for name, value in record.headers.items() if is_secret_header(name, names))
     found: set[str] = set()

@@ -25,13 +25,14 @@ if TYPE_CHECKING:
         Exchange,
         HttpInfo,
         RecordedCall,
+        Tape,
         cassette_schema,
     )
     from mcp_testkit.cassettes._matching import Matcher, UnmatchedCall
-    from mcp_testkit.cassettes._record import Recording, record
+    from mcp_testkit.cassettes._record import Recording, StdioGateway, record
     from mcp_testkit.cassettes._replay import CassetteServer, replay
     from mcp_testkit.cassettes._script import ReplayScript
-    from mcp_testkit.cassettes._upstream import UpstreamError
+    from mcp_testkit.cassettes._upstream import UpstreamError, check_startable, headers_from
     from mcp_testkit.cassettes._verify import Change, VerifyReport, verify
 
 __all__ = [
@@ -48,10 +49,14 @@ __all__ = [
     "RecordedCall",
     "Recording",
     "ReplayScript",
+    "StdioGateway",
+    "Tape",
     "UnmatchedCall",
     "UpstreamError",
     "VerifyReport",
     "cassette_schema",
+    "check_startable",
+    "headers_from",
     "record",
     "replay",
     "verify",
@@ -69,6 +74,10 @@ _HOMES = {
     "RecordedCall": "_format",
     "cassette_schema": "_format",
     "Recording": "_record",
+    "StdioGateway": "_record",
+    "Tape": "_format",
+    "check_startable": "_upstream",
+    "headers_from": "_upstream",
     "record": "_record",
     "MATCH_MODES": "_format",
     "CassetteServer": "_replay",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,24 +21,18 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
-from mcp_testkit._asgi import Receive, Scope, Send, cancel_on_disconnect, lifespan, read_body
+from mcp_testkit._asgi import Receive, Scope, Send, lifespan, read_body
 from mcp_testkit._binding import warn_if_remote
 from mcp_testkit._eras import STATELESS_VERSIONS, VERSION_KEY, error_status
 from mcp_testkit._json import JsonError
 from mcp_testkit._json import loads as strict_loads
 from mcp_testkit._origin import LOOPBACK_NAMES, rebinding_refusal
-from mcp_testkit._sse import SseEventTooLarge
 from mcp_testkit.cassettes._format import Cassette, Exchange, Tape, era_of, split_messages, version_of
 from mcp_testkit.cassettes._redact import Redactor, Scrub, kept_headers, save
 from mcp_testkit.cassettes._upstream import StdioUpstream, UpstreamError, check_startable, describe_upstream
 
-__all__ = ["Recording", "RecordingProxy", "StdioGateway", "record"]
+__all__ = ["Recording", "StdioGateway", "TapeRecorder", "record"]
 
-# Hop-by-hop headers, and those httpx2 sets itself; the rest pass through both ways.
-_NOT_FORWARDED = frozenset(
-    {"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te", "upgrade", "accept-encoding"}
-)
-_NOT_RETURNED = frozenset({"content-length", "connection", "keep-alive", "transfer-encoding", "content-encoding"})
 _JSON = b"application/json"
 MAX_BODY = 64 * 1024 * 1024
 """The largest request body the proxy passes on: a live server may take more than the fake's 4 MiB."""
@@ -122,139 +117,54 @@ class _Endpoint:
         raise NotImplementedError
 
 
-class RecordingProxy(_Endpoint):
-    """ASGI app: forwards each request on `path` to the upstream URL unchanged, and records the exchange."""
+class TapeRecorder:
+    """What the chaos proxy's forwarder hands each exchange to when recording: kept on `tape` at the JSON-RPC level.
 
-    def __init__(self, url: str, tape: Tape, *, path: str = "/mcp", headers: Mapping[str, str] | None = None) -> None:
-        self.url = url
+    The proxy passes each request through untouched (statuses, headers, SSE streams as they come); this keeps what
+    it saw as bytes, and `flush()` (when the recording stops) turns each into an `Exchange` on the tape: the
+    decoding costs no request its time. A stdio server's exchanges go on the same `tape`, from its gateway.
+    """
+
+    def __init__(self, tape: Tape) -> None:
         self.tape = tape
-        self.path = path
-        self.headers = {name.lower(): value for name, value in (headers or {}).items()}
+        self._seen: list[tuple[int, float, float, Any]] = []
+        self._lock = threading.Lock()
 
-    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body = await self._body(scope, receive, send) if scope["method"] == "POST" else b""
-        if body is not None:
-            await self._forward(scope, body, receive, send)
+    def begin(self) -> tuple[int, float]:
+        return self.tape.start()
 
-    async def _forward(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
-        import httpx2
+    def keep(self, token: tuple[int, float], seen: Any) -> None:
+        """Keep what the forwarder saw; kept even when the stream was cancelled (what came before was seen)."""
+        seq, at = token
+        with self._lock:
+            self._seen.append((seq, at, self.tape.elapsed_ms(at), seen))
 
-        from mcp_testkit._sse import SseDecoder
-        from mcp_testkit._tls import tls_context
+    def flush(self) -> None:
+        """Put every exchange kept so far on the tape."""
+        with self._lock:
+            kept, self._seen = self._seen, []
+        for seq, at, elapsed_ms, seen in kept:
+            self.tape.add(_exchange(seq, at, elapsed_ms, seen))
 
-        seq, at = self.tape.start()
-        method = scope["method"]
-        received = _headers(scope)
-        sent = {name: value for name, value in received if name not in _NOT_FORWARDED}
-        sent.update(self.headers)
-        message = _decode(body)
-        status: int | None = None
-        answered: list[tuple[str, str]] = []
-        framing, text, error = "empty", None, None
-        messages: list[Any] = []
-        timeout = httpx2.Timeout(30.0, read=None)
-        try:
-            # A client per request, on the loop serving it; the TLS context (costly to build) is shared.
-            async with httpx2.AsyncClient(timeout=timeout, follow_redirects=False, verify=tls_context()) as client:
-                request = client.build_request(method, self.url, content=body or None, headers=sent)
-                try:
-                    response = await client.send(request, stream=True)
-                except httpx2.HTTPError as exc:
-                    error = f"the upstream did not answer: {type(exc).__name__}: {exc}"
-                    status = 502
-                    reply = _refusal(f"recording proxy: upstream {describe_upstream(self.url)} did not answer ({exc})")
-                    reply["error"]["code"] = -32603
-                    await _answer(send, 502, reply)
-                    return
-                try:
-                    status = response.status_code
-                    answered = list(response.headers.multi_items())
-                    returned = [
-                        (name.lower().encode("latin-1"), value.encode("latin-1"))
-                        for name, value in answered
-                        if name.lower() not in _NOT_RETURNED
-                    ]
-                    if response.headers.get("content-type", "").startswith("text/event-stream"):
-                        framing = "sse"
-                        await send({"type": "http.response.start", "status": status, "headers": returned})
-                        decoder = SseDecoder()
-                        ended = await self._stream(response, decoder, messages, receive, send)
-                        if not ended and split_messages(message, messages)[0] is None and message is not None:
-                            error = "the client closed the stream before the server answered"
-                        await send({"type": "http.response.body", "body": b""})
-                    else:
-                        raw = await response.aread()
-                        await send(
-                            {
-                                "type": "http.response.start",
-                                "status": status,
-                                "headers": [(b"content-length", str(len(raw)).encode()), *returned],
-                            }
-                        )
-                        await send({"type": "http.response.body", "body": raw})
-                        if raw:
-                            decoded = _decode(raw)
-                            if decoded is None:
-                                framing, text = "text", raw.decode("utf-8", errors="replace")
-                            else:
-                                framing = "json"
-                                messages.append(decoded)
-                except httpx2.HTTPError as exc:
-                    error = f"the upstream broke off its answer: {type(exc).__name__}: {exc}"
-                finally:
-                    await response.aclose()
-        finally:
-            # Kept even when the stream was cancelled: what came before the cancel was recorded all the same.
-            self._keep(seq, at, method, message, status, framing, sent, answered, messages, text, error)
 
-    async def _stream(self, response: Any, decoder: Any, messages: list[Any], receive: Receive, send: Send) -> bool:
-        """Pass an SSE body through as it comes, decoding its events; False when the client left first."""
-        ended = False
-        async with anyio.create_task_group() as group:
-            group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
-            decoding = True
-            async for chunk in response.aiter_raw():
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                if not decoding:
-                    continue
-                try:
-                    events = decoder.feed(chunk)
-                except SseEventTooLarge as exc:  # passed on to the client all the same; the cassette says why it stops
-                    messages.append({"unparsed": str(exc)})
-                    decoding = False
-                    continue
-                messages.extend(_decode(e.data.encode()) or {"unparsed": e.data} for e in events if e.data)
-            ended = True
-            group.cancel_scope.cancel()
-        return ended
+def _exchange(seq: int, at: float, elapsed_ms: float, seen: Any) -> Exchange:
+    from mcp_testkit.cassettes._format import HttpInfo
 
-    def _keep(
-        self,
-        seq: int,
-        at: float,
-        method: str,
-        message: Any,
-        status: int | None,
-        framing: str,
-        sent: Mapping[str, str],
-        answered: list[tuple[str, str]],
-        messages: list[Any],
-        text: str | None,
-        error: str | None,
-    ) -> None:
-        from mcp_testkit.cassettes._format import HttpInfo
-
-        if framing == "sse":
-            response, events = split_messages(message, messages)
-        else:
-            response, events = (messages[0] if messages else None), []
-        version = version_of(message, sent.get("mcp-protocol-version"), response)
-        session = sent.get("mcp-session-id") or dict(answered).get("mcp-session-id")
-        http = HttpInfo(method, status, framing, kept_headers(sent.items()), kept_headers(answered, response=True))
-        self.tape.add(
-            Exchange(seq, at, self.tape.elapsed_ms(at), "http", era_of(version), version, message, response,
-                     session=session, http=http, events=events, body=text, error=error)
-        )  # fmt: skip
+    seen.decode()
+    message, messages, error = seen.message, seen.messages, seen.error
+    if seen.framing == "sse":
+        response, events = split_messages(message, messages)
+        if seen.left and error is None and response is None and message is not None:
+            error = "the client closed the stream before the server answered"
+    else:
+        response, events = (messages[0] if messages else None), []
+    sent, answered = seen.sent, seen.answered
+    version = version_of(message, sent.get("mcp-protocol-version"), response)
+    session = sent.get("mcp-session-id") or dict(answered).get("mcp-session-id")
+    http = HttpInfo(seen.method, seen.status, seen.framing, kept_headers(sent.items()),
+                    kept_headers(answered, response=True))  # fmt: skip
+    return Exchange(seq, at, elapsed_ms, "http", era_of(version), version, message, response,
+                    session=session, http=http, events=events, body=seen.text, error=error)  # fmt: skip
 
 
 class StdioGateway(_Endpoint):
@@ -474,47 +384,37 @@ class Recording:
             self.redactor.header(name, value)
         self.tape = Tape()
         self.upstream: dict[str, Any]
-        self._gateway: StdioGateway | None = None
-        app: Any
         if command is not None:
             check_startable(command)
             self.upstream = {"transport": "stdio", "command": list(command)}
-            app = self._gateway = StdioGateway(command, self.tape, path=path, max_processes=max_processes)
         else:
             assert upstream is not None
             self.upstream = {"transport": "http", "url": upstream}
-            app = RecordingProxy(upstream, self.tape, path=path, headers=self.headers)
         self.described = describe_upstream(upstream, command)
-        app.allowed_hosts = frozenset({*LOOPBACK_NAMES, host.lower()})
-        self._app = app
-        self._host, self._port, self._path = host, port, path
-        self._runner: Any = None
+        from mcp_testkit.proxy import ChaosProxy
+
+        self.recorder = TapeRecorder(self.tape)
+        # The chaos proxy with recording on, and no fault: one proxy, one copy of forwarding and framing.
+        self.proxy = ChaosProxy(
+            upstream, upstream_command=command, headers=self.headers, host=host, port=port, path=path,
+            max_processes=max_processes, journal_limit=1, allow_remote=True, recording=self.recorder,
+        )  # fmt: skip
 
     @property
     def url(self) -> str:
         """The proxy's endpoint, e.g. `http://127.0.0.1:PORT/mcp`."""
-        if self._runner is None:
+        if not self.proxy.started:
             raise RuntimeError("the recording proxy is not started")
-        return f"http://{self._host}:{self._runner.port}{self._path}"
+        return self.proxy.url
 
     def start(self) -> None:
         """Serve the proxy from a background thread; returns once it accepts connections."""
-        from mcp_testkit._runner import Runner
-
-        # The socket timeouts of a TestMcpServer's defaults: a client slower than that is not recording.
-        runner = Runner(self._app, self._host, self._port, header_timeout=60.0, body_timeout=60.0, idle_timeout=75.0)
-        runner.start_thread("recording-proxy")
-        self._runner = runner
+        self.proxy.start()
 
     def stop(self) -> Cassette:
         """Stop the proxy (and stdio servers), then redact, scan and write the cassette; the cassette written."""
-        runner, self._runner = self._runner, None
-        try:
-            if runner is not None:
-                runner.stop()
-        finally:
-            if self._gateway is not None:
-                self._gateway.close()
+        self.proxy.stop()
+        self.recorder.flush()
         return save(self.tape.cassette(self.upstream), self.out, self.redactor)
 
 

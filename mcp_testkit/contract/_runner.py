@@ -545,6 +545,16 @@ def run_contract(
     server does not fit is a `ValueError` saying what to do. `progress(result)` is called as each
     property ends, `on_example(property_id, number, shrinking)` as each example starts (see `check_property`).
     """
+    from mcp_testkit.server import TestMcpServer as _Fake
+
+    if server is not None and not isinstance(server, _Fake):
+        raise ValueError(
+            f"run_contract(server={server!r}): the contract scripts its own tools on every example (a read, a write, "
+            "a slow and a failing one, named by the contract) and counts their runs in the server's ledger; a live "
+            f"server behind a chaos proxy has its own tools, not these, and its runs cannot be counted from outside. "
+            "Run the contract on TestMcpServer, or on TestMcpServer.from_cassette(...) of a recording of that "
+            "server (its catalogue, with the contract's tools beside it), and use the proxy for your own tests"
+        )
     chosen = list(properties) if properties is not None else list(PROPERTIES)
     unknown = [p for p in chosen if p not in PROPERTIES]
     if unknown:

@@ -6,6 +6,9 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import anyio.to_thread
+import sniffio
+
 from mcp_testkit import faults
 from mcp_testkit._binding import RemoteHostWarning, warn_if_remote
 from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS, named_eras
@@ -14,6 +17,7 @@ from mcp_testkit._runner import MAX_HEADER_LINE, MAX_HEADERS
 from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.journal import Journal
 from mcp_testkit.server._app import ServerCrash
+from mcp_testkit.server._effects import Effect, effect_of, supports_stdio  # Effect, effect_of: for the chaos proxy
 from mcp_testkit.server._mount import MountableMcpApp
 from mcp_testkit.server._scripting import OfferingScripting
 from mcp_testkit.server._sessions import SessionTable
@@ -31,7 +35,7 @@ if TYPE_CHECKING:
     from mcp_testkit.journal import Record
     from mcp_testkit.server._sessions import Session
 
-__all__ = ["RemoteHostWarning", "ServerState", "TestMcpServer", "ask_client", "stdio_supports"]
+__all__ = ["Effect", "RemoteHostWarning", "ServerState", "TestMcpServer", "ask_client", "effect_of", "stdio_supports"]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _RESPONSE_MODES = ("json", "sse")
@@ -50,8 +54,6 @@ def _check_eras(eras: Sequence[str]) -> tuple[str, ...]:
 
 def stdio_supports(fault: faults.Fault) -> bool:
     """Whether `fault` means something over stdio (an HTTP-only fault does not), as the fault's handler says."""
-    from mcp_testkit.server._effects import supports_stdio
-
     return supports_stdio(fault)
 
 
@@ -573,11 +575,7 @@ class TestMcpServer(OfferingScripting):
         self.stop()
 
     async def __aenter__(self) -> TestMcpServer:
-        import sniffio
-
         if sniffio.current_async_library() != "asyncio":
-            import anyio.to_thread
-
             await anyio.to_thread.run_sync(self.start)
             return self
         runner = self._new_runner()
@@ -598,6 +596,4 @@ class TestMcpServer(OfferingScripting):
             self._close_streams()
             await runner.stop_task()
             return
-        import anyio.to_thread
-
         await anyio.to_thread.run_sync(self.stop)

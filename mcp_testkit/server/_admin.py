@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from mcp_testkit.server import TestMcpServer
 
-__all__ = ["PREFIX", "AdminApp"]
+__all__ = ["PREFIX", "AdminApp", "ProxyAdminApp"]
 
 
 PREFIX = "/_testkit"
@@ -121,7 +121,23 @@ class AdminApp(Router):
             raise ValueError("the admin API needs a non-empty token")
         self.server = server
         self._on_reset = on_reset
-        self._endpoints: dict[str, dict[str, Handler]] = {
+        self._endpoints = self._table()
+        endpoints = Router(
+            [Route(f"/{name}", _Endpoint(self, name, methods)) for name, methods in self._endpoints.items()],
+            redirect_slashes=False,
+            default=self._not_found,
+        )
+        gate = _TokenGate(token.encode(), endpoints)
+        super().__init__(
+            # Two routes: /_testkit itself (a 404 listing the endpoints, once authorized) and what is under it.
+            [Route(PREFIX, gate), Route(PREFIX + "/{rest:path}", gate)],
+            redirect_slashes=False,
+            default=app if app is not None else server.asgi_app,  # the MCP endpoint, raw ASGI
+        )
+
+    def _table(self) -> dict[str, dict[str, Handler]]:
+        """Each endpoint's handler per HTTP method."""
+        return {
             "health": {"GET": self._health},
             "journal": {"GET": self._journal},
             "executions": {"GET": self._executions},
@@ -139,18 +155,11 @@ class AdminApp(Router):
             "restart": {"POST": self._restart},
             "lose-session": {"POST": self._lose_session},
         }
-        endpoints = Router(
-            [Route(f"/{name}", _Endpoint(self, name, methods)) for name, methods in self._endpoints.items()],
-            redirect_slashes=False,
-            default=self._not_found,
-        )
-        gate = _TokenGate(token.encode(), endpoints)
-        super().__init__(
-            # Two routes: /_testkit itself (a 404 listing the endpoints, once authorized) and what is under it.
-            [Route(PREFIX, gate), Route(PREFIX + "/{rest:path}", gate)],
-            redirect_slashes=False,
-            default=app if app is not None else server.asgi_app,  # the MCP endpoint, raw ASGI
-        )
+
+    def _limits(self) -> tuple[int, float]:
+        """The largest admin body, and how long it may take to arrive: the MCP endpoint's."""
+        state = self.server._state
+        return state.max_body, state.body_timeout
 
     async def _not_found(self, scope: Scope, receive: Receive, send: Send) -> None:
         endpoints = ", ".join(f"{m} {PREFIX}/{n}" for n, ms in self._endpoints.items() for m in ms)
@@ -159,14 +168,14 @@ class AdminApp(Router):
 
     async def _body(self, request: Request) -> bytes:
         """The request body, bounded by the server's max_body and body_timeout, as the MCP endpoint's."""
-        state = self.server._state
+        max_body, body_timeout = self._limits()
         close = {"connection": "close"}
-        too_large = f"the body exceeds max_body ({state.max_body} bytes)"
-        if any(_exceeds(value, state.max_body) for value in request.headers.getlist("content-length")):
+        too_large = f"the body exceeds max_body ({max_body} bytes)"
+        if any(_exceeds(value, max_body) for value in request.headers.getlist("content-length")):
             raise AdminError(413, "payload_too_large", too_large, close)
-        body, size = await read_body(request.receive, state.max_body)
+        body, size = await read_body(request.receive, max_body)
         if request.scope.get(BODY_TIMED_OUT):
-            raise AdminError(408, "request_timeout", f"the body did not arrive within {state.body_timeout} s", close)
+            raise AdminError(408, "request_timeout", f"the body did not arrive within {body_timeout} s", close)
         if size is not None:
             raise AdminError(413, "payload_too_large", too_large, close)
         return body
@@ -319,6 +328,71 @@ class AdminApp(Router):
         except LookupError as exc:
             raise AdminError(409, "conflict", str(exc).strip("'\"")) from None
         return 200, {"session_id": session.id}
+
+
+class ProxyAdminApp(AdminApp):
+    """The admin API of `mcp-testkit proxy`: the journal and fault endpoints of `serve --admin`, for a chaos proxy
+    (`proxy`, a `ChaosProxy`; its upstream's tools and sessions are not the proxy's to script)."""
+
+    def __init__(self, proxy: Any, token: str, *, on_reset: Callable[[Any], None] | None = None) -> None:
+        self.proxy = proxy
+        super().__init__(proxy, token, app=proxy.asgi_app, on_reset=on_reset)
+
+    def _table(self) -> dict[str, dict[str, Handler]]:
+        return {
+            "health": {"GET": self._proxy_health},
+            "journal": {"GET": self._journal},
+            "faults": {"GET": self._pending_faults, "POST": self._proxy_faults},
+            "scenario": {"POST": self._proxy_scenario},
+            "reset": {"POST": self._proxy_reset},
+        }
+
+    def _limits(self) -> tuple[int, float]:
+        return 4 * 1024 * 1024, 60.0
+
+    def _proxy_health(self, request: _Request) -> tuple[int, Any]:
+        request.params()
+        proxy = self.proxy
+        return 200, {
+            "status": "ok",
+            "upstream": proxy.upstream,
+            "url": proxy.url if proxy.started else None,
+            "requests": len(proxy.journal),
+            "dropped": proxy.journal.dropped,
+            "pending_faults": len(proxy.pending_faults()),
+        }
+
+    def _add(self, data: Any, where: str) -> list[Any]:
+        from mcp_testkit.scenario import parse_rules
+
+        try:
+            rules = [rule for _, rule in parse_rules(data, stdio=False)]
+            for rule in rules:
+                self.proxy.check_rule(rule)
+        except (ScenarioError, ValueError) as exc:
+            raise AdminError(400, "bad_request", f"{where}: {exc}") from None
+        return [self.proxy.add_rule(rule) for rule in rules]
+
+    def _proxy_faults(self, request: _Request) -> tuple[int, Any]:
+        rules = self._add(request.json(), "fault rule")
+        return 201, {"rules": [rule.to_json() for rule in rules]}
+
+    def _proxy_scenario(self, request: _Request) -> tuple[int, Any]:
+        data = request.json()
+        extra = sorted(set(data) - {"faults"}) if isinstance(data, dict) else []
+        if not isinstance(data, dict) or extra:
+            named = f"; it has {', '.join(map(repr, extra))}" if extra else ""
+            message = f'the proxy takes a scenario of faults only, {{"faults": [...]}}{named}'
+            raise AdminError(400, "bad_request", message)
+        self._add(data.get("faults", []), "scenario")
+        return 200, {"pending_faults": len(self.proxy.pending_faults())}
+
+    def _proxy_reset(self, request: _Request) -> tuple[int, Any]:
+        request.params()
+        self.proxy.reset()
+        if self._on_reset is not None:
+            self._on_reset(self.proxy)
+        return 200, {"reset": True, "pending_faults": len(self.proxy.pending_faults())}
 
 
 class _Endpoint:

@@ -188,20 +188,21 @@ def test_a_bad_record_mode_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*mcp_record must be one of none, once, new, all, not 'sometimes'*"])
 
 
-def test_upstream_without_a_cassette_is_refused(pytester: pytest.Pytester) -> None:
-    """`upstream=` without `cassette=` fails the test naming what is missing."""
+def test_recording_keywords_without_a_cassette_are_refused(pytester: pytest.Pytester) -> None:
+    """`upstream_era=` without `cassette=` fails the test naming what is missing (`upstream=` alone is the chaos
+    proxy in front of that server, tests/proxy/test_marker.py)."""
     pytester.makepyfile(
         test_x="""
         import pytest
 
-        @pytest.mark.mcp_server(upstream="http://127.0.0.1:1/mcp")
+        @pytest.mark.mcp_server(upstream="http://127.0.0.1:1/mcp", upstream_era="handshake")
         def test_x(mcp_server):
             pass
         """
     )
     result = pytester.runpytest()
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*@pytest.mark.mcp_server: upstream need cassette='path.json'*"])
+    result.stdout.fnmatch_lines(["*@pytest.mark.mcp_server: upstream_era need cassette='path.json'*"])
 
 
 def test_upstream_era_chooses_the_recording_sessions_era(pytester: pytest.Pytester, upstream_url: str) -> None:

@@ -1,0 +1,250 @@
+"""`ChaosProxy`: faults in front of a real MCP server, over Streamable HTTP or a stdio process."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from mcp_testkit import faults
+from mcp_testkit._binding import warn_if_remote
+from mcp_testkit._origin import LOOPBACK_NAMES
+from mcp_testkit.faults import _DEFAULT
+from mcp_testkit.journal import Journal
+from mcp_testkit.proxy._applies import refusal
+from mcp_testkit.proxy._endpoint import ProxyEndpoint
+from mcp_testkit.proxy._forward import HttpForwarder
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+__all__ = ["ChaosProxy"]
+
+
+def _upstream_name(url: str | None, command: Sequence[str] | None) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    if command is not None:
+        import shlex
+
+        return shlex.join(command)
+    parts = urlsplit(url or "")
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
+
+class ChaosProxy:
+    """A proxy on 127.0.0.1 in front of a live MCP server that journals every request and applies a fault plan.
+
+    `upstream` is a Streamable HTTP URL, or `upstream_command` runs a stdio server (the proxy serves Streamable
+    HTTP in front of it, one process per session, at most `max_processes`). `headers` go to the upstream on every
+    request (the journal redacts them as any credential). Faults take the values `TestMcpServer.inject` takes;
+    those that mean nothing in front of a real server are refused by `inject`, with the reason.
+    """
+
+    __test__ = False
+
+    def __init__(
+        self,
+        upstream: str | None = None,
+        *,
+        upstream_command: Sequence[str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        path: str = "/mcp",
+        timeout_s: float = 30.0,
+        max_processes: int = 8,
+        journal_limit: int | None = None,
+        allow_remote: bool = False,
+        recording: Any = None,
+    ) -> None:
+        """A `host` that is not loopback warns (`RemoteHostWarning`) unless `allow_remote`.
+
+        `recording` keeps every exchange as a cassette's recorder does (`mcp_testkit.cassettes` passes one: it has
+        the forwarder's `begin` and `keep`, and the `tape` a stdio server's exchanges go on).
+        """
+        warn_if_remote(host, "the chaos proxy", allow_remote=allow_remote)
+        if (upstream is None) == (upstream_command is None):
+            raise ValueError("ChaosProxy needs exactly one upstream: upstream='http://...' or upstream_command=[...]")
+        self.upstream = _upstream_name(upstream, upstream_command)
+        link: Any
+        self._stdio: Any = None
+        if upstream is not None:
+            if not upstream.startswith(("http://", "https://")):
+                raise ValueError(f"the upstream must be an http:// or https:// URL, not {self.upstream!r}")
+            link = HttpForwarder(upstream, headers=headers, timeout_s=timeout_s, recorder=recording)
+        else:
+            from mcp_testkit.cassettes import StdioGateway, Tape, check_startable
+
+            command = list(upstream_command or [])
+            check_startable(command)
+            tape = recording.tape if recording is not None else _Discarded(Tape)
+            link = self._stdio = StdioGateway(command, tape, path=path, max_processes=max_processes)
+        self._link = link
+        self._plan = faults.FaultPlan()
+        self._journal = Journal(limit=journal_limit)
+        self._endpoint = ProxyEndpoint(link, self._journal, self._plan, path=path)
+        self._endpoint.allowed_hosts = frozenset({*LOOPBACK_NAMES, host.lower()})
+        self._host, self._port, self._path = host, port, path
+        self._runner: Any = None
+
+    # -- faults --------------------------------------------------------------------------------------------------
+
+    def inject(
+        self,
+        fault: faults.Fault,
+        *,
+        method: str | None = _DEFAULT,
+        tool: str | None = None,
+        page: int | None = None,
+        session_id: str | None = None,
+        nth: int = 1,
+        times: int | None = _DEFAULT,
+        era: str | None = _DEFAULT,
+    ) -> faults.Rule:
+        """Add a rule as `TestMcpServer.inject` does; ValueError naming the fault and why when the proxy cannot
+        apply it in front of a real server."""
+        why = refusal(fault) if isinstance(fault, faults.Fault) else None
+        if why is not None:
+            raise ValueError(why)
+        rule = faults.rule_for(
+            fault, method=method, tool=tool, page=page, session_id=session_id, nth=nth, times=times, era=era
+        )
+        return self._plan.add(rule)
+
+    def check_rule(self, rule: faults.Rule) -> None:
+        """ValueError naming the fault and why, when the proxy cannot apply the rule's fault."""
+        why = refusal(rule.fault)
+        if why is not None:
+            raise ValueError(why)
+
+    def add_rule(self, rule: faults.Rule) -> faults.Rule:
+        """Add a rule made elsewhere (a scenario file, the admin API), checked as `inject` checks its fault."""
+        self.check_rule(rule)
+        return self._plan.add(rule)
+
+    def reset(self) -> None:
+        """Forget the journal and every rule; keeps serving."""
+        self._journal.clear()
+        self._plan = faults.FaultPlan()
+        self._endpoint.plan = self._plan
+        self._endpoint.errors.clear()
+
+    def fail_next_call(self, fault: faults.Fault, *, tool: str | None = None) -> faults.Rule:
+        """The next call of `tool` (of any tool when None) meets `fault`."""
+        return self.inject(fault, method="tools/call", tool=tool)
+
+    def pending_faults(self) -> list[faults.Rule]:
+        """Rules that can still fire."""
+        return self._plan.pending()
+
+    def check(self, *, unused_faults: bool = False) -> None:
+        """Raise for a fault that hit a request of an era it means nothing in; with `unused_faults`, also for a
+        scripted fault that never fired (such a test proved nothing)."""
+        errors = self._endpoint.errors
+        if errors:
+            raise AssertionError(f"chaos proxy in front of {self.upstream}: {errors[0]}")
+        if unused_faults:
+            unfired = self._plan.unfired()
+            if unfired:
+                listed = faults.describe(unfired)
+                raise AssertionError(f"chaos proxy: {len(unfired)} scripted fault(s) never fired:\n{listed}")
+
+    @property
+    def name(self) -> str:
+        """How reports name the proxy: by its upstream."""
+        return f"chaos proxy to {self.upstream}"
+
+    @property
+    def errors(self) -> list[BaseException]:
+        """Faults that hit a request of an era they mean nothing in (`check()` raises the first)."""
+        return list(self._endpoint.errors)
+
+    @property
+    def journal(self) -> Journal:
+        """Every request the proxy received, with the fault applied to it (credentials redacted when shown)."""
+        return self._journal
+
+    # -- serving -------------------------------------------------------------------------------------------------
+
+    @property
+    def asgi_app(self) -> ProxyEndpoint:
+        """The proxy's endpoint as an ASGI app (the CLI mounts the admin API in front of it)."""
+        return self._endpoint
+
+    @property
+    def url(self) -> str:
+        """The proxy's endpoint, e.g. `http://127.0.0.1:PORT/mcp`: point the client here."""
+        if self._runner is None:
+            raise RuntimeError("the chaos proxy is not started")
+        return f"http://{self._host}:{self._runner.port}{self._path}"
+
+    @property
+    def base_url(self) -> str:
+        """The proxy's origin, e.g. `http://127.0.0.1:PORT`."""
+        return self.url[: -len(self._path)] if self.url.endswith(self._path) else self.url
+
+    @property
+    def started(self) -> bool:
+        return self._runner is not None
+
+    def start(self, app: Any = None) -> None:
+        """Serve from a background thread; returns once the proxy accepts connections."""
+        from mcp_testkit._runner import Runner
+
+        if self._runner is not None:
+            raise RuntimeError(f"the chaos proxy is already started at {self.url}")
+        runner = Runner(
+            app or self._endpoint, self._host, self._port, header_timeout=60.0, body_timeout=60.0, idle_timeout=75.0
+        )
+        runner.start_thread("chaos-proxy")
+        self._runner = runner
+
+    def stop(self) -> None:
+        """Stop serving; close the pooled upstream connections and stop stdio server processes."""
+        runner, self._runner = self._runner, None
+        try:
+            if isinstance(self._link, HttpForwarder):
+                self._link.close()
+            if runner is not None:
+                runner.stop()
+        finally:
+            if self._stdio is not None:
+                self._stdio.close()
+
+    def __enter__(self) -> ChaosProxy:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> ChaosProxy:
+        import anyio.to_thread
+
+        await anyio.to_thread.run_sync(self.start)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        import anyio
+        import anyio.to_thread
+
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(self.stop)
+
+    def __repr__(self) -> str:
+        where = self.url if self._runner is not None else "not started"
+        return f"ChaosProxy({self.upstream!r}, {where}, {len(self._journal)} requests)"
+
+
+def _Discarded(tape_class: Any) -> Any:
+    """A tape that keeps nothing: the proxy journals, and records only when asked to."""
+
+    class Discarded(tape_class):  # type: ignore[misc]
+        def add(self, exchange: Any) -> None:
+            return None
+
+    return Discarded()

@@ -1,0 +1,352 @@
+"""The proxy's link to a Streamable HTTP upstream: one pooled `httpx2.AsyncClient` for the proxy's life, every
+request sent to the one configured URL, and an upstream that is down, slow or breaks off answered as the fault it is.
+
+Written as an ASGI app (the request body already read and handed in by `receive`), so the fault layer in front of
+it (`_endpoint.py`) treats it exactly as it treats the stdio gateway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio
+
+from mcp_testkit._asgi import Receive, Scope, Send, cancel_on_disconnect, read_body
+from mcp_testkit.proxy._http11 import UpstreamClosed
+
+__all__ = [
+    "NOT_FORWARDED",
+    "NOT_RETURNED",
+    "BrokenOff",
+    "HttpForwarder",
+    "Recorder",
+    "Seen",
+    "gateway_error",
+    "upstream_error",
+]
+
+NOT_FORWARDED = frozenset(
+    {"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te", "upgrade", "accept-encoding"}
+)
+"""Hop-by-hop headers, and those httpx2 sets itself; the rest pass through (the request goes to the one upstream URL
+whatever a header names)."""
+NOT_RETURNED = frozenset({"content-length", "connection", "keep-alive", "transfer-encoding", "content-encoding"})
+_MAX_BODY = 64 * 1024 * 1024
+
+
+def upstream_error(request_id: Any, message: str) -> dict[str, Any]:
+    """The JSON-RPC error a client gets for what went wrong upstream: -32603 (internal error), the proxy's words."""
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": message}}
+
+
+async def gateway_error(send: Send, status: int, request_id: Any, message: str) -> None:
+    """Answer 502 or 504 with a JSON-RPC error naming what the upstream did."""
+    body = json.dumps(upstream_error(request_id, message), separators=(",", ":")).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class HttpForwarder:
+    """ASGI app: each request sent on to `url` (never anywhere else) with `headers` added, its answer streamed back.
+
+    Statuses, headers and SSE streams pass through as they come. The client is made on the serving loop at the
+    first request and kept (pooled connections); `close()` closes it from any thread.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout_s: float = 30.0,
+        recorder: Recorder | None = None,
+    ) -> None:
+        self.url = url
+        self.recorder = recorder
+        """Where each exchange is kept as it was seen (a cassette's tape), or None: nothing kept, nothing decoded."""
+        self.headers = {name.lower(): value for name, value in (headers or {}).items()}
+        self.timeout_s = timeout_s
+        """How long the upstream may take to begin its answer (the status and headers) before the client gets 504."""
+        self._client: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _pooled(self) -> Any:
+        """The pool of upstream connections, made on the serving loop at the first request and kept: this module's
+        own HTTP/1.1 client on asyncio, an `httpx2.AsyncClient` on any other loop (trio, in-process)."""
+        if self._client is None:
+            import sniffio
+
+            from mcp_testkit._tls import tls_context
+
+            if sniffio.current_async_library() == "asyncio":
+                from mcp_testkit.proxy._http11 import Http11Pool
+
+                self._client = Http11Pool(self.url, ssl=tls_context())
+            else:
+                import httpx2
+
+                limits = httpx2.Limits(max_connections=200, max_keepalive_connections=50)
+                timeout = httpx2.Timeout(self.timeout_s, read=None)
+                self._client = httpx2.AsyncClient(
+                    timeout=timeout, follow_redirects=False, verify=tls_context(), limits=limits
+                )
+            with contextlib.suppress(RuntimeError):
+                self._loop = asyncio.get_running_loop()
+        return self._client
+
+    async def _request(self, method: str, sent: dict[str, str], body: bytes) -> Any:
+        """The upstream's answer to a request (its head read): an `Answer`, or an httpx2 response behind the same
+        face. OSError or UpstreamClosed when the upstream did not answer."""
+        from mcp_testkit.proxy._http11 import Http11Pool, UpstreamClosed
+
+        client = self._pooled()
+        if isinstance(client, Http11Pool):
+            return await client.request(method, list(sent.items()), body)
+        import httpx2
+
+        request = client.build_request(method, self.url, content=body or None, headers=sent)
+        try:
+            return _HttpxAnswer(await client.send(request, stream=True))
+        except httpx2.HTTPError as exc:
+            raise UpstreamClosed(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body, _ = await read_body(receive, _MAX_BODY) if scope["method"] == "POST" else (b"", None)
+        request_id = scope.get("mcp_testkit.rpc_id")
+        sent = {
+            k.decode("latin-1").lower(): v.decode("latin-1")
+            for k, v in scope.get("headers", [])
+            if k.decode("latin-1").lower() not in NOT_FORWARDED
+        }
+        sent.update(self.headers)
+        recorder = self.recorder
+        seen = None if recorder is None else Seen(scope["method"], body, sent)
+        token = None if recorder is None else recorder.begin()
+        try:
+            try:
+                with anyio.fail_after(self.timeout_s):
+                    response = await self._request(scope["method"], sent, body)
+            except TimeoutError:
+                why = f"chaos proxy: upstream {self.url} did not answer within {self.timeout_s:g} s"
+                _failed(seen, 504, f"the upstream did not answer within {self.timeout_s:g} s")
+                await gateway_error(send, 504, request_id, why)
+                return
+            except (OSError, UpstreamClosed) as exc:
+                why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                _failed(seen, 502, f"the upstream did not answer: {why}")
+                await gateway_error(send, 502, request_id, f"chaos proxy: upstream {self.url} did not answer ({why})")
+                return
+            try:
+                await self._relay(response, request_id, receive, send, seen)
+            finally:
+                await response.aclose()
+        finally:
+            if recorder is not None:
+                recorder.keep(token, seen)
+
+    async def _relay(self, response: Any, request_id: Any, receive: Receive, send: Send, seen: Seen | None) -> None:
+        answered = response.headers
+        returned = [
+            (name.encode("latin-1"), value.encode("latin-1")) for name, value in answered if name not in NOT_RETURNED
+        ]
+        if seen is not None:
+            seen.status, seen.answered = response.status, list(answered)
+        if not response.header("content-type").startswith("text/event-stream"):
+            try:
+                raw = await response.read()
+            except UpstreamClosed as exc:
+                _failed(seen, 502, f"the upstream broke off its answer: {exc}")
+                why = f"chaos proxy: upstream {self.url} broke off its answer ({exc})"
+                await gateway_error(send, 502, request_id, why)
+                return
+            if seen is not None:
+                seen.json_body(raw)
+            if not _is_json_answer(response, raw):
+                what = f"answered HTTP {response.status} with a body that is not JSON-RPC"
+                if seen is not None:
+                    seen.error = f"the upstream {what}"
+                await gateway_error(send, 502, request_id, f"chaos proxy: upstream {self.url} {what}")
+                return
+            head = [(b"content-length", str(len(raw)).encode()), *returned]
+            await send({"type": "http.response.start", "status": response.status, "headers": head})
+            await send({"type": "http.response.body", "body": raw})
+            return
+        if seen is not None:
+            seen.framing = "sse"
+        await send({"type": "http.response.start", "status": response.status, "headers": returned})
+        ended = False
+        async with anyio.create_task_group() as group:
+            group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
+            try:
+                async for chunk in response.pieces():
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    if seen is not None:
+                        seen.feed(chunk)
+            except UpstreamClosed as exc:
+                # The upstream broke off its stream: so does the proxy, the same connection behaviour.
+                if seen is not None:
+                    seen.error = f"the upstream broke off its answer: {exc}"
+                group.cancel_scope.cancel()
+                raise BrokenOff(self.url) from None
+            await send({"type": "http.response.body", "body": b""})
+            ended = True
+            group.cancel_scope.cancel()
+        if not ended and seen is not None and seen.error is None:
+            seen.left = True
+
+    def close(self) -> None:
+        """Close the pooled connections on the loop that made them (from any thread, before that loop stops)."""
+        client, loop, self._client, self._loop = self._client, self._loop, None, None
+        if client is None or loop is None or loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:  # served in-process on this very loop: close it there, without waiting on ourselves
+            loop.create_task(client.aclose())
+            return
+        future = asyncio.run_coroutine_threadsafe(client.aclose(), loop)
+        try:
+            future.result(5.0)
+        except (concurrent.futures.TimeoutError, RuntimeError):
+            future.cancel()
+
+
+class _HttpxAnswer:
+    """An httpx2 streamed response with the face of `_http11.Answer` (on loops other than asyncio)."""
+
+    def __init__(self, response: Any) -> None:
+        self._response = response
+        self.status: int = response.status_code
+        self.headers = [(name.lower(), value) for name, value in response.headers.multi_items()]
+
+    def header(self, name: str) -> str:
+        return str(self._response.headers.get(name, ""))
+
+    async def pieces(self) -> AsyncIterator[bytes]:
+        import httpx2
+
+        from mcp_testkit.proxy._http11 import UpstreamClosed
+
+        try:
+            async for chunk in self._response.aiter_raw():
+                yield chunk
+        except httpx2.HTTPError as exc:
+            raise UpstreamClosed(f"{type(exc).__name__}: {exc}") from None
+
+    async def read(self) -> bytes:
+        return b"".join([piece async for piece in self.pieces()])
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+
+class Recorder(Protocol):
+    """What keeps the exchanges a forwarder sees: `begin` as a request arrives, `keep` once it is over."""
+
+    def begin(self) -> Any: ...
+
+    def keep(self, token: Any, seen: Any) -> None: ...
+
+
+@dataclass(eq=False)
+class Seen:
+    """One exchange as the forwarder saw it, for a recorder: the request, the status, the headers each way, the
+    answer's bytes, and what went wrong. Kept as bytes while the proxy serves; `decode()` (when the recorder
+    writes) gives the answer's framing and messages, so that recording costs a request little more than proxying."""
+
+    method: str
+    body: bytes
+    sent: dict[str, str]
+    status: int | None = None
+    answered: list[tuple[str, str]] = field(default_factory=list)
+    framing: str = "empty"
+    messages: list[Any] = field(default_factory=list)
+    text: str | None = None
+    error: str | None = None
+    left: bool = False
+    """Whether the client left before the SSE stream ended."""
+    chunks: list[bytes] = field(default_factory=list)
+
+    @property
+    def message(self) -> Any:
+        """The request's message, decoded as strictly as the server decodes one (None for what is not JSON)."""
+        return _decoded(self.body)
+
+    def json_body(self, raw: bytes) -> None:
+        if raw:
+            self.framing = "json"
+            self.chunks = [raw]
+
+    def feed(self, chunk: bytes) -> None:
+        self.chunks.append(chunk)
+
+    def decode(self) -> None:
+        """Decode the answer's bytes into `messages` (and `framing` "text" for a body that is not JSON)."""
+        from mcp_testkit._sse import SseDecoder, SseEventTooLarge
+
+        chunks, self.chunks = self.chunks, []
+        if self.framing == "json":
+            raw = b"".join(chunks)
+            decoded = _decoded(raw)
+            if decoded is None:
+                self.framing, self.text = "text", raw.decode("utf-8", errors="replace")
+            else:
+                self.messages.append(decoded)
+            return
+        decoder = SseDecoder()
+        for chunk in chunks:
+            try:
+                events = decoder.feed(chunk)
+            except SseEventTooLarge as exc:  # passed on to the client all the same; the record says why it stops
+                self.messages.append({"unparsed": str(exc)})
+                return
+            self.messages.extend(_decoded(e.data.encode()) or {"unparsed": e.data} for e in events if e.data)
+
+
+def _decoded(body: bytes) -> Any:
+    """A message, decoded as strictly as the server decodes one; None for what is not JSON of the wire."""
+    from mcp_testkit._json import JsonError, loads
+
+    try:
+        return loads(body) if body else None
+    except JsonError:
+        return None
+
+
+def _failed(seen: Seen | None, status: int, error: str) -> None:
+    if seen is not None:
+        seen.status, seen.error = status, error
+
+
+class BrokenOff(Exception):
+    """The upstream broke off an SSE answer midway: the client's connection is broken off too."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(f"upstream {url} broke off its SSE answer")
+
+
+def _is_json_answer(response: Any, raw: bytes) -> bool:
+    """Whether a non-SSE answer is one a client can read: empty (202, DELETE), or JSON when it says it is JSON.
+
+    A body of another type passes through on an error status (a real server's plain-text 500 is its fault to show);
+    a 2xx body that claims JSON and is not, or is neither JSON nor empty, is garbage the client gets a 502 for.
+    """
+    if not raw:
+        return True
+    content_type = response.header("content-type").split(";", 1)[0].strip().lower()
+    if content_type == "application/json":
+        try:
+            json.loads(raw)
+        except ValueError:
+            return False
+        return True
+    return bool(response.status >= 400)

@@ -1,0 +1,286 @@
+"""A keep-alive HTTP/1.1 client for the proxy's upstream, on asyncio's transports with httptools' parser.
+
+The proxy sits on every request of a test: a general client costs it most of its time per call (its layers of
+streams, pools and models). This one writes a request's bytes as they are, parses the answer in C, streams the
+body as it comes and keeps connections open for the next request. It speaks to the one upstream it was made for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["Answer", "Http11Pool", "UpstreamClosed"]
+
+_PAUSE_AT = 1024 * 1024
+"""Bytes of an answer held unread before the connection stops reading (the client reads too slowly)."""
+
+
+class UpstreamClosed(Exception):
+    """The upstream closed the connection, or sent what is not HTTP, before its answer ended."""
+
+
+class Answer:
+    """One answer as it arrives: its status and headers, then its body in pieces."""
+
+    def __init__(self, connection: _Connection) -> None:
+        self._connection = connection
+        self.status = 0
+        self.headers: list[tuple[str, str]] = []
+        self._pieces: collections.deque[bytes] = collections.deque()
+        self._held = 0
+        self.started = False
+        """Whether a byte of the answer arrived (a request on a reused connection is retried only before that)."""
+        self.complete = False
+        self.error: str | None = None
+        self._head: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._more: asyncio.Future[None] | None = None
+
+    # -- fed by the connection --------------------------------------------------------------------
+
+    def _headed(self) -> None:
+        if not self._head.done():
+            self._head.set_result(None)
+
+    def _push(self, piece: bytes) -> None:
+        self._pieces.append(piece)
+        self._held += len(piece)
+        if self._held > _PAUSE_AT:
+            self._connection.pause()
+        self._wake()
+
+    def _end(self, error: str | None = None) -> None:
+        if self.complete or self.error is not None:
+            return
+        if error is None:
+            self.complete = True
+        else:
+            self.error = error
+        if not self._head.done():
+            self._head.set_exception(UpstreamClosed(error or "no answer"))
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._more is not None and not self._more.done():
+            self._more.set_result(None)
+
+    # -- read by the proxy ------------------------------------------------------------------------
+
+    async def head(self) -> None:
+        """Wait for the status and headers; UpstreamClosed when the connection ended first."""
+        await self._head
+
+    def header(self, name: str) -> str:
+        return next((value for key, value in self.headers if key == name), "")
+
+    async def pieces(self) -> AsyncIterator[bytes]:
+        """The body as it comes; UpstreamClosed when the connection ends before the body does."""
+        while True:
+            while self._pieces:
+                piece = self._pieces.popleft()
+                self._held -= len(piece)
+                if self._held <= _PAUSE_AT:
+                    self._connection.resume()
+                yield piece
+            if self.complete:
+                return
+            if self.error is not None:
+                raise UpstreamClosed(self.error)
+            self._more = asyncio.get_running_loop().create_future()
+            await self._more
+
+    async def read(self) -> bytes:
+        return b"".join([piece async for piece in self.pieces()])
+
+    async def aclose(self) -> None:
+        """Done with the answer: its connection goes back to the pool when the answer ended cleanly."""
+        self._connection.finished(self)
+
+
+class _Connection(asyncio.Protocol):
+    """One connection to the upstream, with httptools' parser fed by what arrives."""
+
+    def __init__(self, pool: Http11Pool) -> None:
+        import httptools
+
+        self.pool = pool
+        self.parser = httptools.HttpResponseParser(self)
+        self.transport: asyncio.Transport | None = None
+        self.answer: Answer | None = None
+        self.lost = False
+        self.paused = False
+        self.reused = False
+        self.close_delimited = False
+        self.keep_alive = False
+
+    # -- asyncio ----------------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            # A request is one write and waits for its answer: never let it sit for a delayed ACK (Nagle).
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def data_received(self, data: bytes) -> None:
+        import httptools
+
+        if self.answer is None:
+            self.lost = True  # bytes nobody asked for: this connection cannot be trusted again
+            self._close()
+            return
+        self.answer.started = True
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            self.answer._end(f"the upstream's answer is not HTTP: {exc}")
+            self.lost = True
+            self._close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        self.pool._forget(self)
+        answer = self.answer
+        if answer is not None:
+            if self.close_delimited and answer._head.done():
+                answer._end()  # a body without length nor chunks ends when the connection does
+            else:
+                answer._end("the upstream closed the connection before its answer ended")
+
+    def pause(self) -> None:
+        if not self.paused and self.transport is not None:
+            self.paused = True
+            self.transport.pause_reading()
+
+    def resume(self) -> None:
+        if self.paused and self.transport is not None and not self.lost:
+            self.paused = False
+            self.transport.resume_reading()
+
+    # -- httptools --------------------------------------------------------------------------------
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        assert self.answer is not None
+        self.answer.headers.append((name.decode("latin-1").lower(), value.decode("latin-1")))
+
+    def on_headers_complete(self) -> None:
+        answer = self.answer
+        assert answer is not None
+        answer.status = self.parser.get_status_code()
+        names = {name for name, _ in answer.headers}
+        self.keep_alive = self.parser.should_keep_alive()  # asked now: after the message, llhttp says False
+        self.close_delimited = "content-length" not in names and "transfer-encoding" not in names
+        answer._headed()
+
+    def on_body(self, body: bytes) -> None:
+        assert self.answer is not None
+        self.answer._push(bytes(body))
+
+    def on_message_complete(self) -> None:
+        assert self.answer is not None
+        self.close_delimited = False
+        self.answer._end()
+
+    # -- the pool's -------------------------------------------------------------------------------
+
+    def send(self, head: bytes, body: bytes) -> Answer:
+        import httptools
+
+        self.parser = httptools.HttpResponseParser(self)
+        answer = self.answer = Answer(self)
+        assert self.transport is not None
+        self.transport.write(head + body if len(body) < 65536 else head)
+        if len(body) >= 65536:
+            self.transport.write(body)
+        return answer
+
+    def finished(self, answer: Answer) -> None:
+        if answer is not self.answer:
+            return
+        self.answer = None
+        pool = self.pool
+        keep = answer.complete and not self.lost and not self.paused and len(pool._idle) < pool.idle_limit
+        if keep and self.keep_alive:
+            self.reused = True
+            pool._idle.append(self)
+        else:
+            self._close()
+
+    def _close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
+class Http11Pool:
+    """Keep-alive connections to one upstream URL (http or https), made on the running asyncio loop."""
+
+    def __init__(self, url: str, *, ssl: Any = None, idle: int = 64) -> None:
+        parts = urlsplit(url)
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        default = (parts.scheme, self.port) in (("http", 80), ("https", 443))
+        self.authority = (parts.netloc.rpartition("@")[2] if not default else parts.hostname) or self.host
+        self.ssl = ssl if parts.scheme == "https" else None
+        self.idle_limit = idle
+        self._idle: list[_Connection] = []
+        self._all: set[_Connection] = set()
+
+    def _forget(self, connection: _Connection) -> None:
+        self._all.discard(connection)
+        if connection in self._idle:
+            self._idle.remove(connection)
+
+    async def _connect(self) -> _Connection:
+        loop = asyncio.get_running_loop()
+        _, connection = await loop.create_connection(lambda: _Connection(self), self.host, self.port, ssl=self.ssl)
+        self._all.add(connection)
+        return connection
+
+    def _head(self, method: str, headers: list[tuple[str, str]], body: bytes) -> bytes:
+        lines = [f"{method} {self.target} HTTP/1.1", f"host: {self.authority}"]
+        lines.extend(f"{name}: {value}" for name, value in headers)
+        if body or method == "POST":
+            lines.append(f"content-length: {len(body)}")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+    async def request(self, method: str, headers: list[tuple[str, str]], body: bytes) -> Answer:
+        """Send a request and wait for its answer's head; OSError when the upstream cannot be reached,
+        UpstreamClosed when it closed the connection first. A request sent on a reused connection that the
+        upstream had closed meanwhile (nothing of an answer came) is sent once more on a new one."""
+        head = self._head(method, headers, body)
+        while self._idle:
+            connection = self._idle.pop()
+            if connection.lost:
+                continue
+            answer = connection.send(head, body)
+            try:
+                await answer.head()
+                return answer
+            except UpstreamClosed:
+                if answer.started:
+                    raise
+                break  # the upstream closed this idle connection: a new one below
+            except BaseException:
+                connection._close()  # cancelled (a timeout) with the answer under way: never reused
+                raise
+        connection = await self._connect()
+        answer = connection.send(head, body)
+        try:
+            await answer.head()
+        except BaseException:
+            connection._close()
+            raise
+        return answer
+
+    async def aclose(self) -> None:
+        for connection in list(self._all):
+            connection._close()
+        self._idle.clear()
+        self._all.clear()
