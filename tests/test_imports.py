@@ -16,7 +16,7 @@ PACKAGES = sorted(path.name for path in ROOT.iterdir() if (path / "__init__.py")
 """The subpackages (server, bridge, cassettes, contract, adapters, ...): each one keeps its `_private` names."""
 SHARED = (
     "_asgi", "_binding", "_eras", "_json", "_origin", "_param_headers", "_renamed", "_runner", "_sse", "_tls",
-    "_validation",
+    "_validation", "_wire",
 )
 """The neutral modules: what two packages share lives here, and a neutral module imports no package."""
 COMPOSITION_ROOT = {

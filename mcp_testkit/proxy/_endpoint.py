@@ -194,6 +194,7 @@ class ProxyEndpoint:
             return
         effect = effect_of(fault)
         assert effect is not None
+        turn.shape(effect)
         record = turn.record
         if await effect.before(turn, None, None):  # type: ignore[arg-type]
             if record.rpc_method == "tools/call":

@@ -17,10 +17,12 @@ import anyio.lowlevel
 from mcp_testkit._json import JsonError
 from mcp_testkit._json import loads as strict_loads
 from mcp_testkit._sse import SseDecoder, SseEventTooLarge
+from mcp_testkit._wire import SocketWire
 
 if TYPE_CHECKING:
     from mcp_testkit._asgi import Receive, Send
     from mcp_testkit.journal import Record
+    from mcp_testkit.server import Effect
 
 __all__ = ["Held", "ProxyTurn", "dumps", "frame"]
 
@@ -92,6 +94,24 @@ class Held:
         return answer, others
 
 
+class _Connection:
+    """What `SocketWire` reads of an answer: the ASGI server's own `send` (to find the socket), the record, and
+    the turn's `dropped`, which a close or reset by the fault sets."""
+
+    def __init__(self, turn: ProxyTurn) -> None:
+        self.send = turn._send
+        self.record = turn.record
+        self._turn = turn
+
+    @property
+    def dropped(self) -> bool:
+        return self._turn.dropped
+
+    @dropped.setter
+    def dropped(self, value: bool) -> None:
+        self._turn.dropped = value
+
+
 class ProxyTurn:
     """What a fault may do to one exchange of the proxy (`server._effects.HttpTurn`), and the journal's record of it."""
 
@@ -108,6 +128,10 @@ class ProxyTurn:
             self.started = True
             self.record.status = message["status"]
         await self._send(message)
+
+    def shape(self, effect: Effect[Any]) -> None:
+        """Let a fault of the answer's bytes (`Effect.wrap_send`) shape every write of this turn, as the fake's do."""
+        self._send = effect.wrap_send(self._send, SocketWire(_Connection(self)))
 
     async def json(
         self,

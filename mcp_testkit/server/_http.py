@@ -24,6 +24,7 @@ from mcp_testkit._eras import HANDSHAKE
 from mcp_testkit._json import JsonError, loads
 from mcp_testkit._origin import hostname
 from mcp_testkit._runner import BODY_TIMED_OUT
+from mcp_testkit._wire import SocketWire
 from mcp_testkit.server._effects import effect_of
 from mcp_testkit.server._protocol import (
     CANCELLED,
@@ -36,7 +37,6 @@ from mcp_testkit.server._protocol import (
     error_response,
 )
 from mcp_testkit.server._resume import StoredEvent, StreamPlan, sse_frame
-from mcp_testkit.server._wire import SocketWire
 
 if TYPE_CHECKING:
     from mcp_testkit._headers import Headers

@@ -28,7 +28,8 @@ class _Answer(Protocol):
 
 
 class SocketWire:
-    """The connection of one `_http.Response` (`_effects.Wire`), found through the ASGI server's own `send`."""
+    """The connection of one answer (`server._effects.Wire`), found through the ASGI server's own `send`: the
+    fake's `_http.Response`, or the chaos proxy's turn."""
 
     __slots__ = ("_out", "_transport", "record")
 
