@@ -50,6 +50,25 @@ class _BorrowedTransport(httpx2.AsyncBaseTransport):
         return None
 
 
+def _unique(configs: Iterable[ServerConfig]) -> list[ServerConfig]:
+    """The configurations, whose server names must be unique."""
+    found = list(configs)
+    names = [config.name for config in found]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"server names must be unique, repeated: {', '.join(map(repr, repeated))}")
+    return found
+
+
+def _checked(cache: object, input_handler: InputHandler | None) -> tuple[bool, InputHandler | None]:
+    """`cache` and `input_handler` as `ToolPool` takes them, or a TypeError naming what it got."""
+    if not isinstance(cache, bool):
+        raise TypeError(f"cache takes True (the process-level ToolCache) or False, not {cache!r}")
+    if input_handler is not None and not callable(input_handler):
+        raise TypeError(f"input_handler takes an async function of an InputRequested, not {input_handler!r}")
+    return cache, input_handler
+
+
 class ToolPool:
     """Connects every server on entry (all or nothing), exposes their tools and calls them by the rules."""
 
@@ -69,19 +88,10 @@ class ToolPool:
         `result_guardrails` check every result a server's tool gives before the caller is given it;
         `input_handler` answers the tools' input requests (elicitation, sampling, roots; docs/input.md).
         """
-        self._configs = list(configs)
+        self._configs = _unique(configs)
         self._environ = environ
-        names = [config.name for config in self._configs]
-        repeated = sorted({name for name in names if names.count(name) > 1})
-        if repeated:
-            raise ValueError(f"server names must be unique, repeated: {', '.join(map(repr, repeated))}")
-        if not isinstance(cache, bool):
-            raise TypeError(f"cache takes True (the process-level ToolCache) or False, not {cache!r}")
-        self._cache = cache
+        self._cache, self._input_handler = _checked(cache, input_handler)
         self._guardrails = check_guardrails(result_guardrails)
-        if input_handler is not None and not callable(input_handler):
-            raise TypeError(f"input_handler takes an async function of an InputRequested, not {input_handler!r}")
-        self._input_handler = input_handler
         self._transport = transport
         self._client: httpx2.AsyncClient | None = None
         self._links: dict[str, ServerLink] = {}

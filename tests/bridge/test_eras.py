@@ -177,5 +177,5 @@ async def test_a_bare_400_to_a_stateless_only_server_does_not_strand_the_bridge(
             server.inject(faults.HttpStatus(400), method="tools/call", tool="search")
             assert await pool.call("t.search") == "found"
             assert pool.era("t") == "stateless"
-    after = [(r.rpc_method, r.status) for r in server.journal][-4:]
-    assert after == [("tools/call", 400), ("initialize", 400), ("server/discover", 200), ("tools/call", 200)]
+    calls = [(r.rpc_method, r.status) for r in server.journal if r.rpc_method != "subscriptions/listen"]  # cache's
+    assert calls[-4:] == [("tools/call", 400), ("initialize", 400), ("server/discover", 200), ("tools/call", 200)]

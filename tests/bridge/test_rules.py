@@ -641,7 +641,7 @@ async def test_rule_11_both_framings_read_and_session_deleted(mode: str, era: st
                 session_id = pool.session_id("t")
                 assert await pool.call("t.search") == "found"
             assert server.sessions.alive == []
-    last = server.journal.last
+    last = [record for record in server.journal if record.rpc_method != "subscriptions/listen"][-1]  # the cache's
     if era == "handshake":
         assert (last.http_method, last.session_id, last.status) == ("DELETE", session_id, 200)
     else:
