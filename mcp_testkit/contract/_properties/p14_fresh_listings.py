@@ -97,6 +97,8 @@ class _Catalogue:
         self.ttl = facts.cache_ttl_s or 0.0
         self.server_ttl = server_ttl * self.ttl if facts.era == STATELESS else None
         self.changes = 0
+        self.since = 0
+        """The journal number of the last record before the latest connect: later listen streams are its own."""
         self.now = 0.0
         self.fresh: list[tuple[float, list[str]]] = []
         """The listings the bridge read and may still serve from its cache: when, and what they held."""
@@ -154,20 +156,27 @@ async def _connect(h: ContractHarness, adapter: BridgeAdapter, catalogue: _Catal
     return True
 
 
-def _heard(server: Any) -> int:
-    """How many tools/list_changed the server sent on subscriptions/listen streams that asked for them (the
-    journal's record of a listen request keeps what its stream carried)."""
+def _streams(server: Any, since: int) -> list[Any]:
+    """The journal's records of the listen requests sent since record `since`: the current connection's streams (a
+    closed connection's stream may look open until the server sees it end, and its notices reach nobody)."""
+    return [record for record in server.journal.requests("subscriptions/listen") if record.seq > since]
+
+
+def _heard(server: Any, since: int) -> int:
+    """How many tools/list_changed the server sent on the current connection's subscriptions/listen streams that
+    asked for them (the journal's record of a listen request keeps what its stream carried)."""
     return sum(
         1
-        for record in server.journal.requests("subscriptions/listen")
+        for record in _streams(server, since)
         for message in (record.response if isinstance(record.response, list) else ())
         if isinstance(message, dict) and message.get("method") == "notifications/tools/list_changed"
     )
 
 
-def _listening(server: Any) -> bool:
-    """Whether a listen stream that asked for tool changes is open (acknowledged, not ended, not closed)."""
-    for record in server.journal.requests("subscriptions/listen"):
+def _listening(server: Any, since: int) -> bool:
+    """Whether a listen stream of the current connection that asked for tool changes is open (acknowledged, not
+    ended, not closed)."""
+    for record in _streams(server, since):
         sent = record.response if isinstance(record.response, list) else []
         if record.error is None and sent and not any("id" in message for message in sent):
             honoured = (sent[0].get("params") or {}).get("notifications") or {}
@@ -185,12 +194,12 @@ async def _notify(h: ContractHarness, adapter: BridgeAdapter, catalogue: _Catalo
     import anyio
 
     server = h.server
-    before = _heard(server)
+    before = _heard(server, catalogue.since)
     listening = False
     if connected and h.via == "socket":
         with anyio.move_on_after(_OPENING_S):  # a bridge opens its stream once connected, in a task of its own
             for _ in range(int(_OPENING_S * 1000)):
-                if listening := _listening(server):
+                if listening := _listening(server, catalogue.since):
                     break
                 await anyio.sleep(0.01)
     catalogue.change(silently=True)
@@ -203,10 +212,10 @@ async def _notify(h: ContractHarness, adapter: BridgeAdapter, catalogue: _Catalo
             # The catalogue as it is now: a pending CatalogueChange may fire on the listing the bridge reads for it.
             current = sorted(server.tools)
             offered = sorted(await adapter.list_tools())
-            if offered == current and _heard(server) > before:
+            if offered == current and _heard(server, catalogue.since) > before:
                 break
             await anyio.sleep(0.01)
-    if _heard(server) <= before:
+    if _heard(server, catalogue.since) <= before:
         return  # the stream closed before it carried the change: nothing was announced to the bridge
     catalogue.fresh.clear()  # the server said the listing changed: nothing read before may be served
     if offered != current:
@@ -265,6 +274,7 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
                 await _approve(h, adapter, catalogue)
         else:
             connects += 1
+            catalogue.since = server.journal.last.seq if len(server.journal) else 0
             connected = await _connect(h, adapter, catalogue, connects)
 
 
