@@ -200,11 +200,12 @@ class ChaosProxy:
         self._runner = runner
 
     def stop(self) -> None:
-        """Stop serving; close the pooled upstream connections and stop stdio server processes."""
+        """Stop serving; DELETE upstream the sessions still open there (best effort, at most a few seconds), close
+        the pooled upstream connections and stop stdio server processes."""
         runner, self._runner = self._runner, None
         try:
             if isinstance(self._link, HttpForwarder):
-                self._link.close()
+                self._link.close(first=self._endpoint.end_all_upstream)
             if runner is not None:
                 runner.stop()
         finally:
