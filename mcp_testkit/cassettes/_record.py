@@ -10,6 +10,7 @@ process per session. Either way a client points at the proxy as it would at the 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -41,23 +42,26 @@ class TapeRecorder:
 
     def __init__(self, tape: Tape) -> None:
         self.tape = tape
-        self._seen: list[tuple[int, float, float, Any]] = []
+        self._seen: list[tuple[tuple[int, float], float, Any]] = []
+        """(the number and start `begin` gave, when it ended by `time.monotonic()`, what was seen), per exchange"""
         self._lock = threading.Lock()
 
     def begin(self) -> tuple[int, float]:
         return self.tape.start()
 
     def keep(self, token: tuple[int, float], seen: Any) -> None:
-        """Keep what the forwarder saw; kept even when the stream was cancelled (what came before was seen)."""
-        seq, at = token
-        with self._lock:
-            self._seen.append((seq, at, self.tape.elapsed_ms(at), seen))
+        """Keep what the forwarder saw, and when it ended; kept even when the stream was cancelled (what came before
+        was seen). Only a list's append, one step the interpreter never splits: the lock is `flush`'s."""
+        self._seen.append((token, time.monotonic(), seen))
 
     def flush(self) -> None:
         """Put every exchange kept so far on the tape."""
         with self._lock:
             kept, self._seen = self._seen, []
-        for seq, at, elapsed_ms, seen in kept:
+        # ms since the tape started, as Tape.elapsed_ms reckons them, at the time each exchange ended
+        started_ms = self.tape.elapsed_ms(0.0) - (time.monotonic() * 1000)
+        for (seq, at), ended, seen in kept:
+            elapsed_ms = max(0.0, round(ended * 1000 + started_ms - at, 1))
             self.tape.add(_exchange(seq, at, elapsed_ms, seen))
 
 

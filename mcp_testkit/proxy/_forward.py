@@ -12,7 +12,6 @@ import concurrent.futures
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
@@ -283,24 +282,25 @@ class Recorder(Protocol):
     def keep(self, token: Any, seen: Any) -> None: ...
 
 
-@dataclass(eq=False)
 class Seen:
     """One exchange as the forwarder saw it, for a recorder: the request, the status, the headers each way, the
     answer's bytes, and what went wrong. Kept as bytes while the proxy serves; `decode()` (when the recorder
     writes) gives the answer's framing and messages, so that recording costs a request little more than proxying."""
 
-    method: str
-    body: bytes
-    raw_sent: list[tuple[bytes, bytes]]
-    status: int | None = None
-    raw_answered: list[tuple[bytes, bytes]] = field(default_factory=list)
-    framing: str = "empty"
-    messages: list[Any] = field(default_factory=list)
-    text: str | None = None
-    error: str | None = None
-    left: bool = False
-    """Whether the client left before the SSE stream ended."""
-    chunks: list[bytes] = field(default_factory=list)
+    __slots__ = ("body", "chunks", "error", "framing", "left", "messages", "method", "raw_answered", "raw_sent",
+                 "status", "text")  # fmt: skip
+
+    def __init__(self, method: str, body: bytes, raw_sent: list[tuple[bytes, bytes]]) -> None:
+        self.method, self.body, self.raw_sent = method, body, raw_sent
+        self.status: int | None = None
+        self.raw_answered: list[tuple[bytes, bytes]] = []
+        self.framing = "empty"
+        self.messages: list[Any] = []
+        self.text: str | None = None
+        self.error: str | None = None
+        self.left = False
+        """Whether the client left before the SSE stream ended."""
+        self.chunks: list[bytes] = []
 
     @property
     def sent(self) -> dict[str, str]:
