@@ -218,9 +218,10 @@ SOURCES: dict[str, str] = {}
 def served(kind: str, framing: str) -> Iterator[tuple[str, int]]:
     """Start ``_serve.py`` for one app and yield its /mcp URL and pid; stop it on the way out, always."""
     env = dict(os.environ)
-    source = BASELINE["dir"] if kind == "baseline" else HERE.parent
+    # "baseline" is TestMcpServer as the baseline checkout has it; "baseline-KIND" is that checkout's KIND
+    source = BASELINE["dir"] if kind.startswith("baseline") else HERE.parent
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(source), env.get("PYTHONPATH")]))
-    app_kind = "testkit" if kind == "baseline" else kind
+    app_kind = "testkit" if kind == "baseline" else kind.removeprefix("baseline-")
     # A file, not a pipe, for the server's log: a chatty server must never block on a full pipe.
     log = tempfile.TemporaryFile("w+")
     proc = subprocess.Popen(

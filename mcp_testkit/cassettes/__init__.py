@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from mcp_testkit.cassettes._record import Recording, StdioGateway, record
     from mcp_testkit.cassettes._replay import CassetteServer, replay
     from mcp_testkit.cassettes._script import ReplayScript
-    from mcp_testkit.cassettes._upstream import UpstreamError, check_startable, headers_from
+    from mcp_testkit.cassettes._upstream import StdioUpstream, UpstreamError, check_startable, headers_from
     from mcp_testkit.cassettes._verify import Change, VerifyReport, verify
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "Recording",
     "ReplayScript",
     "StdioGateway",
+    "StdioUpstream",
     "Tape",
     "UnmatchedCall",
     "UpstreamError",
@@ -77,6 +78,7 @@ _HOMES = {
     "StdioGateway": "_record",
     "Tape": "_format",
     "check_startable": "_upstream",
+    "StdioUpstream": "_upstream",
     "headers_from": "_upstream",
     "record": "_record",
     "MATCH_MODES": "_format",

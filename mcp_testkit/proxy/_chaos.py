@@ -73,7 +73,8 @@ class ChaosProxy:
                 raise ValueError(f"the upstream must be an http:// or https:// URL, not {self.upstream!r}")
             link = HttpForwarder(upstream, headers=headers, timeout_s=timeout_s, recorder=recording)
         else:
-            from mcp_testkit.cassettes import StdioGateway, Tape, check_startable
+            from mcp_testkit.cassettes import Tape, check_startable
+            from mcp_testkit.proxy._stdio import StdioGateway
 
             command = list(upstream_command or [])
             check_startable(command)
@@ -100,15 +101,18 @@ class ChaosProxy:
         nth: int = 1,
         times: int | None = _DEFAULT,
         era: str | None = _DEFAULT,
+        probability: float = 1.0,
+        seed: int | None = None,
     ) -> faults.Rule:
-        """Add a rule as `TestMcpServer.inject` does; ValueError naming the fault and why when the proxy cannot
-        apply it in front of a real server."""
+        """Add a rule as `TestMcpServer.inject` does (`probability` and `seed` too, for soak runs that replay);
+        ValueError naming the fault and why when the proxy cannot apply it in front of a real server."""
         why = refusal(fault) if isinstance(fault, faults.Fault) else None
         if why is not None:
             raise ValueError(why)
         rule = faults.rule_for(
-            fault, method=method, tool=tool, page=page, session_id=session_id, nth=nth, times=times, era=era
-        )
+            fault, method=method, tool=tool, page=page, session_id=session_id, nth=nth, times=times, era=era,
+            probability=probability, seed=seed,
+        )  # fmt: skip
         return self._plan.add(rule)
 
     def check_rule(self, rule: faults.Rule) -> None:
@@ -200,11 +204,12 @@ class ChaosProxy:
         self._runner = runner
 
     def stop(self) -> None:
-        """Stop serving; close the pooled upstream connections and stop stdio server processes."""
+        """Stop serving; DELETE upstream the sessions still open there (best effort, at most a few seconds), close
+        the pooled upstream connections and stop stdio server processes."""
         runner, self._runner = self._runner, None
         try:
             if isinstance(self._link, HttpForwarder):
-                self._link.close()
+                self._link.close(first=self._endpoint.end_all_upstream)
             if runner is not None:
                 runner.stop()
         finally:

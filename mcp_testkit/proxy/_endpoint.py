@@ -18,7 +18,7 @@ from mcp_testkit._eras import HANDSHAKE, STATELESS, STATELESS_VERSIONS, VERSION_
 from mcp_testkit._headers import Headers
 from mcp_testkit._origin import LOOPBACK_NAMES, rebinding_refusal
 from mcp_testkit.journal import Record
-from mcp_testkit.proxy._forward import BrokenOff
+from mcp_testkit.proxy._forward import BODY_KEY, DECODED_KEY, UNRECORDED_KEY, BrokenOff
 from mcp_testkit.proxy._own import SESSION_NOT_FOUND, Pages, Sessions, own_effect
 from mcp_testkit.proxy._streams import BrokenStreams
 from mcp_testkit.proxy._turn import Held, ProxyTurn, decode, dumps
@@ -30,6 +30,14 @@ if TYPE_CHECKING:
 __all__ = ["ProxyEndpoint"]
 
 _INVALID_REQUEST = -32600
+END_TIMEOUT_S = 5.0
+"""How long the proxy gives the upstream, at most, to end the sessions it DELETEs there at once (best effort)."""
+
+
+async def _never_disconnects() -> Any:
+    import anyio
+
+    await anyio.sleep_forever()
 
 
 class _Call:
@@ -73,6 +81,8 @@ class ProxyEndpoint:
         turn = ProxyTurn(send, record, receive)
         try:
             await self._serve(scope, receive, turn, headers)
+            if self.sessions.ending:  # a fault lost a session: the client has its answer, the upstream ends it
+                await self.end_upstream(self.sessions.to_end())
         except BrokenOff as exc:
             if not turn.started:
                 raise
@@ -167,6 +177,34 @@ class ProxyEndpoint:
             return body
         return dumps({**message, "params": {**params, "cursor": target}})
 
+    # -- ending upstream sessions ----------------------------------------------------------------------
+
+    async def end_upstream(self, sessions: dict[str, str | None]) -> None:
+        """DELETE each of `sessions` upstream, as its client would have: best effort (the answers and failures
+        are dropped, nothing is journaled or recorded), all of them within `END_TIMEOUT_S`."""
+        import anyio
+
+        if not sessions:
+            return
+        with anyio.move_on_after(END_TIMEOUT_S):
+            for session_id, version in sessions.items():
+                headers = [(b"host", b"127.0.0.1"), (b"mcp-session-id", session_id.encode("latin-1"))]
+                if version is not None:
+                    headers.append((b"mcp-protocol-version", version.encode("latin-1")))
+                scope = {
+                    "type": "http", "method": "DELETE", "path": self.path, "raw_path": self.path.encode(),
+                    "query_string": b"", "headers": headers, "http_version": "1.1",
+                    "mcp_testkit.rpc_id": None, BODY_KEY: b"", UNRECORDED_KEY: True,
+                }  # fmt: skip
+                try:
+                    await self.link(scope, _never_disconnects, Held().send)
+                except Exception:  # best effort: a failure here is the upstream's, not the client's
+                    continue
+
+    async def end_all_upstream(self) -> None:
+        """DELETE upstream every session still open there (the proxy stops)."""
+        await self.end_upstream(self.sessions.open_ones())
+
     # -- forwarding ---------------------------------------------------------------------------------
 
     async def _forward(self, scope: Scope, receive: Receive, send: Any, body: bytes, request_id: Any) -> None:
@@ -179,7 +217,7 @@ class ProxyEndpoint:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        await self.link({**scope, "mcp_testkit.rpc_id": request_id}, replay, send)
+        await self.link({**scope, "mcp_testkit.rpc_id": request_id, BODY_KEY: body}, replay, send)
 
     async def _apply(
         self, fault: faults.Fault | None, scope: Scope, receive: Receive, turn: ProxyTurn, body: bytes, page: int | None
@@ -274,6 +312,9 @@ class Forwarding:
         await self.turn.error(status, _INVALID_REQUEST, SESSION_NOT_FOUND)
 
 
+_NOT_DECODED: Any = object()
+
+
 def _session_header(held: Held) -> list[tuple[bytes, bytes]]:
     return [(k, v) for k, v in held.headers if k == b"mcp-session-id"]
 
@@ -287,6 +328,8 @@ class _Watch:
         self.session: str | None = None
         self.chunks: list[bytes] = []
         self.size = 0
+        self.decoded: Any = _NOT_DECODED
+        """A JSON answer as the forwarder decoded it, when it did."""
 
     async def send(self, message: Any) -> None:
         if message["type"] == "http.response.start":
@@ -299,18 +342,30 @@ class _Watch:
             chunk = message.get("body", b"")
             self.chunks.append(chunk)
             self.size += len(chunk)
+            self.decoded = message.get(DECODED_KEY, _NOT_DECODED)
         await self.turn.send(message)
 
     def finish(self, endpoint: ProxyEndpoint, page: int | None) -> None:
         record = self.turn.record
         if record.rpc_method == "initialize" and self.session is not None and record.status == 200:
-            endpoint.sessions.opened(self.session)
+            endpoint.sessions.opened(self.session, record.protocol_version)
+        elif record.http_method == "DELETE" and record.session_id is not None and (record.status or 500) < 300:
+            endpoint.sessions.ended(record.session_id)
         if record.rpc_id is None:
             return
-        held = Held(record.status or 0, [(b"content-type", b"text/event-stream")] if self.sse else [], self.chunks)
-        answer, _ = held.split(record.rpc_id)
-        if answer is not None:
-            record._response_raw = dumps(answer)
+        decoded = self.decoded
+        if not self.sse and len(self.chunks) == 1 and decoded is not _NOT_DECODED:
+            # A JSON answer the forwarder decoded: journaled as the bytes it came in, decoded on first read.
+            answers = isinstance(decoded, dict) and "method" not in decoded and decoded.get("id") == record.rpc_id
+            answer = decoded if answers else None
+            if answer is not None:
+                record._response_raw = self.chunks[0]
+        else:
+            held = Held(record.status or 0, [(b"content-type", b"text/event-stream")] if self.sse else [], self.chunks)
+            answer, _ = held.split(record.rpc_id)
+            if answer is not None:
+                record._response_raw = dumps(answer)
+        if answer is not None and page is not None:
             endpoint.pages.learn(page, answer)
         if record.rpc_method == "tools/call":
             record.executed = record.status is not None and record.status < 300 and answer is not None

@@ -11,8 +11,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import json
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 import anyio
@@ -37,6 +36,15 @@ NOT_FORWARDED = frozenset(
 """Hop-by-hop headers, and those httpx2 sets itself; the rest pass through (the request goes to the one upstream URL
 whatever a header names)."""
 NOT_RETURNED = frozenset({"content-length", "connection", "keep-alive", "transfer-encoding", "content-encoding"})
+_NOT_FORWARDED = frozenset(name.encode() for name in NOT_FORWARDED)
+_NOT_RETURNED = frozenset(name.encode() for name in NOT_RETURNED)
+BODY_KEY = "mcp_testkit.body"
+"""The key of a forwarded request's scope holding its body, already read by the proxy's endpoint."""
+UNRECORDED_KEY = "mcp_testkit.unrecorded"
+"""Set in the scope of a request the proxy makes itself (a DELETE of a session a fault lost): never recorded."""
+DECODED_KEY = "mcp_testkit.decoded"
+"""The key of a JSON answer's body message holding the answer as the forwarder decoded it (checking it is JSON):
+the endpoint journals it without decoding it again. ASGI servers ignore keys they do not know."""
 _MAX_BODY = 64 * 1024 * 1024
 
 
@@ -72,6 +80,11 @@ class HttpForwarder:
         self.recorder = recorder
         """Where each exchange is kept as it was seen (a cassette's tape), or None: nothing kept, nothing decoded."""
         self.headers = {name.lower(): value for name, value in (headers or {}).items()}
+        for name, value in self.headers.items():
+            if any(c in name or c in value for c in "\r\n\0"):
+                raise ValueError(f"the header {name!r} for the upstream holds a line break or a NUL: it cannot be sent")
+        self._added = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in self.headers.items()]
+        self._replaced = _NOT_FORWARDED | {name for name, _ in self._added}
         self.timeout_s = timeout_s
         """How long the upstream may take to begin its answer (the status and headers) before the client gets 504."""
         self._client: Any = None
@@ -101,38 +114,39 @@ class HttpForwarder:
                 self._loop = asyncio.get_running_loop()
         return self._client
 
-    async def _request(self, method: str, sent: dict[str, str], body: bytes) -> Any:
+    async def _request(self, method: str, sent: list[tuple[bytes, bytes]], body: bytes) -> Any:
         """The upstream's answer to a request (its head read): an `Answer`, or an httpx2 response behind the same
-        face. OSError or UpstreamClosed when the upstream did not answer."""
+        face. OSError or UpstreamClosed when the upstream did not answer, TimeoutError when it took over
+        `timeout_s` to begin."""
         from mcp_testkit.proxy._http11 import Http11Pool, UpstreamClosed
 
         client = self._pooled()
         if isinstance(client, Http11Pool):
-            return await client.request(method, list(sent.items()), body)
+            return await client.request(method, sent, body, self.timeout_s)
         import httpx2
 
         request = client.build_request(method, self.url, content=body or None, headers=sent)
         try:
-            return _HttpxAnswer(await client.send(request, stream=True))
+            with anyio.fail_after(self.timeout_s):
+                return _HttpxAnswer(await client.send(request, stream=True))
         except httpx2.HTTPError as exc:
             raise UpstreamClosed(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body, _ = await read_body(receive, _MAX_BODY) if scope["method"] == "POST" else (b"", None)
+        body = scope.get(BODY_KEY)
+        if body is None:
+            body, _ = await read_body(receive, _MAX_BODY) if scope["method"] == "POST" else (b"", None)
         request_id = scope.get("mcp_testkit.rpc_id")
-        sent = {
-            k.decode("latin-1").lower(): v.decode("latin-1")
-            for k, v in scope.get("headers", [])
-            if k.decode("latin-1").lower() not in NOT_FORWARDED
-        }
-        sent.update(self.headers)
-        recorder = self.recorder
+        replaced = self._replaced
+        # Header names come in lowercase from the ASGI server; as bytes they go on without decoding.
+        sent = [(name, value) for name, value in scope.get("headers", ()) if name.lower() not in replaced]
+        sent.extend(self._added)
+        recorder = None if UNRECORDED_KEY in scope else self.recorder
         seen = None if recorder is None else Seen(scope["method"], body, sent)
         token = None if recorder is None else recorder.begin()
         try:
             try:
-                with anyio.fail_after(self.timeout_s):
-                    response = await self._request(scope["method"], sent, body)
+                response = await self._request(scope["method"], sent, body)
             except TimeoutError:
                 why = f"chaos proxy: upstream {self.url} did not answer within {self.timeout_s:g} s"
                 _failed(seen, 504, f"the upstream did not answer within {self.timeout_s:g} s")
@@ -153,12 +167,10 @@ class HttpForwarder:
 
     async def _relay(self, response: Any, request_id: Any, receive: Receive, send: Send, seen: Seen | None) -> None:
         answered = response.headers
-        returned = [
-            (name.encode("latin-1"), value.encode("latin-1")) for name, value in answered if name not in NOT_RETURNED
-        ]
+        returned = [(name, value) for name, value in answered if name not in _NOT_RETURNED]
         if seen is not None:
-            seen.status, seen.answered = response.status, list(answered)
-        if not response.header("content-type").startswith("text/event-stream"):
+            seen.status, seen.raw_answered = response.status, answered
+        if not response.header(b"content-type").startswith(b"text/event-stream"):
             try:
                 raw = await response.read()
             except UpstreamClosed as exc:
@@ -168,15 +180,16 @@ class HttpForwarder:
                 return
             if seen is not None:
                 seen.json_body(raw)
-            if not _is_json_answer(response, raw):
+            decoded = _json_answer(response, raw)
+            if decoded is _GARBAGE:
                 what = f"answered HTTP {response.status} with a body that is not JSON-RPC"
                 if seen is not None:
                     seen.error = f"the upstream {what}"
                 await gateway_error(send, 502, request_id, f"chaos proxy: upstream {self.url} {what}")
                 return
-            head = [(b"content-length", str(len(raw)).encode()), *returned]
+            head = [(b"content-length", b"%d" % len(raw)), *returned]
             await send({"type": "http.response.start", "status": response.status, "headers": head})
-            await send({"type": "http.response.body", "body": raw})
+            await send({"type": "http.response.body", "body": raw, DECODED_KEY: decoded})
             return
         if seen is not None:
             seen.framing = "sse"
@@ -201,21 +214,33 @@ class HttpForwarder:
         if not ended and seen is not None and seen.error is None:
             seen.left = True
 
-    def close(self) -> None:
-        """Close the pooled connections on the loop that made them (from any thread, before that loop stops)."""
-        client, loop, self._client, self._loop = self._client, self._loop, None, None
+    def close(self, first: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Close the pooled connections on the loop that made them (from any thread, before that loop stops);
+        `first` runs there before, on the pool still open (the proxy DELETEs the sessions left open upstream)."""
+        client, loop = self._client, self._loop
         if client is None or loop is None or loop.is_closed():
+            self._client = self._loop = None
             return
+
+        async def shut() -> None:
+            try:
+                if first is not None:
+                    with contextlib.suppress(Exception):
+                        await first()
+            finally:
+                self._client = self._loop = None
+                await client.aclose()
+
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
         if running is loop:  # served in-process on this very loop: close it there, without waiting on ourselves
-            loop.create_task(client.aclose())
+            loop.create_task(shut())
             return
-        future = asyncio.run_coroutine_threadsafe(client.aclose(), loop)
+        future = asyncio.run_coroutine_threadsafe(shut(), loop)
         try:
-            future.result(5.0)
+            future.result(15.0)
         except (concurrent.futures.TimeoutError, RuntimeError):
             future.cancel()
 
@@ -226,10 +251,10 @@ class _HttpxAnswer:
     def __init__(self, response: Any) -> None:
         self._response = response
         self.status: int = response.status_code
-        self.headers = [(name.lower(), value) for name, value in response.headers.multi_items()]
+        self.headers = [(name.lower(), value) for name, value in response.headers.raw]
 
-    def header(self, name: str) -> str:
-        return str(self._response.headers.get(name, ""))
+    def header(self, name: bytes) -> bytes:
+        return next((value for key, value in self.headers if key == name), b"")
 
     async def pieces(self) -> AsyncIterator[bytes]:
         import httpx2
@@ -257,24 +282,35 @@ class Recorder(Protocol):
     def keep(self, token: Any, seen: Any) -> None: ...
 
 
-@dataclass(eq=False)
 class Seen:
     """One exchange as the forwarder saw it, for a recorder: the request, the status, the headers each way, the
     answer's bytes, and what went wrong. Kept as bytes while the proxy serves; `decode()` (when the recorder
     writes) gives the answer's framing and messages, so that recording costs a request little more than proxying."""
 
-    method: str
-    body: bytes
-    sent: dict[str, str]
-    status: int | None = None
-    answered: list[tuple[str, str]] = field(default_factory=list)
-    framing: str = "empty"
-    messages: list[Any] = field(default_factory=list)
-    text: str | None = None
-    error: str | None = None
-    left: bool = False
-    """Whether the client left before the SSE stream ended."""
-    chunks: list[bytes] = field(default_factory=list)
+    __slots__ = ("body", "chunks", "error", "framing", "left", "messages", "method", "raw_answered", "raw_sent",
+                 "status", "text")  # fmt: skip
+
+    def __init__(self, method: str, body: bytes, raw_sent: list[tuple[bytes, bytes]]) -> None:
+        self.method, self.body, self.raw_sent = method, body, raw_sent
+        self.status: int | None = None
+        self.raw_answered: list[tuple[bytes, bytes]] = []
+        self.framing = "empty"
+        self.messages: list[Any] = []
+        self.text: str | None = None
+        self.error: str | None = None
+        self.left = False
+        """Whether the client left before the SSE stream ended."""
+        self.chunks: list[bytes] = []
+
+    @property
+    def sent(self) -> dict[str, str]:
+        """The headers sent upstream, decoded (when the recorder writes, not while the proxy serves)."""
+        return {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in self.raw_sent}
+
+    @property
+    def answered(self) -> list[tuple[str, str]]:
+        """The upstream's answer headers, decoded."""
+        return [(name.decode("latin-1"), value.decode("latin-1")) for name, value in self.raw_answered]
 
     @property
     def message(self) -> Any:
@@ -334,19 +370,22 @@ class BrokenOff(Exception):
         super().__init__(f"upstream {url} broke off its SSE answer")
 
 
-def _is_json_answer(response: Any, raw: bytes) -> bool:
-    """Whether a non-SSE answer is one a client can read: empty (202, DELETE), or JSON when it says it is JSON.
+_GARBAGE: Any = object()
+
+
+def _json_answer(response: Any, raw: bytes) -> Any:
+    """A non-SSE answer decoded (None when it is empty, or not JSON on an error status); `_GARBAGE` when a client
+    cannot read it.
 
     A body of another type passes through on an error status (a real server's plain-text 500 is its fault to show);
     a 2xx body that claims JSON and is not, or is neither JSON nor empty, is garbage the client gets a 502 for.
     """
     if not raw:
-        return True
-    content_type = response.header("content-type").split(";", 1)[0].strip().lower()
-    if content_type == "application/json":
+        return None
+    content_type = response.header(b"content-type").split(b";", 1)[0].strip().lower()
+    if content_type == b"application/json":
         try:
-            json.loads(raw)
+            return json.loads(raw)
         except ValueError:
-            return False
-        return True
-    return bool(response.status >= 400)
+            return _GARBAGE
+    return None if response.status >= 400 else _GARBAGE

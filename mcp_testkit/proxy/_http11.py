@@ -31,7 +31,8 @@ class Answer:
     def __init__(self, connection: _Connection) -> None:
         self._connection = connection
         self.status = 0
-        self.headers: list[tuple[str, str]] = []
+        self.headers: list[tuple[bytes, bytes]] = []
+        """As they came, as bytes, each name in lowercase (passed on to the client without decoding)."""
         self._pieces: collections.deque[bytes] = collections.deque()
         self._held = 0
         self.started = False
@@ -65,6 +66,10 @@ class Answer:
             self._head.set_exception(UpstreamClosed(error or "no answer"))
         self._wake()
 
+    def _time_out(self) -> None:
+        if not self._head.done():
+            self._head.set_exception(TimeoutError())
+
     def _wake(self) -> None:
         if self._more is not None and not self._more.done():
             self._more.set_result(None)
@@ -75,8 +80,11 @@ class Answer:
         """Wait for the status and headers; UpstreamClosed when the connection ended first."""
         await self._head
 
-    def header(self, name: str) -> str:
-        return next((value for key, value in self.headers if key == name), "")
+    def header(self, name: bytes) -> bytes:
+        for key, value in self.headers:
+            if key == name:
+                return value
+        return b""
 
     async def pieces(self) -> AsyncIterator[bytes]:
         """The body as it comes; UpstreamClosed when the connection ends before the body does."""
@@ -95,6 +103,10 @@ class Answer:
             await self._more
 
     async def read(self) -> bytes:
+        if self.complete:  # the usual case of a JSON answer: it came with its head, no generator needed
+            pieces, self._pieces, self._held = self._pieces, collections.deque(), 0
+            self._connection.resume()
+            return b"".join(pieces)
         return b"".join([piece async for piece in self.pieces()])
 
     async def aclose(self) -> None:
@@ -167,7 +179,7 @@ class _Connection(asyncio.Protocol):
 
     def on_header(self, name: bytes, value: bytes) -> None:
         assert self.answer is not None
-        self.answer.headers.append((name.decode("latin-1").lower(), value.decode("latin-1")))
+        self.answer.headers.append((name.lower(), value))
 
     def on_headers_complete(self) -> None:
         answer = self.answer
@@ -175,7 +187,7 @@ class _Connection(asyncio.Protocol):
         answer.status = self.parser.get_status_code()
         names = {name for name, _ in answer.headers}
         self.keep_alive = self.parser.should_keep_alive()  # asked now: after the message, llhttp says False
-        self.close_delimited = "content-length" not in names and "transfer-encoding" not in names
+        self.close_delimited = b"content-length" not in names and b"transfer-encoding" not in names
         answer._headed()
 
     def on_body(self, body: bytes) -> None:
@@ -224,9 +236,11 @@ class Http11Pool:
         parts = urlsplit(url)
         self.host = parts.hostname or "127.0.0.1"
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
-        self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         default = (parts.scheme, self.port) in (("http", 80), ("https", 443))
-        self.authority = (parts.netloc.rpartition("@")[2] if not default else parts.hostname) or self.host
+        authority = (parts.netloc.rpartition("@")[2] if not default else parts.hostname) or self.host
+        self.target = target.encode("latin-1")
+        self.authority = authority.encode("latin-1")
         self.ssl = ssl if parts.scheme == "https" else None
         self.idle_limit = idle
         self._idle: list[_Connection] = []
@@ -243,17 +257,26 @@ class Http11Pool:
         self._all.add(connection)
         return connection
 
-    def _head(self, method: str, headers: list[tuple[str, str]], body: bytes) -> bytes:
-        lines = [f"{method} {self.target} HTTP/1.1", f"host: {self.authority}"]
-        lines.extend(f"{name}: {value}" for name, value in headers)
+    def _head(self, method: str, headers: list[tuple[bytes, bytes]], body: bytes) -> bytes:
+        """The request's head as bytes: the headers as they came (names and values the client's parser or the
+        proxy's own checks already took apart, so no line break is in them)."""
+        lines = [b"%s %s HTTP/1.1\r\nhost: %s\r\n" % (method.encode("latin-1"), self.target, self.authority)]
+        lines.extend([name + b": " + value + b"\r\n" for name, value in headers])
         if body or method == "POST":
-            lines.append(f"content-length: {len(body)}")
-        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+            lines.append(b"content-length: %d\r\n" % len(body))
+        lines.append(b"\r\n")
+        return b"".join(lines)
 
-    async def request(self, method: str, headers: list[tuple[str, str]], body: bytes) -> Answer:
+    async def request(
+        self, method: str, headers: list[tuple[bytes, bytes]], body: bytes, timeout: float | None = None
+    ) -> Answer:
         """Send a request and wait for its answer's head; OSError when the upstream cannot be reached,
-        UpstreamClosed when it closed the connection first. A request sent on a reused connection that the
-        upstream had closed meanwhile (nothing of an answer came) is sent once more on a new one."""
+        UpstreamClosed when it closed the connection first, TimeoutError when the head took over `timeout`
+        seconds (timed by one timer of the loop: a cancel scope per request costs more than the rest of it).
+        A request sent on a reused connection that the upstream had closed meanwhile (nothing of an answer
+        came) is sent once more on a new one."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
         head = self._head(method, headers, body)
         while self._idle:
             connection = self._idle.pop()
@@ -261,23 +284,37 @@ class Http11Pool:
                 continue
             answer = connection.send(head, body)
             try:
-                await answer.head()
+                await self._headed(answer, deadline)
                 return answer
             except UpstreamClosed:
                 if answer.started:
                     raise
                 break  # the upstream closed this idle connection: a new one below
             except BaseException:
-                connection._close()  # cancelled (a timeout) with the answer under way: never reused
+                connection._close()  # cancelled or timed out with the answer under way: never reused
                 raise
-        connection = await self._connect()
+        if deadline is None:
+            connection = await self._connect()
+        else:
+            connection = await asyncio.wait_for(self._connect(), max(0.0, deadline - loop.time()))
         answer = connection.send(head, body)
         try:
-            await answer.head()
+            await self._headed(answer, deadline)
         except BaseException:
             connection._close()
             raise
         return answer
+
+    @staticmethod
+    async def _headed(answer: Answer, deadline: float | None) -> None:
+        if deadline is None:
+            await answer.head()
+            return
+        timer = asyncio.get_running_loop().call_at(deadline, answer._time_out)
+        try:
+            await answer.head()
+        finally:
+            timer.cancel()
 
     async def aclose(self) -> None:
         for connection in list(self._all):

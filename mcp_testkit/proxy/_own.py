@@ -25,27 +25,54 @@ _BOUND = 4096
 
 
 class Sessions:
-    """The upstream sessions seen through the proxy, and those a fault lost (with the status they now get)."""
+    """The upstream sessions seen through the proxy, and those a fault lost (with the status they now get).
+
+    A session lost here is still open upstream: it waits in `ending` until the proxy DELETEs it there.
+    """
 
     def __init__(self) -> None:
-        self.alive: dict[str, None] = {}
+        self.alive: dict[str, str | None] = {}
+        """Each session open upstream, with the protocol version its `initialize` asked for."""
         self.lost: dict[str, int] = {}
         self.expiring: dict[str, int] = {}
+        self.ending: dict[str, str | None] = {}
+        """Sessions lost by a fault that the proxy has yet to DELETE upstream, with their versions."""
         self._lock = threading.Lock()
 
-    def opened(self, session_id: str) -> None:
+    def opened(self, session_id: str, version: str | None = None) -> None:
         with self._lock:
-            self.alive[session_id] = None
+            self.alive[session_id] = version
             while len(self.alive) > _BOUND:
                 del self.alive[next(iter(self.alive))]
 
+    def ended(self, session_id: str) -> None:
+        """The client ended the session itself (a DELETE the upstream accepted)."""
+        with self._lock:
+            self.alive.pop(session_id, None)
+            self.expiring.pop(session_id, None)
+
     def lose(self, session_id: str, status: int = 404) -> None:
         with self._lock:
+            if session_id not in self.lost:
+                self.ending[session_id] = self.alive.get(session_id)
             self.alive.pop(session_id, None)
             self.expiring.pop(session_id, None)
             self.lost[session_id] = status
             while len(self.lost) > _BOUND:
                 del self.lost[next(iter(self.lost))]
+
+    def to_end(self) -> dict[str, str | None]:
+        """The lost sessions to DELETE upstream now (each handed out once)."""
+        with self._lock:
+            ending, self.ending = self.ending, {}
+        return ending
+
+    def open_ones(self) -> dict[str, str | None]:
+        """Every session still open upstream (when the proxy stops), each handed out once."""
+        with self._lock:
+            alive, self.alive = self.alive, {}
+            ending, self.ending = self.ending, {}
+        return {**ending, **alive}
 
     def lose_all(self, status: int) -> None:
         for session_id in list(self.alive):

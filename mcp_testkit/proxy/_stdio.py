@@ -1,0 +1,298 @@
+"""Streamable HTTP in front of a stdio MCP server: the chaos proxy's link to an upstream that is a command.
+
+`StdioGateway` is an ASGI app the proxy's endpoint forwards to as it forwards to an HTTP upstream: `initialize`
+starts a server process (one per session, at most `max_processes`), each request is written to its process and the
+answer read back, and DELETE ends both. The processes and what they record (`StdioUpstream`, on a cassette's `Tape`)
+are the cassettes' links to a live server, imported when a gateway starts one.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+
+from mcp_testkit._asgi import Receive, Scope, Send, lifespan, read_body
+from mcp_testkit._eras import STATELESS_VERSIONS, VERSION_KEY, error_status
+from mcp_testkit._json import JsonError
+from mcp_testkit._json import loads as strict_loads
+from mcp_testkit._origin import LOOPBACK_NAMES, rebinding_refusal
+
+__all__ = ["MAX_PROCESSES", "StdioGateway"]
+
+_JSON = b"application/json"
+MAX_BODY = 64 * 1024 * 1024
+"""The largest request body the proxy passes on: a live server may take more than the fake's 4 MiB."""
+
+
+def _json_body(message: Any) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode()
+
+
+async def _answer(send: Send, status: int, payload: Any, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
+    body = b"" if payload is None else _json_body(payload)
+    raw = [(b"content-length", str(len(body)).encode()), *headers]
+    if body:
+        raw.append((b"content-type", _JSON))
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _refusal(message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+
+
+def _decode(body: bytes) -> Any:
+    """A message, decoded as strictly as the server decodes one; None for what is not JSON of the wire."""
+    try:
+        return strict_loads(body) if body else None
+    except JsonError:
+        return None
+
+
+def _headers(scope: Scope) -> list[tuple[str, str]]:
+    return [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
+
+
+MAX_PROCESSES = 8
+"""How many stdio server processes a recording proxy runs at once by default: one per session of the handshake
+era (a stdio server takes one `initialize`), one shared by every 2026-07-28 request."""
+
+
+class _Endpoint:
+    """An ASGI app serving one endpoint path: lifespan answered, other paths refused with 404, and a POST
+    body over `max_body` bytes refused with 413 (nothing is sent upstream, nothing recorded)."""
+
+    path: str
+    max_body: int = MAX_BODY
+    allowed_hosts: frozenset[str] = frozenset(LOOPBACK_NAMES)
+    """The Host and Origin names accepted: a request naming another is refused before anything is forwarded,
+    so a page a browser loaded from elsewhere never reaches the upstream with the user's credential."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        if scope["path"] != self.path:
+            await _answer(send, 404, _refusal(f"the recording proxy serves only {self.path}, not {scope['path']}"))
+            return
+        refused = rebinding_refusal(scope["headers"], scope.get("http_version", "1.1"), self.allowed_hosts)
+        if refused is not None:
+            await _answer(send, refused[0], _refusal(refused[1]), [(b"connection", b"close")])
+            return
+        await self._handle(scope, receive, send)
+
+    async def _body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
+        """The request body; None, with a 415 or 413 sent, when it is not JSON or too big."""
+        content_type = dict(_headers(scope)).get("content-type", "")
+        if content_type.split(";", 1)[0].strip().lower() != "application/json":
+            await _answer(send, 415, _refusal("Unsupported Media Type: Content-Type must be application/json"))
+            return None
+        body, read = await read_body(receive, self.max_body)
+        if read is None:
+            return body
+        await _answer(
+            send,
+            413,
+            _refusal(f"the recording proxy passes bodies up to {self.max_body:,} bytes; this one has {read:,} or more"),
+        )
+        return None
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+class StdioGateway(_Endpoint):
+    """ASGI app: Streamable HTTP in front of a stdio server, one server process per session.
+
+    `initialize` starts a process and opens a session on it; DELETE ends both. An answer comes as
+    JSON, or as SSE when the server sent notifications or requests before it (a client's answer to
+    a server request is POSTed back as usual and written to the process).
+
+    A 2026-07-28 request (no session; its version in `_meta` or the `MCP-Protocol-Version` header)
+    goes to one process shared by every such request, started at the first, one request at a time
+    so that clients' ids never collide on it; an error answer gets the status the era gives its code.
+    """
+
+    def __init__(
+        self, command: Sequence[str], tape: Any, *, path: str = "/mcp", max_processes: int = MAX_PROCESSES
+    ) -> None:
+        """`tape` (a cassette's `Tape`) is where the processes record each exchange they see."""
+        if max_processes < 1:
+            raise ValueError(f"max_processes must be at least 1, not {max_processes}")
+        self.command = list(command)
+        self.tape = tape
+        self.path = path
+        self.max_processes = max_processes
+        self._starting = 0
+        self._links: dict[str, Any] = {}
+        """Each session's server process (a `StdioUpstream`), by the session id the gateway gave it."""
+        self._shared: Any = None
+        self._shared_lock: anyio.Lock | None = None
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = dict(_headers(scope))
+        method = scope["method"]
+        if method == "GET":
+            await _answer(send, 405, _refusal("no GET stream: a stdio server's own messages are recorded"),
+                          [(b"allow", b"POST, DELETE")])  # fmt: skip
+            return
+        if method not in ("POST", "DELETE"):
+            await _answer(send, 405, _refusal(f"HTTP {method} is not supported"), [(b"allow", b"POST, DELETE")])
+            return
+        session_id = headers.get("mcp-session-id")
+        if method == "DELETE":
+            link = self._links.pop(session_id or "", None)
+            if link is None:
+                await _answer(send, 404, _refusal("Session not found"))
+                return
+            await anyio.to_thread.run_sync(link.close)
+            await _answer(send, 200, None)
+            return
+        body = await self._body(scope, receive, send)
+        if body is None:
+            return
+        message = _decode(body)
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            await _answer(send, 400, _refusal("Invalid Request: the body is not a JSON-RPC 2.0 message"))
+            return
+        if message.get("method") == "initialize":
+            await self._initialize(message, send)
+            return
+        if session_id is None and _is_stateless(headers, message):
+            await self._stateless(message, send)
+            return
+        link = self._links.get(session_id or "")
+        if link is None:
+            status = 400 if session_id is None else 404
+            await _answer(send, status, _refusal("Missing Mcp-Session-Id" if status == 400 else "Session not found"))
+            return
+        session = [(b"mcp-session-id", (session_id or "").encode())]
+        if "method" not in message or "id" not in message:
+            await anyio.to_thread.run_sync(lambda: link.send(message))
+            await _answer(send, 202, None, session)
+            return
+        await self._request(link, message, send, session)
+
+    async def _start(self, send: Send) -> Any:
+        """A new server process; None, with the reason sent, when it cannot start (502) or too many run (503)."""
+        from mcp_testkit.cassettes import StdioUpstream, UpstreamError
+
+        running = len(self._links) + self._starting + (self._shared is not None)
+        if running >= self.max_processes:
+            message = (
+                f"the recording proxy runs at most {self.max_processes} server processes (one per session) and "
+                f"{running} are running: end a session with DELETE, or raise max_processes (--max-processes)"
+            )
+            await _answer(send, 503, {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": message}})
+            return None
+        self._starting += 1
+        try:
+            return await anyio.to_thread.run_sync(lambda: StdioUpstream(self.command, tape=self.tape))
+        except UpstreamError as exc:
+            await _answer(send, 502, {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": str(exc)}})
+            return None
+        finally:
+            self._starting -= 1
+
+    async def _initialize(self, message: dict[str, Any], send: Send) -> None:
+        link = await self._start(send)
+        if link is None:
+            return
+        exchange = await anyio.to_thread.run_sync(lambda: link.send(message))
+        if exchange.result is None:
+            await anyio.to_thread.run_sync(link.close)
+            reply = exchange.response or _refusal(f"the stdio server did not answer initialize: {exchange.error}")
+            await _answer(send, 200 if exchange.response is not None else 502, reply)
+            return
+        session_id = secrets.token_hex(16)
+        self._links[session_id] = link
+        await _answer(send, 200, exchange.response, [(b"mcp-session-id", session_id.encode())])
+
+    async def _stateless(self, message: dict[str, Any], send: Send) -> None:
+        if self._shared_lock is None:
+            self._shared_lock = anyio.Lock()
+        async with self._shared_lock:
+            if self._shared is None:
+                self._shared = await self._start(send)
+                if self._shared is None:
+                    return
+            link = self._shared
+            if "method" not in message or "id" not in message:
+                await anyio.to_thread.run_sync(lambda: link.send(message))
+                await _answer(send, 202, None)
+                return
+            await self._request(link, message, send, [], stateless=True)
+
+    async def _request(
+        self,
+        link: Any,
+        message: dict[str, Any],
+        send: Send,
+        session: list[tuple[bytes, bytes]],
+        *,
+        stateless: bool = False,
+    ) -> None:
+        sender, inbox = anyio.create_memory_object_stream[Any](16)
+
+        def relay(event: Any) -> None:
+            anyio.from_thread.run(sender.send, ("event", event))
+
+        def run() -> None:
+            exchange = link.send(message, on_event=relay)
+            anyio.from_thread.run(sender.send, ("answer", exchange))
+
+        streaming = False
+        async with anyio.create_task_group() as group, inbox:
+            group.start_soon(anyio.to_thread.run_sync, run)
+            async for kind, item in inbox:
+                if kind == "event":
+                    if not streaming:
+                        streaming = True
+                        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache"), *session]
+                        await send({"type": "http.response.start", "status": 200, "headers": headers})
+                    await _event(send, item)
+                    continue
+                exchange = item
+                reply = exchange.response or {
+                    "jsonrpc": "2.0",
+                    "id": message.get("id"),
+                    "error": {"code": -32603, "message": f"the stdio server did not answer: {exchange.error}"},
+                }
+                if streaming:
+                    await _event(send, reply)
+                    await send({"type": "http.response.body", "body": b""})
+                else:
+                    await _answer(send, error_status(reply) if stateless else 200, reply, session)
+                break
+        await sender.aclose()
+
+    def close(self) -> None:
+        """Stop every server process still running."""
+        links, self._links = list(self._links.values()), {}
+        if self._shared is not None:
+            links.append(self._shared)
+            self._shared = None
+        for link in links:
+            link.close()
+
+
+def _is_stateless(headers: Mapping[str, str], message: Mapping[str, Any]) -> bool:
+    """Whether a request without a session is of the 2026-07-28 era: by its version header, or its `_meta`."""
+    if headers.get("mcp-protocol-version") in STATELESS_VERSIONS:
+        return True
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and meta.get(VERSION_KEY) in STATELESS_VERSIONS
+
+
+async def _event(send: Send, message: Any) -> None:
+    frame = b"event: message\ndata: " + _json_body(message) + b"\n\n"
+    await send({"type": "http.response.body", "body": frame, "more_body": True})
