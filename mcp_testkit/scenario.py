@@ -265,7 +265,9 @@ def _built_tool(data: Mapping[str, Any], where: str) -> ScriptedTool:
         "output_schema": data.get("outputSchema"),
         "annotations": data.get("annotations"),
     }
-    if "answers" in data:
+    if "asks" in data:
+        arguments["returns"] = _asking(data, where)
+    elif "answers" in data:
         arguments["answers"] = [_answer(a, _join(where, f"answers/{i}")) for i, a in enumerate(data["answers"])]
     elif "returns" in data:
         arguments["returns"] = _answer(data["returns"], _join(where, "returns"))
@@ -277,6 +279,22 @@ def _built_tool(data: Mapping[str, Any], where: str) -> ScriptedTool:
         return ScriptedTool.build(**arguments)
     except ValueError as exc:
         raise ScenarioError(f"{where or '(tool)'}: {exc}") from None
+
+
+def _asking(data: Mapping[str, Any], where: str) -> Any:
+    """The handler of a tool that asks the client for input (`asks`), then answers `returns` with the answers."""
+    from mcp_testkit._scenario_asks import AskError, asking_handler, check_asks
+
+    if "answers" in data:
+        raise ScenarioError(f"{_join(where, 'answers')}: a tool with asks answers once, with returns (which may use "
+                            "the answers, as {key.content.field}); give returns, not answers")  # fmt: skip
+    returns = data.get("returns", {"content": []})
+    try:
+        check_asks(data["asks"], returns, where)
+    except AskError as exc:
+        raise ScenarioError(str(exc)) from None
+    _answer(returns, _join(where, "returns"))  # checked now, with its placeholders as they stand
+    return asking_handler(data["asks"], returns, lambda filled: _answer(filled, _join(where, "returns")))
 
 
 def _answer(data: Any, where: str) -> Any:

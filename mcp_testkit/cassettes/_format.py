@@ -60,8 +60,10 @@ _EXCHANGE_KEYS = (
     "events",
     "body",
     "error",
+    "inputs",
+    "next_round",
 )
-_OPTIONAL = frozenset({"session", "http", "events", "body", "error"})
+_OPTIONAL = frozenset({"session", "http", "events", "body", "error", "inputs", "next_round"})
 _PLACEHOLDER = re.compile(r"<redacted:[^<>\s]+>")
 _MAX_DEPTH = MAX_DEPTH + 3
 """A message nests at most MAX_DEPTH levels, as on the wire; the file wraps it in three more (the document, its
@@ -173,6 +175,11 @@ class Exchange:
     """A response body that is not JSON, as text."""
     error: str | None = None
     """What went wrong on the way, when the exchange did not complete (e.g. the upstream closed the connection)."""
+    inputs: list[dict[str, Any]] = field(default_factory=list)
+    """A completed `tools/call`'s input requests and the client's answers, in both eras alike: `round`, `key`,
+    `method`, `params`, `answer` (`cassettes/_inputs.py` links them from the exchanges that carried them)."""
+    next_round: int | None = None
+    """A 2026-07-28 round that ended asking for input: the seq of the retry that carried the answers."""
 
     @property
     def method(self) -> str | None:
@@ -213,6 +220,8 @@ class Exchange:
             "events": list(self.events),
             "body": self.body,
             "error": self.error,
+            "inputs": list(self.inputs),
+            "next_round": self.next_round,
         }
         return {key: values[key] for key in _EXCHANGE_KEYS if not (key in _OPTIONAL and not values[key])}
 
@@ -233,6 +242,8 @@ class Exchange:
             events=list(data.get("events", [])),
             body=data.get("body"),
             error=data.get("error"),
+            inputs=list(data.get("inputs", [])),
+            next_round=data.get("next_round"),
         )
 
 
@@ -248,6 +259,8 @@ class RecordedCall:
     error: Mapping[str, Any] | None
     era: str
     events: Sequence[Any] = ()
+    inputs: Sequence[Mapping[str, Any]] = ()
+    """The input requests the tool made and the answers it got (`Exchange.inputs`), asked again on replay."""
 
     def describe(self) -> str:
         """`#seq tool({"arg": ...})`, as near-miss messages list it."""
@@ -289,6 +302,8 @@ class Cassette:
                 continue
             if exchange.result is None and exchange.rpc_error is None:
                 continue  # no answer was recorded (the connection dropped): nothing to replay
+            if exchange.next_round is not None:
+                continue  # a round of a call whose last round holds its inputs and answer
             arguments = exchange.params.get("arguments")
             found.append(
                 RecordedCall(
@@ -299,6 +314,7 @@ class Cassette:
                     error=exchange.rpc_error,
                     era=exchange.era,
                     events=tuple(exchange.events),
+                    inputs=tuple(exchange.inputs),
                 )
             )
         return found
@@ -346,8 +362,10 @@ class Cassette:
         if problem:
             raise CassetteError(f"cassette {source}: {problem}")
         _validate(data, source)
+        from mcp_testkit.cassettes._inputs import link_inputs
+
         return cls(
-            exchanges=[Exchange.from_json(item) for item in data["exchanges"]],
+            exchanges=link_inputs([Exchange.from_json(item) for item in data["exchanges"]]),
             upstream=dict(data["upstream"]),
             recorded_at=data.get("recorded_at", ""),
             recorded_with=data.get("recorded_with", ""),
@@ -457,8 +475,10 @@ def _check_cursors(exchange: Mapping[str, Any], where: str, source: str) -> None
             _not_a_cursor(source, at, params["cursor"])
     for index, message in enumerate(responses):
         result = message.get("result") if isinstance(message, dict) else None
-        if isinstance(result, dict) and result.get("nextCursor") is not None and not isinstance(
-            result["nextCursor"], str
+        if (
+            isinstance(result, dict)
+            and result.get("nextCursor") is not None
+            and not isinstance(result["nextCursor"], str)
         ):
             at = f"{where}/response{'/' + str(index) if isinstance(response, list) else ''}/result/nextCursor"
             _not_a_cursor(source, at, result["nextCursor"])

@@ -29,7 +29,6 @@ class UnmatchedCall(AssertionError):
         )
 
 
-
 def arguments_match(recorded: Any, sent: Any) -> bool:
     """JSON equality, where a recorded string holding a redaction placeholder matches any value in its place."""
     if is_placeholder_text(recorded):
@@ -107,6 +106,7 @@ class Matching:
         self.match_mode = match
         self.source = source
         self._played: Counter[int] = Counter()
+        self._keys: dict[int, int] = {}
         self._next = 0
 
     @property
@@ -138,6 +138,17 @@ class Matching:
             raise UnmatchedCall(self.source, tool, arguments, self.mode_name, self.nearest(tool, arguments))
         return found
 
+    def give_back(self, call: RecordedCall) -> None:
+        """Undo the match of `call`, whose replay stopped before it answered (a 2026-07-28 round that ends asking for
+        input runs again on its retry, and must find the same recorded call)."""
+        if self.match_mode == "in_order":
+            if self._next > 0 and self.calls[self._next - 1] is call:
+                self._next -= 1
+            return
+        key = self._keys.get(call.seq)
+        if key is not None and self._played[key] > 0:
+            self._played[key] -= 1
+
     def _next_of(self, candidates: list[RecordedCall]) -> RecordedCall | None:
         """Recorded answers to the same call replay in order, the last one repeating."""
         if not candidates:
@@ -145,6 +156,7 @@ class Matching:
         key = candidates[0].seq
         index = min(self._played[key], len(candidates) - 1)
         self._played[key] += 1
+        self._keys[candidates[index].seq] = key
         return candidates[index]
 
     def nearest(self, tool: str, arguments: Mapping[str, Any], limit: int = 3) -> str:

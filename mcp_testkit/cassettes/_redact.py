@@ -280,7 +280,9 @@ def redacted(cassette: Cassette, redactor: Redactor) -> Cassette:
             redactor.secret(exchange.session, f"<redacted:session-{session(exchange.session)}>")
         for message in (exchange.request, exchange.response, exchange.events):
             redactor.collect(message)
-    exchanges = [_exchange(exchange, redactor, session) for exchange in scrubbed]
+    from mcp_testkit.cassettes._inputs import link_inputs
+
+    exchanges = link_inputs([_exchange(exchange, redactor, session) for exchange in scrubbed])  # answers as redacted
     upstream = dict(cassette.upstream)
     if "url" in upstream:
         upstream["url"] = redactor.url(upstream["url"])

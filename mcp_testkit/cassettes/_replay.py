@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_testkit._eras import spoken_versions
 from mcp_testkit.cassettes._answers import answer_of, replay_events
 from mcp_testkit.cassettes._format import MATCH_MODES, Cassette, CassetteError
+from mcp_testkit.cassettes._inputs import ask_recorded
 from mcp_testkit.cassettes._matching import CallIndex, Matcher, Matching, UnmatchedCall, check_match
 from mcp_testkit.cassettes._offerings import RecordedOfferings
 from mcp_testkit.cassettes._script import ReplayScript, is_request
@@ -102,6 +103,12 @@ class CassetteServer(TestMcpServer):
                 if self._forwarding is None:
                     raise
                 call = await self._forwarding.call(tool, arguments, context)
+            if call.inputs:
+                try:
+                    await ask_recorded(call, context, self.cassette.source)
+                except BaseException:
+                    matching.give_back(call)  # a round that ends asking runs again on its retry
+                    raise
             await replay_events(call, context)
             return answer_of(call, context.era)
 
@@ -146,7 +153,6 @@ def _mode_of(framing: Mapping[str, str], noisy: set[str]) -> Any:
         return table.get(record.rpc_method, default)
 
     return by_request
-
 
 
 def replay(cassette: str | Path | Cassette, *, match: str | Matcher = "exact", **settings: Any) -> CassetteServer:

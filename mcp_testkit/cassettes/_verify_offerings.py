@@ -38,7 +38,12 @@ Found = tuple[str, str, bool]
 def not_compared(cassette: Cassette) -> list[str]:
     """The recorded request methods verify does not compare, each with how many were recorded."""
     methods = Counter(e.method for e in cassette.exchanges if e.method and is_request(e.request))
-    return [f"{method} ({n} recorded)" for method, n in sorted(methods.items()) if method not in COMPARED_METHODS]
+    found = [f"{method} ({n} recorded)" for method, n in sorted(methods.items()) if method not in COMPARED_METHODS]
+    asking = Counter(call.tool for call in cassette.calls() if call.inputs)
+    if asking:  # nobody would answer the live server's questions: not sent again
+        tools = ", ".join(f"{tool} ({n} recorded)" for tool, n in sorted(asking.items()))
+        found.append(f"tools/call with input rounds: {tools}")
+    return found
 
 
 def compare_offerings(cassette: Cassette, session: UpstreamSession, normal: Any, report: Any) -> list[Found]:
