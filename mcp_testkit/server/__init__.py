@@ -367,7 +367,11 @@ class TestMcpServer(FaultScripting, OfferingScripting):
         if unused_faults:
             unfired = self._state.plan.unfired()
             if unfired:
-                listed = "\n".join(f"  {rule.fault!r} (method={rule.method}, tool={rule.tool})" for rule in unfired)
+                listed = "\n".join(
+                    f"  {rule.fault!r} (method={rule.method}, tool={rule.tool}"
+                    + (f", name={rule.name})" if rule.name else ")")
+                    for rule in unfired
+                )
                 raise AssertionError(f"server {self.name!r}: {len(unfired)} scripted fault(s) never fired:\n{listed}")
 
     @property

@@ -34,6 +34,7 @@ class FaultScripting:
         *,
         method: str | None = _DEFAULT,
         tool: str | None = None,
+        name: str | None = None,
         page: int | None = None,
         session_id: str | None = None,
         nth: int = 1,
@@ -46,6 +47,9 @@ class FaultScripting:
 
         `method` defaults to the fault's own (tools/call for answer faults, tools/list for listing
         faults, any request otherwise; None also means any); a listing fault matches its own page.
+        `tool` names the tool of `tools/call` (or what the `method` given names); `name` is the spelling for
+        any request: it matches what a request names, a tool, a resource's URI (`resources/read`,
+        `resources/subscribe`...) or a prompt (`prompts/get`), and with no `method` hits every such request.
         `era` limits it to requests of one era ('handshake' or 'stateless'; None: either); a fault
         that means nothing in an era (a `LoseSession` without sessions) is refused for it here, and
         answered with an error that says so if it hits such a request anyway. With `probability` below 1
@@ -56,6 +60,7 @@ class FaultScripting:
             fault,
             method=method,
             tool=tool,
+            name=name,
             page=page,
             session_id=session_id,
             nth=nth,
