@@ -14,7 +14,7 @@ from typing import Any
 from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS
 from mcp_testkit._fault_base import _ANY, Fault, from_json
 
-__all__ = ["FaultPlan", "MisplacedFault", "Rule", "describe", "misplaced", "rule_for"]
+__all__ = ["FaultPlan", "MisplacedFault", "Rule", "describe", "misplaced", "named", "request_target", "rule_for"]
 
 
 class MisplacedFault(Exception):
@@ -28,7 +28,9 @@ class MisplacedFault(Exception):
 class Rule:
     """Where a fault lands: the `nth` matching request from now on, `times` times (None: every time).
 
-    A request matches when its JSON-RPC method, tool, page and session match those given. With `probability`
+    A request matches when its JSON-RPC method, tool, name, page and session match those given. `tool` is
+    the name of `tools/call` (and what `method` names, when that is another request that names something);
+    `name` is what any request names (a tool, a resource's URI, a prompt), whatever its method. With `probability`
     below 1, each matching request from the `nth` on is hit with that chance, drawn from `seed`: the same
     requests in the same order are hit again in a run with the same seed. `times` still caps the hits.
     """
@@ -46,6 +48,8 @@ class Rule:
     """The chance that a due matching request is hit (1: every one)."""
     seed: int | None = None
     """The seed of the draws when `probability` is below 1 (`inject` draws one when none is given)."""
+    name: str | None = None
+    """What the requests it hits name: a tool, a resource's URI or a prompt's name (None: any request)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.fault, Fault):
@@ -63,6 +67,11 @@ class Rule:
             raise ValueError(f"probability must be a number above 0 and at most 1, not {probability!r}")
         if self.seed is not None and (not isinstance(self.seed, int) or isinstance(self.seed, bool)):
             raise ValueError(f"seed must be an int or None, not {self.seed!r}")
+        if self.name is not None and not isinstance(self.name, str):
+            raise ValueError(f"name must be a string (what the requests hit name) or None, not {self.name!r}")
+        if self.name is not None and self.tool is not None:
+            tool, name = self.tool, self.name
+            raise ValueError(f"give tool={tool!r} or name={name!r}, not both: name matches what any request names")
 
     def matches(
         self, method: str | None, tool: str | None, page: int | None, session_id: str | None, era: str = HANDSHAKE
@@ -70,6 +79,7 @@ class Rule:
         return (
             (self.method == _ANY or self.method == method)
             and (self.tool is None or (self.tool == tool and (method == "tools/call" or self.method == method)))
+            and (self.name is None or (self.name == tool and method in _NAMED_BY))
             and (self.page is None or self.page == page)
             and (self.session_id is None or self.session_id == session_id)
             and (self.era is None or self.era == era)
@@ -90,6 +100,8 @@ class Rule:
         if self.probability != 1 or self.seed is not None:
             data["probability"] = self.probability
             data["seed"] = self.seed
+        if self.name is not None:
+            data["name"] = self.name
         return data
 
     @classmethod
@@ -168,13 +180,30 @@ class FaultPlan:
         return [armed.rule for armed in self._armed if armed.fired == 0]
 
 
-NAMED_METHODS = (_ANY, "tools/call", "resources/read", "resources/subscribe", "resources/unsubscribe", "prompts/get")
-"""The methods whose requests name something a rule's `tool` matches: a tool, a resource's URI, a prompt."""
+_NAMED_BY = {
+    "tools/call": "name",
+    "resources/read": "uri",
+    "resources/subscribe": "uri",
+    "resources/unsubscribe": "uri",
+    "prompts/get": "name",
+}
+NAMED_METHODS = (_ANY, *_NAMED_BY)
+"""The methods whose requests name something a rule's `tool` or `name` matches: a tool, a resource's URI, a prompt."""
 LISTING_METHODS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
 """The listings a listing fault may hit."""
 
 _DEFAULT: Any = object()
 """Marks an argument of `inject` left to the fault's default."""
+
+
+def request_target(method: str | None, params: Any, tool: str | None) -> str | None:
+    """What a request names, for a fault rule's `tool` (or `name`) to match: the tool of `tools/call`, the URI of
+    `resources/read` (and of a subscription), the prompt of `prompts/get`; None for any other request."""
+    if method == "tools/call":
+        return tool
+    key = _NAMED_BY.get(method or "")
+    value = params.get(key) if key is not None and isinstance(params, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def rule_for(
@@ -189,15 +218,22 @@ def rule_for(
     era: str | object | None = _DEFAULT,
     probability: float = 1.0,
     seed: int | None = None,
+    name: str | None = None,
 ) -> Rule:
     """A rule with the fault's own defaults filled in (method, times, era, and page for listing faults).
+
+    `name` matches what any request names (a tool, a URI, a prompt): left out, the method is then any request
+    that names something, whatever the fault's own default; `tool` and `name` are not given together.
 
     With a `probability` below 1, `times` left out means every time (each matching request has that chance),
     and a `seed` left out is drawn, so that the rule shows the seed to replay the run with.
     """
     if not isinstance(fault, Fault):
         raise ValueError(f"inject() needs a fault from mcp_testkit.faults, not {fault!r}")
-    chosen_method = fault.default_method if method is _DEFAULT else (_ANY if method is None else method)
+    if method is not _DEFAULT:
+        chosen_method = _ANY if method is None else method
+    else:
+        chosen_method = _ANY if name is not None and not fault.listing else fault.default_method
     chancy = isinstance(probability, (int, float)) and probability < 1
     chosen_times = (None if chancy else fault.default_times) if times is _DEFAULT else times
     if chancy and seed is None:
@@ -205,9 +241,12 @@ def rule_for(
     chosen_era = fault.default_era if era is _DEFAULT else era
     if page is None and fault.listing:
         page = getattr(fault, "page", None)
-    if tool is not None and chosen_method not in NAMED_METHODS:
-        named = ", ".join(NAMED_METHODS[1:])
-        raise ValueError(f"tool={tool!r} matches only requests that name something ({named}), not {chosen_method}")
+    for label, value in (("tool", tool), ("name", name)):
+        if value is not None and chosen_method not in NAMED_METHODS:
+            named = ", ".join(NAMED_METHODS[1:])
+            raise ValueError(
+                f"{label}={value!r} matches only requests that name something ({named}), not {chosen_method}"
+            )
     listings = getattr(fault, "listing_methods", LISTING_METHODS)
     if fault.listing and chosen_method not in (_ANY, *listings):
         raise ValueError(f"{fault!r} is a listing fault: it hits {' or '.join(listings)}, not {chosen_method}")
@@ -222,6 +261,7 @@ def rule_for(
         era=chosen_era,  # type: ignore[arg-type]
         probability=probability,
         seed=seed,
+        name=name,
     )
 
 
@@ -236,6 +276,9 @@ def misplaced(fault: Fault, era: str) -> str:
 
 
 def describe(rules: Sequence[Rule]) -> str:
-    return "\n".join(
-        f"  {rule.fault!r} on {rule.method}" + (f" tool={rule.tool}" if rule.tool else "") for rule in rules
-    )
+    return "\n".join(f"  {rule.fault!r} on {rule.method}{named(rule)}" for rule in rules)
+
+
+def named(rule: Rule) -> str:
+    """` tool=X` or ` name=X` when the rule names what it hits, else ''."""
+    return f" tool={rule.tool}" if rule.tool else f" name={rule.name}" if rule.name else ""

@@ -349,6 +349,7 @@ def _rule(data: Mapping[str, Any], where: str) -> faults.Rule:
             fault,
             method=data.get("method", _DEFAULT),
             tool=data.get("tool"),
+            name=data.get("name"),
             page=data.get("page"),
             session_id=data.get("session_id"),
             nth=data.get("nth", 1),

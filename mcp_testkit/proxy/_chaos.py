@@ -96,6 +96,7 @@ class ChaosProxy:
         *,
         method: str | None = _DEFAULT,
         tool: str | None = None,
+        name: str | None = None,
         page: int | None = None,
         session_id: str | None = None,
         nth: int = 1,
@@ -110,8 +111,8 @@ class ChaosProxy:
         if why is not None:
             raise ValueError(why)
         rule = faults.rule_for(
-            fault, method=method, tool=tool, page=page, session_id=session_id, nth=nth, times=times, era=era,
-            probability=probability, seed=seed,
+            fault, method=method, tool=tool, name=name, page=page, session_id=session_id, nth=nth, times=times,
+            era=era, probability=probability, seed=seed,
         )  # fmt: skip
         return self._plan.add(rule)
 

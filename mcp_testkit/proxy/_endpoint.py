@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_testkit import faults
 from mcp_testkit._asgi import Receive, Scope, Send, lifespan, read_body
 from mcp_testkit._eras import HANDSHAKE, STATELESS, STATELESS_VERSIONS, VERSION_KEY, error_status
+from mcp_testkit._fault_rules import request_target
 from mcp_testkit._headers import Headers
 from mcp_testkit._origin import LOOPBACK_NAMES, rebinding_refusal
 from mcp_testkit.journal import Record
@@ -143,7 +144,8 @@ class ProxyEndpoint:
             body = self._empty_cursor(message, body)
         fault = None
         if isinstance(message, dict) and isinstance(message.get("method"), str):
-            fault = self.plan.take(record.rpc_method, record.tool, page, record.session_id, record.era or HANDSHAKE)
+            named = request_target(record.rpc_method, record.params, record.tool)
+            fault = self.plan.take(record.rpc_method, named, page, record.session_id, record.era or HANDSHAKE)
         record.fault = fault
         if fault is not None and record.era is not None and record.era not in fault.eras:
             error = faults.MisplacedFault(faults.misplaced(fault, record.era))

@@ -8,6 +8,7 @@ answers them. Every bad request gets a 4xx JSON error naming the problem; none s
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import json
 import traceback
@@ -141,6 +142,7 @@ class AdminApp(Router):
             "health": {"GET": self._health},
             "journal": {"GET": self._journal},
             "executions": {"GET": self._executions},
+            "inputs": {"GET": self._inputs},
             "tools": {"POST": self._tools},
             "resources": {"POST": self._offering("resources", "resource"), "DELETE": self._remove_resource},
             "resource-templates": {
@@ -216,6 +218,13 @@ class AdminApp(Router):
         if tool:
             ledger = {tool: ledger.get(tool, 0)}
         return 200, {"total": sum(ledger.values()), "tools": ledger}
+
+    def _inputs(self, request: _Request) -> tuple[int, Any]:
+        """What tools asked the client for and what they got (`journal.inputs`), of one tool or kind if named."""
+        params = request.params("tool", "kind")
+        asked = self.server.journal.inputs.asked(params.get("tool") or None, kind=params.get("kind") or None)
+        inputs = [{**dataclasses.asdict(e), "kind": e.kind, "answered": e.answered} for e in asked]
+        return 200, {"count": len(inputs), "inputs": inputs}
 
     def _tools(self, request: _Request) -> tuple[int, Any]:
         data = request.json()

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_testkit._fault_rules import request_target
+
 __all__ = ["LISTINGS", "LIST_CHANGED", "Cursor", "Page", "decode_cursor", "encode_cursor", "page_of", "request_target"]
 
 _PREFIX = "mcptk"
@@ -27,22 +29,6 @@ LIST_CHANGED = {
     "prompts/list": "notifications/prompts/list_changed",
 }
 """The notification that tells a client a listing changed."""
-_NAMED_BY = {
-    "resources/read": "uri",
-    "resources/subscribe": "uri",
-    "resources/unsubscribe": "uri",
-    "prompts/get": "name",
-}
-
-
-def request_target(method: str | None, params: Any, tool: str | None) -> str | None:
-    """What a request names, for a fault rule's `tool` (or `name`) to match: the tool of `tools/call`, the URI of
-    `resources/read` (and of a subscription), the prompt of `prompts/get`; None for any other request."""
-    if method == "tools/call":
-        return tool
-    key = _NAMED_BY.get(method or "")
-    value = params.get(key) if key is not None and isinstance(params, dict) else None
-    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)

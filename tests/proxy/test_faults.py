@@ -4,6 +4,7 @@ says, and what the upstream itself saw (its own journal); the faults it cannot a
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import anyio
 import httpx2
@@ -341,3 +342,35 @@ def test_stateless_refusals_answer_for_the_upstream(
             assert response.json()["error"]["code"] == code
         assert len(fake.journal) == 0
         assert proxy.journal.last.fault == fault
+
+
+def test_a_rule_by_name_hits_the_read_and_the_prompt_it_names_before_the_upstream() -> None:
+    """`name=` matches the URI of a read and the name of a prompt through the proxy (as `tool=` with their method
+    does); the upstream never sees the requests hit, and serves the others."""
+    upstream = TestMcpServer("offering")
+    upstream.resource("file:///doc", text="doc")
+    upstream.resource("file:///other", text="other")
+    upstream.prompt("doc", messages=[{"role": "user", "content": "the doc prompt"}])
+    with upstream, ChaosProxy(upstream.url) as proxy, httpx2.Client(timeout=LIMIT_S) as client:
+        session = open_session(client, proxy.url)
+        proxy.inject(faults.ProtocolError(message="named"), name="file:///doc")
+        proxy.inject(faults.ProtocolError(message="by tool="), method="prompts/get", tool="doc")
+
+        def outcome(method: str, params: dict[str, str], request_id: int) -> Any:
+            got = answer(request(client, proxy.url, session, method, params, request_id), request_id)
+            return got["error"]["message"] if "error" in got else got["result"]
+
+        hit = outcome("resources/read", {"uri": "file:///doc"}, 2)
+        other = outcome("resources/read", {"uri": "file:///other"}, 3)
+        prompt = outcome("prompts/get", {"name": "doc"}, 4)
+        again = outcome("resources/read", {"uri": "file:///doc"}, 5)
+        proxy.check(unused_faults=True)
+    assert (hit, prompt) == ("named", "by tool=")
+    assert other["contents"][0]["text"] == "other"
+    assert again["contents"][0]["text"] == "doc"
+    assert [(r.params or {}).get("uri") for r in upstream.journal.requests("resources/read")] == [
+        "file:///other",
+        "file:///doc",
+    ]
+    assert upstream.journal.requests("prompts/get") == []
+    assert [r.rpc_method for r in proxy.journal if r.fault is not None] == ["resources/read", "prompts/get"]
