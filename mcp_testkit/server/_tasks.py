@@ -45,6 +45,8 @@ __all__ = [
     "ask_client",
     "asks_first",
     "declare_task",
+    "declared_by",
+    "missing_extension",
     "start_task",
     "task_tool_call",
 ]
@@ -108,7 +110,7 @@ class Task:
 
     def move(self, status: str) -> None:
         """Change its status (none after a terminal one) and notify the listeners of its id."""
-        if self.status in TERMINAL:
+        if self.status in TERMINAL or self.status == status:
             return
         self.status, self.updated_at = status, _now()
         self.notify()
@@ -215,15 +217,19 @@ async def start_task() -> None:
         start()
 
 
-def _declared(call: Call) -> bool:
-    """Whether the request's client declared the tasks extension in its `_meta` capabilities."""
-    meta = call.record.meta or {}
-    capabilities = meta.get(CAPABILITIES_KEY)
+def declared_by(capabilities: Any) -> bool:
+    """Whether a client's capabilities (a request's `_meta` ones) declare the tasks extension."""
     extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
     return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
 
 
-def _missing(request_id: Any, what: str) -> dict[str, Any]:
+def _declared(call: Call) -> bool:
+    """Whether the request's client declared the tasks extension in its `_meta` capabilities."""
+    return declared_by((call.record.meta or {}).get(CAPABILITIES_KEY))
+
+
+def missing_extension(request_id: Any, what: str) -> dict[str, Any]:
+    """The -32021 error for `what`, done by a client that did not declare the tasks extension."""
     return error_response(
         request_id,
         MISSING_CAPABILITY,
@@ -274,7 +280,7 @@ def task_tool_call(call_tool: Handler, cancelled: Any) -> Handler:
         if not _declared(call):
             if support == "required":
                 call.record.executed = False
-                return _missing(request_id, f"tool {name!r} runs only as a task: it")
+                return missing_extension(request_id, f"tool {name!r} runs only as a task: it")
             return await call_tool(request_id, params, call)
         arguments = params.get("arguments") or {}
         if not isinstance(arguments, dict) or tool.validation_error(arguments) is not None:
@@ -366,7 +372,7 @@ async def _run(
 def _task_of(request_id: Any, params: dict[str, Any], call: Call, method: str) -> Task | dict[str, Any]:
     """The task a tasks/* request names, or its error: -32021 without the extension, -32602 for an unknown id."""
     if not _declared(call):
-        return _missing(request_id, method)
+        return missing_extension(request_id, method)
     task_id = params.get("taskId")
     task: Task | None = call.state.tasks.tasks.get(task_id) if isinstance(task_id, str) else None
     if task is None:
@@ -390,6 +396,8 @@ async def _update(request_id: Any, params: dict[str, Any], call: Call) -> Any:
         if key in task.input_requests:  # answers to keys it never asked for are ignored
             task.responses[key] = response
             del task.input_requests[key]
+    if task.status == "input_required" and not task.input_requests:
+        task.move("working")  # every outstanding request is answered: it works again (its handler resumes)
     if task.answered is not None:
         task.answered.set()
     return result_response(request_id, {})

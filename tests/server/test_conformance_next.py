@@ -177,7 +177,7 @@ TASK_GAPS: dict[str, Gap] = {}
 
 SKIPPED_BY_THE_SUITE = {
     "tasks-status-notifications": "the pinned suite skips its only check, pending a rewrite onto subscriptions/listen; "
-    "the server sends no notifications/tasks, which SEP-2663 makes optional",
+    "the server sends notifications/tasks there (tests/server/test_tasks_input.py checks them)",
 }
 
 
