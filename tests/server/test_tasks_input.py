@@ -13,12 +13,13 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from mcp import Client, types
 
 from mcp_testkit import TestMcpServer, ToolContext
 from mcp_testkit._eras import stateless_headers, stateless_params
 from mcp_testkit.server import asks_first, start_task
 
-from ._support import ACCEPT, CLIENT_INFO, LIMIT_S, Wire, messages, rpc, serving
+from ._support import ACCEPT, CLIENT_INFO, LIMIT_S, Wire, messages, rpc, sdk_transport, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -44,6 +45,7 @@ def _server() -> TestMcpServer:
         return f"booked {answer['content']['date']} ({again['action']})"
 
     server.tool("greet_later", task="required")(greet_later)
+    server.tool("greet_maybe_later", task="optional")(greet_later)
     server.tool("book", task="optional")(book)
     return server
 
@@ -261,3 +263,24 @@ async def test_asking_for_task_notifications_without_the_extension_is_refused(vi
     assert malformed.status_code == 400
     assert malformed.json()["error"]["code"] == -32602
     assert still["resultType"] == "task"
+
+
+async def _alice(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={"name": "Alice"})
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_without_tasks_the_same_tool_asks_as_any_tool_does(mode: str) -> None:
+    """The official SDK client, which declares no tasks extension, in the handshake era ('legacy': a server-to-client
+    elicitation on the call's stream) and in 2026-07-28 ('auto': InputRequiredResult rounds): the optional task tool
+    runs as any tool, start_task() does nothing, the answer comes back; one execution each time."""
+    server = _server()
+    async with serving(server, "socket"):
+        with anyio.fail_after(LIMIT_S):
+            async with Client(sdk_transport(server, "socket"), mode=mode, elicitation_callback=_alice) as client:
+                result = await client.call_tool("greet_maybe_later", {})
+    assert result.content[0].text == "Hello, Alice!"  # type: ignore[union-attr]
+    assert server.executions("greet_maybe_later") == 1
+    alice = {"action": "accept", "content": {"name": "Alice"}}
+    server.journal.assert_input("greet_maybe_later", kind="elicit", answer=alice)
+    server.check()
