@@ -38,7 +38,7 @@ from mcp_testkit.server._messages import (
     error_response,
     result_response,
 )
-from mcp_testkit.server._tasks import ask_client, running_task
+from mcp_testkit.server._tasks import ask_task, running_task
 from mcp_testkit.tools import InputUnavailable, JsonRpcError, ToolContext
 
 if TYPE_CHECKING:
@@ -345,10 +345,12 @@ async def _ask_in_task(call: Call, name: str, requests: dict[str, InputRequest])
         exchanges[key] = InputExchange(call.record.seq, name, request.method, key, request.params(), STATELESS)
         inputs.append(exchanges[key])
     asked = {key: {"method": exchange.method, "params": exchange.params} for key, exchange in exchanges.items()}
-    answers = await ask_client(asked)
-    for key, exchange in exchanges.items():
-        exchange.answer = answers[key]
-        exchange.error = answer_problem(requests[key], answers[key])
+    answers = {}
+    for key, (answer, seq) in (await ask_task(asked)).items():
+        exchange = exchanges[key]
+        answers[key] = exchange.answer = answer
+        exchange.answered_seq = seq
+        exchange.error = answer_problem(requests[key], answer)
         if exchange.error is not None:
             raise InputUnavailable(INVALID_PARAMS, f"Invalid params: tasks/update inputResponses: {exchange.error}")
     return answers

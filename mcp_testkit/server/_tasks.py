@@ -43,6 +43,7 @@ __all__ = [
     "TASK_METHODS",
     "TaskTable",
     "ask_client",
+    "ask_task",
     "asks_first",
     "declare_task",
     "declared_by",
@@ -102,6 +103,8 @@ class Task:
     scope: anyio.CancelScope | None = None
     publish: Callable[[dict[str, Any]], Any] | None = None
     """Where its status notifications go (the server's `Listeners.publish`); None: nowhere."""
+    answered_by: dict[str, int] = field(default_factory=dict)
+    """The journal seq of the `tasks/update` that answered each key."""
     asked: set[str] = field(default_factory=set)
     """Every `inputRequests` key it used: a key is never reused within a task (SEP-2663)."""
 
@@ -180,6 +183,11 @@ async def ask_client(requests: Mapping[str, Mapping[str, Any]]) -> dict[str, Any
     """From a tool running as a task: ask the client for input (`{key: {"method": "elicitation/create", "params":
     {...}}}`), wait until `tasks/update` answered every key, and return the answers by key. RuntimeError outside a
     task. A key the task used before goes on the wire with a suffix (`key-2`): keys are unique over a task."""
+    return {key: answer for key, (answer, _) in (await ask_task(requests)).items()}
+
+
+async def ask_task(requests: Mapping[str, Mapping[str, Any]]) -> dict[str, tuple[Any, int | None]]:
+    """`ask_client`, each answer with the journal seq of the `tasks/update` that carried it."""
     task = _CURRENT.get()
     if task is None:
         raise RuntimeError("ask_client() asks for input from a tool running as a task (declared with task=...)")
@@ -198,7 +206,7 @@ async def ask_client(requests: Mapping[str, Mapping[str, Any]]) -> dict[str, Any
         task.answered = anyio.Event()
         await task.answered.wait()
     task.move("working")
-    return {key: task.responses.pop(wire[key]) for key in requests}
+    return {key: (task.responses.pop(wire[key]), task.answered_by.get(wire[key])) for key in requests}
 
 
 def asks_first(handler: Callable[..., Any]) -> Callable[..., Any]:
@@ -290,7 +298,8 @@ def task_tool_call(call_tool: Handler, cancelled: Any) -> Handler:
         task = state.tasks.create(tool.name, publish=state.listeners.publish)
         call.record.executed = True  # it runs once, in the background; the ledger counts it there
         record = call.record
-        detached = Record(0, time.time(), "TASK", record.path, record.headers, record.body)  # its _meta: capabilities
+        # its seq (the inputs it asks name the call) and body (its _meta: the client's capabilities)
+        detached = Record(record.seq, time.time(), "TASK", record.path, record.headers, record.body)
         background = dataclasses.replace(call, record=detached, session=None, notify=_nowhere, effect=None)
 
         async def run() -> None:
@@ -395,6 +404,7 @@ async def _update(request_id: Any, params: dict[str, Any], call: Call) -> Any:
     for key, response in responses.items():
         if key in task.input_requests:  # answers to keys it never asked for are ignored
             task.responses[key] = response
+            task.answered_by[key] = call.record.seq
             del task.input_requests[key]
     if task.status == "input_required" and not task.input_requests:
         task.move("working")  # every outstanding request is answered: it works again (its handler resumes)

@@ -142,6 +142,9 @@ async def test_ctx_input_inside_a_task_makes_it_input_required_until_tasks_updat
         {"action": "accept", "content": {"date": "5 May"}},
         {"action": "decline"},
     ]
+    (exchange,) = server.journal.assert_input("book", kind="elicit", answer={"action": "decline"})
+    updates = [record.seq for record in server.journal.requests("tasks/update")]
+    assert exchange.answered_seq == updates[-1]
 
 
 async def test_an_answer_inside_a_task_that_breaks_its_schema_fails_the_task(via: str) -> None:
