@@ -287,3 +287,22 @@ async def test_without_tasks_the_same_tool_asks_as_any_tool_does(mode: str) -> N
     alice = {"action": "accept", "content": {"name": "Alice"}}
     server.journal.assert_input("greet_maybe_later", kind="elicit", answer=alice)
     server.check()
+
+
+async def test_a_cancelled_task_says_so_on_the_stream_once() -> None:
+    """tasks/cancel of a task waiting for input sends one notifications/tasks with status cancelled; a second cancel
+    (idempotent) sends none."""
+    server = _server()
+    async with serving(server, "socket") as wire:
+        task_id = (await _result(wire, "tools/call", {"name": "book", "arguments": {}}))["taskId"]
+        await _until(wire, task_id, ("input_required",))
+        async with _listening(wire, [task_id]) as stream:
+            await stream.next()
+            await _result(wire, "tasks/cancel", {"taskId": task_id})
+            cancelled = await stream.next()
+            await _result(wire, "tasks/cancel", {"taskId": task_id})
+            await anyio.to_thread.run_sync(server.stop)  # ends the stream with its result: nothing came between
+            last = await stream.next()
+    assert cancelled["params"]["status"] == "cancelled"
+    assert "result" in last
+    assert server.executions("book") == 1
