@@ -22,7 +22,7 @@ from mcp_testkit.server._mount import MountableMcpApp
 from mcp_testkit.server._scripting import OfferingScripting
 from mcp_testkit.server._sessions import SessionTable
 from mcp_testkit.server._state import RequiredHeader, ServerState
-from mcp_testkit.server._tasks import ask_client, declare_task
+from mcp_testkit.server._tasks import ask_client, asks_first, declare_task, start_task
 from mcp_testkit.tools import ScriptedTool
 
 if TYPE_CHECKING:
@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from mcp_testkit.journal import Record
     from mcp_testkit.server._sessions import Session
 
-__all__ = ["Effect", "RemoteHostWarning", "ServerState", "TestMcpServer", "ask_client", "effect_of", "stdio_supports"]
+__all__ = ["Effect", "RemoteHostWarning", "ServerState", "TestMcpServer", "ask_client", "asks_first", "effect_of"]
+__all__ += ["start_task", "stdio_supports"]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _RESPONSE_MODES = ("json", "sse")

@@ -38,6 +38,7 @@ from mcp_testkit.server._messages import (
     error_response,
     result_response,
 )
+from mcp_testkit.server._tasks import ask_task, running_task
 from mcp_testkit.tools import InputUnavailable, JsonRpcError, ToolContext
 
 if TYPE_CHECKING:
@@ -277,6 +278,8 @@ def asker(call: Call, name: str, method: str, arguments: Mapping[str, Any]) -> A
     if call.era == STATELESS:
 
         async def ask_in_rounds(requests: dict[str, InputRequest]) -> dict[str, Any]:
+            if running_task() is not None:
+                return await _ask_in_task(call, name, requests)
             if call.rounds is None:
                 call.rounds = Rounds(method, name, _digest(arguments))
             _verify(call, call.rounds)
@@ -329,6 +332,27 @@ def _from_rounds(call: Call, name: str, rounds: Rounds, requests: dict[str, Inpu
         answers[key] = rounds.used[key] = answer
     if missing:
         raise InputNeeded(missing)
+    return answers
+
+
+async def _ask_in_task(call: Call, name: str, requests: dict[str, InputRequest]) -> dict[str, Any]:
+    """A ctx input request of a tool running as a task (2026-07-28): the task is `input_required` with them, the
+    client answers with `tasks/update`, each answer checked as a round's is."""
+    _refuse_undeclared(call, name, requests)
+    inputs = call.state.journal.inputs
+    exchanges = {}
+    for key, request in requests.items():
+        exchanges[key] = InputExchange(call.record.seq, name, request.method, key, request.params(), STATELESS)
+        inputs.append(exchanges[key])
+    asked = {key: {"method": exchange.method, "params": exchange.params} for key, exchange in exchanges.items()}
+    answers = {}
+    for key, (answer, seq) in (await ask_task(asked)).items():
+        exchange = exchanges[key]
+        answers[key] = exchange.answer = answer
+        exchange.answered_seq = seq
+        exchange.error = answer_problem(requests[key], answer)
+        if exchange.error is not None:
+            raise InputUnavailable(INVALID_PARAMS, f"Invalid params: tasks/update inputResponses: {exchange.error}")
     return answers
 
 

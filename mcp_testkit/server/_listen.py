@@ -2,7 +2,8 @@
 
 It replaces the handshake era's GET stream and `resources/subscribe`. A client POSTs `subscriptions/listen`
 with the notifications it opts in to (`toolsListChanged`, `resourcesListChanged`, `promptsListChanged`,
-`resourceSubscriptions`); the answer is an SSE stream whose first event acknowledges the subscription with the
+`resourceSubscriptions`, and `taskIds` for the tasks extension's `notifications/tasks`, from a client that declares
+the extension); the answer is an SSE stream whose first event acknowledges the subscription with the
 types the server agreed to honour, followed by the notifications of those types only, each carrying the
 request's id as `_meta["io.modelcontextprotocol/subscriptionId"]`. The stream lasts until the client closes it
 (no answer then) or the server ends it (stop, `reset()`): then its last event is the request's result.
@@ -23,6 +24,8 @@ from mcp_testkit._asgi import Receive, cancel_on_disconnect
 from mcp_testkit._eras import SERVER_INFO_KEY
 from mcp_testkit.server._messages import INVALID_PARAMS, error_response
 from mcp_testkit.server._sessions import Outbox
+from mcp_testkit.server._tasks import NOTIFICATION as TASK_NOTIFICATION
+from mcp_testkit.server._tasks import TASKS_EXTENSION, declared_by, missing_extension
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
@@ -79,6 +82,8 @@ class Listener:
         if method == "notifications/resources/updated":
             uri = (message.get("params") or {}).get("uri")
             return uri in self.honoured.get("resourceSubscriptions", ())
+        if method == TASK_NOTIFICATION:
+            return (message.get("params") or {}).get("taskId") in self.honoured.get("taskIds", ())
         return False
 
     def tagged(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -128,7 +133,8 @@ def _honoured(requested: Any) -> dict[str, Any] | str:
     if not isinstance(requested, dict):
         return (
             "subscriptions/listen needs params.notifications, an object of opt-ins: toolsListChanged, "
-            "resourcesListChanged, promptsListChanged (booleans), resourceSubscriptions (a list of URIs)"
+            "resourcesListChanged, promptsListChanged (booleans), resourceSubscriptions (a list of URIs), taskIds "
+            "(a list of task ids)"
         )
     honoured: dict[str, Any] = {}
     for key in FILTER_KEYS:
@@ -143,6 +149,12 @@ def _honoured(requested: Any) -> dict[str, Any] | str:
             return "subscriptions/listen: params.notifications.resourceSubscriptions must be a list of URI strings"
         if uris:
             honoured["resourceSubscriptions"] = list(dict.fromkeys(uris))
+    task_ids = requested.get("taskIds")
+    if task_ids is not None:
+        if not isinstance(task_ids, list) or not all(isinstance(task_id, str) for task_id in task_ids):
+            return "subscriptions/listen: params.notifications.taskIds must be a list of task id strings"
+        if task_ids:
+            honoured["taskIds"] = list(dict.fromkeys(task_ids))
     return honoured
 
 
@@ -154,6 +166,10 @@ async def listen(state: Served, out: Response, receive: Receive | None, params: 
     if isinstance(honoured, str):
         record.error = honoured
         await out.json(400, error_response(request_id, INVALID_PARAMS, f"Invalid params: {honoured}"))
+        return
+    if "taskIds" in honoured and not declared_by(record.client_capabilities):
+        record.error = f"asked for task notifications without declaring the {TASKS_EXTENSION} extension"
+        await out.json(400, missing_extension(request_id, "subscriptions/listen with notifications.taskIds"))
         return
     listener = Listener(request_id, honoured)
     sent: list[dict[str, Any]] = []

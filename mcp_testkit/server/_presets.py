@@ -318,7 +318,7 @@ _SECONDS = {
 
 def _tasks(server: TestMcpServer) -> None:
     """The fixtures of the suite's tasks-extension scenarios (SEP-2663): a sync tool, and tools run as tasks."""
-    from mcp_testkit.server import ask_client
+    from mcp_testkit.server import ask_client, asks_first, start_task
     from mcp_testkit.tools import JsonRpcError
 
     async def slow(arguments: dict[str, Any]) -> str:
@@ -357,6 +357,18 @@ def _tasks(server: TestMcpServer) -> None:
         confirm_delete
     )
     server.tool("multi_input", description="Asks two questions at once", task="optional")(multi_input)
+
+    @asks_first
+    async def with_task(arguments: dict[str, Any], ctx: ToolContext) -> str:
+        name_schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+        answer = await ctx.elicit("What is your name?", name_schema, key="user_name")
+        await start_task()  # the name is in: the rest runs as a task
+        await anyio.sleep(0.05)
+        return f"Hello, {(answer.get('content') or {}).get('name', 'nobody')}!"
+
+    server.tool("test_tool_with_task", description="Asks a name in rounds, then greets as a task", task="required")(
+        with_task
+    )
 
 
 PRESETS: dict[str, Callable[[TestMcpServer], None]] = {"conformance": conformance, "demo": demo}

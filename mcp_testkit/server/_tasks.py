@@ -9,8 +9,12 @@ the error, inlined once terminal), answers its input with `tasks/update` and sto
 Without the extension an optional tool runs as any tool and a required one is refused with -32021. A task runs
 its tool once: the execution ledger counts it when the task is created.
 
-A tool running as a task asks its client for input with `await ask_client({key: request})`: the task is
-`input_required` with those `inputRequests` until `tasks/update` answers every key.
+A tool running as a task asks its client for input with `ctx.elicit`/`sample`/`list_roots`/`ask` or
+`await ask_client({key: request})`: the task is `input_required` with those `inputRequests` until `tasks/update`
+answers every key. A handler marked `@asks_first` runs in the request instead, asking in `InputRequiredResult`
+rounds, until it awaits `start_task()`: that round answers the `CreateTaskResult` and the rest runs as the task.
+Every status change is published as `notifications/tasks` to the `subscriptions/listen` streams that asked for the
+task's id in `notifications.taskIds`.
 """
 
 from __future__ import annotations
@@ -34,7 +38,19 @@ from mcp_testkit.server._messages import INTERNAL_ERROR, INVALID_PARAMS, error_r
 if TYPE_CHECKING:
     from mcp_testkit.tools import ScriptedTool
 
-__all__ = ["TASKS_EXTENSION", "TASK_METHODS", "TaskTable", "ask_client", "declare_task", "task_tool_call"]
+__all__ = [
+    "TASKS_EXTENSION",
+    "TASK_METHODS",
+    "TaskTable",
+    "ask_client",
+    "ask_task",
+    "asks_first",
+    "declare_task",
+    "declared_by",
+    "missing_extension",
+    "start_task",
+    "task_tool_call",
+]
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 TASK_SUPPORT = ("optional", "required")
@@ -42,6 +58,9 @@ TTL_MS = 300_000
 """How long a task stays readable after it was created (the server keeps it until `reset()`, never less)."""
 POLL_INTERVAL_MS = 100
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
+NOTIFICATION = "notifications/tasks"
+"""The status notification of SEP-2663, sent on `subscriptions/listen` streams that asked for the task's id."""
+ASKS_FIRST = "__mcp_testkit_asks_first__"
 
 Call = Any
 """`_protocol.Call` (a dataclass; not imported: dispatch builds on the server's state, which holds the tasks)."""
@@ -82,14 +101,29 @@ class Task:
     responses: dict[str, Any] = field(default_factory=dict)
     answered: anyio.Event | None = None
     scope: anyio.CancelScope | None = None
+    publish: Callable[[dict[str, Any]], Any] | None = None
+    """Where its status notifications go (the server's `Listeners.publish`); None: nowhere."""
+    answered_by: dict[str, int] = field(default_factory=dict)
+    """The journal seq of the `tasks/update` that answered each key."""
+    asked: set[str] = field(default_factory=set)
+    """Every `inputRequests` key it used: a key is never reused within a task (SEP-2663)."""
 
     def __post_init__(self) -> None:
         self.updated_at = self.updated_at or self.created_at
 
+    def move(self, status: str) -> None:
+        """Change its status (none after a terminal one) and notify the listeners of its id."""
+        if self.status in TERMINAL or self.status == status:
+            return
+        self.status, self.updated_at = status, _now()
+        self.notify()
+
+    def notify(self) -> None:
+        if self.publish is not None:
+            self.publish({"jsonrpc": "2.0", "method": NOTIFICATION, "params": self.detailed()})
+
     def settle(self, status: str) -> None:
-        if self.status not in TERMINAL:
-            self.status = status
-            self.updated_at = _now()
+        self.move(status)
 
     def envelope(self) -> dict[str, Any]:
         """What `CreateTaskResult` and `tasks/get` share (the Task of SEP-2663)."""
@@ -124,41 +158,86 @@ class TaskTable:
     def __len__(self) -> int:
         return len(self.tasks)
 
-    def create(self, tool: str) -> Task:
-        task = Task(f"task-{next(self._ids)}-{secrets.token_hex(6)}", tool)
+    def create(self, tool: str, *, publish: Callable[[dict[str, Any]], Any] | None = None) -> Task:
+        task = self.draft(tool, publish=publish)
         self.tasks[task.task_id] = task
         return task
 
+    def draft(self, tool: str, *, publish: Callable[[dict[str, Any]], Any] | None = None) -> Task:
+        """A task not in the table yet: an `@asks_first` handler's, until it starts (or ends its round asking)."""
+        return Task(f"task-{next(self._ids)}-{secrets.token_hex(6)}", tool, publish=publish)
+
 
 _CURRENT: contextvars.ContextVar[Task | None] = contextvars.ContextVar("mcp_testkit_task", default=None)
+_STARTING: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
+    "mcp_testkit_task_start", default=None
+)
+
+
+def running_task() -> Task | None:
+    """The task the calling handler runs as (None: no task, or an `@asks_first` handler before `start_task()`)."""
+    return _CURRENT.get()
 
 
 async def ask_client(requests: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """From a tool running as a task: ask the client for input (`{key: {"method": "elicitation/create", "params":
     {...}}}`), wait until `tasks/update` answered every key, and return the answers by key. RuntimeError outside a
-    task."""
+    task. A key the task used before goes on the wire with a suffix (`key-2`): keys are unique over a task."""
+    return {key: answer for key, (answer, _) in (await ask_task(requests)).items()}
+
+
+async def ask_task(requests: Mapping[str, Mapping[str, Any]]) -> dict[str, tuple[Any, int | None]]:
+    """`ask_client`, each answer with the journal seq of the `tasks/update` that carried it."""
     task = _CURRENT.get()
     if task is None:
         raise RuntimeError("ask_client() asks for input from a tool running as a task (declared with task=...)")
-    pending = {key: dict(request) for key, request in requests.items()}
+    wire: dict[str, str] = {}
+    for key in requests:
+        sent, n = key, 1
+        while sent in task.asked:
+            n += 1
+            sent = f"{key}-{n}"
+        task.asked.add(sent)
+        wire[key] = sent
+    pending = {wire[key]: dict(request) for key, request in requests.items()}
     task.input_requests.update(pending)
-    task.status, task.updated_at = "input_required", _now()
+    task.move("input_required")
     while any(key not in task.responses for key in pending):
         task.answered = anyio.Event()
         await task.answered.wait()
-    task.status, task.updated_at = "working", _now()
-    return {key: task.responses.pop(key) for key in pending}
+    task.move("working")
+    return {key: (task.responses.pop(wire[key]), task.answered_by.get(wire[key])) for key in requests}
 
 
-def _declared(call: Call) -> bool:
-    """Whether the request's client declared the tasks extension in its `_meta` capabilities."""
-    meta = call.record.meta or {}
-    capabilities = meta.get(CAPABILITIES_KEY)
+def asks_first(handler: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a task tool's handler as one that asks for input before it is a task: it runs in the `tools/call`
+    request, whose `ctx` input requests are `InputRequiredResult` rounds, until it awaits `start_task()`."""
+    setattr(handler, ASKS_FIRST, True)
+    return handler
+
+
+async def start_task() -> None:
+    """From an `@asks_first` handler: the inputs are in, the rest runs as a task (the round that gets here answers
+    the `CreateTaskResult`). Nothing happens anywhere else (no extension declared: the tool runs as any tool)."""
+    start = _STARTING.get()
+    if start is not None:
+        _STARTING.set(None)
+        start()
+
+
+def declared_by(capabilities: Any) -> bool:
+    """Whether a client's capabilities (a request's `_meta` ones) declare the tasks extension."""
     extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
     return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
 
 
-def _missing(request_id: Any, what: str) -> dict[str, Any]:
+def _declared(call: Call) -> bool:
+    """Whether the request's client declared the tasks extension in its `_meta` capabilities."""
+    return declared_by((call.record.meta or {}).get(CAPABILITIES_KEY))
+
+
+def missing_extension(request_id: Any, what: str) -> dict[str, Any]:
+    """The -32021 error for `what`, done by a client that did not declare the tasks extension."""
     return error_response(
         request_id,
         MISSING_CAPABILITY,
@@ -190,6 +269,10 @@ async def _nowhere(message: dict[str, Any]) -> None:
     return None  # a task's notifications have no stream: its request was answered long ago
 
 
+def _asks_first(tool: ScriptedTool) -> bool:
+    return any(getattr(answer, ASKS_FIRST, False) for answer in tool.answers)
+
+
 def task_tool_call(call_tool: Handler, cancelled: Any) -> Handler:
     """`tools/call` of 2026-07-28 with tasks: a task-declared tool called by a client with the extension runs as a
     task; a required one without it is -32021; every other call is `call_tool`'s (`cancelled`: what it returns for
@@ -205,35 +288,23 @@ def task_tool_call(call_tool: Handler, cancelled: Any) -> Handler:
         if not _declared(call):
             if support == "required":
                 call.record.executed = False
-                return _missing(request_id, f"tool {name!r} runs only as a task: it")
+                return missing_extension(request_id, f"tool {name!r} runs only as a task: it")
             return await call_tool(request_id, params, call)
         arguments = params.get("arguments") or {}
         if not isinstance(arguments, dict) or tool.validation_error(arguments) is not None:
             return await call_tool(request_id, params, call)  # answered at once, as any call with bad arguments
-        task = state.tasks.create(tool.name)
+        if _asks_first(tool):
+            return await _asking_first(call_tool, cancelled, request_id, params, call, tool.name)
+        task = state.tasks.create(tool.name, publish=state.listeners.publish)
         call.record.executed = True  # it runs once, in the background; the ledger counts it there
-        detached = Record(0, time.time(), "TASK", call.record.path, call.record.headers, b"")
+        record = call.record
+        # its seq (the inputs it asks name the call) and body (its _meta: the client's capabilities)
+        detached = Record(record.seq, time.time(), "TASK", record.path, record.headers, record.body)
         background = dataclasses.replace(call, record=detached, session=None, notify=_nowhere, effect=None)
 
         async def run() -> None:
             _CURRENT.set(task)
-            response: Any = None
-            with anyio.CancelScope() as scope:
-                task.scope = scope
-                try:
-                    response = await call_tool(request_id, params, background)
-                except Exception as exc:  # a bug of ours: the task fails loudly, and check() reports it
-                    state.errors.append(exc)
-                    why = f"Internal error: mcp-testkit failed running the task ({exc!r}); please report it"
-                    response = error_response(request_id, INTERNAL_ERROR, why)
-            if scope.cancelled_caught or response is cancelled:
-                task.settle("cancelled")
-            elif isinstance(response, dict) and "error" in response:
-                task.error = response["error"]
-                task.settle("failed")
-            else:
-                task.result = {"resultType": "complete", **(response or {}).get("result", {})}
-                task.settle("completed")
+            await _run(task, call_tool, cancelled, request_id, params, background)
 
         _spawn(run)
         return result_response(request_id, {"resultType": "task", **task.envelope()})
@@ -241,10 +312,76 @@ def task_tool_call(call_tool: Handler, cancelled: Any) -> Handler:
     return answer
 
 
+async def _asking_first(
+    call_tool: Handler, cancelled: Any, request_id: Any, params: dict[str, Any], call: Call, name: str
+) -> Any:
+    """An `@asks_first` handler's round: it runs here, in the request, with the request's input rounds; if it
+    awaits `start_task()` the task is made then and this round answers its `CreateTaskResult`, else this round
+    answers what the handler did (an `InputRequiredResult`, an error, or its result at once)."""
+    state = call.state
+    task = state.tasks.draft(name, publish=state.listeners.publish)
+    started = anyio.Event()
+    ended: list[Any] = []
+    background = dataclasses.replace(call, notify=_nowhere, effect=None)
+
+    def start() -> None:
+        state.tasks.tasks[task.task_id] = task
+        _CURRENT.set(task)
+        started.set()
+
+    async def run() -> None:
+        _STARTING.set(start)
+        try:
+            response = await _run(task, call_tool, cancelled, request_id, params, background, early=True)
+            if response is not None:
+                ended.append(response)
+        finally:
+            started.set()
+
+    _spawn(run)
+    await started.wait()
+    if ended:  # it never started a task: its round's own answer (input required, an error, or the result)
+        return ended[0]
+    return result_response(request_id, {"resultType": "task", **task.envelope()})
+
+
+async def _run(
+    task: Task,
+    call_tool: Handler,
+    cancelled: Any,
+    request_id: Any,
+    params: dict[str, Any],
+    background: Call,
+    early: bool = False,
+) -> Any:
+    """Run the tool for `task` and settle the task from its answer. With `early`: an `@asks_first` handler, whose
+    answer is returned as it is (not settled) when the handler never reached `start_task()`."""
+    response: Any = None
+    with anyio.CancelScope() as scope:
+        task.scope = scope
+        try:
+            response = await call_tool(request_id, params, background)
+        except Exception as exc:  # a bug of ours: the task fails loudly, and check() reports it
+            background.state.errors.append(exc)
+            why = f"Internal error: mcp-testkit failed running the task ({exc!r}); please report it"
+            response = error_response(request_id, INTERNAL_ERROR, why)
+    if early and _CURRENT.get() is not task:
+        return response
+    if scope.cancelled_caught or response is cancelled:
+        task.settle("cancelled")
+    elif isinstance(response, dict) and "error" in response:
+        task.error = response["error"]
+        task.settle("failed")
+    else:
+        task.result = {"resultType": "complete", **(response or {}).get("result", {})}
+        task.settle("completed")
+    return None
+
+
 def _task_of(request_id: Any, params: dict[str, Any], call: Call, method: str) -> Task | dict[str, Any]:
     """The task a tasks/* request names, or its error: -32021 without the extension, -32602 for an unknown id."""
     if not _declared(call):
-        return _missing(request_id, method)
+        return missing_extension(request_id, method)
     task_id = params.get("taskId")
     task: Task | None = call.state.tasks.tasks.get(task_id) if isinstance(task_id, str) else None
     if task is None:
@@ -267,7 +404,10 @@ async def _update(request_id: Any, params: dict[str, Any], call: Call) -> Any:
     for key, response in responses.items():
         if key in task.input_requests:  # answers to keys it never asked for are ignored
             task.responses[key] = response
+            task.answered_by[key] = call.record.seq
             del task.input_requests[key]
+    if task.status == "input_required" and not task.input_requests:
+        task.move("working")  # every outstanding request is answered: it works again (its handler resumes)
     if task.answered is not None:
         task.answered.set()
     return result_response(request_id, {})

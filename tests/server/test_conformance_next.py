@@ -4,8 +4,9 @@ on a server of the stateless era only too.
 
 The tasks extension's scenarios (which name no spec version) run at the wire the suite picks for them.
 
-A scenario about a feature the server does not have is a known gap (none is left): an xfail(strict) with its reason,
-which also fails loudly when any other check of the scenario fails, or when the known ones start to pass.
+A scenario about a feature the server does not have would be a known gap (GAPS, TASK_GAPS: both empty now): an
+xfail(strict) with its reason, which also fails loudly when any other check of the scenario fails, or when the known
+ones start to pass.
 """
 
 from __future__ import annotations
@@ -159,6 +160,7 @@ def test_the_listen_checks_of_server_stateless_are_exercised_not_skipped(
 
 
 TASKS_PASSING = [
+    "tasks-mrtr-composition",
     "tasks-lifecycle",
     "tasks-capability-negotiation",
     "tasks-dispatch-and-envelope",
@@ -171,17 +173,11 @@ TASKS_PASSING = [
 """The tasks extension's scenarios (io.modelcontextprotocol/tasks, SEP-2663) the server passes; an extension names
 no spec version, so each runs at the wire the suite picks for it (2026-07-28's)."""
 
-TASK_GAPS = {
-    "tasks-mrtr-composition": _gap(
-        "input rounds and tasks do not compose yet: the preset has no test_tool_with_task, which gathers input in "
-        "InputRequiredResult rounds and only then becomes a task",
-        "sep-2663-mrtr-synchronous-before-task-creation",
-    ),
-}
+TASK_GAPS: dict[str, Gap] = {}
 
 SKIPPED_BY_THE_SUITE = {
     "tasks-status-notifications": "the pinned suite skips its only check, pending a rewrite onto subscriptions/listen; "
-    "the server sends no notifications/tasks, which SEP-2663 makes optional",
+    "the server sends notifications/tasks there (tests/server/test_tasks_input.py checks them)",
 }
 
 
