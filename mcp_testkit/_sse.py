@@ -53,7 +53,10 @@ class SseDecoder:
     _text: codecs.IncrementalDecoder = field(
         default_factory=lambda: codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
     )
-    _pending: str = ""
+    _pending: list[str] = field(default_factory=list)
+    """The unfinished line, in the pieces it arrived in: joined only once a line break comes, so that a long line
+    (a 1 MiB JSON answer arrives in dozens of chunks) is not searched again at every chunk."""
+    _pending_chars: int = 0
     _event: str = ""
     _id: str | None = None
     _data: list[str] = field(default_factory=list)
@@ -65,17 +68,28 @@ class SseDecoder:
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
         """The events completed by ``chunk``; `SseEventTooLarge` once an event passes `max_event_chars`."""
-        text = self._pending + self._text.decode(chunk)
+        new = self._text.decode(chunk)
+        pending = self._pending
+        if "\n" not in new and "\r" not in new and not (pending and pending[-1].endswith("\r")):
+            if new:
+                pending.append(new)
+                self._pending_chars += len(new)
+            if self._size + self._pending_chars > self._limit():
+                raise SseEventTooLarge(self._limit())
+            return []  # no line ends here
+        text = "".join(pending) + new
         # A '\r' at the very end may be the first half of '\r\n': hold it back with its line.
         held = "\r" if text.endswith("\r") else ""
         lines = _LINE_BREAK.split(text[: len(text) - len(held)])
-        self._pending = lines.pop() + held
+        rest = lines.pop() + held
+        self._pending = [rest] if rest else []
+        self._pending_chars = len(rest)
         events = []
         for line in lines:
             event = self._line(line)
             if event is not None:
                 events.append(event)
-        if self._size + len(self._pending) > self._limit():
+        if self._size + self._pending_chars > self._limit():
             raise SseEventTooLarge(self._limit())
         return events
 

@@ -3,11 +3,13 @@ kept until it fails. The one place the bridge chooses between the eras and opens
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import TYPE_CHECKING
 
 from mcp_testkit._eras import HANDSHAKE, STATELESS
 from mcp_testkit.bridge._errors import MCPConnectionError
+from mcp_testkit.bridge._get_stream import hear_on_get_streams
 from mcp_testkit.bridge._handshake import McpSession
 from mcp_testkit.bridge._rpc import MODERN_CODES, EraRefused, RpcError
 from mcp_testkit.bridge._stateless import StatelessSession, hear_tool_changes
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from mcp_testkit.bridge._config import ServerConfig
+    from mcp_testkit.bridge._get_stream import OpenedSessions
     from mcp_testkit.bridge._input import AskInput
     from mcp_testkit.bridge._rpc import RpcSession
 
@@ -87,13 +90,16 @@ class EraChoice:
         self.settled = HANDSHAKE
         return session
 
-    def change_listener(
-        self, config: ServerConfig
-    ) -> Callable[..., Awaitable[None]] | None:
-        """What holds a stream of the server's tool changes open for a cache to hear (see `bridge/_listen.py`): in
-        the stateless era over HTTP, a `subscriptions/listen` stream; None where the era has none the bridge opens
-        (the handshake era's notices ride the responses to its requests), or before a probe settled the era."""
-        return hear_tool_changes if config.url is not None and self.settled == STATELESS else None
+    def change_listener(self, config: ServerConfig, sessions: OpenedSessions) -> Callable[..., Awaitable[None]] | None:
+        """What holds a stream of the server's tool changes open for a cache to hear (see `bridge/_listen.py`) over
+        HTTP: in the stateless era a `subscriptions/listen` stream; in the handshake era the GET stream of each
+        session `sessions` opens; None over stdio (whose notices ride the one pipe) or before a probe settled the
+        era."""
+        if config.url is None or self.settled is None:
+            return None
+        if self.settled == STATELESS:
+            return hear_tool_changes
+        return functools.partial(hear_on_get_streams, sessions)
 
     def listing_refused(self, server: str, refusal: EraRefused) -> None:
         """A stateless listing was refused as a handshake-era server refuses one (a half-upgraded deployment):

@@ -21,6 +21,7 @@ from mcp_testkit.bridge._errors import (
     MCPResultTooLarge,
     MCPToolError,
 )
+from mcp_testkit.bridge._get_stream import OpenedSessions
 from mcp_testkit.bridge._input import NoInputHandler, bind
 from mcp_testkit.bridge._render import render_result
 from mcp_testkit.bridge._rpc import (
@@ -115,6 +116,7 @@ class ServerLink:
         # A session whose credentials were refused: ended and replaced before the next call is sent.
         self._refused: RpcSession | None = None
         self._lock = anyio.Lock()
+        self.sessions = OpenedSessions()
         self._choice = EraChoice(config.era)
         self._choice.ask_input = bind(input_handler, config.name)
         """The era this server is spoken in: settled by the first probe in auto mode, kept until it fails."""
@@ -136,7 +138,7 @@ class ServerLink:
 
     def change_listener(self) -> Callable[..., Awaitable[None]] | None:
         """What listens for this server's tool changes in its era, if the bridge opens a stream for them there."""
-        return self._choice.change_listener(self.config)
+        return self._choice.change_listener(self.config, self.sessions)
 
     async def start(self) -> list[mcp_types.Tool]:
         """Connect (retrying), then read the whole tool listing (never retried).
@@ -249,6 +251,7 @@ class ServerLink:
             else:
                 session.max_answer_bytes = self.config.max_result_bytes
                 self._session = session
+                self.sessions.opened(session)
                 logger.debug("server %r: connected in the %s era", name, session.era)
                 return session
         raise AssertionError("unreachable")  # pragma: no cover

@@ -1,11 +1,12 @@
 """The pool's ear for tool changes: a stream per server whose listing it caches, where its era has one to open.
 
-In 2026-07-28 (the only era whose session opens one here: `ServerLink.change_listener`) the stream is a
-`subscriptions/listen` request asking for `toolsListChanged` (`_stateless.hear_tool_changes`). `ListingWatch` holds
-one such stream per watched server in a task group of the pool's own (entered and left with the pool), and calls
-the pool back on each change, so that the pool drops the cached listing and reads the current one. A stream
-that fails or ends is logged and not opened again (the cache's TTL and the server's `ttlMs` still bound what
-it serves); it never fails the pool or a call.
+Over HTTP each era has its own stream (`ServerLink.change_listener` picks it): in 2026-07-28 a
+`subscriptions/listen` request asking for `toolsListChanged` (`_stateless.hear_tool_changes`); in the handshake
+era the GET stream of each session the link opens (`_get_stream.hear_on_get_streams`, which a 405 ends).
+`ListingWatch` holds one such listener per watched server in a task group of the pool's own (entered and left
+with the pool), and calls the pool back on each change, so that the pool drops the cached listing and reads the
+current one. A stream that fails or ends is logged; it never fails the pool or a call (the cache's TTL and the
+server's `ttlMs` still bound what it serves).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ __all__ = ["ListingWatch"]
 
 
 class ListingWatch:
-    """The listen streams of a pool's servers of the stateless era, in a task group entered with the pool."""
+    """The change streams of a pool's servers (listen or GET, by era), in a task group entered with the pool."""
 
     def __init__(self) -> None:
         self._group: TaskGroup | None = None

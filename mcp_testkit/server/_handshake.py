@@ -274,6 +274,8 @@ async def get(state: ServerState, receive: Receive, out: Response, hint: str) ->
         await out.error(409, INVALID_REQUEST, "Conflict: this session already has a GET stream open")
         return
     outbox.streaming = True
+    sent: list[dict[str, Any]] = []
+    out.record.response = sent  # the journal's record keeps every message the stream carried, in order
     try:
         await out.start_sse()
         async with anyio.create_task_group() as group:
@@ -283,11 +285,13 @@ async def get(state: ServerState, receive: Receive, out: Response, hint: str) ->
                 message = outbox.queue.popleft()
                 if message is None:
                     break
+                sent.append(message)
                 await out.event(state, message)
             group.cancel_scope.cancel()
         await out.end_sse()
     finally:
         outbox.streaming = False
+        out.record.response = sent
 
 
 async def _resume(state: ServerState, receive: Receive, out: Response, last_event_id: str) -> None:

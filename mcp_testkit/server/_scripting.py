@@ -40,6 +40,18 @@ class OfferingScripting:
         self._state.cache_ttl_ms = round(value * 1000)
 
     @property
+    def get_stream(self) -> bool:
+        """Whether a handshake-era session may open a GET stream of server messages (else GET is answered 405);
+        setting it lasts until `reset()`."""
+        return self._state.get_stream
+
+    @get_stream.setter
+    def get_stream(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise ValueError(f"get_stream must be True or False, not {value!r}")
+        self._state.get_stream = value
+
+    @property
     def input_timeout_s(self) -> float:
         """How long a tool's input request (elicitation, sampling, roots) of the handshake era waits for the client's
         answer before the ctx call raises `InputUnavailable` (-32001); setting it lasts until `reset()`."""

@@ -75,9 +75,18 @@ class _TrackedStream(httpx2.AsyncByteStream):
             self._done()
 
 
+def is_change_stream(http_method: str, headers: Any) -> bool:
+    """Whether a request opens the pool's change stream, which a cached pool keeps open beside its other requests at
+    no fixed place: `subscriptions/listen` (2026-07-28), or a GET without `Last-Event-ID` (the handshake era)."""
+    if http_method == "GET":
+        return "last-event-id" not in {name.lower() for name in headers}
+    return headers.get("mcp-method") == "subscriptions/listen"
+
+
 class CountingTransport(httpx2.AsyncBaseTransport):
-    """A real-socket transport that counts the HTTP exchanges in flight at once, and the peak; the pool's
-    `subscriptions/listen` stream (2026-07-28), open all along beside the calls, is not counted."""
+    """A real-socket transport that counts the HTTP exchanges in flight at once, and the peak; the pool's change
+    stream (2026-07-28's `subscriptions/listen`, the handshake's GET stream), open all along beside the calls, is not
+    counted."""
 
     def __init__(self) -> None:
         self._inner = httpx2.AsyncHTTPTransport()
@@ -88,7 +97,7 @@ class CountingTransport(httpx2.AsyncBaseTransport):
         self.in_flight -= 1
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        if request.headers.get("mcp-method") == "subscriptions/listen":
+        if is_change_stream(request.method, request.headers):
             return await self._inner.handle_async_request(request)
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)

@@ -480,18 +480,27 @@ def test_mutant_caching_past_the_server_s_ttl_ms_fails_p14_in_the_stateless_era(
     assert _requests_in(counterexample) <= 10, counterexample
 
 
-def test_mutant_deaf_to_its_listen_stream_fails_p14_in_the_stateless_era(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A bridge that opens subscriptions/listen but does nothing on list_changed keeps offering the tools it listed
-    before the change; P14 fails it in 2026-07-28, naming the listen stream."""
+@pytest.mark.parametrize(
+    ("era", "stream", "request_line"),
+    [
+        ("stateless", "subscriptions/listen stream", "subscriptions/listen -> 200"),
+        ("handshake", "GET stream", "GET -> 200"),
+    ],
+)
+def test_mutant_deaf_to_its_change_stream_fails_p14(
+    monkeypatch: pytest.MonkeyPatch, era: str, stream: str, request_line: str
+) -> None:
+    """A bridge that opens its change stream (2026-07-28's subscriptions/listen, the handshake's GET stream) but does
+    nothing on list_changed keeps offering the tools it listed before the change; P14 fails it, naming the stream."""
 
     async def deaf(self: Any, link: Any) -> None:
         return None
 
     monkeypatch.setattr(_pool.ToolPool, "_changed", deaf)
-    (result,) = run_contract(ReferenceBridgeAdapter, properties=["P14"], eras=["stateless"], via="socket")
+    (result,) = run_contract(ReferenceBridgeAdapter, properties=["P14"], eras=[era], via="socket")
     assert result.status == "failed", result.counterexample
-    assert "notifications/tools/list_changed on the bridge's subscriptions/listen stream" in str(result.counterexample)
-    assert "subscriptions/listen -> 200" in str(result.counterexample)
+    assert f"notifications/tools/list_changed on the bridge's {stream}" in str(result.counterexample)
+    assert request_line in str(result.counterexample)
 
 
 def test_mutant_approving_against_the_cached_listing_fails_p14(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,6 +1,10 @@
 """P14 (for adapters declaring "tool_cache"): a bridge that caches its tool listing offers the current one once the
 server said it changed (`notifications/tools/list_changed`) or its `ttlMs` has passed (2026-07-28), and checks an
-approval against the listing the server gives now."""
+approval against the listing the server gives now.
+
+A change is told on a listing's own stream, or on the stream the bridge keeps for server messages where it opened
+one: the session's GET stream in the handshake era (the server offers one in this property's examples), a
+`subscriptions/listen` stream in 2026-07-28. A bridge never told is judged by the TTLs only."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import strategies as st
 
 from mcp_testkit import faults
-from mcp_testkit._eras import STATELESS
+from mcp_testkit._eras import HANDSHAKE, STATELESS
 from mcp_testkit.contract._properties._property import Inputs, Property
 
 if TYPE_CHECKING:
@@ -26,11 +30,13 @@ _AGES = (0.1, 0.3, 0.6)
 """How far the cache's clock moves in one step, in fractions of the bridge's own cache TTL."""
 _STEPS = ("connect", "change", "announce", "approve", "notify")
 _NOTICE_S = 5.0
-"""How long a bridge may take to offer the current tools once the server sent list_changed on its listen stream:
+"""How long a bridge may take to offer the current tools once the server sent list_changed on its change stream:
 a bound that only stops a check from waiting for ever, never a speed asked of the bridge."""
 _OPENING_S = 1.0
-"""How long a connected bridge is given to open a listen stream before a change; one opened later (or never) makes
-the change a silent one for it, never a failure."""
+"""How long a connected bridge is given to open its change stream (GET or listen) before a change; one opened later
+(or never) makes the change a silent one for it, never a failure."""
+_STREAM = {HANDSHAKE: "GET stream", STATELESS: "subscriptions/listen stream"}
+"""What the change stream is called in each era, for a failure's message."""
 _FIRST = ("a", "b")
 """The catalogue at the start of an example; each change adds a tool and drops the oldest, two tools on two pages."""
 
@@ -54,12 +60,16 @@ def _cases(facts: BridgeFacts) -> list[Inputs]:
         case(0.5, connect, *past, change, connect),
         case(0.5, connect, advance[0.3], connect, advance[0.6], change, connect, advance[0.3], connect),
     ]
+    notify = ("notify", 0.0)
+    cases += [
+        # list_changed on the bridge's change stream (the handshake's GET stream, 2026-07-28's subscriptions/listen),
+        # if it opened one: the tools it offers follow
+        case(0.5, connect, notify, connect),
+        case(0.5, connect, connect, notify, advance[0.3], connect, notify, notify, connect),
+        case(0.5, connect, notify, notify, advance[0.6], connect),
+    ]
     if facts.era == STATELESS:
-        notify = ("notify", 0.0)
         cases += [
-            # list_changed on the bridge's subscriptions/listen stream, if it opened one: the tools it offers follow
-            case(0.5, connect, notify, connect),
-            case(0.5, connect, connect, notify, advance[0.3], connect, notify, notify, connect),
             case(0.0, connect, notify, connect),
             case(0.0, connect, connect, notify, connect),  # ttlMs 0: never served from the cache
             case(0.2, connect, change, advance[0.1], connect, advance[0.1], connect),  # past ttlMs, within its TTL
@@ -72,7 +82,7 @@ def _cases(facts: BridgeFacts) -> list[Inputs]:
 
 def _strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
     # Approvals run as a declared case only: a gate names the tools listed at connect, which later steps change.
-    kinds = [*_STEPS[:3], "notify"] if facts.era == STATELESS else _STEPS[:3]
+    kinds = [*_STEPS[:3], "notify"]
     step = st.tuples(st.sampled_from(kinds), st.just(0.0)) | st.tuples(st.just("advance"), st.sampled_from(_AGES))
     server_ttl = st.sampled_from(_SERVER_TTLS) if facts.era == STATELESS else st.just(0.5)
     return {"server_ttl": server_ttl, "steps": st.lists(step, min_size=1, max_size=7)}
@@ -83,7 +93,7 @@ def _labels(inputs: Inputs) -> list[str]:
         "announce": "list_changed",
         "change": "silent change",
         "approve": "approval after a removal",
-        "notify": "list_changed on listen",
+        "notify": "list_changed on the change stream",
     }
     labels = {names.get(kind, kind) for kind, _ in inputs["steps"] if kind != "advance"}
     return sorted(labels | {f"ttlMs {inputs['server_ttl']:g} TTL"})
@@ -156,27 +166,39 @@ async def _connect(h: ContractHarness, adapter: BridgeAdapter, catalogue: _Catal
     return True
 
 
-def _streams(server: Any, since: int) -> list[Any]:
-    """The journal's records of the listen requests sent since record `since`: the current connection's streams (a
-    closed connection's stream may look open until the server sees it end, and its notices reach nobody)."""
+def _streams(server: Any, since: int, era: str) -> list[Any]:
+    """The journal's records of the change streams opened since record `since` (the handshake's GETs without
+    `Last-Event-ID`, 2026-07-28's listen requests): the current connection's streams (a closed connection's stream
+    may look open until the server sees it end, and its notices reach nobody)."""
+    if era == HANDSHAKE:
+        return [
+            record
+            for record in server.journal.records
+            if record.seq > since and record.http_method == "GET" and "last-event-id" not in record.headers
+        ]
     return [record for record in server.journal.requests("subscriptions/listen") if record.seq > since]
 
 
-def _heard(server: Any, since: int) -> int:
-    """How many tools/list_changed the server sent on the current connection's subscriptions/listen streams that
-    asked for them (the journal's record of a listen request keeps what its stream carried)."""
+def _heard(server: Any, since: int, era: str) -> int:
+    """How many tools/list_changed the server sent on the current connection's change streams (the journal's record
+    of a stream keeps what it carried; a listen stream carries them only when it asked for them)."""
     return sum(
         1
-        for record in _streams(server, since)
+        for record in _streams(server, since, era)
         for message in (record.response if isinstance(record.response, list) else ())
         if isinstance(message, dict) and message.get("method") == "notifications/tools/list_changed"
     )
 
 
-def _listening(server: Any, since: int) -> bool:
-    """Whether a listen stream of the current connection that asked for tool changes is open (acknowledged, not
-    ended, not closed)."""
-    for record in _streams(server, since):
+def _listening(server: Any, since: int, era: str) -> bool:
+    """Whether a change stream of the current connection is open: a GET stream of a live session the server is
+    streaming to, or an acknowledged listen stream that asked for tool changes and has not ended."""
+    if era == HANDSHAKE:
+        streaming = {session.id for session in server.sessions.alive if session.outbox.streaming}
+        return any(
+            record.status == 200 and record.session_id in streaming for record in _streams(server, since, era)
+        )
+    for record in _streams(server, since, era):
         sent = record.response if isinstance(record.response, list) else []
         if record.error is None and sent and not any("id" in message for message in sent):
             honoured = (sent[0].get("params") or {}).get("notifications") or {}
@@ -185,21 +207,30 @@ def _listening(server: Any, since: int) -> bool:
     return False
 
 
+def _may_stream(server: Any, since: int, era: str) -> bool:
+    """Whether the current connection could have a change stream: a GET stream needs a session, so a handshake-era
+    bridge that opened none since it connected (a cache hit) has none to open, and is not waited for."""
+    if era != HANDSHAKE:
+        return True
+    return any(r.rpc_method == "initialize" and r.status == 200 for r in server.journal.records if r.seq > since)
+
+
 async def _notify(h: ContractHarness, adapter: BridgeAdapter, catalogue: _Catalogue, connected: bool) -> None:
-    """Change the catalogue while the bridge is connected; when the server told the bridge on its listen stream, the
+    """Change the catalogue while the bridge is connected; when the server told the bridge on its change stream, the
     tools the bridge offers must become the current ones, and no listing read before may be served again.
 
     Judged over a socket only: the in-process transport (httpx2's ASGI transport) hands a response over whole, so no
-    stream can reach a bridge there, and the change is a silent one."""
+    stream can reach a bridge there, and the change is a silent one. Only notices on the current connection's
+    streams count as told (`_streams`)."""
     import anyio
 
     server = h.server
-    before = _heard(server, catalogue.since)
+    before = _heard(server, catalogue.since, h.era)
     listening = False
-    if connected and h.via == "socket":
+    if connected and h.via == "socket" and _may_stream(server, catalogue.since, h.era):
         with anyio.move_on_after(_OPENING_S):  # a bridge opens its stream once connected, in a task of its own
             for _ in range(int(_OPENING_S * 1000)):
-                if listening := _listening(server, catalogue.since):
+                if listening := _listening(server, catalogue.since, h.era):
                     break
                 await anyio.sleep(0.01)
     catalogue.change(silently=True)
@@ -212,15 +243,15 @@ async def _notify(h: ContractHarness, adapter: BridgeAdapter, catalogue: _Catalo
             # The catalogue as it is now: a pending CatalogueChange may fire on the listing the bridge reads for it.
             current = sorted(server.tools)
             offered = sorted(await adapter.list_tools())
-            if offered == current and _heard(server, catalogue.since) > before:
+            if offered == current and _heard(server, catalogue.since, h.era) > before:
                 break
             await anyio.sleep(0.01)
-    if _heard(server, catalogue.since) <= before:
+    if _heard(server, catalogue.since, h.era) <= before:
         return  # the stream closed before it carried the change: nothing was announced to the bridge
     catalogue.fresh.clear()  # the server said the listing changed: nothing read before may be served
     if offered != current:
         raise h.fail(
-            "the server sent notifications/tools/list_changed on the bridge's subscriptions/listen stream, and "
+            f"the server sent notifications/tools/list_changed on the bridge's {_STREAM[h.era]}, and "
             f"{_NOTICE_S:g} s later the bridge still offers other tools than the server lists",
             catalogue=current,
             offered=offered,
@@ -256,6 +287,8 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
     catalogue = _Catalogue(h, facts, inputs["server_ttl"])
     if catalogue.server_ttl is not None:
         server.cache_ttl_s = catalogue.server_ttl
+    if facts.era == HANDSHAKE:
+        server.get_stream = True  # the stream a handshake-era bridge may hear changes on; the next reset() ends it
     steps = inputs["steps"]
     if any(kind == "approve" for kind, _ in steps):
         cached.require_approval(list(_FIRST))
@@ -283,7 +316,7 @@ PROPERTY = Property(
     "A cached listing gives way to the current one: list_changed, ttlMs, approvals",
     "cached_listings_stay_fresh",
     "catalogue changes announced by `notifications/tools/list_changed` on a listing's stream or on the bridge's "
-    "`subscriptions/listen` stream (2026-07-28), and silent ones; the "
+    "change stream (the handshake's GET stream, 2026-07-28's `subscriptions/listen`), and silent ones; the "
     "server's `ttlMs` (2026-07-28) shorter than the bridge's TTL, 0 included; approving a call of a tool removed "
     "since it was paused",
     _strategies,
