@@ -19,7 +19,7 @@ import dataclasses
 import itertools
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from mcp_testkit.cassettes._format import Exchange, RecordedCall
@@ -180,8 +180,3 @@ def _difference(recorded: Any, given: Any, at: str) -> str | None:
 def _short(value: Any, limit: int = 60) -> str:
     text = json.dumps(value, sort_keys=True)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def recorded_kinds(calls: Sequence[RecordedCall]) -> Counter[str]:
-    """How many recorded calls asked for input, by tool."""
-    return Counter(call.tool for call in calls if call.inputs)

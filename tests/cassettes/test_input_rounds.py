@@ -158,3 +158,34 @@ async def test_a_stdio_upstreams_input_rounds_are_recorded_and_replayed(tmp_path
             result = await client.call_tool("book", {})
     assert (_text(result), seen) == ("on 2026-08-01", ["Which date?"])
     replay.check()
+
+
+async def test_a_cassette_written_without_inputs_links_them_when_loaded(tmp_path: Path) -> None:
+    """A file written before `inputs` existed (the same exchanges, no `inputs` or `next_round`) still loads, and
+    its rounds are linked from the messages; several requests of one round are asked together."""
+    live = TestMcpServer("booking")
+
+    @live.tool("book")
+    async def book(arguments: dict[str, Any], ctx: ToolContext) -> str:
+        from mcp_testkit.tools import Elicit, Sample
+
+        both = await ctx.ask({"when": Elicit("Which date?", DATE), "note": Sample("Summarize", max_tokens=9)})
+        return f"{both['when']['content']['date']} {both['note']['content']['text']}"
+
+    out = tmp_path / "old.json"
+    with anyio.fail_after(LIMIT_S):
+        async with live, record(live.url, out=out) as proxy_url, _client(proxy_url, "auto") as client:
+            await client.call_tool("book", {})
+    data = json.loads(out.read_text())
+    for exchange in data["exchanges"]:
+        exchange.pop("inputs", None)
+        exchange.pop("next_round", None)
+    tape = Cassette.from_json(data, source="old.json")
+    [call] = tape.calls("book")
+    assert sorted((i["round"], i["key"]) for i in call.inputs) == [(1, "note"), (1, "when")]
+    replay = TestMcpServer.from_cassette(tape)
+    with anyio.fail_after(LIMIT_S):
+        async with replay, _client(replay.url, "auto") as client:
+            result = await client.call_tool("book", {})
+    assert _text(result) == "2026-08-01 secret-note-42"
+    replay.check()
