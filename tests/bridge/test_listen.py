@@ -163,3 +163,19 @@ async def test_no_get_stream_without_a_cache() -> None:
         async with server, ToolPool([config_for(server, era="handshake")], cache=False) as pool:
             await pool.call("t.search", {"q": "x"})
     assert _gets(server) == []
+
+
+async def test_closing_the_pool_closes_its_get_stream() -> None:
+    """Closing the pool closes the GET stream itself, not only through the session's DELETE: with a server that
+    refuses DELETE the session outlives the pool, and its stream still ends."""
+    server = script_tools(TestMcpServer(get_stream=True, allow_delete=False))
+    with anyio.fail_after(LIMIT_S):
+        async with server:
+            async with ToolPool([config_for(server, era="handshake")]):
+                session_id = await _streaming(server)
+            for _ in range(int(LIMIT_S * 100)):
+                if not server.session(session_id).outbox.streaming:
+                    break
+                await anyio.sleep(0.01)
+            assert [session.id for session in server.sessions.alive] == [session_id]
+            assert not server.session(session_id).outbox.streaming
