@@ -214,6 +214,13 @@ class HttpForwarder:
         if not ended and seen is not None and seen.error is None:
             seen.left = True
 
+    async def aclose(self) -> None:
+        """Close the pooled connections from the loop serving the proxy (in-process on a loop other than asyncio,
+        where `close()` from another thread cannot reach them)."""
+        client, self._client, self._loop = self._client, None, None
+        if client is not None:
+            await client.aclose()
+
     def close(self, first: Callable[[], Awaitable[None]] | None = None) -> None:
         """Close the pooled connections on the loop that made them (from any thread, before that loop stops);
         `first` runs there before, on the pool still open (the proxy DELETEs the sessions left open upstream)."""
