@@ -286,25 +286,31 @@ _TRANSPORT_FAULTS = [
 
 
 def call_faults(
-    *, transient_only: bool = False, auth: bool = True, era: str = "handshake"
+    *, transient_only: bool = False, auth: bool = True, era: str = "handshake", byte_faults: bool = True
 ) -> SearchStrategy[faults.Fault]:
-    """Faults of a `tools/call`: answers, HTTP statuses, dropped connections, lost sessions.
+    """Faults of a `tools/call`: answers, HTTP statuses, dropped connections, lost sessions, and faults at the level
+    of bytes (a connection reset or cut after a few bytes; an answer late, paced, sliced or closed late, whose bytes
+    all arrive), bounded so that an example stays fast: delays of a few milliseconds, at most 4 pieces.
 
-    With `transient_only`, only what a resilient client may retry: lost connections and sessions.
-    With `auth=False`, no 401/403. With `era="stateless"`, the faults of a 2026-07-28 call: no session
+    With `transient_only`, only what a resilient client may retry: lost connections (dropped, reset, cut) and
+    sessions. With `auth=False`, no 401/403. With `era="stateless"`, the faults of a 2026-07-28 call: no session
     faults (there are no sessions), and the era's own refusals (`HeaderMismatch`, `UnsupportedVersion`,
-    `MissingCapability`, `EraDowngrade`) among the others.
+    `MissingCapability`, `EraDowngrade`) among the others. With `byte_faults=False`, none at the level of bytes
+    (for a client that reaches the server in-process, where there is no socket to reset or pace).
     """
     if era not in ERAS:
         raise ValueError(f"call_faults: era must be 'handshake' or 'stateless', not {era!r}")
     stateless = era == STATELESS
     transport = [f for f in _TRANSPORT_FAULTS if era in f.eras]
     transient = [f for f in transport if f.transient]
+    cuts = _cut_faults() if byte_faults else []
     if transient_only:
-        return st.sampled_from(transient)
+        return st.one_of([st.sampled_from(transient), *cuts])
     statuses = [400, 404, 429, 500, 503] + ([401, 403] if auth else [])
     options = [
         st.sampled_from(transport),
+        *cuts,
+        *(_paced_faults() if byte_faults else []),
         st.builds(faults.HttpStatus, st.sampled_from(statuses)),
         st.builds(faults.ErrorResult, st.text(alphabet=string.ascii_letters + " ", min_size=1, max_size=20)),
         st.builds(faults.ProtocolError, st.sampled_from([-32603, -32602, -32000]), st.just("scripted failure")),
@@ -313,6 +319,23 @@ def call_faults(
     if stateless:
         options.append(st.sampled_from(_STATELESS_FAULTS))
     return st.one_of(options)
+
+
+def _cut_faults() -> list[SearchStrategy[faults.Fault]]:
+    """A connection reset (after the call ran, or before) or closed after at most 32 bytes of the answer: always
+    short of a JSON-RPC answer, so always a cut."""
+    return [st.builds(faults.ResetPeer, st.booleans()), st.builds(faults.LimitData, st.integers(0, 32))]
+
+
+def _paced_faults() -> list[SearchStrategy[faults.Fault]]:
+    """Every byte of the answer arrives, a few milliseconds late at most: late, paced, in pieces, or closed late."""
+    seeds = st.integers(0, 2**16)
+    return [
+        st.builds(faults.Latency, st.sampled_from([0.001, 0.005]), st.sampled_from([0.0, 0.001]), seed=seeds),
+        st.builds(faults.Bandwidth, st.sampled_from([16_000.0, 64_000.0])),
+        st.builds(faults.Slice, seeds, st.integers(2, 4), st.just(0.001)),
+        st.builds(faults.SlowClose, st.sampled_from([0.001, 0.01])),
+    ]
 
 
 _STATELESS_FAULTS = [

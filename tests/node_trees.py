@@ -3,7 +3,8 @@
 A tree is a folder with a `package.json` and a `package-lock.json`: `tests/conformance` pins the
 official MCP conformance suite, `tests/conformance_next` its pre-release with the 2026-07-28
 scenarios, `tests/standalone/ts_client` a client on the TypeScript SDK, `tests/mermaid` the Mermaid CLI
-(its puppeteer drives Debian's chromium and downloads no browser). The
+(its puppeteer drives Debian's chromium and downloads no browser), `tests/proxy/everything` the MCP reference
+server `@modelcontextprotocol/server-everything` (an upstream of the chaos proxy). The
 first test that needs a tree runs `npm ci` in it, under a file lock so that pytest-xdist workers
 wait for one install instead of racing; a stamp in `node_modules` (a digest of the two files) tells
 later runs that it is done, and a changed lock installs again.
@@ -21,6 +22,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +34,7 @@ CONFORMANCE = TESTS / "conformance"
 CONFORMANCE_NEXT = TESTS / "conformance_next"
 TS_CLIENT = TESTS / "standalone" / "ts_client"
 MERMAID = TESTS / "mermaid"
+EVERYTHING = TESTS / "proxy" / "everything"
 NODE20_SHIM = CONFORMANCE / "node20-globsync.mjs"
 """Lets both conformance trees run on Node 20 (they import fs.globSync, which Node 22 added)."""
 NPM_CI_TIMEOUT_S = 600.0
@@ -171,6 +174,51 @@ def conformance_next_suite() -> ConformanceSuite:
     """The conformance suite's pre-release with the 2026-07-28 scenarios, installed; skips (fails under CI=true)
     without Node.js."""
     return ConformanceSuite(node("the MCP conformance suite (2026-07-28)"), installed(CONFORMANCE_NEXT))
+
+
+@dataclass(frozen=True)
+class EverythingServer:
+    """`@modelcontextprotocol/server-everything` as its tree pins it: `node dist/index.js stdio` serves stdio,
+    `streamableHttp` serves Streamable HTTP at `/mcp` on the port the `PORT` variable names (3001 by default).
+    `loopback.mjs`, loaded first, makes that HTTP server listen on 127.0.0.1 at a free port and say which."""
+
+    node: str
+    tree: Path
+
+    @property
+    def entry(self) -> Path:
+        return self.tree / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+
+    def stdio_command(self) -> list[str]:
+        """The command line that serves it over stdio."""
+        return [self.node, str(self.entry), "stdio"]
+
+    @contextlib.contextmanager
+    def serving_http(self, log: Path, *, timeout_s: float = 30.0) -> Iterator[str]:
+        """Serve it over Streamable HTTP on 127.0.0.1 (its stderr to `log`); yields its URL, stops it after."""
+        command = [self.node, "--import", (self.tree / "loopback.mjs").as_uri(), str(self.entry), "streamableHttp"]
+        with log.open("w") as err:
+            process = subprocess.Popen(command, env={**os.environ, "PORT": "0"}, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            deadline = time.monotonic() + timeout_s
+            while (found := re.search(r"listening on 127\.0\.0\.1:(\d+)", log.read_text())) is None:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    said = log.read_text().strip()[-2000:]
+                    raise RuntimeError(f"server-everything did not start over HTTP within {timeout_s:.0f} s: {said}")
+                time.sleep(0.05)
+            yield f"http://127.0.0.1:{found[1]}/mcp"
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout_s)
+
+
+def everything_server() -> EverythingServer:
+    """server-everything, installed; skips (fails under CI=true) without Node.js."""
+    return EverythingServer(node("@modelcontextprotocol/server-everything"), installed(EVERYTHING))
 
 
 def _digest(tree: Path) -> str:

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from node_trees import CONFORMANCE, CONFORMANCE_NEXT, MERMAID, TS_CLIENT, installed, node, on_ci
+from node_trees import CONFORMANCE, CONFORMANCE_NEXT, EVERYTHING, MERMAID, TS_CLIENT, installed, node, on_ci
 
 RUNS = "npm-ci-runs.log"
 
@@ -120,8 +120,8 @@ def test_failed_npm_ci_reports_npms_output(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "tree",
-    [CONFORMANCE, CONFORMANCE_NEXT, TS_CLIENT, MERMAID],
-    ids=["conformance", "conformance_next", "ts_client", "mermaid"],
+    [CONFORMANCE, CONFORMANCE_NEXT, TS_CLIENT, MERMAID, EVERYTHING],
+    ids=["conformance", "conformance_next", "ts_client", "mermaid", "everything"],
 )
 def test_each_node_tree_pins_exact_versions(tree: Path) -> None:
     """Every Node test tree has a lock, and its package.json names exact versions (no ranges)."""

@@ -84,6 +84,11 @@ def add_parsers(commands: Any) -> None:
     )
     verify.add_argument("cassette", metavar="CASSETTE.json", help="a cassette written by mcp-testkit record")
     _upstream_options(verify)
+    verify.add_argument(
+        "--scrub",
+        metavar="MODULE:FUNCTION",
+        help="the --scrub the cassette was recorded with: live answers go through it before they are compared",
+    )
 
 
 def _scrub_hook(spec: str) -> Any:
@@ -149,7 +154,8 @@ def run_verify(args: argparse.Namespace) -> int:
     try:
         headers = headers_from(args.header)
         upstream = args.upstream if args.upstream is not None else shlex.split(args.upstream_command)
-        report = verify(args.cassette, upstream, headers=headers)
+        scrub = _scrub_hook(args.scrub) if args.scrub is not None else None
+        report = verify(args.cassette, upstream, headers=headers, scrub=scrub)
     except (ValueError, CassetteError, UpstreamError) as exc:
         from mcp_testkit._terminal import printable  # what a file or a server said, escaped
 

@@ -20,7 +20,7 @@ from mcp_testkit._eras import HANDSHAKE, SERVER_INFO_KEY, STATELESS
 from mcp_testkit._terminal import printable
 from mcp_testkit.cassettes._answers import handshake_result
 from mcp_testkit.cassettes._format import Cassette, RecordedCall
-from mcp_testkit.cassettes._redact import Redactor
+from mcp_testkit.cassettes._redact import Redactor, Scrub
 from mcp_testkit.cassettes._script import ReplayScript
 from mcp_testkit.cassettes._upstream import UpstreamSession, describe_upstream, open_upstream
 from mcp_testkit.cassettes._verify_offerings import compare_offerings, not_compared
@@ -108,8 +108,12 @@ def verify(
     upstream: str | Sequence[str],
     *,
     headers: Mapping[str, str] | None = None,
+    scrub: Scrub | None = None,
 ) -> VerifyReport:
     """Compare a cassette with the live server at `upstream` (a URL, or a stdio command); blocking.
+
+    `scrub` is the hook the cassette was recorded with (`record(..., scrub=)`): each live answer goes through it
+    before it is compared, so what it wrote as a placeholder is not reported as changed.
 
     Raises `UpstreamError` when the live server cannot be reached or does not answer as MCP says.
     """
@@ -130,7 +134,7 @@ def verify(
         recorded = {tool["name"]: tool for tool in script.tools}
         live = {tool["name"]: tool for tool in live_tools if isinstance(tool.get("name"), str)}
         _compare_catalogue(script, recorded, live, report)
-        redactor = _live_redactor(loaded)
+        redactor = _live_redactor(loaded, scrub)
         _compare_calls(script, recorded, live, session, redactor, report)
         found = compare_offerings(loaded, session, lambda value: _normal(value, redactor), report)
         report.changes.extend(Change(subject, detail, breaking) for subject, detail, breaking in found)
@@ -245,10 +249,11 @@ def _annotation_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[
     return changes
 
 
-def _live_redactor(cassette: Cassette) -> Redactor:
+def _live_redactor(cassette: Cassette, scrub: Scrub | None) -> Redactor:
     """The redaction the cassette was written with, so live answers are compared in the same terms."""
     redactions = cassette.redactions
-    return Redactor(redactions.get("patterns", ()), known_shapes=bool(redactions.get("known_shapes", True)))
+    known_shapes = bool(redactions.get("known_shapes", True))
+    return Redactor(redactions.get("patterns", ()), known_shapes=known_shapes, scrub=scrub)
 
 
 def _compare_calls(
@@ -279,11 +284,18 @@ def _compare_calls(
         exchange = session.call_tool(call.tool, call.arguments)
         report.calls_compared += 1
         subject = f"{call.tool}({json.dumps(call.arguments, sort_keys=True)})"
-        for detail, breaking in _answer_changes(call, exchange.result, exchange.rpc_error, redactor):
+        answered = redactor.scrubbed(exchange.response)  # the user's hook, as the cassette's answer went through it
+        for detail, breaking in _answer_changes(call, _part(answered, "result"), _part(answered, "error"), redactor):
             report.changes.append(Change(subject, detail, breaking))
     if not_read_only:
         names = ", ".join(sorted(set(not_read_only)))
         report.skipped.append(f"{_count(len(not_read_only), 'call')} to tools that are not read-only ({names})")
+
+
+def _part(message: Any, key: str) -> dict[str, Any] | None:
+    """A JSON-RPC answer's `result` or `error`, when it is an object."""
+    found = message.get(key) if isinstance(message, dict) else None
+    return found if isinstance(found, dict) else None
 
 
 def _read_only(tool: Mapping[str, Any] | None) -> bool:

@@ -197,8 +197,10 @@ def test_call_faults_round_trip(fault: faults.Fault) -> None:
 
 @given(fault=mst.call_faults(transient_only=True))
 def test_call_faults_transient_only(fault: faults.Fault) -> None:
-    """call_faults(transient_only=True) draws only lost connections and sessions."""
-    assert isinstance(fault, (faults.Drop, faults.EndStream, faults.LoseSession, faults.Restart))
+    """call_faults(transient_only=True) draws only lost connections (dropped, reset, cut) and sessions."""
+    assert isinstance(
+        fault, (faults.Drop, faults.EndStream, faults.LoseSession, faults.Restart, faults.ResetPeer, faults.LimitData)
+    )
 
 
 @given(fault=mst.call_faults(auth=False))
@@ -217,8 +219,43 @@ def test_stateless_call_faults_have_no_sessions(fault: faults.Fault) -> None:
 
 @given(fault=mst.call_faults(transient_only=True, era="stateless"))
 def test_stateless_transient_faults_are_lost_connections(fault: faults.Fault) -> None:
-    """call_faults(transient_only=True, era="stateless") draws only dropped connections and ended streams."""
-    assert isinstance(fault, (faults.Drop, faults.EndStream))
+    """call_faults(transient_only=True, era="stateless") draws only dropped, reset or cut connections and ended
+    streams."""
+    assert isinstance(fault, (faults.Drop, faults.EndStream, faults.ResetPeer, faults.LimitData))
+
+
+BYTE_KINDS = [faults.Latency, faults.Bandwidth, faults.Slice, faults.LimitData, faults.ResetPeer, faults.SlowClose]
+
+
+@pytest.mark.parametrize("kind", BYTE_KINDS, ids=[kind.__name__ for kind in BYTE_KINDS])
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+def test_call_faults_draw_each_byte_fault(kind: type, era: str) -> None:
+    """call_faults() draws each fault at the level of bytes, in either era; byte_faults=False none of them."""
+    assert isinstance(find(mst.call_faults(era=era), lambda f: isinstance(f, kind), settings=FIND), kind)
+    with pytest.raises(NoSuchExample):
+        find(mst.call_faults(era=era, byte_faults=False), lambda f: isinstance(f, kind), settings=FIND)
+
+
+@pytest.mark.parametrize("kind", [faults.ResetPeer, faults.LimitData])
+def test_transient_call_faults_draw_the_cuts(kind: type) -> None:
+    """call_faults(transient_only=True) draws a reset and a cut connection, which a resilient client may retry."""
+    assert isinstance(find(mst.call_faults(transient_only=True), lambda f: isinstance(f, kind), settings=FIND), kind)
+
+
+@given(fault=mst.call_faults())
+def test_drawn_byte_faults_stay_fast(fault: faults.Fault) -> None:
+    """A drawn byte fault costs an example a few milliseconds at most, and a cut always falls inside the answer."""
+    if isinstance(fault, faults.Latency):
+        assert fault.mean_s + fault.jitter_s <= 0.006
+    if isinstance(fault, faults.Slice):
+        assert fault.pieces <= 4
+        assert fault.gap_s <= 0.001
+    if isinstance(fault, faults.Bandwidth):
+        assert fault.bytes_per_s >= 16_000
+    if isinstance(fault, faults.SlowClose):
+        assert fault.delay_s <= 0.01
+    if isinstance(fault, faults.LimitData):
+        assert fault.bytes <= 32
 
 
 @pytest.mark.parametrize("kind", [faults.HeaderMismatch, faults.UnsupportedVersion, faults.MissingCapability])
