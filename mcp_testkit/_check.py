@@ -368,6 +368,11 @@ def _check_one(
         if ticker is not None and following < len(pending):
             ticker.start(f"  {pending[following]:3} running")
 
+    def example(_: str, number: int, shrinking: bool) -> None:
+        ctrl_c.check()  # within an example of Ctrl-C, even where a bridge's code swallowed the KeyboardInterrupt
+        if ticker is not None:
+            ticker.example(number, shrinking)
+
     if ticker is not None and pending:
         ticker.start(f"  {pending[0]:3} running")
     for result in run_contract(
@@ -379,7 +384,7 @@ def _check_one(
         example_timeout_s=args.example_timeout,
         budget_s=args.budget,
         progress=progress,
-        on_example=None if ticker is None else lambda _, number, shrinking: ticker.example(number, shrinking),
+        on_example=example,
     ):
         results[result.property_id, era] = result
     if ticker is not None:
