@@ -12,6 +12,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from mcp_testkit._ctrl_c import CtrlC
 from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS
 from mcp_testkit._ticker import Ticker
 
@@ -266,11 +267,12 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     verdicts: Verdicts = {label: {} for label in labels.values()}
     ticker = Ticker(out, args.examples) if not args.quiet and out.isatty() else None
     try:
-        for spec, factory in factories:
-            label = labels[spec]
-            transport = "socket" if isinstance(factory, DriverFactory) else (args.transport or "asgi")
-            for era in eras:
-                _check_one(factory, label, spec, era, transport, chosen, args, verdicts[label], out, ticker)
+        with CtrlC() as ctrl_c:
+            for spec, factory in factories:
+                label = labels[spec]
+                transport = "socket" if isinstance(factory, DriverFactory) else (args.transport or "asgi")
+                for era in eras:
+                    _check_one(factory, label, spec, era, transport, chosen, args, verdicts[label], out, ticker, ctrl_c)
     except KeyboardInterrupt:
         if ticker is not None:
             ticker.stop()
@@ -333,8 +335,9 @@ def _check_one(
     results: dict[tuple[str, str], PropertyResult],
     out: TextIO,
     ticker: Ticker | None,
+    ctrl_c: CtrlC,
 ) -> None:
-    """Run the contract on one bridge in one era, printing a line per property as it ends."""
+    """Run the contract on one bridge in one era, printing a line per property as it ends; none after Ctrl-C."""
     from mcp_testkit.contract import run_contract
 
     if not args.quiet:
@@ -345,6 +348,7 @@ def _check_one(
     pending = list(chosen)
 
     def progress(result: PropertyResult) -> None:
+        ctrl_c.check()  # a verdict reached after Ctrl-C may be the interrupt's doing: the cell stays '-'
         results[result.property_id, era] = result
         if ticker is not None:
             ticker.stop()
@@ -364,6 +368,11 @@ def _check_one(
         if ticker is not None and following < len(pending):
             ticker.start(f"  {pending[following]:3} running")
 
+    def example(_: str, number: int, shrinking: bool) -> None:
+        ctrl_c.check()  # within an example of Ctrl-C, even where a bridge's code swallowed the KeyboardInterrupt
+        if ticker is not None:
+            ticker.example(number, shrinking)
+
     if ticker is not None and pending:
         ticker.start(f"  {pending[0]:3} running")
     for result in run_contract(
@@ -375,7 +384,7 @@ def _check_one(
         example_timeout_s=args.example_timeout,
         budget_s=args.budget,
         progress=progress,
-        on_example=None if ticker is None else lambda _, number, shrinking: ticker.example(number, shrinking),
+        on_example=example,
     ):
         results[result.property_id, era] = result
     if ticker is not None:

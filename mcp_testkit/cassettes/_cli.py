@@ -9,23 +9,9 @@ import sys
 import threading
 from typing import Any
 
+from mcp_testkit._upstream_options import add_upstream_options
+
 __all__ = ["add_parsers", "add_serve_options", "run_record", "run_verify"]
-
-
-def _upstream_options(parser: argparse.ArgumentParser) -> None:
-    where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--upstream", metavar="URL", help="the live server's Streamable HTTP endpoint")
-    where.add_argument(
-        "--upstream-command", metavar="COMMAND", help='a stdio server\'s command line, e.g. "python server.py"'
-    )
-    parser.add_argument(
-        "--header",
-        action="append",
-        default=[],
-        metavar="'NAME: VALUE'",
-        help="a header sent to the upstream on every request (repeatable); a value env:VAR is read from "
-        "the environment. Its value never reaches the cassette.",
-    )
 
 
 def add_serve_options(serve: argparse.ArgumentParser) -> None:
@@ -54,7 +40,7 @@ def add_parsers(commands: Any) -> None:
         "--redact matches and known token shapes in bodies by <redacted:N> placeholders. A cassette that "
         "still holds a secret is refused (exit status 1) and nothing is written.",
     )
-    _upstream_options(record)
+    add_upstream_options(record, header_hidden_from="the cassette")
     record.add_argument("--out", required=True, metavar="FILE.json", help="where to write the cassette")
     record.add_argument(
         "--redact", action="append", default=[], metavar="REGEX", help="a regular expression to redact in bodies"
@@ -83,7 +69,7 @@ def add_parsers(commands: Any) -> None:
         "a breaking change, 0 otherwise, 2 when the cassette or the server cannot be read.",
     )
     verify.add_argument("cassette", metavar="CASSETTE.json", help="a cassette written by mcp-testkit record")
-    _upstream_options(verify)
+    add_upstream_options(verify, header_hidden_from="the cassette")
     verify.add_argument(
         "--scrub",
         metavar="MODULE:FUNCTION",

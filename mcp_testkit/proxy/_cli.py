@@ -12,6 +12,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from mcp_testkit._upstream_options import add_upstream_options
+
 __all__ = ["add_parser", "load_faults", "run"]
 
 
@@ -26,19 +28,7 @@ def add_parser(commands: Any) -> None:
         "{\"faults\": [...]}, or a .py defining scenario(proxy)) and from the admin API (--admin). Stops on "
         "SIGINT or SIGTERM.",
     )
-    where = proxy.add_mutually_exclusive_group(required=True)
-    where.add_argument("--upstream", metavar="URL", help="the live server's Streamable HTTP endpoint")
-    where.add_argument(
-        "--upstream-command", metavar="COMMAND", help='a stdio server\'s command line, e.g. "python server.py"'
-    )
-    proxy.add_argument(
-        "--header",
-        action="append",
-        default=[],
-        metavar="'NAME: VALUE'",
-        help="a header sent to the upstream on every request (repeatable; a value env:VAR is read from the "
-        "environment); the journal never shows its value",
-    )
+    add_upstream_options(proxy, header_hidden_from="the journal")
     proxy.add_argument("--scenario", metavar="FILE", help='faults to apply: a .json {"faults": [...]} or a .py file')
     proxy.add_argument("--admin", action="store_true", help="serve the admin API under /_testkit/ (bearer token)")
     proxy.add_argument("--port", type=int, default=0, help="the proxy's port (0: a free one)")

@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import socket
 import sys
-import threading
-from collections.abc import Iterator
 from typing import Any
 
 import mcp_types
@@ -132,39 +129,11 @@ def build(*, changed: bool = False) -> MCPServer:
     return server
 
 
-@contextlib.contextmanager
-def serving(*, changed: bool = False) -> Iterator[str]:
+def serving(*, changed: bool = False) -> contextlib.AbstractContextManager[str]:
     """Serve the upstream over Streamable HTTP on 127.0.0.1 (its own uvicorn, lifespan on); yields its URL."""
-    import asyncio
+    from uvicorn_thread import serving_app  # a test module: run as a stdio script, this file serves no HTTP
 
-    import uvicorn
-
-    started = threading.Event()
-
-    class Server(uvicorn.Server):
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            yield  # signals belong to the test runner
-
-        async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets=sockets)
-            started.set()
-
-    app = build(changed=changed).streamable_http_app()
-    server = Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen()
-    thread = threading.Thread(target=asyncio.run, args=(server.serve(sockets=[sock]),), name="upstream", daemon=True)
-    thread.start()
-    try:
-        if not started.wait(30):
-            raise RuntimeError("the upstream server did not start within 30 s")
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join(30)
-        sock.close()
+    return serving_app(build(changed=changed).streamable_http_app())
 
 
 def stdio_command(*, changed: bool = False) -> list[str]:

@@ -376,6 +376,37 @@ def test_ctrl_c_stops_with_the_verdicts_so_far() -> None:
     assert out.strip().splitlines()[-1] == "Exit status 130: the run was cut; a cell marked '-' was not checked."
 
 
+_INTERRUPTED = """
+import signal
+
+import anyio
+
+from mcp_testkit.adapters import ReferenceBridgeAdapter
+
+
+class InTaskGroup(ReferenceBridgeAdapter):
+    async def call(self, tool, arguments):
+        if tool == "write":  # P2's first call: Ctrl-C lands while a task group of the bridge is open
+            async with anyio.create_task_group():
+                signal.raise_signal(signal.SIGINT)
+                await anyio.lowlevel.checkpoint()
+        return await super().call(tool, arguments)
+"""
+
+
+def test_ctrl_c_swallowed_by_a_task_group_still_stops_the_run(tmp_path: Path) -> None:
+    """Ctrl-C landing in a task group leaves it as an exception group, which the contract takes for an error of
+    the example: the run stops all the same, and that property's cell is '-', not ERROR."""
+    (tmp_path / "interrupted.py").write_text(_INTERRUPTED)
+    done = _console(tmp_path, "interrupted:InTaskGroup", "--property", "P1", "--property", "P2", "--property", "P3",
+                    "--examples", "3", "--era", "handshake")
+    assert done.returncode == 130, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "mcp-testkit check: cut by Ctrl-C after 1 verdict; those so far:" in done.stdout
+    cells = {line.split()[0]: line.split()[-1] for line in done.stdout.splitlines() if line.startswith("P")}
+    assert cells == {"P1": "holds", "P2": "-", "P3": "-"}, done.stdout
+
+
 def test_a_hang_and_a_bridge_that_cannot_connect_show_as_such(tmp_path: Path) -> None:
     """check marks a hang HUNG (its own paragraph, not "fails") and, for a bridge that cannot connect, one FAILS and
     "not run" for the rest; both exit 1 for a bridge named on the command line."""

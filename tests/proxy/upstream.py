@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,39 +77,11 @@ def build() -> MCPServer:
     return server
 
 
-@contextlib.contextmanager
-def serving() -> Iterator[str]:
+def serving() -> contextlib.AbstractContextManager[str]:
     """Serve the upstream over Streamable HTTP on 127.0.0.1:0 (its own uvicorn, lifespan on); yields its URL."""
-    import asyncio
+    from uvicorn_thread import serving_app  # a test module: run as a stdio script, this file serves no HTTP
 
-    import uvicorn
-
-    started = threading.Event()
-
-    class Server(uvicorn.Server):
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            yield  # signals belong to the test runner
-
-        async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets=sockets)
-            started.set()
-
-    server = Server(uvicorn.Config(build().streamable_http_app(), log_level="warning", lifespan="on",
-                                   timeout_graceful_shutdown=1))  # fmt: skip
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen()
-    thread = threading.Thread(target=asyncio.run, args=(server.serve(sockets=[sock]),), name="upstream", daemon=True)
-    thread.start()
-    try:
-        if not started.wait(30):
-            raise RuntimeError("the upstream server did not start within 30 s")
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join(30)
-        sock.close()
+    return serving_app(build().streamable_http_app())
 
 
 def stdio_command() -> list[str]:

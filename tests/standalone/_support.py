@@ -135,3 +135,46 @@ async def journal_lines(path: Path, until: Callable[[list[dict[str, Any]]], bool
             if until(lines):
                 return lines
             await anyio.sleep(0.02)
+
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+class StdioFault:
+    """A `serve --stdio` process whose one rule puts `fault` on the tool 'hello' (which returns 'hi'), fed JSON lines;
+    a subclass reads its stdout in `_read`, on a thread, and sets up what `_read` fills before calling this."""
+
+    def __init__(self, folder: Path, fault: dict[str, Any], *, journal: Path | None = None) -> None:
+        scenario = folder / "scenario.json"
+        tools = [{"name": "hello", "returns": "hi"}]
+        scenario.write_text(json.dumps({"name": "s", "tools": tools, "faults": [{"fault": fault, "tool": "hello"}]}))
+        journaled = ("--journal", str(journal)) if journal is not None else ()
+        self.process = subprocess.Popen(
+            command("--stdio", "--scenario", str(scenario), *journaled),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        raise NotImplementedError
+
+    def send(self, *messages: Any) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+        self.process.stdin.flush()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(STOP_TIMEOUT_S)
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                pipe.close()

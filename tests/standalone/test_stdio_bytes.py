@@ -15,37 +15,21 @@ from typing import Any
 
 import pytest
 
-from ._support import LIMIT_S, STOP_TIMEOUT_S, command
+from ._support import INIT, INITIALIZED, LIMIT_S, STOP_TIMEOUT_S, StdioFault, command
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 CALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hello", "arguments": {}}}
 ANSWER = b'{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hi"}]}}\n'
 
 
-class _Stdio:
+class _Stdio(StdioFault):
     """A `serve --stdio` process whose stdout bytes a thread collects as they come, and its journal file."""
 
     def __init__(self, tmp_path: Path, fault: dict[str, Any]) -> None:
-        scenario = tmp_path / "bytes.json"
         self.journal = tmp_path / "journal.jsonl"
-        tools = [{"name": "hello", "returns": "hi"}]
-        scenario.write_text(json.dumps({"name": "b", "tools": tools, "faults": [{"fault": fault, "tool": "hello"}]}))
-        self.process = subprocess.Popen(
-            command("--stdio", "--scenario", str(scenario), "--journal", str(self.journal)),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
         self.data = b""
         self.changed = threading.Condition()
         self.ended = False
-        threading.Thread(target=self._read, daemon=True).start()
+        super().__init__(tmp_path, fault, journal=self.journal)
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -57,11 +41,6 @@ class _Stdio:
         with self.changed:
             self.ended = True
             self.changed.notify_all()
-
-    def send(self, *messages: Any) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
-        self.process.stdin.flush()
 
     def until(self, lines: int) -> bytes:
         """Stdout once it holds `lines` lines (or ended); fails the test after LIMIT_S."""
@@ -85,14 +64,6 @@ class _Stdio:
                     return [r.get("error") for r in calls]
             time.sleep(0.01)
         raise AssertionError("no call of 'hello' in the journal")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(STOP_TIMEOUT_S)
-        for pipe in (self.process.stdin, self.process.stdout):
-            if pipe is not None:
-                pipe.close()
 
 
 @pytest.fixture

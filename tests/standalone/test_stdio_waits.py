@@ -4,23 +4,14 @@ from __future__ import annotations
 
 import json
 import queue
-import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ._support import LIMIT_S, STOP_TIMEOUT_S, command
+from ._support import INIT, INITIALIZED, LIMIT_S, StdioFault
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 HOLD_S = 0.5
 """How long a test lets an answer that must not come fail to come."""
 
@@ -32,31 +23,17 @@ def _call(request_id: int, tool: str = "hello", meta: dict[str, Any] | None = No
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
-class _Stdio:
+class _Stdio(StdioFault):
     """A `serve --stdio` process fed line by line, its stdout lines read by a thread into a queue."""
 
     def __init__(self, tmp_path: Path, fault: dict[str, Any]) -> None:
-        scenario = tmp_path / "waits.json"
-        tools = [{"name": "hello", "returns": "hi"}]
-        scenario.write_text(json.dumps({"name": "w", "tools": tools, "faults": [{"fault": fault, "tool": "hello"}]}))
-        self.process = subprocess.Popen(
-            command("--stdio", "--scenario", str(scenario)),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
         self.lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        super().__init__(tmp_path, fault)
 
     def _read(self) -> None:
         assert self.process.stdout is not None
         for line in self.process.stdout:
             self.lines.put(line)
-
-    def send(self, *messages: Any) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
-        self.process.stdin.flush()
 
     def next(self, timeout: float = LIMIT_S) -> dict[str, Any]:
         return json.loads(self.lines.get(timeout=timeout))  # type: ignore[no-any-return]
@@ -67,14 +44,6 @@ class _Stdio:
         except queue.Empty:
             return True
         return False
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(STOP_TIMEOUT_S)
-        for pipe in (self.process.stdin, self.process.stdout):
-            if pipe is not None:
-                pipe.close()
 
 
 @pytest.fixture

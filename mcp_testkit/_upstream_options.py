@@ -1,0 +1,25 @@
+"""The options that name a live upstream server, shared by `mcp-testkit proxy` and `mcp-testkit record`."""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["add_upstream_options"]
+
+
+def add_upstream_options(parser: argparse.ArgumentParser, *, header_hidden_from: str) -> None:
+    """`--upstream URL | --upstream-command COMMAND`, one required, and `--header` (repeatable), whose value
+    `header_hidden_from` ("the journal", "the cassette") never shows."""
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--upstream", metavar="URL", help="the live server's Streamable HTTP endpoint")
+    where.add_argument(
+        "--upstream-command", metavar="COMMAND", help='a stdio server\'s command line, e.g. "python server.py"'
+    )
+    parser.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="a header sent to the upstream on every request (repeatable); a value env:VAR is read from "
+        f"the environment. Its value never reaches {header_hidden_from}.",
+    )
