@@ -28,6 +28,14 @@ DRAIN_TIMEOUT_S = 1.0
 """How long to wait for a server to end an SSE stream once the answer has arrived."""
 
 
+def _parsed(url: str) -> httpx2.URL | str:
+    """`url` as an ``httpx2.URL``; the string itself when it does not parse, so that its requests fail as before."""
+    try:
+        return httpx2.URL(url)
+    except httpx2.InvalidURL:
+        return url
+
+
 def content_type(response: httpx2.Response) -> str:
     """The media type of a response, lower-cased, without its parameters ('' when there is none)."""
     return response.headers.get("content-type", "").partition(";")[0].strip().lower()
@@ -44,6 +52,8 @@ class HttpExchange(RpcSession):
         super().__init__()
         self._client = client
         self._url = url
+        self._target = _parsed(url)
+        """Where requests go: the URL parsed once for the session (httpx2 parses a string again on every request)."""
         self._credentials = dict(credentials)
 
     def _headers(self, method: str, params: dict[str, Any]) -> dict[str, str]:
@@ -82,7 +92,7 @@ class HttpExchange(RpcSession):
             raise
 
     def _post(self, body: dict[str, Any], headers: dict[str, str]) -> AbstractAsyncContextManager[httpx2.Response]:
-        return self._client.stream("POST", self._url, json=body, headers=headers)
+        return self._client.stream("POST", self._target, json=body, headers=headers)
 
     async def _read_answer(self, response: httpx2.Response, request_id: int, method: str) -> dict[str, Any]:
         kind = content_type(response)

@@ -102,7 +102,7 @@ class McpSession(HttpExchange):
         if credentials is not None:
             self._credentials = dict(credentials)
         try:
-            await self._client.delete(self._url, headers=self._headers())
+            await self._client.delete(self._target, headers=self._headers())
         except httpx2.HTTPError:
             pass
         finally:
@@ -154,7 +154,7 @@ class McpSession(HttpExchange):
             headers = {**self._headers(method, {}), "Last-Event-ID": after}
             answer = None
             try:
-                async with self._client.stream("GET", self._url, headers=headers) as response:
+                async with self._client.stream("GET", self._target, headers=headers) as response:
                     kind = content_type(response)
                     if response.status_code != 200 or kind != "text/event-stream":
                         said = f"HTTP {response.status_code}" + (f" ({kind})" if kind else "")
