@@ -42,8 +42,10 @@ class TapeRecorder:
 
     def __init__(self, tape: Tape) -> None:
         self.tape = tape
-        self._seen: list[tuple[tuple[int, float], float, Any]] = []
-        """(the number and start `begin` gave, when it ended by `time.monotonic()`, what was seen), per exchange"""
+        self._seen: list[tuple[tuple[int, float], float, tuple[Any, ...]]] = []
+        """(the number and start `begin` gave, when it ended by `time.monotonic()`, what was seen `frozen()`), per
+        exchange: tuples the garbage collector stops tracking, however long the recording"""
+        self._thaw: Any = None
         self._lock = threading.Lock()
 
     def begin(self) -> tuple[int, float]:
@@ -52,7 +54,9 @@ class TapeRecorder:
     def keep(self, token: tuple[int, float], seen: Any) -> None:
         """Keep what the forwarder saw, and when it ended; kept even when the stream was cancelled (what came before
         was seen). Only a list's append, one step the interpreter never splits: the lock is `flush`'s."""
-        self._seen.append((token, time.monotonic(), seen))
+        if self._thaw is None:
+            self._thaw = type(seen).thawed
+        self._seen.append((token, time.monotonic(), seen.frozen()))
 
     def flush(self) -> None:
         """Put every exchange kept so far on the tape."""
@@ -62,7 +66,7 @@ class TapeRecorder:
         started_ms = self.tape.elapsed_ms(0.0) - (time.monotonic() * 1000)
         for (seq, at), ended, seen in kept:
             elapsed_ms = max(0.0, round(ended * 1000 + started_ms - at, 1))
-            self.tape.add(_exchange(seq, at, elapsed_ms, seen))
+            self.tape.add(_exchange(seq, at, elapsed_ms, self._thaw(seen)))
 
 
 def _exchange(seq: int, at: float, elapsed_ms: float, seen: Any) -> Exchange:

@@ -309,6 +309,22 @@ class Seen:
         """Whether the client left before the SSE stream ended."""
         self.chunks: list[bytes] = []
 
+    def frozen(self) -> tuple[Any, ...]:
+        """What was seen, as one tuple of bytes, strings and numbers, which the garbage collector stops tracking
+        the first time it looks: a recording keeps thousands of exchanges until it writes, and tracked ones
+        would make every full collection walk them all (as the journal's records once did)."""
+        return (self.method, self.body, tuple(self.raw_sent), self.status, tuple(self.raw_answered), self.framing,
+                self.error, self.left, tuple(self.chunks))  # fmt: skip
+
+    @classmethod
+    def thawed(cls, kept: tuple[Any, ...]) -> Seen:
+        """The `Seen` that `frozen()` gave `kept` from."""
+        method, body, raw_sent, status, raw_answered, framing, error, left, chunks = kept
+        seen = cls(method, body, list(raw_sent))
+        seen.status, seen.raw_answered, seen.framing = status, list(raw_answered), framing
+        seen.error, seen.left, seen.chunks = error, left, list(chunks)
+        return seen
+
     @property
     def sent(self) -> dict[str, str]:
         """The headers sent upstream, decoded (when the recorder writes, not while the proxy serves)."""
