@@ -708,3 +708,20 @@ def test_a_property_about_bounded_waits_fails_on_a_hang(monkeypatch: pytest.Monk
     [result] = run_contract(_HangingOnImages, eras=["handshake"], properties=["P7"], example_timeout_s=0.3)
     assert result.status == "failed"
     assert "hung in call('tool') after 0.3 s" in (result.counterexample or "")
+
+
+@pytest.mark.parametrize("names", [[], ["a", "b", "c"]])
+def test_two_empty_cursors_in_the_stateless_era_may_be_refused_as_a_repeated_cursor(
+    monkeypatch: pytest.MonkeyPatch, names: list[str]
+) -> None:
+    """One `""` cursor is a page like any other in 2026-07-28, but a second one repeats the cursor `""`: a bridge that
+    refuses a repeated cursor as a loop fails that listing rightly, and P1 must not call it "failed although no fault
+    fired" (a false failure the reference met once the draws changed)."""
+    from mcp_testkit import faults
+    from mcp_testkit.contract._properties import PROPERTIES
+
+    twice = {"names": names, "page_size": 1, "listing_faults": [faults.EmptyCursor(1), faults.EmptyCursor(2)]}
+    monkeypatch.setitem(PROPERTIES, "P1", dataclasses.replace(PROPERTIES["P1"], cases=lambda facts: [twice]))
+    [result] = run_contract(ReferenceBridgeAdapter, eras=["stateless"], properties=["P1"], max_examples=1)
+    assert result.status == "passed", result.counterexample
+    assert result.examples >= 1
