@@ -276,9 +276,14 @@ def _built_tool(data: Mapping[str, Any], where: str) -> ScriptedTool:
     from mcp_testkit.tools import ScriptedTool
 
     try:  # check the definition now, so a bad one is reported with the scenario's path
-        return ScriptedTool.build(**arguments)
+        tool = ScriptedTool.build(**arguments)
+        if data.get("task") is not None:
+            from mcp_testkit.server import declare_task
+
+            declare_task(tool, data["task"])
     except ValueError as exc:
         raise ScenarioError(f"{where or '(tool)'}: {exc}") from None
+    return tool
 
 
 def _asking(data: Mapping[str, Any], where: str) -> Any:

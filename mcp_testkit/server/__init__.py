@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from mcp_testkit.journal import Record
     from mcp_testkit.server._sessions import Session
 
-__all__ = ["Effect", "RemoteHostWarning", "ServerState", "TestMcpServer", "ask_client", "asks_first", "effect_of"]
-__all__ += ["start_task", "stdio_supports"]
+__all__ = ["Effect", "RemoteHostWarning", "ServerState", "TestMcpServer", "ask_client", "asks_first", "declare_task"]
+__all__ += ["effect_of", "start_task", "stdio_supports"]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _RESPONSE_MODES = ("json", "sse")

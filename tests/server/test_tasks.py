@@ -164,3 +164,28 @@ def test_task_must_be_optional_or_required() -> None:
     """task= takes 'optional' or 'required'; anything else is a ValueError naming both."""
     with pytest.raises(ValueError, match="task= is 'optional' or 'required'"):
         TestMcpServer().tool("t", task="always")
+
+
+async def test_a_scenario_tool_runs_as_a_task_and_a_bad_task_value_is_refused(via: str) -> None:
+    """`"task"` in a JSON tool (scenario files and the admin API's tool route) declares it as `task=` does: the
+    listing says so and the call becomes a task whose result tasks/get gives; a value other than optional or
+    required is refused at load, naming the field."""
+    from mcp_testkit.scenario import ScenarioError, add_tool, from_json
+
+    server = TestMcpServer("scenario tasks")
+    from_json({"tools": [{"name": "report", "task": "required", "returns": "the report"}]}).apply(server)
+    add_tool(server, {"name": "later", "task": "optional", "returns": "later"})  # what POST /_testkit/tools runs
+    async with serving(server, via) as wire:
+        listed = await Stateless(wire).result("tools/list")
+        created = await _result(wire, "tools/call", {"name": "report", "arguments": {}})
+        done = await _settled(wire, created["taskId"])
+        plain = await _result(wire, "tools/call", {"name": "later", "arguments": {}}, capabilities={})
+    execution = {t["name"]: t.get("execution") for t in listed["tools"]}
+    assert execution == {"report": {"taskSupport": "required"}, "later": {"taskSupport": "optional"}}
+    assert (created["resultType"], done["status"]) == ("task", "completed")
+    assert done["result"]["content"] == [{"type": "text", "text": "the report"}]
+    assert (plain["resultType"], plain["content"][0]["text"]) == ("complete", "later")
+    assert server.executions("report") == 1
+    for bad in ({"name": "x", "task": "sometimes", "returns": "x"}, {"name": "x", "task": True, "returns": "x"}):
+        with pytest.raises(ScenarioError, match="task"):
+            from_json({"tools": [bad]})
