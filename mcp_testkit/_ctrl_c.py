@@ -3,11 +3,32 @@ the run."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
+from collections.abc import Iterator
 from types import FrameType, TracebackType
 
-__all__ = ["CtrlC"]
+__all__ = ["CtrlC", "held"]
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """Ctrl-C held back while the body runs, for a step an interrupt would leave half done (a new event loop, whose
+    half-built object then complains as it is collected): pressed meanwhile, it goes to the handler there was when
+    the body ends. Only in the main thread, where the signal lands, and only over a handler written in Python."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        yield
+        return
+    pressed: list[FrameType | None] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if pressed:
+            previous(signal.SIGINT, pressed[0])
 
 
 class CtrlC:

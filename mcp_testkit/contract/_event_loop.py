@@ -42,7 +42,17 @@ class EventLoop:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            self._loop: Any = asyncio.new_event_loop()
+            from mcp_testkit._ctrl_c import held
+
+            made: list[Any] = []
+            try:
+                with held():  # Ctrl-C inside new_event_loop() would leave a half-built loop behind
+                    made.append(asyncio.new_event_loop())
+            except BaseException:
+                for loop in made:
+                    loop.close()
+                raise
+            self._loop: Any = made[0]
             self._portal: Any = None
         else:
             from anyio.from_thread import start_blocking_portal

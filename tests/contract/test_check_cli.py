@@ -441,3 +441,32 @@ def test_a_hang_and_a_bridge_that_cannot_connect_show_as_such(tmp_path: Path) ->
     assert "  P3  not run" in unconnected.stdout
     assert "note: not run: cannot connect" in unconnected.stdout
     assert "the bridge could not connect to a healthy server" in unconnected.stdout
+
+
+def test_ctrl_c_during_a_held_step_is_raised_when_the_step_ends() -> None:
+    """`held()` keeps Ctrl-C out of a step it would leave half done (a new event loop): the press is raised by the
+    handler there was once the step is over, and that handler is back in place."""
+    import signal
+
+    import anyio
+
+    from mcp_testkit._ctrl_c import held
+    from mcp_testkit.contract._event_loop import EventLoop
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        reached = []
+
+        def step() -> None:
+            with held():
+                signal.raise_signal(signal.SIGINT)
+                reached.append("the step went on to its end")
+
+        with pytest.raises(KeyboardInterrupt):
+            step()
+        assert reached == ["the step went on to its end"]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        with EventLoop() as loop:  # a loop made under held() still runs
+            assert loop.call(anyio.sleep, 0) is None
+    finally:
+        signal.signal(signal.SIGINT, before)
