@@ -302,14 +302,14 @@ class StdioUpstream:
         command: Sequence[str],
         *,
         tape: Tape | None = None,
-        timeout: float = TIMEOUT_S,
+        timeout_s: float = TIMEOUT_S,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
     ) -> None:
         self.command = list(command)
         self.tape = tape if tape is not None else Tape()
         self.protocol_version: str | None = None
-        self.timeout = timeout
+        self.timeout_s = timeout_s
         try:
             self._process = subprocess.Popen(
                 self.command,
@@ -394,13 +394,13 @@ class StdioUpstream:
                 self._waiting.append(waiting)
         answer, events, error = None, [], self._write(message)
         if waiting is not None:
-            deadline = time.monotonic() + self.timeout
+            deadline = time.monotonic() + self.timeout_s
             try:
                 while error is None:
                     try:
                         kind, item = waiting.inbox.get(timeout=max(0.0, deadline - time.monotonic()))
                     except queue.Empty:
-                        error = f"no answer within {self.timeout:g} s"
+                        error = f"no answer within {self.timeout_s:g} s"
                         break
                     if kind == "answer":
                         answer = item

@@ -14,6 +14,7 @@ ERA_HOMES = {
     "_stateless.py": "the stateless era",
     "_stdio.py": "a command server, spoken in the handshake era",
     "_era_choice.py": "the one place the era is chosen and its session opened",
+    "_get_stream.py": "the handshake era's GET stream, where a caching bridge hears list_changed",
 }
 
 
