@@ -8,10 +8,12 @@ clear `SseEventTooLarge`, not all the memory there is.
 from __future__ import annotations
 
 import codecs
+import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["MAX_EVENT_CHARS", "SseDecoder", "SseEvent", "SseEventTooLarge"]
+__all__ = ["MAX_EVENT_CHARS", "SseDecoder", "SseEvent", "SseEventTooLarge", "json_message"]
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -122,3 +124,15 @@ class SseDecoder:
         elif name == "retry" and value.isascii() and value.isdigit():
             self.retry_ms = int(value)
         return None
+
+
+def json_message(data: str) -> dict[str, Any] | None:
+    """An event's data as a JSON object (a JSON-RPC message), or None for empty data, data that is not JSON or
+    JSON that is not an object: what a client reading a server's stream skips."""
+    if not data:
+        return None
+    try:
+        message = json.loads(data)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None

@@ -15,14 +15,13 @@ the cache's TTL bounds what is served meanwhile.
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import httpx2
 
-from mcp_testkit._sse import SseDecoder, SseEventTooLarge
+from mcp_testkit._sse import SseDecoder, SseEventTooLarge, json_message
 from mcp_testkit.bridge import _rpc
 from mcp_testkit.bridge._exchange import content_type
 from mcp_testkit.bridge._handshake import McpSession
@@ -107,19 +106,9 @@ async def _hold(
             # Read to its end, never left half-way: trio reports httpx2's body generators collected unexhausted.
             async for chunk in response.aiter_bytes():
                 for event in decoder.feed(chunk):
-                    message = _message(event.data)
+                    message = json_message(event.data)
                     if message is not None and message.get("method") == _rpc.LIST_CHANGED:
                         await changed()
     except (httpx2.HTTPError, SseEventTooLarge) as exc:
         logger.info("server %r: its GET stream ended (%s); waiting for a new session", server, type(exc).__name__)
     return "ended"
-
-
-def _message(data: str) -> dict[str, Any] | None:
-    if not data:
-        return None
-    try:
-        message = json.loads(data)
-    except ValueError:
-        return None
-    return message if isinstance(message, dict) else None

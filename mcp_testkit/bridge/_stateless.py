@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -21,7 +20,7 @@ from mcp_testkit._eras import (
     stateless_params,
 )
 from mcp_testkit._param_headers import invalid_annotation, param_headers
-from mcp_testkit._sse import SseDecoder, SseEventTooLarge
+from mcp_testkit._sse import SseDecoder, SseEventTooLarge, json_message
 from mcp_testkit.bridge._errors import MCPToolError
 from mcp_testkit.bridge._exchange import HttpExchange, rpc_error
 from mcp_testkit.bridge._rpc import (
@@ -184,7 +183,7 @@ async def hear_tool_changes(
                 return
             async for chunk in response.aiter_bytes():
                 for event in decoder.feed(chunk):
-                    message = _message(event.data)
+                    message = json_message(event.data)
                     if message is None:
                         continue
                     if message.get("method") == ACKNOWLEDGED:
@@ -199,15 +198,6 @@ async def hear_tool_changes(
     except (httpx2.HTTPError, SseEventTooLarge) as exc:
         logger.info("server %r: its %s stream ended (%s); tool changes are no longer heard", server, LISTEN, exc)
 
-
-def _message(data: str) -> dict[str, Any] | None:
-    if not data:
-        return None
-    try:
-        message = json.loads(data)
-    except ValueError:
-        return None
-    return message if isinstance(message, dict) else None
 
 
 def valid_header_marks(server: str, listed: list[mcp_types.Tool]) -> list[mcp_types.Tool]:
