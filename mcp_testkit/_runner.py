@@ -135,6 +135,7 @@ UVICORN_INTERNALS = (
             "timeout_graceful_shutdown",
             "date_header",
             "server_header",
+            "proxy_headers",
             "h11_max_incomplete_event_size",
         ),
     ),
@@ -379,6 +380,9 @@ def _config(
         timeout_graceful_shutdown=2,
         date_header=False,
         server_header=False,
+        # No X-Forwarded-For/-Proto rewriting of the client's address: a test server has no proxy in front of it
+        # to trust, and the middleware costs every request a layer of the app.
+        proxy_headers=False,
     )
 
 
