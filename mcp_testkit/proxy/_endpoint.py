@@ -123,7 +123,7 @@ class ProxyEndpoint:
                 self._admit(record)
                 await turn.error(413, _INVALID_REQUEST, f"the chaos proxy passes bodies up to {self.max_body:,} bytes")
                 return
-            message = decode(body)
+            message = record.message = decode(body)  # decoded once: the record's fields and the faults read it
         elif method not in ("GET", "DELETE"):
             self._admit(record)
             allow = [(b"allow", b"GET, POST, DELETE")]
