@@ -593,7 +593,7 @@ def main() -> int:
         whole = merged(verdicts, published, properties)
         before = json.loads(published.read_text()) if published.exists() else {}
         for line in changed_cells(before, whole):
-            print(f"::: merged into {published}: {line}", flush=True)
+            print(f"::: {'merged into' if write else 'merged for the page (not written):'} {published}: {line}")
     if write:
         count, changes = published_text(args.docs / "matrix.md") if whole is not verdicts else (None, None)
         if count is not None and count != examples:
