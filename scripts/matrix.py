@@ -6,7 +6,9 @@ runs the contract over the socket and writes docs/matrix.md (and docs/matrix.jso
                                                   # others kept from docs/matrix.json
     python scripts/matrix.py --property P10 --property P11
                                                   # these properties only: their cells replace theirs in
-                                                  # docs/matrix.json, every other cell is kept
+                                                  # docs/matrix.json, every other cell is kept; it
+                                                  # prints each cell it replaced, added or removed
+    python scripts/matrix.py --docs /tmp/docs ... # read and write /tmp/docs/matrix.{md,json} instead
     python scripts/matrix.py --reuse ...          # run nothing: read each bridge's report of an earlier run
                                                   # (a run with --no-write, e.g. bridges run side by side)
     python scripts/matrix.py --ci                 # what CI runs: the bridges installable alongside the
@@ -175,6 +177,11 @@ NOTES = {
 
 
 CHANGES = """
+- **P14 judges `list_changed` on the handshake era's GET stream** (issue 23): in P14's examples the contract's
+  server offers the GET stream, and a bridge that opened one and is told of a change there must offer the current
+  tools, as on 2026-07-28's `subscriptions/listen`. No cell changed: the reference bridge, which now opens the GET
+  stream with its cache on, holds P14 in both eras (`python scripts/matrix.py --only toolkit --property P14`, 100
+  examples), and no other bridge declares a tool cache, so P14 stays n/a for every other column.
 - **New rows P10-P14** (issue 23) for every column, from the facts each adapter and driver now declares from
   its bridge's source (`connect_timeout_s`, `concurrency`, the `"cancellation"` capability; see
   [adapters](adapters.md)); a fact a bridge does not have leaves its property n/a, with the reason in
@@ -362,11 +369,25 @@ def owner(spec: str) -> int | None:
 def merged(
     fresh: dict[str, dict[str, object]], path: Path, properties: tuple[str, ...] = ()
 ) -> dict[str, dict[str, object]]:
-    """The published verdicts of `path` with the bridges run now in place of theirs, in the order of BRIDGES. With
-    `properties` (the run checked these only), a column run now keeps its published cells of the other properties."""
+    """The published verdicts of `path` with the cells run now in place of theirs, in the order of BRIDGES.
+
+    Without `properties` (every property run), the bridges run now replace all their published columns. With
+    `properties` (the run checked these only), only those cells are replaced: a column run now keeps its published
+    cells of the other properties, and so does a published column of a bridge run now that the run left out (each
+    cell run now is n/a in it, e.g. P14 of a bridge without a tool cache); a published column at another version of
+    a bridge than the one run now (`fastmcp@4.2.3` when 4.3.0 ran) is another release's verdicts and stays whole."""
     published: dict[str, dict[str, object]] = json.loads(path.read_text()) if path.exists() else {}
     rerun = {owner(str(value["spec"])) for value in fresh.values()}
-    kept = {label: value for label, value in published.items() if owner(str(value["spec"])) not in rerun}
+    fresh_columns = {column(label) for label in fresh}
+    kept: dict[str, dict[str, object]] = {}
+    for label, value in published.items():
+        if owner(str(value["spec"])) not in rerun:
+            kept[label] = value
+        elif properties and label not in fresh:
+            if column(label) in fresh_columns:  # the bridge ran now at another version
+                kept[label] = value
+            elif others := _other_cells(value, properties):
+                kept[label] = {**value, "properties": others}
     if properties:
         fresh = {
             label: {**value, "properties": {**_other_cells(published.get(label), properties), **value["properties"]}}  # type: ignore[dict-item]
@@ -389,13 +410,48 @@ def _other_cells(column: dict[str, object] | None, properties: tuple[str, ...]) 
     return {pid: cell for pid, cell in cells.items() if pid not in properties}
 
 
+def changed_cells(before: dict[str, dict[str, object]], after: dict[str, dict[str, object]]) -> list[str]:
+    """What a merge did to the published cells: a line per cell replaced, added or removed (a cell the run found
+    n/a), then the count of the cells left as they were."""
+
+    def cells(verdicts: dict[str, dict[str, object]]) -> dict[tuple[str, str], dict[str, object]]:
+        return {
+            (label, pid): cell
+            for label, value in verdicts.items()
+            for pid, cell in value["properties"].items()  # type: ignore[attr-defined]
+        }
+
+    old, new = cells(before), cells(after)
+    lines, kept = [], 0
+    for key in sorted(old.keys() | new.keys(), key=lambda key: (key[0], property_order(key[1]))):
+        label, pid = key
+        if key not in new:
+            lines.append(f"removed {label} {pid} (was {old[key]['status']}, n/a now)")
+        elif key not in old:
+            lines.append(f"added {label} {pid}: {new[key]['status']}")
+        elif new[key] != old[key]:
+            lines.append(f"replaced {label} {pid}: {old[key]['status']} -> {new[key]['status']}")
+        else:
+            kept += 1
+    return [*lines, f"kept {kept} published cells as they were"]
+
+
 def property_order(pid: str) -> tuple[int, str]:
     """P1, P2, ..., P5, P5s, ..., P10: by number, then suffix (a plain sort puts P10 before P2)."""
     digits = re.match(r"P(\d+)(.*)", pid)
     return (int(digits.group(1)), digits.group(2)) if digits else (1 << 30, pid)
 
 
-def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: Path) -> None:
+def published_text(path: Path) -> tuple[int | None, str | None]:
+    """A published matrix.md's example count and its Changes section, as reviewed (perhaps edited by hand): what a
+    partial run keeps, since it ran only some cells and has no word on the others' changes."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    count = re.search(r"at (\d+) examples per property", text)
+    changes = re.search(r"\n## Changes\n\n(.*?)\n\n## ", text, re.DOTALL)
+    return (int(count.group(1)) if count else None, changes.group(1) if changes else None)
+
+
+def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: Path, changes: str = CHANGES) -> None:
     labels = list(verdicts)
     mark = {
         "passed": "holds",
@@ -440,7 +496,7 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
             for label in labels
         ]
         lines.append(f"| {pid} | " + " | ".join(cells) + " |")
-    lines += ["", "## Changes", "", *CHANGES.strip().splitlines()]
+    lines += ["", "## Changes", "", *changes.strip().splitlines()]
     lines += ["", "## Run time", "", "| bridge | seconds | examples | examples per second |"]
     lines.append("| --- | --- | --- | --- |")
     for label in labels:
@@ -456,7 +512,8 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
         lines.pop()
     lines += ["", "## The failures, shrunk", ""]
     for label in labels:
-        for pid, result in verdicts[label]["properties"].items():  # type: ignore[attr-defined]
+        cells = verdicts[label]["properties"]  # by property, whatever order a merge or JSON left them in
+        for pid, result in sorted(cells.items(), key=lambda item: property_order(item[0])):  # type: ignore[attr-defined]
             if result["status"] == "passed":
                 continue
             lines += [f"### `{label}`: {pid} {mark[result['status']].strip('*').lower()}", ""]
@@ -510,6 +567,13 @@ def main() -> int:
     parser.add_argument(
         "--reuse", action="store_true", help="run nothing: read each chosen bridge's report of an earlier run"
     )
+    parser.add_argument(
+        "--docs",
+        type=Path,
+        default=ROOT / "docs",
+        metavar="DIR",
+        help="the folder whose matrix.md and matrix.json are read and written (default: this repository's docs/)",
+    )
     args = parser.parse_args()
     properties = tuple(args.properties)
     chosen = [b for b in BRIDGES if (b.in_ci if args.ci else (not args.only or b.key in args.only))]
@@ -520,20 +584,26 @@ def main() -> int:
     verdicts: dict[str, dict[str, object]] = {}
     for bridge in chosen:
         verdicts.update(check(bridge, args.cache, examples, out, properties, args.reuse))
-    if not (args.ci or args.no_write):
-        published = ROOT / "docs" / "matrix.json"
-        written = merged(verdicts, published, properties) if (args.only or properties) else verdicts
-        write_markdown(written, examples, ROOT / "docs" / "matrix.md")
-        published.write_text(json.dumps(written, indent=2, sort_keys=True) + "\n")
+    published = args.docs / "matrix.json"
+    write = not (args.ci or args.no_write)
+    # A partial run (some bridges, some properties) merges its cells into the published ones and says which it
+    # replaced: it never drops the others.
+    whole = verdicts
+    if (args.only or properties) and (write or args.html):
+        whole = merged(verdicts, published, properties)
+        before = json.loads(published.read_text()) if published.exists() else {}
+        for line in changed_cells(before, whole):
+            print(f"::: {'merged into' if write else 'merged for the page (not written):'} {published}: {line}")
+    if write:
+        count, changes = published_text(args.docs / "matrix.md") if whole is not verdicts else (None, None)
+        if count is not None and count != examples:
+            print(f"::: the cells run now ran {examples} examples; the page still says {count}, as most did")
+        write_markdown(whole, count or examples, args.docs / "matrix.md", changes or CHANGES)
+        published.write_text(json.dumps(whole, indent=2, sort_keys=True) + "\n")
     if args.html:
         from mcp_testkit._matrix_html import write_matrix_page
 
-        published = ROOT / "docs" / "matrix.json"
-        if args.only or properties:  # the whole matrix: as just written, or (--no-write) merged here
-            page = json.loads(published.read_text()) if not args.no_write else merged(verdicts, published, properties)
-        else:
-            page = verdicts
-        write_matrix_page(args.html, page)
+        write_matrix_page(args.html, whole)
     for label, result in verdicts.items():
         properties = result["properties"].items()  # type: ignore[attr-defined]
         cells = " ".join(f"{pid}={cell['status']}" for pid, cell in properties)

@@ -5,11 +5,15 @@ from __future__ import annotations
 import functools
 import json
 import runpy
+import subprocess
+import sys
 import types
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+RUN_S = 180
+"""A partial run of the toolkit's columns at 2 examples (about 5 s here) ends well within this, or fails."""
 
 
 @functools.cache
@@ -125,3 +129,80 @@ def test_properties_are_listed_by_number() -> None:
     """The matrix lists P2 before P10 (a plain sort would not), and P5s after P5."""
     order = _script().property_order
     assert sorted(["P10", "P2", "P5s", "P5", "P1", "P14"], key=order) == ["P1", "P2", "P5", "P5s", "P10", "P14"]
+
+
+def test_a_run_of_some_properties_keeps_a_column_it_found_na(tmp_path: Path) -> None:
+    """--only toolkit --property P14: P14 is n/a for the SDK client (no tool cache), so the run has no SDK client
+    column at all; its published columns stay whole (they lost every cell before: ~5,000 lines of matrix.json)."""
+    matrix = _script()
+    published = tmp_path / "matrix.json"
+    reference = "mcp_testkit.adapters:ReferenceBridgeAdapter"
+    sdk = "mcp_testkit.adapters:SdkClientAdapter"
+    published.write_text(
+        json.dumps(
+            {
+                "reference (mcp 2.3.0)": {"spec": reference, "properties": {"P1": {"status": "passed"},
+                                                                            "P14": {"status": "failed"}}},
+                "sdk-client (auto) (mcp 2.3.0)": {"spec": sdk, "properties": {"P1": {"status": "failed"}}},
+            }
+        )
+    )
+    fresh = {"reference (mcp 2.3.0)": {"spec": reference, "properties": {"P14": {"status": "passed"}}}}
+    merged = matrix.merged(fresh, published, ("P14",))
+    assert merged == {
+        "reference (mcp 2.3.0)": {"spec": reference, "properties": {"P1": {"status": "passed"},
+                                                                    "P14": {"status": "passed"}}},
+        "sdk-client (auto) (mcp 2.3.0)": {"spec": sdk, "properties": {"P1": {"status": "failed"}}},
+    }
+    assert matrix.changed_cells(json.loads(published.read_text()), merged) == [
+        "replaced reference (mcp 2.3.0) P14: failed -> passed",
+        "kept 2 published cells as they were",
+    ]
+
+
+def test_a_run_of_some_properties_keeps_a_column_of_another_version(tmp_path: Path) -> None:
+    """A bridge run now at another version than the published one: the published column is that release's verdicts
+    and stays whole beside the new one, which has only the cells run now."""
+    matrix = _script()
+    published = tmp_path / "matrix.json"
+    spec = "mcp_testkit.adapters.fastmcp:FastMcpClientAdapter"
+    old = {"spec": spec, "properties": {"P1": {"status": "failed"}, "P11": {"status": "passed"}}}
+    published.write_text(json.dumps({"fastmcp@4.2.3": old}))
+    fresh = {"fastmcp@4.3.0": {"spec": spec, "properties": {"P11": {"status": "failed"}}}}
+    assert matrix.merged(fresh, published, ("P11",)) == {"fastmcp@4.2.3": old, **fresh}
+
+
+def test_a_partial_run_keeps_every_published_cell_it_did_not_run(tmp_path: Path) -> None:
+    """The script itself, on copies of the published matrix: `--only toolkit --property P14` (2 examples, over the
+    socket) replaces the reference bridge's two P14 cells and nothing else; docs/matrix.md keeps every column and its
+    Changes section as published, and the output names the cells replaced."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("matrix.json", "matrix.md"):
+        (docs / name).write_bytes((ROOT / "docs" / name).read_bytes())
+    before = json.loads((docs / "matrix.json").read_text())
+    command = [sys.executable, str(ROOT / "scripts" / "matrix.py"), "--only", "toolkit", "--property", "P14",
+               "--examples", "2", "--cache", str(tmp_path / "cache"), "--docs", str(docs)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=RUN_S, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    after = json.loads((docs / "matrix.json").read_text())
+    run = {(label, "P14") for label in before if label.startswith("reference (")}
+    assert len(run) == 2
+    assert set(after) == set(before)
+    for label, column in before.items():
+        for pid, cell in column["properties"].items():
+            if (label, pid) not in run:
+                assert after[label]["properties"][pid] == cell, (label, pid)
+        assert set(after[label]["properties"]) == set(column["properties"]), label
+    for label, pid in run:
+        assert after[label]["properties"][pid]["status"] == "passed"
+        assert after[label]["properties"][pid] != before[label]["properties"][pid]  # run now: 2 examples, not 100
+        assert f"replaced {label} {pid}: {before[label]['properties'][pid]['status']} -> passed" in done.stdout
+    page = (docs / "matrix.md").read_text()
+    published_page = (ROOT / "docs" / "matrix.md").read_text()
+    assert all(f"`{label}`" in page for label in before)
+    assert page.split("## Changes")[1].split("## Run time")[0] == published_page.split("## Changes")[1].split(
+        "## Run time"
+    )[0]
+    count = published_page.split(" examples per property")[0].rsplit(" ", 1)[1]
+    assert f"at {count} examples per property" in page  # what most cells ran, not the 2 of this run

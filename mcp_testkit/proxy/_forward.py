@@ -46,6 +46,10 @@ DECODED_KEY = "mcp_testkit.decoded"
 """The key of a JSON answer's body message holding the answer as the forwarder decoded it (checking it is JSON):
 the endpoint journals it without decoding it again. ASGI servers ignore keys they do not know."""
 _MAX_BODY = 64 * 1024 * 1024
+_ENDING_S = 10.0
+"""How long `close()` gives the DELETEs of the sessions left open upstream."""
+_CLOSING_S = 5.0
+"""How long `close()` then gives the pool to close its connections."""
 
 
 def upstream_error(request_id: Any, message: str) -> dict[str, Any]:
@@ -65,7 +69,7 @@ class HttpForwarder:
     """ASGI app: each request sent on to `url` (never anywhere else) with `headers` added, its answer streamed back.
 
     Statuses, headers and SSE streams pass through as they come. The client is made on the serving loop at the
-    first request and kept (pooled connections); `close()` closes it from any thread.
+    first request and kept (pooled connections); `close()` closes it from any thread, on asyncio or trio.
     """
 
     def __init__(
@@ -89,6 +93,8 @@ class HttpForwarder:
         """How long the upstream may take to begin its answer (the status and headers) before the client gets 504."""
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._trio: Any = None
+        """The trio run the client was made on (its `TrioToken`), when it was made on trio."""
 
     def _pooled(self) -> Any:
         """The pool of upstream connections, made on the serving loop at the first request and kept: this module's
@@ -110,6 +116,10 @@ class HttpForwarder:
                 self._client = httpx2.AsyncClient(
                     timeout=timeout, follow_redirects=False, verify=tls_context(), limits=limits
                 )
+                if sniffio.current_async_library() == "trio":
+                    import trio
+
+                    self._trio = trio.lowlevel.current_trio_token()
             with contextlib.suppress(RuntimeError):
                 self._loop = asyncio.get_running_loop()
         return self._client
@@ -217,27 +227,34 @@ class HttpForwarder:
     async def aclose(self) -> None:
         """Close the pooled connections from the loop serving the proxy (in-process on a loop other than asyncio,
         where `close()` from another thread cannot reach them)."""
-        client, self._client, self._loop = self._client, None, None
+        client, self._client, self._loop, self._trio = self._client, None, None, None
         if client is not None:
             await client.aclose()
 
     def close(self, first: Callable[[], Awaitable[None]] | None = None) -> None:
-        """Close the pooled connections on the loop that made them (from any thread, before that loop stops);
-        `first` runs there before, on the pool still open (the proxy DELETEs the sessions left open upstream)."""
-        client, loop = self._client, self._loop
-        if client is None or loop is None or loop.is_closed():
-            self._client = self._loop = None
+        """Close the pooled connections on the loop that made them, asyncio's or trio's (from any thread, before that
+        loop stops); `first` runs there before, on the pool still open (the proxy DELETEs the sessions left open
+        upstream). Each step is bounded (`_ENDING_S`, `_CLOSING_S`); called on that very loop, the closing is left
+        running there."""
+        client, loop, token = self._client, self._loop, self._trio
+        if client is None or (loop is None and token is None) or (loop is not None and loop.is_closed()):
+            self._client = self._loop = self._trio = None
             return
 
         async def shut() -> None:
             try:
                 if first is not None:
-                    with contextlib.suppress(Exception):
+                    with anyio.move_on_after(_ENDING_S), contextlib.suppress(Exception):
                         await first()
             finally:
-                self._client = self._loop = None
-                await client.aclose()
+                self._client = self._loop = self._trio = None
+                with anyio.move_on_after(_CLOSING_S, shield=True):
+                    await client.aclose()
 
+        if token is not None:
+            _close_on_trio(shut, token)
+            return
+        assert loop is not None
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
@@ -247,9 +264,31 @@ class HttpForwarder:
             return
         future = asyncio.run_coroutine_threadsafe(shut(), loop)
         try:
-            future.result(15.0)
+            future.result(_ENDING_S + _CLOSING_S)
         except (concurrent.futures.TimeoutError, RuntimeError):
             future.cancel()
+
+
+def _close_on_trio(shut: Callable[[], Awaitable[None]], token: Any) -> None:
+    """Run `shut` on the trio run of `token`: as a system task when called from that run's own thread (a sync
+    `stop()` inside the served loop, which cannot wait on itself), else from this thread, waiting for it. On a run
+    that has ended nothing can run it any more: the client is dropped unclosed, as it was before trio was known here."""
+    import trio
+
+    try:
+        here = trio.lowlevel.current_trio_token()
+    except RuntimeError:
+        here = None
+    if here is token:
+
+        async def quietly() -> None:
+            with contextlib.suppress(Exception):  # a system task's exception would crash the whole run
+                await shut()
+
+        trio.lowlevel.spawn_system_task(quietly)
+        return
+    with contextlib.suppress(trio.RunFinishedError, RuntimeError):  # RuntimeError: called inside another trio run
+        trio.from_thread.run(shut, trio_token=token)
 
 
 class _HttpxAnswer:

@@ -3,6 +3,8 @@ must carry the same headers both ways as the proxy's own HTTP/1.1 client does.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 import anyio.to_thread
 import httpx2
@@ -40,7 +42,67 @@ async def test_served_on_trio_the_proxy_forwards_through_httpx2(anyio_backend: s
         assert seen.headers.get("x-upstream-key") == "k-1"  # the configured header reached the upstream
         assert proxy.journal.calls("add")[0].response["result"]["content"][0]["text"] == "add ran"
     finally:
-        # On trio the pooled client lives on this loop: it is closed here (ChaosProxy.stop() reaches asyncio's only).
-        await proxy.asgi_app.link.aclose()
+        # The pooled client lives on this trio run: stop() from a worker thread closes it there (tests below).
+        await anyio.to_thread.run_sync(proxy.stop)
+        await anyio.to_thread.run_sync(upstream.stop)
+
+
+def _connections_to(port: int) -> int:
+    """Open TCP connections on this machine to 127.0.0.1:`port` (the upstream's), as the kernel lists them: the
+    proxy's pooled ones, since nothing else here talks to that upstream."""
+    lines = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    established = "01"
+    return sum(1 for line in lines if line.split()[2].endswith(f":{port:04X}") and line.split()[3] == established)
+
+
+async def _session_through(proxy: ChaosProxy) -> str:
+    """A handshake session opened through the proxy served in-process on this loop; its id."""
+    transport = httpx2.ASGITransport(app=proxy.asgi_app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        opened = await client.post("/mcp", json=INIT, headers=ACCEPT)
+        assert opened.status_code == 200
+        return opened.headers["mcp-session-id"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_stop_from_another_thread_closes_the_upstream_pool_on_trio(anyio_backend: str) -> None:
+    """ChaosProxy.stop() from a worker thread, the proxy served in-process on trio: the session still open upstream
+    is DELETEd and the pooled connection closed, on the trio run that made the pool (it used to be dropped unclosed,
+    its connection left open until the garbage collector came by)."""
+    upstream = TestMcpServer("upstream")
+    await anyio.to_thread.run_sync(upstream.start)
+    proxy = ChaosProxy(upstream.url)
+    try:
+        with anyio.fail_after(LIMIT_S):
+            session = await _session_through(proxy)
+            assert _connections_to(upstream.port) >= 1  # the pool keeps its connection alive
+            await anyio.to_thread.run_sync(proxy.stop)
+        assert [r.http_method for r in upstream.journal.requests(session_id=session)][-1] == "DELETE"
+        assert _connections_to(upstream.port) == 0
+    finally:
+        await anyio.to_thread.run_sync(proxy.stop)
+        await anyio.to_thread.run_sync(upstream.stop)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_stop_on_the_trio_thread_itself_closes_the_upstream_pool(anyio_backend: str) -> None:
+    """ChaosProxy.stop() called synchronously on the trio run serving the proxy cannot wait on that run: it leaves
+    the closing to a system task there, which DELETEs the open session and closes the pooled connection."""
+    upstream = TestMcpServer("upstream")
+    await anyio.to_thread.run_sync(upstream.start)
+    proxy = ChaosProxy(upstream.url)
+    try:
+        with anyio.fail_after(LIMIT_S):
+            session = await _session_through(proxy)
+            assert _connections_to(upstream.port) >= 1
+            proxy.stop()  # returns at once: the system task runs once this task waits
+            # The closing runs in a system task this test has no handle on, and the kernel's connection table sends
+            # no event: look again until the connection is gone (bounded by fail_after).
+            while _connections_to(upstream.port):  # noqa: ASYNC110
+                await anyio.sleep(0.01)
+        assert [r.http_method for r in upstream.journal.requests(session_id=session)][-1] == "DELETE"
+    finally:
         await anyio.to_thread.run_sync(proxy.stop)
         await anyio.to_thread.run_sync(upstream.stop)
