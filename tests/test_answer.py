@@ -59,6 +59,13 @@ class FramingApp:
             await out.drop("dropped by the test")
 
 
+async def fetch(url: str) -> httpx2.Response:
+    """One GET over a fresh connection, bounded in time."""
+    with anyio.fail_after(LIMIT_S):
+        async with httpx2.AsyncClient() as client:
+            return await client.get(url)
+
+
 @pytest.fixture
 def framing() -> Any:
     app = FramingApp()
@@ -69,9 +76,7 @@ def framing() -> Any:
 async def test_json_goes_with_its_length_type_and_session_header(framing: Any) -> None:
     """A JSON answer carries Content-Length, Content-Type and the session header, and the record keeps its status."""
     app, base = framing
-    with anyio.fail_after(LIMIT_S):
-        async with httpx2.AsyncClient() as client:
-            got = await client.get(f"{base}/json")
+    got = await fetch(f"{base}/json")
     assert got.status_code == 200
     assert got.headers["content-length"] == str(len(got.content))
     assert got.headers["content-type"] == "application/json"
@@ -83,9 +88,7 @@ async def test_json_goes_with_its_length_type_and_session_header(framing: Any) -
 async def test_an_error_is_json_rpc_with_id_null_and_its_headers(framing: Any) -> None:
     """`error` answers a JSON-RPC error with id null, with the extra headers given, and notes it in the record."""
     app, base = framing
-    with anyio.fail_after(LIMIT_S):
-        async with httpx2.AsyncClient() as client:
-            got = await client.get(f"{base}/error")
+    got = await fetch(f"{base}/error")
     assert got.status_code == 406
     assert got.headers["x-extra"] == "1"
     assert got.json() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Not Acceptable: say why"}}
@@ -95,9 +98,7 @@ async def test_an_error_is_json_rpc_with_id_null_and_its_headers(framing: Any) -
 async def test_an_sse_stream_has_its_head_and_its_events(framing: Any) -> None:
     """`start_sse` sends the SSE head once (status 200, no-cache), the chunks follow, and `end_sse` ends it."""
     app, base = framing
-    with anyio.fail_after(LIMIT_S):
-        async with httpx2.AsyncClient() as client:
-            got = await client.get(f"{base}/sse")
+    got = await fetch(f"{base}/sse")
     assert got.status_code == 200
     assert got.headers["content-type"] == "text/event-stream"
     assert got.headers["cache-control"] == "no-cache"
