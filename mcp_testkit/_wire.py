@@ -20,7 +20,7 @@ __all__ = ["SocketWire"]
 
 
 class _Answer(Protocol):
-    """What the wire needs of an HTTP answer (`_http.Response` is one)."""
+    """What the wire needs of an HTTP answer (an `_answer.Answer`: the fake's response, the proxy's turn)."""
 
     send: Send
     record: Record
@@ -28,8 +28,8 @@ class _Answer(Protocol):
 
 
 class SocketWire:
-    """The connection of one answer (`server._effects.Wire`), found through the ASGI server's own `send`: the
-    fake's `_http.Response`, or the chaos proxy's turn."""
+    """The connection of one answer (`server._effects.Wire`), found through the ASGI server's own `send` of an
+    `_answer.Answer`: the fake's `_http.Response`, or the chaos proxy's turn."""
 
     __slots__ = ("_out", "_transport", "record")
 

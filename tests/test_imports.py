@@ -15,8 +15,8 @@ ROOT = Path(mcp_testkit.__file__).parent
 PACKAGES = sorted(path.name for path in ROOT.iterdir() if (path / "__init__.py").exists())
 """The subpackages (server, bridge, cassettes, contract, adapters, ...): each one keeps its `_private` names."""
 SHARED = (
-    "_asgi", "_binding", "_eras", "_json", "_origin", "_param_headers", "_renamed", "_runner", "_sse", "_tls",
-    "_validation", "_wire",
+    "_answer", "_asgi", "_binding", "_eras", "_json", "_origin", "_param_headers", "_renamed", "_runner", "_sse",
+    "_tls", "_validation", "_wire",
 )
 """The neutral modules: what two packages share lives here, and a neutral module imports no package."""
 COMPOSITION_ROOT = {

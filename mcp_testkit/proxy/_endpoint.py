@@ -307,8 +307,8 @@ class Forwarding:
         if answer is not None:
             record.response = None
             record._response_raw = dumps(answer)
-        await self.turn.send({"type": "http.response.start", "status": held.status, "headers": held.headers})
-        await self.turn.send({"type": "http.response.body", "body": b"".join(held.chunks)})
+        await self.turn.pass_on({"type": "http.response.start", "status": held.status, "headers": held.headers})
+        await self.turn.pass_on({"type": "http.response.body", "body": b"".join(held.chunks)})
 
     async def refuse(self, status: int) -> None:
         await self.turn.error(status, _INVALID_REQUEST, SESSION_NOT_FOUND)
@@ -345,7 +345,7 @@ class _Watch:
             self.chunks.append(chunk)
             self.size += len(chunk)
             self.decoded = message.get(DECODED_KEY, _NOT_DECODED)
-        await self.turn.send(message)
+        await self.turn.pass_on(message)
 
     def finish(self, endpoint: ProxyEndpoint, page: int | None) -> None:
         record = self.turn.record

@@ -40,7 +40,7 @@ class BrokenStreams:
             await turn.chunk(one)
         if fault.retry_s is not None:
             await turn.chunk(b"retry: %d\n\n" % round(fault.retry_s * 1000))
-        await turn.send({"type": "http.response.body", "body": b""})
+        await turn.end_body()
         if fault.after_events:  # with no event sent, the client has no id to resume from
             with self._lock:
                 self._frames[prefix] = frames

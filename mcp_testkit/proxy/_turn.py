@@ -2,7 +2,7 @@
 upstream's answer held back when a fault needs to see it before the client does.
 
 Every byte the client gets goes through `ProxyTurn.send`: the one place a wrapper of the ASGI `send` (byte-level
-faults) applies, whether the answer is the upstream's passed through or one a fault made.
+faults) applies, whether the answer is the upstream's passed through (`pass_on`) or one a fault made.
 """
 
 from __future__ import annotations
@@ -11,27 +11,20 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import anyio
-import anyio.lowlevel
-
+from mcp_testkit._answer import JSON, SSE, Answer
 from mcp_testkit._json import JsonError
 from mcp_testkit._json import loads as strict_loads
 from mcp_testkit._sse import SseDecoder, SseEventTooLarge
 from mcp_testkit._wire import SocketWire
 
 if TYPE_CHECKING:
-    from mcp_testkit._asgi import Receive, Send
-    from mcp_testkit.journal import Record
     from mcp_testkit.server import Effect
 
 __all__ = ["Held", "ProxyTurn", "dumps", "frame"]
 
-_JSON = b"application/json"
-_SSE = b"text/event-stream"
 
-
-def dumps(message: Any) -> bytes:
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+def dumps(payload: Any) -> bytes:
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def frame(data: bytes) -> bytes:
@@ -65,7 +58,7 @@ class Held:
 
     @property
     def sse(self) -> bool:
-        return any(k == b"content-type" and v.startswith(_SSE) for k, v in self.headers)
+        return any(k == b"content-type" and v.startswith(SSE) for k, v in self.headers)
 
     def header(self, name: bytes) -> str | None:
         return next((v.decode("latin-1") for k, v in self.headers if k == name), None)
@@ -94,123 +87,24 @@ class Held:
         return answer, others
 
 
-class _Connection:
-    """What `SocketWire` reads of an answer: the ASGI server's own `send` (to find the socket), the record, and
-    the turn's `dropped`, which a close or reset by the fault sets."""
+class ProxyTurn(Answer):
+    """What a fault may do to one exchange of the proxy (`server._effects.HttpTurn`), and the journal's record of it;
+    `Answer` frames what the proxy says itself, `pass_on` sends what the upstream said."""
 
-    def __init__(self, turn: ProxyTurn) -> None:
-        self.send = turn._send
-        self.record = turn.record
-        self._turn = turn
+    __slots__ = ()
 
-    @property
-    def dropped(self) -> bool:
-        return self._turn.dropped
+    dumps = staticmethod(dumps)
 
-    @dropped.setter
-    def dropped(self, value: bool) -> None:
-        self._turn.dropped = value
-
-
-class ProxyTurn:
-    """What a fault may do to one exchange of the proxy (`server._effects.HttpTurn`), and the journal's record of it."""
-
-    def __init__(self, send: Send, record: Record, receive: Receive) -> None:
-        self._send = send
-        self.record = record
-        self.receive = receive
-        self.session_header: list[tuple[bytes, bytes]] = []
-        self.started = False
-        self.dropped = False
-
-    async def send(self, message: Any) -> None:
+    async def pass_on(self, message: Any) -> None:
+        """Send one ASGI message of the upstream's answer on to the client, noting its status."""
         if message["type"] == "http.response.start":
             self.started = True
             self.record.status = message["status"]
-        await self._send(message)
+        await self.send(message)
 
     def shape(self, effect: Effect[Any]) -> None:
         """Let a fault of the answer's bytes (`Effect.wrap_send`) shape every write of this turn, as the fake's do."""
-        self._send = effect.wrap_send(self._send, SocketWire(_Connection(self)))
-
-    async def json(
-        self,
-        status: int,
-        payload: Any,
-        headers: list[tuple[bytes, bytes]] | None = None,
-        content_type: bytes = _JSON,
-    ) -> None:
-        body = b"" if payload is None else dumps(payload)
-        self.record.response = None
-        self.record._response_raw = body or None
-        await self.raw(status, body, content_type, headers)
-
-    async def raw(
-        self, status: int, body: bytes, content_type: bytes | None, headers: list[tuple[bytes, bytes]] | None = None
-    ) -> None:
-        raw = [(b"content-length", str(len(body)).encode()), *self.session_header]
-        if body and content_type is not None:
-            raw.append((b"content-type", content_type))
-        raw.extend(headers or ())
-        await self.send({"type": "http.response.start", "status": status, "headers": raw})
-        await self.send({"type": "http.response.body", "body": body})
-
-    async def drop(self, reason: str = "connection dropped by a fault") -> None:
-        """Close the connection without (finishing) an answer."""
-        self.record.error = reason
-        self.dropped = True
-        transport = getattr(getattr(self._send, "__self__", None), "transport", None)
-        if transport is None:
-            import httpx2
-
-            raise httpx2.RemoteProtocolError("Server disconnected without sending a complete response.")
-        transport.abort()
-        await anyio.lowlevel.checkpoint()
-        await anyio.lowlevel.checkpoint()
-
-    async def error(
-        self, status: int, code: int, message: str, headers: list[tuple[bytes, bytes]] | None = None
-    ) -> None:
-        self.record.error = message
-        await self.json(status, {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, headers)
-
-    async def refuse(self, refused: Any) -> None:
-        record = self.record
-        record.error = refused.message
-        if refused.code is None:
-            await self.raw(refused.status, b"", None)
-            return
-        error: dict[str, Any] = {"code": refused.code, "message": refused.message}
-        if refused.data is not None:
-            error["data"] = refused.data
-        request_id = record.rpc_id if refused.request_id else None
-        await self.json(refused.status, {"jsonrpc": "2.0", "id": request_id, "error": error})
-
-    async def start_body(self, status: int, content_type: bytes, length: int | None) -> None:
-        raw = [(b"content-type", content_type), *self.session_header]
-        if length is not None:
-            raw.append((b"content-length", str(length).encode()))
-        await self.send({"type": "http.response.start", "status": status, "headers": raw})
-
-    async def end_body(self) -> None:
-        await self.send({"type": "http.response.body", "body": b""})
-
-    async def until_gone(self) -> None:
-        while (await self.receive())["type"] != "http.disconnect":
-            pass
-
-    async def chunk(self, data: bytes) -> None:
-        await self.send({"type": "http.response.body", "body": data, "more_body": True})
-
-    async def start_sse(self) -> None:
-        if self.started:
-            return
-        raw = [(b"content-type", _SSE), (b"cache-control", b"no-cache"), *self.session_header]
-        await self.send({"type": "http.response.start", "status": 200, "headers": raw})
-
-    async def end_sse(self) -> None:
-        await self.start_sse()
-        await self.send({"type": "http.response.body", "body": b""})
+        self.send = effect.wrap_send(self.send, SocketWire(self))
 
     def frame(self, state: Any, data: bytes) -> bytes:
         return frame(data)
@@ -221,7 +115,7 @@ class ProxyTurn:
             self.record.response = None
             self.record._response_raw = dumps(answer)
         if not sse:
-            await self.raw(status, b"" if answer is None else dumps(answer), _JSON)
+            await self.raw(status, b"" if answer is None else dumps(answer), JSON)
             return
         await self.start_sse()
         for message in [*messages, answer]:

@@ -15,10 +15,8 @@ import traceback
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-import anyio
-import anyio.lowlevel
-
 from mcp_testkit import faults
+from mcp_testkit._answer import Answer
 from mcp_testkit._asgi import BODY_PREFIX, Receive, Scope, Send, cancel_on_disconnect, lifespan, read_body
 from mcp_testkit._eras import HANDSHAKE
 from mcp_testkit._json import JsonError, loads
@@ -42,7 +40,6 @@ if TYPE_CHECKING:
     from mcp_testkit._headers import Headers
     from mcp_testkit.journal import Record
     from mcp_testkit.server._effects import Effect
-    from mcp_testkit.server._refusal import Refusal
     from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
 
@@ -72,8 +69,8 @@ __all__ = [
 ]
 
 
-_JSON = b"application/json"
-_SSE = b"text/event-stream"
+_NO_BUFFERING = ((b"x-accel-buffering", b"no"),)
+"""2026-07-28's SSE answers carry no event ids, and this header: so that no proxy holds the events back."""
 
 JOURNAL_PREFIX = BODY_PREFIX
 """How many bytes of a body refused for its size the journal keeps."""
@@ -109,35 +106,18 @@ def _accepts_both(accept: str) -> bool:
     return accepts(accept, "application/json") and accepts(accept, "text/event-stream")
 
 
-class Response:
-    """Sends one HTTP answer and writes what was sent into the record."""
+class Response(Answer):
+    """Sends one HTTP answer of the fake and writes what was sent into the record (`Answer` frames it)."""
 
-    __slots__ = (
-        "dropped",
-        "event_ids",
-        "headers",
-        "message",
-        "parse_error",
-        "plan",
-        "receive",
-        "record",
-        "send",
-        "session_header",
-        "started",
-        "streaming",
-    )
+    __slots__ = ("event_ids", "headers", "message", "parse_error", "plan")
+
+    refusal_unran = True
+    dumps = staticmethod(dumps)
 
     def __init__(self, send: Send, record: Record, headers: Headers, receive: Receive | None = None) -> None:
-        self.send = send
-        self.record = record
+        Answer.__init__(self, send, record, receive)
         self.headers = headers
         """The request's headers (the record's): read with `header`, which skips the lower-casing of `Headers.get`."""
-        self.receive = receive
-        """The request's ASGI receive, once its body is read: what tells that the client left."""
-        self.session_header: list[tuple[bytes, bytes]] = []
-        self.streaming = False
-        self.started = False
-        self.dropped = False
         self.event_ids = True
         """Whether SSE events carry an `id:` (the stateless era has no resumable streams, so none)."""
         self.message: Any = None
@@ -146,100 +126,10 @@ class Response:
         self.plan: StreamPlan | None = None
         """For an SSE answer of the handshake era: events kept for resumption, priming, a scripted break."""
 
-    async def json(
-        self,
-        status: int,
-        payload: Any,
-        headers: list[tuple[bytes, bytes]] | None = None,
-        content_type: bytes = _JSON,
-    ) -> None:
-        body = b"" if payload is None else dumps(payload)
-        self.record.response = None
-        self.record._response_raw = body or None
-        await self.raw(status, body, content_type, headers)
-
-    async def raw(
-        self, status: int, body: bytes, content_type: bytes | None, headers: list[tuple[bytes, bytes]] | None = None
-    ) -> None:
-        self.record.status = status
-        if status >= 400 and self.record.executed is None and self.record.rpc_method == "tools/call":
-            self.record.executed = False  # refused before dispatch (a header or capability check): it never ran
-        raw = [(b"content-length", str(len(body)).encode()), *self.session_header]
-        if body and content_type is not None:
-            raw.append((b"content-type", content_type))
-        if headers:
-            raw.extend(headers)
-        self.started = True
-        await self.send({"type": "http.response.start", "status": status, "headers": raw})
-        await self.send({"type": "http.response.body", "body": body})
-
-    async def drop(self, reason: str = "connection dropped by a fault") -> None:
-        """Close the connection without (finishing) an answer, as a crashed server or proxy does."""
-        self.record.error = reason
-        self.dropped = True
-        transport = getattr(getattr(self.send, "__self__", None), "transport", None)
-        if transport is None:
-            # In-process (ASGI) there is no socket to close: fail the client's request the way httpx2 would.
-            import httpx2
-
-            raise httpx2.RemoteProtocolError("Server disconnected without sending a complete response.")
-        transport.abort()
-        # Let the server see the disconnect before the app returns, so it does not answer 500 instead.
-        await anyio.lowlevel.checkpoint()
-        await anyio.lowlevel.checkpoint()
-
-    async def error(
-        self, status: int, code: int, message: str, headers: list[tuple[bytes, bytes]] | None = None
-    ) -> None:
-        """Refuse the request with a JSON-RPC error body (`id` null, as the spec's transports do)."""
-        self.record.error = message
-        await self.json(status, error_response(None, code, message), headers)
-
-    async def refuse(self, refused: Refusal) -> None:
-        """Answer a refusal: its status and JSON-RPC error (a bare status when it has no code)."""
-        record = self.record
-        record.error = refused.message
-        if refused.code is None:
-            await self.raw(refused.status, b"", None)
-            return
-        request_id = record.rpc_id if refused.request_id else None
-        await self.json(refused.status, error_response(request_id, refused.code, refused.message, refused.data))
-
-    async def start_body(self, status: int, content_type: bytes, length: int | None) -> None:
-        """Send the status and headers of a body that follows in `chunk`s (`length` bytes, when known)."""
-        self.record.status = status
-        self.started = True
-        raw = [(b"content-type", content_type), *self.session_header]
-        if length is not None:
-            raw.append((b"content-length", str(length).encode()))
-        await self.send({"type": "http.response.start", "status": status, "headers": raw})
-
-    async def end_body(self) -> None:
-        """End a body sent in `chunk`s."""
-        await self.send({"type": "http.response.body", "body": b""})
-
-    async def until_gone(self) -> None:
-        """Wait until the client leaves (closes the connection or gives up on the request)."""
-        if self.receive is None:
-            await anyio.sleep_forever()
-            return
-        while (await self.receive())["type"] != "http.disconnect":
-            pass
-
-    async def chunk(self, data: bytes) -> None:
-        """Send bytes of an SSE stream as they are."""
-        await self.send({"type": "http.response.body", "body": data, "more_body": True})
-
     async def start_sse(self) -> None:
         if self.streaming:
             return
-        self.streaming = True
-        self.started = True
-        self.record.status = 200
-        raw = [(b"content-type", _SSE), (b"cache-control", b"no-cache"), *self.session_header]
-        if not self.event_ids:
-            raw.append((b"x-accel-buffering", b"no"))  # 2026-07-28: so that no proxy holds the events back
-        await self.send({"type": "http.response.start", "status": 200, "headers": raw})
+        await self.open_sse(() if self.event_ids else _NO_BUFFERING)
         plan = self.plan
         if plan is not None:
             if plan.break_after == 0:

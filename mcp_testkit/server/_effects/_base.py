@@ -24,7 +24,7 @@ JSON = b"application/json"
 
 
 class HttpTurn(Protocol):
-    """What a fault may do to one HTTP exchange (`_http.Response` is one)."""
+    """What a fault may do to one HTTP exchange (an `_answer.Answer`: `_http.Response`, the proxy's turn)."""
 
     record: Record
 
