@@ -107,8 +107,10 @@ class Recording:
         max_processes: int = MAX_PROCESSES,
         scrub: Scrub | None = None,
         allow_remote: bool = False,
+        start_timeout_s: float = 10.0,
     ) -> None:
-        """A `host` that is not loopback warns (`RemoteHostWarning`) unless `allow_remote`."""
+        """A `host` that is not loopback warns (`RemoteHostWarning`) unless `allow_remote`. A `command` must start
+        and answer `initialize` within `start_timeout_s` when the recording starts (`UpstreamError` otherwise)."""
         warn_if_remote(host, "the recording proxy", allow_remote=allow_remote)
         if (upstream is None) == (command is None):
             raise ValueError("record needs exactly one upstream: a URL, or a command for a stdio server")
@@ -135,6 +137,7 @@ class Recording:
         self.proxy = ChaosProxy(
             upstream, upstream_command=command, headers=self.headers, host=host, port=port, path=path,
             max_processes=max_processes, journal_limit=1, allow_remote=True, recording=self.recorder,
+            start_timeout_s=start_timeout_s,
         )  # fmt: skip
 
     @property
@@ -145,7 +148,8 @@ class Recording:
         return self.proxy.url
 
     def start(self) -> None:
-        """Serve the proxy from a background thread; returns once it accepts connections."""
+        """Serve the proxy from a background thread; returns once it accepts connections (`UpstreamError` first
+        when a command exits or does not answer `initialize`)."""
         self.proxy.start()
 
     def stop(self) -> Cassette:
@@ -168,6 +172,7 @@ async def record(
     path: str = "/mcp",
     max_processes: int = MAX_PROCESSES,
     scrub: Scrub | None = None,
+    start_timeout_s: float = 10.0,
 ) -> AsyncIterator[str]:
     """Record a live server while the block runs: yields the proxy's URL, writes the cassette `out` on exit.
 
@@ -176,6 +181,8 @@ async def record(
     (their values are redacted);
     `redact` are regular expressions whose matches in bodies become `<redacted:N>` placeholders;
     `scrub` is called with each JSON-RPC message before it is written and returns the message to write.
+    A `command` that exits, or does not answer `initialize` within `start_timeout_s`, raises `UpstreamError` (its
+    message ends with the line of its stderr that says why) before anything is served or written.
     """
     recording = Recording(
         upstream,
@@ -188,6 +195,7 @@ async def record(
         path=path,
         max_processes=max_processes,
         scrub=scrub,
+        start_timeout_s=start_timeout_s,
     )
     await anyio.to_thread.run_sync(recording.start)
     try:
