@@ -167,7 +167,8 @@ class StdioGateway(_Endpoint):
             what = f"was ended by signal {-link.exit_status} before answering initialize"
         else:
             what = f"exited with status {link.exit_status} before answering initialize"
-        wrote = next((e["unparsed"] for e in exchange.events if isinstance(e, dict) and "unparsed" in e), None)
+        events = [event for kept in link.tape.exchanges for event in kept.events]  # its own lines, and the probe's
+        wrote = next((e["unparsed"] for e in events if isinstance(e, dict) and "unparsed" in e), None)
         said = link.stderr.last()
         notes = [f"on stdout it wrote {wrote[:60]!r}, which is not JSON-RPC"] if wrote is not None else []
         notes += [] if said else ["it wrote nothing on stderr"]
