@@ -121,6 +121,7 @@ def run_record(args: argparse.Namespace) -> int:
         recording = Recording(
             args.upstream, out=args.out, command=command, headers=headers, redact=args.redact, port=args.port,
             path=args.path, max_processes=args.max_processes, start_timeout_s=args.start_timeout,
+            upstream_stderr=sys.stderr if args.upstream_stderr else None,
             scrub=_scrub_hook(args.scrub) if args.scrub is not None else None,
         )  # fmt: skip
     except (ValueError, CassetteError, UpstreamError) as exc:
@@ -153,7 +154,8 @@ def run_verify(args: argparse.Namespace) -> int:
         headers = headers_from(args.header)
         upstream = args.upstream if args.upstream is not None else shlex.split(args.upstream_command)
         scrub = _scrub_hook(args.scrub) if args.scrub is not None else None
-        report = verify(args.cassette, upstream, headers=headers, scrub=scrub)
+        shown = sys.stderr if args.upstream_stderr else None
+        report = verify(args.cassette, upstream, headers=headers, scrub=scrub, upstream_stderr=shown)
     except (ValueError, CassetteError, UpstreamError) as exc:
         from mcp_testkit._terminal import printable  # what a file or a server said, escaped
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import deque
-from typing import IO
+from typing import IO, TextIO
 
 __all__ = ["MAX_BYTES", "MAX_LINES", "StderrTail"]
 
@@ -29,6 +29,7 @@ class StderrTail:
         self._lines: deque[str] = deque()
         self._size = 0
         self._lock = threading.Lock()
+        self._shown: TextIO | None = None
         self._pipe = pipe
         self._thread = threading.Thread(target=self._drain, name=name, daemon=True)
         self._thread.start()
@@ -43,10 +44,28 @@ class StderrTail:
 
     def _keep(self, line: str) -> None:
         with self._lock:
+            self._show(line)
             self._lines.append(line)
             self._size += len(line)
             while len(self._lines) > self.max_lines or (self._size > self.max_bytes and len(self._lines) > 1):
                 self._size -= len(self._lines.popleft())
+
+    def show(self, stream: TextIO) -> None:
+        """Write to `stream` (e.g. `sys.stderr`) the lines kept so far, then every later line as it comes: the
+        server's stderr passed through, when asked for (`--upstream-stderr`)."""
+        with self._lock:
+            self._shown = stream
+            for line in self._lines:
+                self._show(line)
+
+    def _show(self, line: str) -> None:
+        if self._shown is None:
+            return
+        try:
+            self._shown.write(line + "\n")
+            self._shown.flush()
+        except (OSError, ValueError):
+            self._shown = None  # the stream was closed: keep draining, stop showing
 
     def lines(self) -> list[str]:
         """What is kept, oldest first."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from mcp_testkit import faults
 from mcp_testkit._binding import warn_if_remote
@@ -53,6 +53,7 @@ class ChaosProxy:
         path: str = "/mcp",
         timeout_s: float = 30.0,
         start_timeout_s: float = 10.0,
+        upstream_stderr: TextIO | None = None,
         max_processes: int = 8,
         journal_limit: int | None = None,
         allow_remote: bool = False,
@@ -63,7 +64,8 @@ class ChaosProxy:
         `recording` keeps every exchange as a cassette's recorder does (`mcp_testkit.cassettes` passes one: it has
         the forwarder's `begin` and `keep`, and the `tape` a stdio server's exchanges go on). With `upstream_command`,
         `start` first runs the command and sends it `initialize` (nothing recorded or journaled), and raises
-        `UpstreamError` when it exits or does not answer within `start_timeout_s`.
+        `UpstreamError` when it exits or does not answer within `start_timeout_s`. Its stderr is kept off the
+        terminal (a tail errors quote), or passed through to `upstream_stderr` (e.g. `sys.stderr`) when given.
         """
         warn_if_remote(host, "the chaos proxy", allow_remote=allow_remote)
         if (upstream is None) == (upstream_command is None):
@@ -84,7 +86,9 @@ class ChaosProxy:
             if start_timeout_s <= 0:
                 raise ValueError(f"start_timeout_s must be more than 0 seconds, not {start_timeout_s:g}")
             tape = recording.tape if recording is not None else _Discarded(Tape)
-            link = self._stdio = StdioGateway(command, tape, path=path, max_processes=max_processes)
+            link = self._stdio = StdioGateway(
+                command, tape, path=path, max_processes=max_processes, stderr=upstream_stderr
+            )
         self._link = link
         self._plan = faults.FaultPlan()
         self._journal = Journal(limit=journal_limit)

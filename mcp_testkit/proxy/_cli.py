@@ -78,6 +78,7 @@ def run(args: argparse.Namespace, admin_app: Any = None) -> int:
         proxy = ChaosProxy(
             args.upstream, upstream_command=command, headers=headers, port=args.port, path=args.path,
             timeout_s=args.timeout, max_processes=args.max_processes, start_timeout_s=args.start_timeout,
+            upstream_stderr=sys.stderr if args.upstream_stderr else None,
         )  # fmt: skip
         if args.scenario is not None:
             load_faults(proxy, args.scenario)

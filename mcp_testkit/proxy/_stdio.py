@@ -12,7 +12,7 @@ import json
 import secrets
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 import anyio.from_thread
@@ -130,15 +130,18 @@ class StdioGateway(_Endpoint):
     """
 
     def __init__(
-        self, command: Sequence[str], tape: Any, *, path: str = "/mcp", max_processes: int = MAX_PROCESSES
-    ) -> None:
-        """`tape` (a cassette's `Tape`) is where the processes record each exchange they see."""
+        self, command: Sequence[str], tape: Any, *, path: str = "/mcp", max_processes: int = MAX_PROCESSES,
+        stderr: TextIO | None = None,
+    ) -> None:  # fmt: skip
+        """`tape` (a cassette's `Tape`) is where the processes record each exchange they see; `stderr`, when given,
+        is where their stderr is passed through (it is kept off it, a tail kept for errors, by default)."""
         if max_processes < 1:
             raise ValueError(f"max_processes must be at least 1, not {max_processes}")
         self.command = list(command)
         self.tape = tape
         self.path = path
         self.max_processes = max_processes
+        self.stderr = stderr
         self._starting = 0
         self._links: dict[str, Any] = {}
         """Each session's server process (a `StdioUpstream`), by the session id the gateway gave it."""
@@ -152,7 +155,7 @@ class StdioGateway(_Endpoint):
         from mcp_testkit.cassettes import StdioUpstream, Tape, UpstreamError
 
         started = time.monotonic()
-        link = StdioUpstream(self.command, tape=Tape(), timeout_s=timeout_s)
+        link = self._shown(StdioUpstream(self.command, tape=Tape(), timeout_s=timeout_s))
         try:
             exchange = link.send(_PROBE)
             timed_out = exchange.response is None and time.monotonic() - started >= timeout_s
@@ -233,12 +236,17 @@ class StdioGateway(_Endpoint):
             return None
         self._starting += 1
         try:
-            return await anyio.to_thread.run_sync(lambda: StdioUpstream(self.command, tape=self.tape))
+            return self._shown(await anyio.to_thread.run_sync(lambda: StdioUpstream(self.command, tape=self.tape)))
         except UpstreamError as exc:
             await _answer(send, 502, {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": str(exc)}})
             return None
         finally:
             self._starting -= 1
+
+    def _shown(self, link: Any) -> Any:
+        if self.stderr is not None:
+            link.stderr.show(self.stderr)
+        return link
 
     async def _initialize(self, message: dict[str, Any], send: Send) -> None:
         link = await self._start(send)

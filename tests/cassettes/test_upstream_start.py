@@ -4,6 +4,7 @@ instead of reaching the user's terminal."""
 
 from __future__ import annotations
 
+import io
 import shlex
 import signal
 import subprocess
@@ -196,3 +197,21 @@ def test_a_chatty_stderr_never_blocks_the_server_and_only_its_tail_is_kept(tmp_p
     assert kept[-1] == "line 19999 of what a chatty server logs"
     assert len(kept) <= link.stderr.max_lines
     assert sum(len(line) for line in kept) <= link.stderr.max_bytes
+
+
+async def test_upstream_stderr_passes_the_server_stderr_through(tmp_path: Path) -> None:
+    """`record --upstream-stderr` shows what the server writes on stderr; `upstream_stderr=` does from Python,
+    the probe's lines included."""
+    out = tmp_path / "loud.json"
+    command = shlex.join(["sh", "-c", f"echo '{BANNER}' >&2; exec \"$0\" \"$@\"", *stdio_command()])
+    process, _ = await anyio.to_thread.run_sync(
+        lambda: _start_record("--upstream-command", command, "--out", str(out), "--upstream-stderr")
+    )
+    status, stderr = await anyio.to_thread.run_sync(_stop, process, signal.SIGINT)
+    assert status == 0, stderr
+    assert BANNER in stderr.splitlines()  # the probe's process said it
+    shown = io.StringIO()
+    with pytest.raises(UpstreamError, match="boom"):
+        async with ChaosProxy(upstream_command=DIES, upstream_stderr=shown):
+            pytest.fail("the proxy served an upstream that died at once")
+    assert shown.getvalue() == "boom\n"
