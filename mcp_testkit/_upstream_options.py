@@ -23,3 +23,9 @@ def add_upstream_options(parser: argparse.ArgumentParser, *, header_hidden_from:
         help="a header sent to the upstream on every request (repeatable); a value env:VAR is read from "
         f"the environment. Its value never reaches {header_hidden_from}.",
     )
+    parser.add_argument(
+        "--upstream-stderr",
+        action="store_true",
+        help="with --upstream-command: pass the server's stderr through to this one as it comes (by default it "
+        "is kept off the terminal, and an error about the server quotes the line that says why)",
+    )

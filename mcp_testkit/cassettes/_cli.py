@@ -61,6 +61,15 @@ def add_parsers(commands: Any) -> None:
         help="with --upstream-command: at most N server processes at once, one per session (default 8); a "
         "session over it gets a 503",
     )
+    record.add_argument(
+        "--start-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="with --upstream-command: how long the command may take to answer a first initialize before the "
+        "recording starts (default 10); one that exits or does not answer is exit status 2, with its stderr's "
+        "last line",
+    )
     verify = commands.add_parser(
         "verify",
         help="check that a live server still matches a cassette; exit status 1 on a breaking change",
@@ -101,6 +110,7 @@ def _fail(command: str, message: str, status: int = 2) -> int:
 
 
 def run_record(args: argparse.Namespace) -> int:
+    from mcp_testkit._terminal import printable  # what the upstream wrote on stderr, escaped
     from mcp_testkit.cassettes._format import CassetteError
     from mcp_testkit.cassettes._record import Recording
     from mcp_testkit.cassettes._upstream import UpstreamError, headers_from
@@ -110,7 +120,8 @@ def run_record(args: argparse.Namespace) -> int:
         command = shlex.split(args.upstream_command) if args.upstream_command is not None else None
         recording = Recording(
             args.upstream, out=args.out, command=command, headers=headers, redact=args.redact, port=args.port,
-            path=args.path, max_processes=args.max_processes,
+            path=args.path, max_processes=args.max_processes, start_timeout_s=args.start_timeout,
+            upstream_stderr=sys.stderr if args.upstream_stderr else None,
             scrub=_scrub_hook(args.scrub) if args.scrub is not None else None,
         )  # fmt: skip
     except (ValueError, CassetteError, UpstreamError) as exc:
@@ -120,6 +131,8 @@ def run_record(args: argparse.Namespace) -> int:
         signal.signal(signum, lambda *_: stop.set())
     try:
         recording.start()
+    except UpstreamError as exc:
+        return _fail("record", printable(str(exc)))
     except (OSError, RuntimeError) as exc:
         return _fail("record", f"cannot serve the proxy on 127.0.0.1:{args.port}: {exc}")
     print(f"recording {recording.described} at {recording.url}", flush=True)
@@ -141,7 +154,8 @@ def run_verify(args: argparse.Namespace) -> int:
         headers = headers_from(args.header)
         upstream = args.upstream if args.upstream is not None else shlex.split(args.upstream_command)
         scrub = _scrub_hook(args.scrub) if args.scrub is not None else None
-        report = verify(args.cassette, upstream, headers=headers, scrub=scrub)
+        shown = sys.stderr if args.upstream_stderr else None
+        report = verify(args.cassette, upstream, headers=headers, scrub=scrub, upstream_stderr=shown)
     except (ValueError, CassetteError, UpstreamError) as exc:
         from mcp_testkit._terminal import printable  # what a file or a server said, escaped
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 import anyio.to_thread
@@ -107,8 +107,12 @@ class Recording:
         max_processes: int = MAX_PROCESSES,
         scrub: Scrub | None = None,
         allow_remote: bool = False,
+        start_timeout_s: float = 10.0,
+        upstream_stderr: TextIO | None = None,
     ) -> None:
-        """A `host` that is not loopback warns (`RemoteHostWarning`) unless `allow_remote`."""
+        """A `host` that is not loopback warns (`RemoteHostWarning`) unless `allow_remote`. A `command` must start
+        and answer `initialize` within `start_timeout_s` when the recording starts (`UpstreamError` otherwise); its
+        stderr is passed through to `upstream_stderr` when given, else kept off the terminal."""
         warn_if_remote(host, "the recording proxy", allow_remote=allow_remote)
         if (upstream is None) == (command is None):
             raise ValueError("record needs exactly one upstream: a URL, or a command for a stdio server")
@@ -135,6 +139,7 @@ class Recording:
         self.proxy = ChaosProxy(
             upstream, upstream_command=command, headers=self.headers, host=host, port=port, path=path,
             max_processes=max_processes, journal_limit=1, allow_remote=True, recording=self.recorder,
+            start_timeout_s=start_timeout_s, upstream_stderr=upstream_stderr,
         )  # fmt: skip
 
     @property
@@ -145,7 +150,8 @@ class Recording:
         return self.proxy.url
 
     def start(self) -> None:
-        """Serve the proxy from a background thread; returns once it accepts connections."""
+        """Serve the proxy from a background thread; returns once it accepts connections (`UpstreamError` first
+        when a command exits or does not answer `initialize`)."""
         self.proxy.start()
 
     def stop(self) -> Cassette:
@@ -168,6 +174,8 @@ async def record(
     path: str = "/mcp",
     max_processes: int = MAX_PROCESSES,
     scrub: Scrub | None = None,
+    start_timeout_s: float = 10.0,
+    upstream_stderr: TextIO | None = None,
 ) -> AsyncIterator[str]:
     """Record a live server while the block runs: yields the proxy's URL, writes the cassette `out` on exit.
 
@@ -176,6 +184,9 @@ async def record(
     (their values are redacted);
     `redact` are regular expressions whose matches in bodies become `<redacted:N>` placeholders;
     `scrub` is called with each JSON-RPC message before it is written and returns the message to write.
+    A `command` that exits, or does not answer `initialize` within `start_timeout_s`, raises `UpstreamError` (its
+    message ends with the line of its stderr that says why) before anything is served or written; the command's
+    stderr is kept off the terminal unless `upstream_stderr` (e.g. `sys.stderr`) is given to pass it through.
     """
     recording = Recording(
         upstream,
@@ -188,6 +199,8 @@ async def record(
         path=path,
         max_processes=max_processes,
         scrub=scrub,
+        start_timeout_s=start_timeout_s,
+        upstream_stderr=upstream_stderr,
     )
     await anyio.to_thread.run_sync(recording.start)
     try:

@@ -36,19 +36,12 @@ from mcp_testkit._json import loads as strict_loads
 from mcp_testkit._param_headers import param_headers
 from mcp_testkit.cassettes._format import Exchange, Tape, era_of, split_messages, version_of
 from mcp_testkit.cassettes._redact import kept_headers
+from mcp_testkit.cassettes._stderr import StderrTail
 
 __all__ = [
-    "UPSTREAM_ERAS",
-    "HttpUpstream",
-    "StdioUpstream",
-    "Upstream",
-    "UpstreamError",
-    "UpstreamSession",
-    "describe_upstream",
-    "from_env",
-    "headers_from",
-    "open_upstream",
-]
+    "UPSTREAM_ERAS", "HttpUpstream", "StdioUpstream", "Upstream", "UpstreamError", "UpstreamSession",
+    "describe_upstream", "from_env", "headers_from", "open_upstream",
+]  # fmt: skip
 
 ACCEPT = "application/json, text/event-stream"
 TIMEOUT_S = 30.0
@@ -61,7 +54,12 @@ OnEvent = Callable[[Any], None]
 
 
 class UpstreamError(Exception):
-    """The live server could not be reached or did not answer as MCP says; the message names it."""
+    """The live server could not be reached or did not answer as MCP says; the message names it. A stdio server's
+    error keeps the last lines it wrote on stderr in `stderr` (empty for others)."""
+
+    def __init__(self, message: str, *, stderr: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.stderr = list(stderr)
 
 
 class Upstream(Protocol):
@@ -161,13 +159,9 @@ class HttpUpstream:
     transport = "http"
 
     def __init__(
-        self,
-        url: str,
-        headers: Mapping[str, str] | None = None,
-        *,
-        tape: Tape | None = None,
+        self, url: str, headers: Mapping[str, str] | None = None, *, tape: Tape | None = None,
         timeout: float = TIMEOUT_S,
-    ) -> None:
+    ) -> None:  # fmt: skip
         import httpx2
 
         self.url = url
@@ -310,17 +304,20 @@ class StdioUpstream:
         self.tape = tape if tape is not None else Tape()
         self.protocol_version: str | None = None
         self.timeout_s = timeout_s
+        self.exit_status: int | None = None
         try:
             self._process = subprocess.Popen(
                 self.command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 env=dict(env) if env is not None else None,
                 cwd=cwd,
             )
         except OSError as exc:
             raise UpstreamError(f"upstream {self.describe()}: cannot start it: {exc.strerror or exc}") from None
         self.session = f"process-{self._process.pid}"
+        self.stderr = StderrTail(self._process.stderr, name=f"mcp-testkit-stderr-{self.session}")  # type: ignore[arg-type]
         self._write_lock = threading.Lock()
         self._lock = threading.Lock()
         self._waiting: list[_Waiting] = []
@@ -338,9 +335,11 @@ class StdioUpstream:
         for line in stdout:
             if line.strip():
                 self._route(line.decode("utf-8", errors="replace").strip())
-        code = self._process.wait()
+        code = self.exit_status = self._process.wait()  # set before any waiting request hears of the end
+        self.stderr.join(1.0)
+        said = f": {self.stderr.last()}" if self.stderr.last() else ""
         with self._lock:
-            self._ended = f"the server process ended (exit status {code}) before answering"
+            self._ended = f"the server process ended (exit status {code}) before answering{said}"
             waiting = list(self._waiting)
         for one in waiting:
             one.inbox.put(("ended", self._ended))
@@ -443,6 +442,7 @@ class StdioUpstream:
         self._reader.join(5.0)
         if process.stdout is not None:
             process.stdout.close()
+        self.stderr.close()
 
 
 class UpstreamSession:

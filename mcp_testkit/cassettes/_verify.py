@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from mcp_testkit._eras import HANDSHAKE, SERVER_INFO_KEY, STATELESS
 from mcp_testkit._terminal import printable
@@ -22,7 +22,7 @@ from mcp_testkit.cassettes._answers import handshake_result
 from mcp_testkit.cassettes._format import Cassette, RecordedCall
 from mcp_testkit.cassettes._redact import Redactor, Scrub
 from mcp_testkit.cassettes._script import ReplayScript
-from mcp_testkit.cassettes._upstream import UpstreamSession, describe_upstream, open_upstream
+from mcp_testkit.cassettes._upstream import StdioUpstream, UpstreamSession, describe_upstream, open_upstream
 from mcp_testkit.cassettes._verify_offerings import compare_offerings, not_compared
 
 __all__ = ["Change", "VerifyReport", "verify"]
@@ -109,17 +109,23 @@ def verify(
     *,
     headers: Mapping[str, str] | None = None,
     scrub: Scrub | None = None,
+    upstream_stderr: TextIO | None = None,
 ) -> VerifyReport:
     """Compare a cassette with the live server at `upstream` (a URL, or a stdio command); blocking.
 
     `scrub` is the hook the cassette was recorded with (`record(..., scrub=)`): each live answer goes through it
     before it is compared, so what it wrote as a placeholder is not reported as changed.
 
+    A stdio server's stderr is kept off the terminal (the error quotes its telling line) unless `upstream_stderr`
+    (e.g. `sys.stderr`) is given to pass it through.
+
     Raises `UpstreamError` when the live server cannot be reached or does not answer as MCP says.
     """
     loaded = cassette if isinstance(cassette, Cassette) else Cassette.load(cassette)
     script = ReplayScript.from_cassette(loaded)
     link = open_upstream(upstream, headers=headers)
+    if upstream_stderr is not None and isinstance(link, StdioUpstream):
+        link.stderr.show(upstream_stderr)
     described = link.describe() if not isinstance(upstream, str) else describe_upstream(upstream)
     report = VerifyReport(loaded.source, described)
     initialize = next((e for e in loaded.requests("initialize") if e.result is not None), None)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from mcp_testkit import faults
 from mcp_testkit._binding import warn_if_remote
@@ -52,6 +52,8 @@ class ChaosProxy:
         port: int = 0,
         path: str = "/mcp",
         timeout_s: float = 30.0,
+        start_timeout_s: float = 10.0,
+        upstream_stderr: TextIO | None = None,
         max_processes: int = 8,
         journal_limit: int | None = None,
         allow_remote: bool = False,
@@ -60,7 +62,10 @@ class ChaosProxy:
         """A `host` that is not loopback warns (`RemoteHostWarning`) unless `allow_remote`.
 
         `recording` keeps every exchange as a cassette's recorder does (`mcp_testkit.cassettes` passes one: it has
-        the forwarder's `begin` and `keep`, and the `tape` a stdio server's exchanges go on).
+        the forwarder's `begin` and `keep`, and the `tape` a stdio server's exchanges go on). With `upstream_command`,
+        `start` first runs the command and sends it `initialize` (nothing recorded or journaled), and raises
+        `UpstreamError` when it exits or does not answer within `start_timeout_s`. Its stderr is kept off the
+        terminal (a tail errors quote), or passed through to `upstream_stderr` (e.g. `sys.stderr`) when given.
         """
         warn_if_remote(host, "the chaos proxy", allow_remote=allow_remote)
         if (upstream is None) == (upstream_command is None):
@@ -78,14 +83,19 @@ class ChaosProxy:
 
             command = list(upstream_command or [])
             check_startable(command)
+            if start_timeout_s <= 0:
+                raise ValueError(f"start_timeout_s must be more than 0 seconds, not {start_timeout_s:g}")
             tape = recording.tape if recording is not None else _Discarded(Tape)
-            link = self._stdio = StdioGateway(command, tape, path=path, max_processes=max_processes)
+            link = self._stdio = StdioGateway(
+                command, tape, path=path, max_processes=max_processes, stderr=upstream_stderr
+            )
         self._link = link
         self._plan = faults.FaultPlan()
         self._journal = Journal(limit=journal_limit)
         self._endpoint = ProxyEndpoint(link, self._journal, self._plan, path=path)
         self._endpoint.allowed_hosts = frozenset({*LOOPBACK_NAMES, host.lower()})
         self._host, self._port, self._path = host, port, path
+        self._start_timeout_s = start_timeout_s
         self._runner: Any = None
 
     # -- faults --------------------------------------------------------------------------------------------------
@@ -193,11 +203,14 @@ class ChaosProxy:
         return self._runner is not None
 
     def start(self, app: Any = None) -> None:
-        """Serve from a background thread; returns once the proxy accepts connections."""
+        """Serve from a background thread; returns once the proxy accepts connections. In front of a command, first
+        `UpstreamError` unless the command starts and answers `initialize` (the stdio gateway's `probe`)."""
         from mcp_testkit._runner import Runner
 
         if self._runner is not None:
             raise RuntimeError(f"the chaos proxy is already started at {self.url}")
+        if self._stdio is not None:
+            self._stdio.probe(self._start_timeout_s)
         runner = Runner(
             app or self._endpoint, self._host, self._port, header_timeout=60.0, body_timeout=60.0, idle_timeout=75.0
         )

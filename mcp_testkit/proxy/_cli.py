@@ -37,6 +37,10 @@ def add_parser(commands: Any) -> None:
                        help="how long the upstream may take to begin an answer before the client gets 504")  # fmt: skip
     proxy.add_argument("--max-processes", type=int, default=8, metavar="N",
                        help="with --upstream-command: at most N server processes at once, one per session")  # fmt: skip
+    proxy.add_argument("--start-timeout", type=float, default=10.0, metavar="SECONDS",
+                       help="with --upstream-command: how long the command may take to answer a first "
+                       "initialize before the proxy serves (default 10); one that exits or does not answer is exit "
+                       "status 2")  # fmt: skip
 
 
 def load_faults(proxy: Any, path: str) -> int:
@@ -73,7 +77,8 @@ def run(args: argparse.Namespace, admin_app: Any = None) -> int:
         command = shlex.split(args.upstream_command) if args.upstream_command is not None else None
         proxy = ChaosProxy(
             args.upstream, upstream_command=command, headers=headers, port=args.port, path=args.path,
-            timeout_s=args.timeout, max_processes=args.max_processes,
+            timeout_s=args.timeout, max_processes=args.max_processes, start_timeout_s=args.start_timeout,
+            upstream_stderr=sys.stderr if args.upstream_stderr else None,
         )  # fmt: skip
         if args.scenario is not None:
             load_faults(proxy, args.scenario)
@@ -93,6 +98,10 @@ def run(args: argparse.Namespace, admin_app: Any = None) -> int:
         signal.signal(signum, lambda *_: stop.set())
     try:
         proxy.start(app)
+    except UpstreamError as exc:
+        from mcp_testkit._terminal import printable  # what the upstream wrote on stderr, escaped
+
+        return _fail(printable(str(exc)))
     except (OSError, RuntimeError) as exc:
         return _fail(f"cannot serve the proxy on 127.0.0.1:{args.port}: {exc}")
     try:

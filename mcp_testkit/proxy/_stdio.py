@@ -10,20 +10,21 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
 
 from mcp_testkit._asgi import Receive, Scope, Send, lifespan, read_body
-from mcp_testkit._eras import STATELESS_VERSIONS, VERSION_KEY, error_status
+from mcp_testkit._eras import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, VERSION_KEY, error_status
 from mcp_testkit._json import JsonError
 from mcp_testkit._json import loads as strict_loads
 from mcp_testkit._origin import LOOPBACK_NAMES, rebinding_refusal
 
-__all__ = ["MAX_PROCESSES", "StdioGateway"]
+__all__ = ["MAX_PROCESSES", "START_TIMEOUT_S", "StdioGateway"]
 
 _JSON = b"application/json"
 MAX_BODY = 64 * 1024 * 1024
@@ -59,6 +60,13 @@ def _headers(scope: Scope) -> list[tuple[str, str]]:
     return [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
 
 
+START_TIMEOUT_S = 10.0
+"""How long the command may take, before the proxy serves, to start and answer a probing `initialize`."""
+_PROBE = {
+    "jsonrpc": "2.0", "id": "mcp-testkit-probe", "method": "initialize",
+    "params": {"protocolVersion": HANDSHAKE_VERSIONS[-1], "capabilities": {},
+               "clientInfo": {"name": "mcp-testkit-probe", "version": "0.1.0"}},
+}  # fmt: skip
 MAX_PROCESSES = 8
 """How many stdio server processes a recording proxy runs at once by default: one per session of the handshake
 era (a stdio server takes one `initialize`), one shared by every 2026-07-28 request."""
@@ -122,20 +130,53 @@ class StdioGateway(_Endpoint):
     """
 
     def __init__(
-        self, command: Sequence[str], tape: Any, *, path: str = "/mcp", max_processes: int = MAX_PROCESSES
-    ) -> None:
-        """`tape` (a cassette's `Tape`) is where the processes record each exchange they see."""
+        self, command: Sequence[str], tape: Any, *, path: str = "/mcp", max_processes: int = MAX_PROCESSES,
+        stderr: TextIO | None = None,
+    ) -> None:  # fmt: skip
+        """`tape` (a cassette's `Tape`) is where the processes record each exchange they see; `stderr`, when given,
+        is where their stderr is passed through (it is kept off it, a tail kept for errors, by default)."""
         if max_processes < 1:
             raise ValueError(f"max_processes must be at least 1, not {max_processes}")
         self.command = list(command)
         self.tape = tape
         self.path = path
         self.max_processes = max_processes
+        self.stderr = stderr
         self._starting = 0
         self._links: dict[str, Any] = {}
         """Each session's server process (a `StdioUpstream`), by the session id the gateway gave it."""
         self._shared: Any = None
         self._shared_lock: anyio.Lock | None = None
+
+    def probe(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """`UpstreamError` unless the command starts and answers `initialize` within `timeout_s`: said once, before
+        the proxy serves, rather than to every client. The probe's process is closed at once; nothing it said is
+        recorded or journaled, and its stderr's tail is the error's `stderr`."""
+        from mcp_testkit.cassettes import StdioUpstream, Tape, UpstreamError
+
+        started = time.monotonic()
+        link = self._shown(StdioUpstream(self.command, tape=Tape(), timeout_s=timeout_s))
+        try:
+            exchange = link.send(_PROBE)
+            timed_out = exchange.response is None and time.monotonic() - started >= timeout_s
+        finally:
+            link.close()
+        if exchange.response is not None:
+            return
+        described = link.describe()
+        if timed_out:
+            what = f"did not answer initialize within {timeout_s:g} s"
+        elif link.exit_status is not None and link.exit_status < 0:
+            what = f"was ended by signal {-link.exit_status} before answering initialize"
+        else:
+            what = f"exited with status {link.exit_status} before answering initialize"
+        events = [event for kept in link.tape.exchanges for event in kept.events]  # its own lines, and the probe's
+        wrote = next((e["unparsed"] for e in events if isinstance(e, dict) and "unparsed" in e), None)
+        said = link.stderr.last()
+        notes = [f"on stdout it wrote {wrote[:60]!r}, which is not JSON-RPC"] if wrote is not None else []
+        notes += [] if said else ["it wrote nothing on stderr"]
+        what += (f" ({'; '.join(notes)})" if notes else "") + (f": {said}" if said else "")
+        raise UpstreamError(f"the upstream command `{described}` {what}", stderr=link.stderr.lines())
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(_headers(scope))
@@ -195,12 +236,17 @@ class StdioGateway(_Endpoint):
             return None
         self._starting += 1
         try:
-            return await anyio.to_thread.run_sync(lambda: StdioUpstream(self.command, tape=self.tape))
+            return self._shown(await anyio.to_thread.run_sync(lambda: StdioUpstream(self.command, tape=self.tape)))
         except UpstreamError as exc:
             await _answer(send, 502, {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": str(exc)}})
             return None
         finally:
             self._starting -= 1
+
+    def _shown(self, link: Any) -> Any:
+        if self.stderr is not None:
+            link.stderr.show(self.stderr)
+        return link
 
     async def _initialize(self, message: dict[str, Any], send: Send) -> None:
         link = await self._start(send)

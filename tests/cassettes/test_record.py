@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -520,7 +521,7 @@ def test_record_command_refuses_an_upstream_command_that_cannot_start(tmp_path: 
 async def test_a_stdio_server_that_cannot_start_later_is_a_502_and_the_proxy_keeps_serving(tmp_path: Path) -> None:
     """When the server's program is gone after the proxy started, initialize gets a 502 with a JSON-RPC error."""
     program = tmp_path / "server"
-    program.write_text("#!/bin/sh\nexit 0\n")
+    program.write_text(f"#!/bin/sh\nexec {shlex.join(stdio_command())}\n")  # serves the start's probe
     program.chmod(0o755)
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
             "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}  # fmt: skip
