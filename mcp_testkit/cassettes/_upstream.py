@@ -337,7 +337,7 @@ class StdioUpstream:
                 self._route(line.decode("utf-8", errors="replace").strip())
         code = self.exit_status = self._process.wait()  # set before any waiting request hears of the end
         self.stderr.join(1.0)
-        said = f": {self.stderr.last()}" if self.stderr.last() else ""
+        said = f": {last}" if (last := self.stderr.last()) else ""
         with self._lock:
             self._ended = f"the server process ended (exit status {code}) before answering{said}"
             waiting = list(self._waiting)

@@ -104,7 +104,8 @@ class HttpForwarder:
 
             from mcp_testkit._tls import tls_context
 
-            if sniffio.current_async_library() == "asyncio":
+            library = sniffio.current_async_library()
+            if library == "asyncio":
                 from mcp_testkit.proxy._http11 import Http11Pool
 
                 self._client = Http11Pool(self.url, ssl=tls_context())
@@ -116,7 +117,7 @@ class HttpForwarder:
                 self._client = httpx2.AsyncClient(
                     timeout=timeout, follow_redirects=False, verify=tls_context(), limits=limits
                 )
-                if sniffio.current_async_library() == "trio":
+                if library == "trio":
                     import trio
 
                     self._trio = trio.lowlevel.current_trio_token()

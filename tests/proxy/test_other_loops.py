@@ -3,6 +3,8 @@ must carry the same headers both ways as the proxy's own HTTP/1.1 client does.""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -64,25 +66,38 @@ async def _session_through(proxy: ChaosProxy) -> str:
         return opened.headers["mcp-session-id"]
 
 
-@pytest.mark.anyio
-@pytest.mark.parametrize("anyio_backend", ["trio"])
-async def test_stop_from_another_thread_closes_the_upstream_pool_on_trio(anyio_backend: str) -> None:
-    """ChaosProxy.stop() from a worker thread, the proxy served in-process on trio: the session still open upstream
-    is DELETEd and the pooled connection closed, on the trio run that made the pool (it used to be dropped unclosed,
-    its connection left open until the garbage collector came by)."""
+@contextlib.asynccontextmanager
+async def _session_on_trio() -> AsyncIterator[tuple[TestMcpServer, ChaosProxy, str]]:
+    """An upstream, the proxy in front of it served in-process on this trio run, and a handshake session opened
+    through it (the pool keeping its connection alive); both stopped on the way out, whatever the test did."""
     upstream = TestMcpServer("upstream")
     await anyio.to_thread.run_sync(upstream.start)
     proxy = ChaosProxy(upstream.url)
     try:
         with anyio.fail_after(LIMIT_S):
             session = await _session_through(proxy)
-            assert _connections_to(upstream.port) >= 1  # the pool keeps its connection alive
-            await anyio.to_thread.run_sync(proxy.stop)
-        assert [r.http_method for r in upstream.journal.requests(session_id=session)][-1] == "DELETE"
-        assert _connections_to(upstream.port) == 0
+        assert _connections_to(upstream.port) >= 1  # the pool keeps its connection alive
+        yield upstream, proxy, session
     finally:
         await anyio.to_thread.run_sync(proxy.stop)
         await anyio.to_thread.run_sync(upstream.stop)
+
+
+def _last_request(upstream: TestMcpServer, session: str) -> str:
+    return [r.http_method for r in upstream.journal.requests(session_id=session)][-1]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_stop_from_another_thread_closes_the_upstream_pool_on_trio(anyio_backend: str) -> None:
+    """ChaosProxy.stop() from a worker thread, the proxy served in-process on trio: the session still open upstream
+    is DELETEd and the pooled connection closed, on the trio run that made the pool (it used to be dropped unclosed,
+    its connection left open until the garbage collector came by)."""
+    async with _session_on_trio() as (upstream, proxy, session):
+        with anyio.fail_after(LIMIT_S):
+            await anyio.to_thread.run_sync(proxy.stop)
+        assert _last_request(upstream, session) == "DELETE"
+        assert _connections_to(upstream.port) == 0
 
 
 @pytest.mark.anyio
@@ -90,19 +105,11 @@ async def test_stop_from_another_thread_closes_the_upstream_pool_on_trio(anyio_b
 async def test_stop_on_the_trio_thread_itself_closes_the_upstream_pool(anyio_backend: str) -> None:
     """ChaosProxy.stop() called synchronously on the trio run serving the proxy cannot wait on that run: it leaves
     the closing to a system task there, which DELETEs the open session and closes the pooled connection."""
-    upstream = TestMcpServer("upstream")
-    await anyio.to_thread.run_sync(upstream.start)
-    proxy = ChaosProxy(upstream.url)
-    try:
+    async with _session_on_trio() as (upstream, proxy, session):
         with anyio.fail_after(LIMIT_S):
-            session = await _session_through(proxy)
-            assert _connections_to(upstream.port) >= 1
             proxy.stop()  # returns at once: the system task runs once this task waits
             # The closing runs in a system task this test has no handle on, and the kernel's connection table sends
             # no event: look again until the connection is gone (bounded by fail_after).
             while _connections_to(upstream.port):  # noqa: ASYNC110
                 await anyio.sleep(0.01)
-        assert [r.http_method for r in upstream.journal.requests(session_id=session)][-1] == "DELETE"
-    finally:
-        await anyio.to_thread.run_sync(proxy.stop)
-        await anyio.to_thread.run_sync(upstream.stop)
+        assert _last_request(upstream, session) == "DELETE"
