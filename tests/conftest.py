@@ -16,7 +16,11 @@ import httpx2  # noqa: F401  # isort: skip
 import mcp  # noqa: F401  # isort: skip
 import uvicorn  # noqa: F401  # isort: skip
 
+import mcp_testkit.adapters  # isort: skip
 import mcp_testkit.bridge  # isort: skip
+import mcp_testkit.cassettes  # isort: skip
+import mcp_testkit.contract  # isort: skip
+import mcp_testkit.proxy  # isort: skip
 import mcp_testkit.server  # isort: skip
 
 if TYPE_CHECKING:
