@@ -16,7 +16,7 @@ import httpx2
 import pytest
 
 from mcp_testkit.cassettes import Cassette, StdioUpstream, UpstreamError, record
-from mcp_testkit.cassettes._upstream import UpstreamSession
+from mcp_testkit.cassettes._upstream_session import UpstreamSession
 from mcp_testkit.proxy import ChaosProxy
 
 from ._support import LIMIT_S
