@@ -8,11 +8,13 @@ process, and closing it never depends on a loop that may be gone. `UpstreamSessi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import shlex
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -33,6 +35,9 @@ __all__ = [
 ]  # fmt: skip
 
 ACCEPT = "application/json, text/event-stream"
+_GROUPS = hasattr(os, "killpg")
+"""Whether a stdio server runs in a process group of its own (POSIX), which closing it ends whole."""
+_GROUP_GRACE_S = 1.0
 TIMEOUT_S = 30.0
 OnEvent = Callable[[Any], None]
 
@@ -297,6 +302,8 @@ class StdioUpstream:
                 stderr=subprocess.PIPE,
                 env=dict(env) if env is not None else None,
                 cwd=cwd,
+                # A group of its own, so that closing ends what it started too (npx's node, a shell's child).
+                start_new_session=_GROUPS,
             )
         except OSError as exc:
             raise UpstreamError(f"upstream {self.describe()}: cannot start it: {exc.strerror or exc}") from None
@@ -407,22 +414,50 @@ class StdioUpstream:
             self.protocol_version = version
         return exchange
 
+    def _signal(self, number: int) -> None:
+        """Send `number` to the server's process group (to the process alone where there are no groups)."""
+        try:
+            if _GROUPS:
+                os.killpg(self._process.pid, number)
+            elif number == signal.SIGTERM:
+                self._process.terminate()
+            else:
+                self._process.kill()
+        except ProcessLookupError:
+            pass
+
+    def _end_group(self) -> None:
+        """End what the server started and left behind holding its stdout: terminated, then killed if the pipe is
+        still held after `_GROUP_GRACE_S`. No wait when the server took its children with it."""
+        if not _GROUPS:
+            return
+        try:
+            os.killpg(self._process.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            return
+        self._reader.join(_GROUP_GRACE_S)  # it ends when nothing holds the server's stdout any more
+        if self._reader.is_alive():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._process.pid, signal.SIGKILL)
+
     def close(self) -> None:
-        """Close the server's stdin and wait for it to exit (terminated, then killed, if it does not)."""
+        """Close the server's stdin and wait for it to exit (its process group terminated, then killed, if it does
+        not); then end whatever it started that is still running."""
         process = self._process
         if process.stdin is not None:
             try:
                 process.stdin.close()
             except OSError:
                 pass
-        for stop in (None, process.terminate, process.kill):
+        for stop in (None, signal.SIGTERM, signal.SIGKILL):
             if stop is not None:
-                stop()
+                self._signal(stop)
             try:
                 process.wait(5.0)
                 break
             except subprocess.TimeoutExpired:
                 continue
+        self._end_group()
         self._reader.join(5.0)
         if process.stdout is not None:
             process.stdout.close()
