@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["add_upstream_options"]
+__all__ = ["MAX_PROCESSES", "START_TIMEOUT_S", "add_upstream_options"]
+
+START_TIMEOUT_S = 10.0
+"""How long a stdio server's command may take, before a proxy or a recording serves, to start and answer a probing
+`initialize` (`--start-timeout`, `start_timeout_s=`)."""
+MAX_PROCESSES = 8
+"""How many stdio server processes a proxy or a recording runs at once by default (`--max-processes`,
+`max_processes=`): one per session of the handshake era (a stdio server takes one `initialize`), one shared by every
+2026-07-28 request."""
 
 
 def add_upstream_options(parser: argparse.ArgumentParser, *, header_hidden_from: str) -> None:

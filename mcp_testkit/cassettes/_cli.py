@@ -9,7 +9,7 @@ import sys
 import threading
 from typing import Any
 
-from mcp_testkit._upstream_options import add_upstream_options
+from mcp_testkit._upstream_options import MAX_PROCESSES, START_TIMEOUT_S, add_upstream_options
 
 __all__ = ["add_parsers", "add_serve_options", "run_record", "run_verify"]
 
@@ -56,19 +56,19 @@ def add_parsers(commands: Any) -> None:
     record.add_argument(
         "--max-processes",
         type=int,
-        default=8,
+        default=MAX_PROCESSES,
         metavar="N",
-        help="with --upstream-command: at most N server processes at once, one per session (default 8); a "
+        help="with --upstream-command: at most N server processes at once, one per session (default %(default)s); a "
         "session over it gets a 503",
     )
     record.add_argument(
         "--start-timeout",
         type=float,
-        default=10.0,
+        default=START_TIMEOUT_S,
         metavar="SECONDS",
         help="with --upstream-command: how long the command may take to answer a first initialize before the "
-        "recording starts (default 10); one that exits or does not answer is exit status 2, with its stderr's "
-        "last line",
+        "recording starts (default %(default)g); one that exits or does not answer is exit status 2, with its "
+        "stderr's last line",
     )
     verify = commands.add_parser(
         "verify",

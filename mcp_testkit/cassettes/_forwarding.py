@@ -13,7 +13,7 @@ from mcp_testkit.cassettes._format import Cassette, Exchange, RecordedCall
 
 if TYPE_CHECKING:
     from mcp_testkit.cassettes._redact import Redactor
-    from mcp_testkit.cassettes._upstream import UpstreamSession
+    from mcp_testkit.cassettes._upstream_session import UpstreamSession
     from mcp_testkit.tools import ToolContext
 
 __all__ = ["Forwarding"]

@@ -20,6 +20,7 @@ import anyio
 import anyio.to_thread
 
 from mcp_testkit._binding import warn_if_remote
+from mcp_testkit._upstream_options import MAX_PROCESSES, START_TIMEOUT_S
 from mcp_testkit.cassettes._format import Cassette, Exchange, Tape, era_of, split_messages, version_of
 from mcp_testkit.cassettes._redact import Redactor, Scrub, kept_headers, save
 from mcp_testkit.cassettes._upstream import check_startable, describe_upstream
@@ -27,9 +28,6 @@ from mcp_testkit.proxy import StdioGateway
 
 __all__ = ["Recording", "StdioGateway", "TapeRecorder", "record"]
 
-MAX_PROCESSES = 8
-"""How many stdio server processes a recording proxy runs at once by default: one per session of the handshake
-era (a stdio server takes one `initialize`), one shared by every 2026-07-28 request."""
 
 
 class TapeRecorder:
@@ -107,7 +105,7 @@ class Recording:
         max_processes: int = MAX_PROCESSES,
         scrub: Scrub | None = None,
         allow_remote: bool = False,
-        start_timeout_s: float = 10.0,
+        start_timeout_s: float = START_TIMEOUT_S,
         upstream_stderr: TextIO | None = None,
     ) -> None:
         """A `host` that is not loopback warns (`RemoteHostWarning`) unless `allow_remote`. A `command` must start
@@ -174,7 +172,7 @@ async def record(
     path: str = "/mcp",
     max_processes: int = MAX_PROCESSES,
     scrub: Scrub | None = None,
-    start_timeout_s: float = 10.0,
+    start_timeout_s: float = START_TIMEOUT_S,
     upstream_stderr: TextIO | None = None,
 ) -> AsyncIterator[str]:
     """Record a live server while the block runs: yields the proxy's URL, writes the cassette `out` on exit.

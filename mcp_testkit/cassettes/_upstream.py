@@ -2,18 +2,19 @@
 
 They are blocking and thread-safe, so one link serves callers on any event loop (a replay server's
 thread, a test's loop, the CLI) through `anyio.to_thread`: the link owns its HTTP client or its
-process, and closing it never depends on a loop that may be gone. `UpstreamSession` speaks MCP on
-a link: the handshake (or `server/discover`), the whole paged listing, and calls.
+process, and closing it never depends on a loop that may be gone. `UpstreamSession`
+(`cassettes/_upstream_session.py`) speaks MCP on a link.
 """
 
 from __future__ import annotations
 
-import itertools
+import contextlib
 import json
 import os
 import queue
 import shlex
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -22,34 +23,22 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
-from mcp_testkit._eras import (
-    HANDSHAKE,
-    HANDSHAKE_VERSIONS,
-    STATELESS,
-    STATELESS_VERSION,
-    STATELESS_VERSIONS,
-    stateless_headers,
-    stateless_params,
-)
 from mcp_testkit._json import JsonError
 from mcp_testkit._json import loads as strict_loads
-from mcp_testkit._param_headers import param_headers
 from mcp_testkit.cassettes._format import Exchange, Tape, era_of, split_messages, version_of
 from mcp_testkit.cassettes._redact import kept_headers
 from mcp_testkit.cassettes._stderr import StderrTail
 
 __all__ = [
-    "UPSTREAM_ERAS", "HttpUpstream", "StdioUpstream", "Upstream", "UpstreamError", "UpstreamSession",
-    "describe_upstream", "from_env", "headers_from", "open_upstream",
+    "HttpUpstream", "OnEvent", "StdioUpstream", "Upstream", "UpstreamError", "describe_upstream", "from_env",
+    "headers_from", "open_upstream",
 ]  # fmt: skip
 
 ACCEPT = "application/json, text/event-stream"
+_GROUPS = hasattr(os, "killpg")
+"""Whether a stdio server runs in a process group of its own (POSIX), which closing it ends whole."""
+_GROUP_GRACE_S = 1.0
 TIMEOUT_S = 30.0
-LATEST_HANDSHAKE = HANDSHAKE_VERSIONS[-1]
-UPSTREAM_ERAS = ("auto", HANDSHAKE, STATELESS)
-"""How an `UpstreamSession` opens: 'auto' probes `server/discover` and speaks 2026-07-28 where offered, else the
-handshake; 'handshake' or 'stateless' speak that era only."""
-CLIENT_INFO = {"name": "mcp-testkit-cassettes", "version": "0.1.0"}
 OnEvent = Callable[[Any], None]
 
 
@@ -313,6 +302,8 @@ class StdioUpstream:
                 stderr=subprocess.PIPE,
                 env=dict(env) if env is not None else None,
                 cwd=cwd,
+                # A group of its own, so that closing ends what it started too (npx's node, a shell's child).
+                start_new_session=_GROUPS,
             )
         except OSError as exc:
             raise UpstreamError(f"upstream {self.describe()}: cannot start it: {exc.strerror or exc}") from None
@@ -423,178 +414,51 @@ class StdioUpstream:
             self.protocol_version = version
         return exchange
 
+    def _signal(self, number: int) -> None:
+        """Send `number` to the server's process group (to the process alone where there are no groups)."""
+        try:
+            if _GROUPS:
+                os.killpg(self._process.pid, number)
+            elif number == signal.SIGTERM:
+                self._process.terminate()
+            else:
+                self._process.kill()
+        except ProcessLookupError:
+            pass
+
+    def _end_group(self) -> None:
+        """End what the server started and left behind holding its stdout: terminated, then killed if the pipe is
+        still held after `_GROUP_GRACE_S`. No wait when the server took its children with it."""
+        if not _GROUPS:
+            return
+        try:
+            os.killpg(self._process.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            return
+        self._reader.join(_GROUP_GRACE_S)  # it ends when nothing holds the server's stdout any more
+        if self._reader.is_alive():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._process.pid, signal.SIGKILL)
+
     def close(self) -> None:
-        """Close the server's stdin and wait for it to exit (terminated, then killed, if it does not)."""
+        """Close the server's stdin and wait for it to exit (its process group terminated, then killed, if it does
+        not); then end whatever it started that is still running."""
         process = self._process
         if process.stdin is not None:
             try:
                 process.stdin.close()
             except OSError:
                 pass
-        for stop in (None, process.terminate, process.kill):
+        for stop in (None, signal.SIGTERM, signal.SIGKILL):
             if stop is not None:
-                stop()
+                self._signal(stop)
             try:
                 process.wait(5.0)
                 break
             except subprocess.TimeoutExpired:
                 continue
+        self._end_group()
         self._reader.join(5.0)
         if process.stdout is not None:
             process.stdout.close()
         self.stderr.close()
-
-
-class UpstreamSession:
-    """MCP on a link: open (the handshake, or `server/discover` in the stateless era), list, call.
-
-    `era` 'auto' (as the SDK client and the reference bridge connect) sends `server/discover` first and
-    speaks 2026-07-28 when the server offers it, else opens a handshake session; the probe is recorded
-    with the rest, so a replay knows which eras the server spoke. Every method raises `UpstreamError`
-    naming the upstream and what came back when the server does not answer as MCP says.
-    """
-
-    def __init__(
-        self,
-        link: Upstream,
-        *,
-        era: str = HANDSHAKE,
-        protocol_version: str | None = None,
-        client_info: Mapping[str, Any] | None = None,
-    ) -> None:
-        if era not in UPSTREAM_ERAS:
-            raise ValueError(f"the upstream era must be one of {', '.join(UPSTREAM_ERAS)}, not {era!r}")
-        self.link = link
-        self.era = era
-        """'handshake' or 'stateless' once opened ('auto' until then)."""
-        self._version = protocol_version
-        self.client_info = dict(client_info or CLIENT_INFO)
-        self._ids = itertools.count(1)
-        self.opened: dict[str, Any] | None = None
-        """The result of `initialize` (or of `server/discover`)."""
-        self._schemas: dict[str, Any] = {}
-        """Each listed tool's `inputSchema`: the stateless era mirrors its marked arguments into headers."""
-
-    @property
-    def version(self) -> str:
-        """The protocol version requests are sent with: the one given, else the newest of the era."""
-        if self._version is not None:
-            return self._version
-        return STATELESS_VERSION if self.era == STATELESS else LATEST_HANDSHAKE
-
-    def _fail(self, what: str, exchange: Exchange) -> UpstreamError:
-        if exchange.error is not None:
-            came = exchange.error
-        elif exchange.rpc_error is not None:
-            came = f"JSON-RPC error {exchange.rpc_error.get('code')}: {exchange.rpc_error.get('message')}"
-        elif exchange.http is not None and exchange.http.status not in (200, 202):
-            came = f"HTTP {exchange.http.status}"
-        else:
-            came = "no JSON-RPC answer"
-        return UpstreamError(f"upstream {self.link.describe()}: {what} failed: {came}")
-
-    def request(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        on_event: OnEvent | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> Exchange:
-        """Send a request with a fresh id; in the stateless era with `_meta` and the headers mirroring it
-        (and `headers`, a call's `Mcp-Param-*`)."""
-        body = dict(params or {})
-        sent: dict[str, str] = {}
-        if self.era == STATELESS:
-            body = stateless_params(body, version=self.version, client_info=self.client_info)
-            sent = {**stateless_headers(method, body, self.version), **(headers or {})}
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": next(self._ids), "method": method}
-        if body:
-            message["params"] = body
-        return self.link.send(message, headers=sent, on_event=on_event)
-
-    def open(self, initialize_params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """The handshake (`initialize`, then `notifications/initialized`) or, stateless, `server/discover`.
-
-        In 'auto' a discover answered with a result offering a 2026-07-28 version opens the stateless
-        era; any other answer (an error, a refusal, no such version) falls back to the handshake.
-        """
-        if self.era in (STATELESS, "auto"):
-            asked, self.era = self.era, STATELESS
-            exchange = self.request("server/discover")
-            result = exchange.result
-            offered = result.get("supportedVersions") if result is not None else None
-            spoken = [v for v in STATELESS_VERSIONS if isinstance(offered, list) and v in offered]
-            if result is not None and (spoken or asked == STATELESS):
-                if self._version is None and spoken:
-                    self._version = spoken[-1]
-                self.opened = result
-                return result
-            if asked == STATELESS:
-                raise self._fail("server/discover", exchange)
-            self.era = HANDSHAKE
-        params = dict(
-            initialize_params or {"protocolVersion": self.version, "capabilities": {}, "clientInfo": self.client_info}
-        )
-        exchange = self.request("initialize", params)
-        if exchange.result is None:
-            raise self._fail("initialize", exchange)
-        self.link.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        self.opened = exchange.result
-        return exchange.result
-
-    def list_tools(self, *, max_pages: int = 100) -> list[dict[str, Any]]:
-        """Every tool of every page, following the server's cursors; UpstreamError on a broken walk."""
-        tools: list[dict[str, Any]] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        for page in range(1, max_pages + 1):
-            exchange = self.request("tools/list", {"cursor": cursor} if cursor is not None else None)
-            result = exchange.result
-            if result is None or not isinstance(result.get("tools"), list):
-                raise self._fail(f"tools/list page {page}", exchange)
-            page_tools = [tool for tool in result["tools"] if isinstance(tool, dict)]
-            tools.extend(page_tools)
-            self._schemas.update((tool["name"], tool.get("inputSchema")) for tool in page_tools if "name" in tool)
-            cursor = result.get("nextCursor")
-            # An empty-string cursor is a page like any other in the 2026-07-28 era; before it, the end.
-            if cursor is None or not isinstance(cursor, str) or (cursor == "" and self.era != STATELESS):
-                return tools
-            if cursor in seen:
-                raise UpstreamError(f"upstream {self.link.describe()}: tools/list repeated cursor {cursor!r}")
-            seen.add(cursor)
-        raise UpstreamError(f"upstream {self.link.describe()}: tools/list did not end within {max_pages} pages")
-
-    def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None,
-        *,
-        on_event: OnEvent | None = None,
-        progress_token: str | int | None = None,
-    ) -> Exchange:
-        """`tools/call` (asking for progress with `progress_token`); the exchange holds the result or the
-        JSON-RPC error (UpstreamError when neither came)."""
-        params: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
-        if progress_token is not None:
-            params["_meta"] = {"progressToken": progress_token}
-        exchange = self.request("tools/call", params, on_event=on_event, headers=self._param_headers(name, arguments))
-        if exchange.result is None and exchange.rpc_error is None:
-            raise self._fail(f"tools/call {name}", exchange)
-        return exchange
-
-    def _param_headers(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, str]:
-        """The `Mcp-Param-*` headers a stateless call to `name` carries (its schema listed first if need be)."""
-        if self.era != STATELESS:
-            return {}
-        if name not in self._schemas:
-            self.list_tools()
-        try:
-            return param_headers(self._schemas.get(name), dict(arguments or {}))
-        except ValueError as error:
-            raise UpstreamError(f"upstream {self.link.describe()}: tools/call {name}: {error}") from error
-
-    def close(self) -> None:
-        self.link.close()

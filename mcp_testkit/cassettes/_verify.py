@@ -22,7 +22,8 @@ from mcp_testkit.cassettes._answers import handshake_result
 from mcp_testkit.cassettes._format import Cassette, RecordedCall
 from mcp_testkit.cassettes._redact import Redactor, Scrub
 from mcp_testkit.cassettes._script import ReplayScript
-from mcp_testkit.cassettes._upstream import StdioUpstream, UpstreamSession, describe_upstream, open_upstream
+from mcp_testkit.cassettes._upstream import StdioUpstream, describe_upstream, open_upstream
+from mcp_testkit.cassettes._upstream_session import UpstreamSession
 from mcp_testkit.cassettes._verify_offerings import compare_offerings, not_compared
 
 __all__ = ["Change", "VerifyReport", "verify"]

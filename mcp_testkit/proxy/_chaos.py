@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from mcp_testkit import faults
 from mcp_testkit._binding import warn_if_remote
 from mcp_testkit._origin import LOOPBACK_NAMES
+from mcp_testkit._upstream_options import MAX_PROCESSES, START_TIMEOUT_S
 from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.journal import Journal
 from mcp_testkit.proxy._applies import refusal
@@ -52,9 +53,9 @@ class ChaosProxy:
         port: int = 0,
         path: str = "/mcp",
         timeout_s: float = 30.0,
-        start_timeout_s: float = 10.0,
+        start_timeout_s: float = START_TIMEOUT_S,
         upstream_stderr: TextIO | None = None,
-        max_processes: int = 8,
+        max_processes: int = MAX_PROCESSES,
         journal_limit: int | None = None,
         allow_remote: bool = False,
         recording: Any = None,

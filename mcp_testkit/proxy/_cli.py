@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from mcp_testkit._upstream_options import add_upstream_options
+from mcp_testkit._upstream_options import MAX_PROCESSES, START_TIMEOUT_S, add_upstream_options
 
 __all__ = ["add_parser", "load_faults", "run"]
 
@@ -35,12 +35,13 @@ def add_parser(commands: Any) -> None:
     proxy.add_argument("--path", default="/mcp", help="the proxy's endpoint path")
     proxy.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                        help="how long the upstream may take to begin an answer before the client gets 504")  # fmt: skip
-    proxy.add_argument("--max-processes", type=int, default=8, metavar="N",
-                       help="with --upstream-command: at most N server processes at once, one per session")  # fmt: skip
-    proxy.add_argument("--start-timeout", type=float, default=10.0, metavar="SECONDS",
+    proxy.add_argument("--max-processes", type=int, default=MAX_PROCESSES, metavar="N",
+                       help="with --upstream-command: at most N server processes at once, one per session (default "
+                       "%(default)s)")  # fmt: skip
+    proxy.add_argument("--start-timeout", type=float, default=START_TIMEOUT_S, metavar="SECONDS",
                        help="with --upstream-command: how long the command may take to answer a first "
-                       "initialize before the proxy serves (default 10); one that exits or does not answer is exit "
-                       "status 2")  # fmt: skip
+                       "initialize before the proxy serves (default %(default)g); one that exits or does not answer "
+                       "is exit status 2")  # fmt: skip
 
 
 def load_faults(proxy: Any, path: str) -> int:

@@ -133,7 +133,7 @@ class ProxyEndpoint:
         self._admit(record)
         lost = self.sessions.status_of(record.session_id)
         if lost is not None:
-            await turn.error(lost, _INVALID_REQUEST, SESSION_NOT_FOUND)
+            await self._refuse(turn, lost, SESSION_NOT_FOUND)
             return
         if method == "GET":
             resumed = headers.get("last-event-id")
@@ -150,9 +150,16 @@ class ProxyEndpoint:
         if fault is not None and record.era is not None and record.era not in fault.eras:
             error = faults.MisplacedFault(faults.misplaced(fault, record.era))
             self.errors.append(error)
-            await turn.error(400, _INVALID_REQUEST, str(error))
+            await self._refuse(turn, 400, str(error))
             return
         await self._apply(fault, scope, receive, turn, body, page)
+
+    @staticmethod
+    async def _refuse(turn: ProxyTurn, status: int, message: str) -> None:
+        """Answer a request the upstream never sees with a JSON-RPC error: a call refused so ran nothing."""
+        if turn.record.rpc_method == "tools/call":
+            turn.record.executed = False
+        await turn.error(status, _INVALID_REQUEST, message)
 
     def _describe(self, record: Record, headers: Headers, message: Any) -> None:
         version = headers.get("mcp-protocol-version")
@@ -311,7 +318,7 @@ class Forwarding:
         await self.turn.pass_on({"type": "http.response.body", "body": b"".join(held.chunks)})
 
     async def refuse(self, status: int) -> None:
-        await self.turn.error(status, _INVALID_REQUEST, SESSION_NOT_FOUND)
+        await self.endpoint._refuse(self.turn, status, SESSION_NOT_FOUND)
 
 
 _NOT_DECODED: Any = object()

@@ -23,6 +23,7 @@ from mcp_testkit._eras import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, VERSION_KE
 from mcp_testkit._json import JsonError
 from mcp_testkit._json import loads as strict_loads
 from mcp_testkit._origin import LOOPBACK_NAMES, rebinding_refusal
+from mcp_testkit._upstream_options import MAX_PROCESSES, START_TIMEOUT_S
 
 __all__ = ["MAX_PROCESSES", "START_TIMEOUT_S", "StdioGateway"]
 
@@ -60,16 +61,11 @@ def _headers(scope: Scope) -> list[tuple[str, str]]:
     return [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
 
 
-START_TIMEOUT_S = 10.0
-"""How long the command may take, before the proxy serves, to start and answer a probing `initialize`."""
 _PROBE = {
     "jsonrpc": "2.0", "id": "mcp-testkit-probe", "method": "initialize",
     "params": {"protocolVersion": HANDSHAKE_VERSIONS[-1], "capabilities": {},
                "clientInfo": {"name": "mcp-testkit-probe", "version": "0.1.0"}},
 }  # fmt: skip
-MAX_PROCESSES = 8
-"""How many stdio server processes a recording proxy runs at once by default: one per session of the handshake
-era (a stdio server takes one `initialize`), one shared by every 2026-07-28 request."""
 
 
 class _Endpoint:

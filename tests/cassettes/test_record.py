@@ -541,19 +541,46 @@ async def test_record_command_in_front_of_a_stdio_server(tmp_path: Path) -> None
     """`record --upstream-command` serves HTTP in front of a stdio server and records its exchanges."""
     out = tmp_path / "stdio-cli.json"
     command = " ".join(stdio_command())
+    mark = {"MCP_TESTKIT_TEST_MARK": f"stdio-cli-{os.getpid()}-{id(out)}"}  # inherited by the servers it starts
     process, line = await anyio.to_thread.run_sync(
-        lambda: _start_record("--upstream-command", command, "--out", str(out))
+        lambda: _start_record("--upstream-command", command, "--out", str(out), env=mark)
     )
     try:
         assert line.startswith(f"recording {command} at http://127.0.0.1:")
-        answers = await sdk_http_answers(line.rsplit(" at ", 1)[1], [("search", {"query": "q"})])
+        url = line.rsplit(" at ", 1)[1]
+        answers = await sdk_http_answers(url, [("search", {"query": "q"})])
+        async with httpx2.AsyncClient(timeout=LIMIT_S) as client:  # a session left open: its server still runs
+            opened = await client.post(url, json=_INIT, headers={"accept": "application/json, text/event-stream"})
+        assert opened.status_code == 200
+        assert len(_running_with(mark)) >= 2  # record itself, and the open session's server
     finally:
-        status, stderr = await anyio.to_thread.run_sync(_stop, process, signal.SIGTERM)
+        status, stderr = await anyio.to_thread.run_sync(_stop, process, signal.SIGINT)  # a Ctrl-C
     assert status == 0, stderr
     assert answers["0:search"]["structuredContent"] == {"items": ["q-0", "q-1"], "next_page": 2}
     cassette = Cassette.load(out)
     assert cassette.upstream == {"transport": "stdio", "command": stdio_command()}
     assert cassette.requests("tools/call")[0].transport == "stdio"
+    # The servers ran in process groups of their own, which no terminal's Ctrl-C reaches: record ended them.
+    assert _running_with(mark) == []
+
+
+_INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+         "capabilities": {}, "clientInfo": {"name": "left-open", "version": "1"}}}  # fmt: skip
+
+
+def _running_with(env: dict[str, str]) -> list[int]:
+    """The processes running (not zombies) whose environment holds `env`'s one variable, where /proc tells."""
+    [(name, value)] = env.items()
+    wanted = f"{name}={value}".encode()
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if wanted in (entry / "environ").read_bytes().split(b"\0"):
+                if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
 
 
 # -- secrets in the forms a body repeats them ----------------------------------------------------------------------

@@ -68,6 +68,8 @@ def test_lose_session_answers_404_from_then_on(fake: TestMcpServer) -> None:
             assert response.status_code == 404
             assert response.json()["error"]["message"] == "Session not found"
         assert _calls(fake) == 0
+        # The second 404 is the proxy's own refusal of a lost session: the journal says it ran nothing, as the fake's.
+        assert [record.executed for record in proxy.journal.calls("add")] == [False, False]
         other = open_session(client, proxy.url)
         assert request(client, proxy.url, other, "tools/call", CALL).status_code == 200
 
@@ -88,6 +90,9 @@ def test_expire_session_serves_n_more_requests(fake: TestMcpServer) -> None:
         proxy.inject(faults.ExpireSession(after_requests=1), method="tools/call")
         statuses = [request(client, proxy.url, session, "tools/call", CALL, n).status_code for n in (1, 2, 3)]
         assert statuses == [200, 200, 404]
+        # A forwarded call's record is finished just after its answer has gone on to the client: wait for it.
+        proxy.journal.wait_for(lambda journal: None not in [record.executed for record in journal.calls("add")])
+        assert [record.executed for record in proxy.journal.calls("add")] == [True, True, False]
 
 
 @pytest.mark.parametrize("status", [500, 503])
