@@ -293,9 +293,9 @@ class Forwarding:
 
     async def through(self) -> None:
         """Forward the request and stream the answer straight back, journaling what it was."""
-        watch = _Watch(self.turn)
+        watch = _Watch(self.turn, self.endpoint, self.page)
         await self.endpoint._forward(self.scope, self.receive, watch.send, self.body, self.turn.record.rpc_id)
-        watch.finish(self.endpoint, self.page)
+        watch.finish()
 
     async def held(self) -> Held:
         """Forward the request; the upstream's whole answer, held back (not ended when the upstream broke off)."""
@@ -329,10 +329,12 @@ def _session_header(held: Held) -> list[tuple[bytes, bytes]]:
 
 
 class _Watch:
-    """Passes the upstream's answer on as it comes, and keeps what the journal needs of it."""
+    """Passes the upstream's answer on as it comes, and keeps what the journal needs of it: the record is complete
+    before the answer's last bytes go on, so a client that has its answer finds the journal saying what it was."""
 
-    def __init__(self, turn: ProxyTurn) -> None:
-        self.turn = turn
+    def __init__(self, turn: ProxyTurn, endpoint: ProxyEndpoint, page: int | None) -> None:
+        self.turn, self.endpoint, self.page = turn, endpoint, page
+        self.finished = False
         self.sse = False
         self.session: str | None = None
         self.chunks: list[bytes] = []
@@ -352,10 +354,16 @@ class _Watch:
             self.chunks.append(chunk)
             self.size += len(chunk)
             self.decoded = message.get(DECODED_KEY, _NOT_DECODED)
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            self.finish()
         await self.turn.pass_on(message)
 
-    def finish(self, endpoint: ProxyEndpoint, page: int | None) -> None:
-        record = self.turn.record
+    def finish(self) -> None:
+        """Journal what the answer was (once): at its last bytes, or when the forwarding ended without them."""
+        if self.finished:
+            return
+        self.finished = True
+        endpoint, page, record = self.endpoint, self.page, self.turn.record
         if record.rpc_method == "initialize" and self.session is not None and record.status == 200:
             endpoint.sessions.opened(self.session, record.protocol_version)
         elif record.http_method == "DELETE" and record.session_id is not None and (record.status or 500) < 300:

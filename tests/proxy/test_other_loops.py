@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -113,3 +114,40 @@ async def test_stop_on_the_trio_thread_itself_closes_the_upstream_pool(anyio_bac
             while _connections_to(upstream.port):  # noqa: ASYNC110
                 await anyio.sleep(0.01)
         assert _last_request(upstream, session) == "DELETE"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["json", "sse"])
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_a_forwarded_answer_is_journaled_before_its_last_bytes_go_on(anyio_backend: str, mode: str) -> None:
+    """When the client gets the last byte of a forwarded answer, the proxy's journal already says what it was (the
+    call ran, its answer, the session opened): a test that reads the journal the moment it has its answer finds it
+    settled, as with the fake. Seen here at the very ASGI message that carries the last bytes."""
+    upstream = TestMcpServer("upstream", response_mode=mode)
+    upstream.tool("add", returns="add ran")
+    await anyio.to_thread.run_sync(upstream.start)
+    proxy = ChaosProxy(upstream.url)
+    at_last_byte: list[tuple[str | None, bool | None, bool]] = []
+
+    async def watched(scope: Any, receive: Any, send: Any) -> None:
+        async def send_watching(message: Any) -> None:
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                record = proxy.journal.records[-1]
+                at_last_byte.append((record.rpc_method, record.executed, record.response is not None))
+            await send(message)
+
+        await proxy.asgi_app(scope, receive, send_watching)
+
+    try:
+        with anyio.fail_after(LIMIT_S):
+            transport = httpx2.ASGITransport(app=watched)
+            async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+                opened = await client.post("/mcp", json=INIT, headers=ACCEPT)
+                headers = {**ACCEPT, "mcp-session-id": opened.headers["mcp-session-id"]}
+                headers["mcp-protocol-version"] = "2025-06-18"
+                call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", "arguments": {}}}
+                assert (await client.post("/mcp", json=call, headers=headers)).status_code == 200
+        assert at_last_byte == [("initialize", None, True), ("tools/call", True, True)]
+    finally:
+        await anyio.to_thread.run_sync(proxy.stop)
+        await anyio.to_thread.run_sync(upstream.stop)
