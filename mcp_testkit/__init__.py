@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcp_testkit import cassettes, faults, strategies
+    from mcp_testkit._version import __version__ as __version__
     from mcp_testkit.adapters import (
         BridgeAdapter,
         DriverAdapter,
@@ -58,9 +59,8 @@ __all__ = [
     "strategies",
 ]
 
-__version__ = "0.1.0"
-
 _HOMES = {
+    "__version__": "mcp_testkit._version",
     "BridgeAdapter": "mcp_testkit.adapters",
     "DriverAdapter": "mcp_testkit.adapters",
     "Outcome": "mcp_testkit.adapters",

@@ -16,8 +16,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, BinaryIO, NoReturn
 
-from mcp_testkit import _check, _client
+from mcp_testkit.bridge import _cli as _client
 from mcp_testkit.cassettes import _cli as _cassettes
+from mcp_testkit.contract import _cli as _check
 from mcp_testkit.proxy import _cli as _proxy_cli
 
 if TYPE_CHECKING:
@@ -109,14 +110,9 @@ def _port(text: str) -> int:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from mcp_testkit._version import __version__
 
-    try:
-        return version("mcp-testkit")
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        from mcp_testkit import __version__
-
-        return __version__
+    return __version__
 
 
 def _parser() -> tuple[_Parser, dict[str, _Parser]]:
@@ -315,7 +311,7 @@ def _build(args: argparse.Namespace) -> tuple[TestMcpServer, Scenario | None]:
 
 def _serve(args: argparse.Namespace) -> int:
     from mcp_testkit.scenario import ScenarioError, check_transport
-    from mcp_testkit.server._admin import PREFIX
+    from mcp_testkit.standalone._admin import PREFIX
 
     protocol_out = sys.stdout.buffer
     if args.stdio:
@@ -367,7 +363,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _serve_http(server: TestMcpServer, args: argparse.Namespace, prepare: Callable[[TestMcpServer], None]) -> int:
-    from mcp_testkit.server._admin import PREFIX, AdminApp
+    from mcp_testkit.standalone._admin import PREFIX, AdminApp
 
     server.asgi_app.get_stream_hint = "mcp-testkit serve --get-stream"
     token = secrets.token_urlsafe(24) if args.admin else None
@@ -399,7 +395,7 @@ def _serve_http(server: TestMcpServer, args: argparse.Namespace, prepare: Callab
 def _serve_stdio(server: TestMcpServer, args: argparse.Namespace, protocol_out: BinaryIO) -> int:
     import anyio
 
-    from mcp_testkit.server._stdio import serve_stdio
+    from mcp_testkit.server._transport._stdio import serve_stdio
 
     line = f"mcp-testkit: serving {server.name!r} over stdio ({_tools(len(server.tools))})"
     if args.journal:
@@ -425,7 +421,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "verify":
         return _cassettes.run_verify(args)
     if args.command == "proxy":
-        from mcp_testkit.server._admin import ProxyAdminApp
+        from mcp_testkit.standalone._admin import ProxyAdminApp
 
         return _proxy_cli.run(args, admin_app=ProxyAdminApp)
     if args.command == "client":

@@ -1,7 +1,7 @@
 """What a test scripts a server to offer besides tools: resources, resource templates and prompts, as values.
 
 `TestMcpServer.resource(...)`, `.resource_template(...)` and `.prompt(...)` build these; dispatch
-(`server/_offerings.py`) answers `resources/*`, `prompts/*` and `completion/complete` from them.
+(`server/_dispatch/_offerings.py`) answers `resources/*`, `prompts/*` and `completion/complete` from them.
 """
 
 from __future__ import annotations

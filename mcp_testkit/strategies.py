@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import strategies as st
 
 from mcp_testkit import faults
-from mcp_testkit._eras import ERAS, STATELESS
+from mcp_testkit._wire.eras import ERAS, STATELESS
 
 if TYPE_CHECKING:
     import mcp_types

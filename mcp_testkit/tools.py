@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Union
 import mcp_types
 from pydantic import BaseModel
 
-from mcp_testkit._param_headers import mirrored_params
+from mcp_testkit._wire.param_headers import mirrored_params
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -420,7 +420,7 @@ class ScriptedTool:
         """A message describing why `arguments` break the input schema, or None when they fit."""
         if self.validator is None:
             return None
-        from mcp_testkit._validation import argument_problem
+        from mcp_testkit._wire.validation import argument_problem
 
         return argument_problem(self.name, self.validator, arguments)
 
@@ -428,7 +428,7 @@ class ScriptedTool:
 def _validator_for(name: str, schema: Mapping[str, Any]) -> Validator | None:
     if set(schema) <= {"type"} or (set(schema) <= {"type", "properties"} and not schema.get("properties")):
         return None
-    from mcp_testkit._validation import build_validator
+    from mcp_testkit._wire.validation import build_validator
 
     return build_validator(name, schema)
 

@@ -12,10 +12,10 @@ import httpx2
 import pytest
 from uvicorn_thread import serving_app
 
-from mcp_testkit._answer import Answer
-from mcp_testkit._asgi import Receive, Scope, Send, lifespan
-from mcp_testkit._headers import Headers
-from mcp_testkit._record import Record
+from mcp_testkit._wire.answer import Answer
+from mcp_testkit._wire.asgi import Receive, Scope, Send, lifespan
+from mcp_testkit._wire.headers import Headers
+from mcp_testkit.journal._record import Record
 
 pytestmark = pytest.mark.anyio
 

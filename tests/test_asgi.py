@@ -10,7 +10,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from mcp_testkit._asgi import run_until_disconnect
+from mcp_testkit._wire.asgi import run_until_disconnect
 
 pytestmark = pytest.mark.anyio
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import mcp_testkit
-from mcp_testkit._check import _expected
 from mcp_testkit.contract import PROPERTIES, PropertyResult
+from mcp_testkit.contract._cli import _expected
 
 REFERENCE = "mcp_testkit.adapters:ReferenceBridgeAdapter"
 SDK = "mcp_testkit.adapters:SdkClientAdapter"

@@ -15,7 +15,7 @@ import pytest
 from node_trees import NPM_CI_TIMEOUT_S, SCENARIO_TIMEOUT_S, ConformanceSuite
 
 from mcp_testkit import TestMcpServer, faults
-from mcp_testkit._client import CONFORMANCE_SCENARIOS
+from mcp_testkit.bridge._cli import CONFORMANCE_SCENARIOS
 from mcp_testkit.cli import main
 
 COMMAND = f"{shlex.quote(sys.executable)} -m mcp_testkit client"

@@ -16,8 +16,8 @@ import uvicorn
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from mcp_testkit import _runner
-from mcp_testkit._runner import UVICORN_INTERNALS, UVICORN_TESTED, UvicornInternal
+from mcp_testkit._wire import runner as _runner
+from mcp_testkit._wire.runner import UVICORN_INTERNALS, UVICORN_TESTED, UvicornInternal
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 WIDEN = "check mcp_testkit/_runner.py against it before widening the pin (UVICORN_TESTED and pyproject.toml)"

@@ -6,8 +6,9 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcp_testkit import TestMcpServer, _sse
-from mcp_testkit._sse import SseDecoder, SseEventTooLarge
+from mcp_testkit import TestMcpServer
+from mcp_testkit._wire import sse as _sse
+from mcp_testkit._wire.sse import SseDecoder, SseEventTooLarge
 from mcp_testkit.bridge import MCPCallOutcomeUnknown, ServerConfig, ToolPool
 
 LIMIT_S = 20.0

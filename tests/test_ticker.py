@@ -8,8 +8,8 @@ import io
 import re
 import threading
 
-from mcp_testkit import _check
-from mcp_testkit._ticker import Ticker
+from mcp_testkit.contract import _cli as _check
+from mcp_testkit.contract._ticker import Ticker
 
 LIMIT_S = 30.0
 

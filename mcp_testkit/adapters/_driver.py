@@ -24,9 +24,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar
 
-from mcp_testkit._json import JsonError, loads
 from mcp_testkit._renamed import renamed_attribute, renamed_keywords
-from mcp_testkit._terminal import printable
+from mcp_testkit._wire.strict_json import JsonError, loads
+from mcp_testkit._wire.terminal import printable
 from mcp_testkit.adapters._outcome import Outcome, SessionMode
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal
 
 import httpx2
 
-from mcp_testkit._eras import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
+from mcp_testkit._wire.eras import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
 from mcp_testkit.adapters._outcome import Capability, Outcome, SessionMode
 from mcp_testkit.adapters._task import TaskHost
 

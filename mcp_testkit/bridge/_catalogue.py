@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from mcp_testkit._eras import HEADER_MISMATCH, MISSING_CAPABILITY
+from mcp_testkit._wire.eras import HEADER_MISMATCH, MISSING_CAPABILITY
 from mcp_testkit.bridge._errors import MCPAuthError, MCPConnectionError
 from mcp_testkit.bridge._rpc import AuthRefused, EraRefused, RpcError, WireError
 from mcp_testkit.bridge._tool import BridgeTool, Kind, Source

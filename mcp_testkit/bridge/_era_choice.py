@@ -7,7 +7,7 @@ import functools
 import logging
 from typing import TYPE_CHECKING
 
-from mcp_testkit._eras import HANDSHAKE, STATELESS
+from mcp_testkit._wire.eras import HANDSHAKE, STATELESS
 from mcp_testkit.bridge._errors import MCPConnectionError
 from mcp_testkit.bridge._get_stream import hear_on_get_streams
 from mcp_testkit.bridge._handshake import McpSession

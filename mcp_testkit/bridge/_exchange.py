@@ -13,8 +13,8 @@ import httpx2
 import mcp_types
 from pydantic import ValidationError
 
-from mcp_testkit import _sse
-from mcp_testkit._sse import SseDecoder, SseEvent, SseEventTooLarge
+from mcp_testkit._wire import sse as _sse
+from mcp_testkit._wire.sse import SseDecoder, SseEvent, SseEventTooLarge
 from mcp_testkit.bridge._input import answer_request
 from mcp_testkit.bridge._rpc import MODERN_CODES, AnswerTooLarge, BadReply, ConnectionLost, RpcError, RpcSession
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import anyio
 import httpx2
 
-from mcp_testkit._sse import SseDecoder, SseEventTooLarge, json_message
+from mcp_testkit._wire.sse import SseDecoder, SseEventTooLarge, json_message
 from mcp_testkit.bridge import _rpc
 from mcp_testkit.bridge._exchange import content_type
 from mcp_testkit.bridge._handshake import McpSession

@@ -12,7 +12,7 @@ import httpx2
 import mcp_types
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
-from mcp_testkit._eras import HANDSHAKE
+from mcp_testkit._wire.eras import HANDSHAKE
 from mcp_testkit.bridge._exchange import HttpExchange, content_type, rpc_error, transport_errors
 from mcp_testkit.bridge._rpc import (
     CANCEL_REASON,
@@ -30,7 +30,7 @@ from mcp_testkit.bridge._rpc import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from mcp_testkit._sse import SseDecoder
+    from mcp_testkit._wire.sse import SseDecoder
 
 __all__ = ["DEFAULT_RETRY_MS", "MAX_FRUITLESS_RESUMES", "McpSession", "initialize_params", "initialized"]
 

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from mcp_testkit._eras import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
-from mcp_testkit._param_headers import invalid_annotation
+from mcp_testkit._wire.eras import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
+from mcp_testkit._wire.param_headers import invalid_annotation
 from mcp_testkit.bridge._catalogue import read_catalogue
 from mcp_testkit.bridge._config import read_credentials
 from mcp_testkit.bridge._era_choice import EraChoice

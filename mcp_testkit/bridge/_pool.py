@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx2
 
-from mcp_testkit._tls import tls_context
+from mcp_testkit._wire.tls import tls_context
 from mcp_testkit.bridge._approval import PendingApprovals, named_in_approval, needs_approval
 from mcp_testkit.bridge._cache import ToolCache, cache_key
 from mcp_testkit.bridge._catalogue import select_tools

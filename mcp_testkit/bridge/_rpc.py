@@ -10,7 +10,7 @@ import anyio
 import mcp_types
 from pydantic import BaseModel, ValidationError
 
-from mcp_testkit._eras import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
+from mcp_testkit._wire.eras import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
 from mcp_testkit.bridge._input import INPUT_CAPABILITIES, MAX_INPUT_ROUNDS, answer_round
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ import httpx2
 import mcp_types
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from mcp_testkit._eras import (
+from mcp_testkit._wire.eras import (
     STATELESS,
     STATELESS_VERSION,
     STATELESS_VERSIONS,
@@ -19,8 +19,8 @@ from mcp_testkit._eras import (
     stateless_headers,
     stateless_params,
 )
-from mcp_testkit._param_headers import invalid_annotation, param_headers
-from mcp_testkit._sse import SseDecoder, SseEventTooLarge, json_message
+from mcp_testkit._wire.param_headers import invalid_annotation, param_headers
+from mcp_testkit._wire.sse import SseDecoder, SseEventTooLarge, json_message
 from mcp_testkit.bridge._errors import MCPToolError
 from mcp_testkit.bridge._exchange import HttpExchange, rpc_error
 from mcp_testkit.bridge._rpc import (

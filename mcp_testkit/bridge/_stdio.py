@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from mcp_testkit._eras import HANDSHAKE
+from mcp_testkit._wire.eras import HANDSHAKE
 from mcp_testkit.bridge._handshake import initialize_params, initialized
 from mcp_testkit.bridge._input import answer_request
 from mcp_testkit.bridge._rpc import CANCEL_REASON, BadReply, ConnectionLost, RpcSession, WireError

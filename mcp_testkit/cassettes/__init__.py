@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from mcp_testkit.cassettes._record import Recording, StdioGateway, record
     from mcp_testkit.cassettes._replay import CassetteServer, replay
     from mcp_testkit.cassettes._script import ReplayScript
-    from mcp_testkit.cassettes._upstream import StdioUpstream, UpstreamError, check_startable, headers_from
     from mcp_testkit.cassettes._verify import Change, VerifyReport, verify
+    from mcp_testkit.upstream._links import StdioUpstream, UpstreamError, check_startable, headers_from
 
 __all__ = [
     "FORMAT",
@@ -66,31 +66,31 @@ __all__ = [
 # Imported on first use, so that the CLI (which registers `record` and `verify`) and the pytest plugin
 # load the proxy, the replay server and their dependencies only when a cassette is actually used.
 _HOMES = {
-    "FORMAT": "_format",
-    "VERSION": "_format",
-    "Cassette": "_format",
-    "CassetteError": "_format",
-    "Exchange": "_format",
-    "HttpInfo": "_format",
-    "RecordedCall": "_format",
-    "cassette_schema": "_format",
-    "Recording": "_record",
-    "StdioGateway": "_record",
-    "Tape": "_format",
-    "check_startable": "_upstream",
-    "StdioUpstream": "_upstream",
-    "headers_from": "_upstream",
-    "record": "_record",
-    "MATCH_MODES": "_format",
-    "CassetteServer": "_replay",
-    "Matcher": "_matching",
-    "ReplayScript": "_script",
-    "UnmatchedCall": "_matching",
-    "replay": "_replay",
-    "UpstreamError": "_upstream",
-    "Change": "_verify",
-    "VerifyReport": "_verify",
-    "verify": "_verify",
+    "FORMAT": "mcp_testkit.cassettes._format",
+    "VERSION": "mcp_testkit.cassettes._format",
+    "Cassette": "mcp_testkit.cassettes._format",
+    "CassetteError": "mcp_testkit.cassettes._format",
+    "Exchange": "mcp_testkit.cassettes._format",
+    "HttpInfo": "mcp_testkit.cassettes._format",
+    "RecordedCall": "mcp_testkit.cassettes._format",
+    "cassette_schema": "mcp_testkit.cassettes._format",
+    "Recording": "mcp_testkit.cassettes._record",
+    "StdioGateway": "mcp_testkit.cassettes._record",
+    "Tape": "mcp_testkit.cassettes._format",
+    "check_startable": "mcp_testkit.upstream._links",
+    "StdioUpstream": "mcp_testkit.upstream._links",
+    "headers_from": "mcp_testkit.upstream._links",
+    "record": "mcp_testkit.cassettes._record",
+    "MATCH_MODES": "mcp_testkit.cassettes._format",
+    "CassetteServer": "mcp_testkit.cassettes._replay",
+    "Matcher": "mcp_testkit.cassettes._matching",
+    "ReplayScript": "mcp_testkit.cassettes._script",
+    "UnmatchedCall": "mcp_testkit.cassettes._matching",
+    "replay": "mcp_testkit.cassettes._replay",
+    "UpstreamError": "mcp_testkit.upstream._links",
+    "Change": "mcp_testkit.cassettes._verify",
+    "VerifyReport": "mcp_testkit.cassettes._verify",
+    "verify": "mcp_testkit.cassettes._verify",
 }
 
 
@@ -98,7 +98,7 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'mcp_testkit.cassettes' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"mcp_testkit.cassettes.{home}"), name)
+    value = getattr(importlib.import_module(home), name)
     globals()[name] = value
     return value
 

@@ -9,7 +9,7 @@ import sys
 import threading
 from typing import Any
 
-from mcp_testkit._upstream_options import MAX_PROCESSES, START_TIMEOUT_S, add_upstream_options
+from mcp_testkit.upstream._options import MAX_PROCESSES, START_TIMEOUT_S, add_upstream_options
 
 __all__ = ["add_parsers", "add_serve_options", "run_record", "run_verify"]
 
@@ -110,10 +110,10 @@ def _fail(command: str, message: str, status: int = 2) -> int:
 
 
 def run_record(args: argparse.Namespace) -> int:
-    from mcp_testkit._terminal import printable  # what the upstream wrote on stderr, escaped
+    from mcp_testkit._wire.terminal import printable  # what the upstream wrote on stderr, escaped
     from mcp_testkit.cassettes._format import CassetteError
     from mcp_testkit.cassettes._record import Recording
-    from mcp_testkit.cassettes._upstream import UpstreamError, headers_from
+    from mcp_testkit.upstream._links import UpstreamError, headers_from
 
     try:
         headers = headers_from(args.header)
@@ -147,8 +147,8 @@ def run_record(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     from mcp_testkit.cassettes._format import CassetteError
-    from mcp_testkit.cassettes._upstream import UpstreamError, headers_from
     from mcp_testkit.cassettes._verify import verify
+    from mcp_testkit.upstream._links import UpstreamError, headers_from
 
     try:
         headers = headers_from(args.header)
@@ -157,7 +157,7 @@ def run_verify(args: argparse.Namespace) -> int:
         shown = sys.stderr if args.upstream_stderr else None
         report = verify(args.cassette, upstream, headers=headers, scrub=scrub, upstream_stderr=shown)
     except (ValueError, CassetteError, UpstreamError) as exc:
-        from mcp_testkit._terminal import printable  # what a file or a server said, escaped
+        from mcp_testkit._wire.terminal import printable  # what a file or a server said, escaped
 
         return _fail("verify", printable(str(exc)))
     print(report.format(), flush=True)

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcp_testkit._eras import HANDSHAKE, STATELESS, STATELESS_VERSIONS, VERSION_KEY
-from mcp_testkit._json import MAX_DEPTH, JsonError, unfit, where_refused
-from mcp_testkit._json import loads as strict_loads
+from mcp_testkit._wire.eras import HANDSHAKE, STATELESS, STATELESS_VERSIONS, VERSION_KEY
+from mcp_testkit._wire.strict_json import MAX_DEPTH, JsonError, unfit, where_refused
+from mcp_testkit._wire.strict_json import loads as strict_loads
 
 __all__ = [
     "FORMAT",
@@ -440,7 +440,7 @@ class Tape:
 
     def cassette(self, upstream: Mapping[str, Any]) -> Cassette:
         """A cassette of everything recorded so far (not yet redacted)."""
-        from mcp_testkit import __version__
+        from mcp_testkit._version import __version__
 
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         return Cassette(self.exchanges, dict(upstream), stamp, f"mcp-testkit {__version__}")

@@ -13,8 +13,8 @@ from mcp_testkit.cassettes._format import Cassette, Exchange, RecordedCall
 
 if TYPE_CHECKING:
     from mcp_testkit.cassettes._redact import Redactor
-    from mcp_testkit.cassettes._upstream_session import UpstreamSession
     from mcp_testkit.tools import ToolContext
+    from mcp_testkit.upstream._session import UpstreamSession
 
 __all__ = ["Forwarding"]
 

@@ -23,8 +23,8 @@ from mcp_testkit.cassettes._forwarding import Forwarding
 from mcp_testkit.cassettes._matching import check_match
 from mcp_testkit.cassettes._redact import Redactor, placeholder_count
 from mcp_testkit.cassettes._replay import CassetteServer, replay
-from mcp_testkit.cassettes._upstream import UpstreamError, from_env, open_upstream
-from mcp_testkit.cassettes._upstream_session import UPSTREAM_ERAS, UpstreamSession
+from mcp_testkit.upstream._links import UpstreamError, from_env, open_upstream
+from mcp_testkit.upstream._session import UPSTREAM_ERAS, UpstreamSession
 
 __all__ = ["UPSTREAM_ENV", "cassette_server"]
 

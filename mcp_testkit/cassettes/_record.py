@@ -19,12 +19,12 @@ from typing import Any, TextIO
 import anyio
 import anyio.to_thread
 
-from mcp_testkit._binding import warn_if_remote
-from mcp_testkit._upstream_options import MAX_PROCESSES, START_TIMEOUT_S
+from mcp_testkit._wire.binding import warn_if_remote
 from mcp_testkit.cassettes._format import Cassette, Exchange, Tape, era_of, split_messages, version_of
 from mcp_testkit.cassettes._redact import Redactor, Scrub, kept_headers, save
-from mcp_testkit.cassettes._upstream import check_startable, describe_upstream
 from mcp_testkit.proxy import StdioGateway
+from mcp_testkit.upstream._links import check_startable, describe_upstream
+from mcp_testkit.upstream._options import MAX_PROCESSES, START_TIMEOUT_S
 
 __all__ = ["Recording", "StdioGateway", "TapeRecorder", "record"]
 

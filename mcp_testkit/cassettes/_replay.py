@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcp_testkit._eras import spoken_versions
+from mcp_testkit._wire.eras import spoken_versions
 from mcp_testkit.cassettes._answers import answer_of, replay_events
 from mcp_testkit.cassettes._format import MATCH_MODES, Cassette, CassetteError
 from mcp_testkit.cassettes._inputs import ask_recorded

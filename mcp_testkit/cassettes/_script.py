@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcp_testkit._eras import ERAS, HANDSHAKE, SERVER_INFO_KEY, STATELESS
+from mcp_testkit._wire.eras import ERAS, HANDSHAKE, SERVER_INFO_KEY, STATELESS
 from mcp_testkit.cassettes._format import Cassette, Exchange, RecordedCall
 from mcp_testkit.cassettes._offerings import OFFERING_METHODS, offering_notes
 

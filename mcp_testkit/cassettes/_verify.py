@@ -16,15 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from mcp_testkit._eras import HANDSHAKE, SERVER_INFO_KEY, STATELESS
-from mcp_testkit._terminal import printable
+from mcp_testkit._wire.eras import HANDSHAKE, SERVER_INFO_KEY, STATELESS
+from mcp_testkit._wire.terminal import printable
 from mcp_testkit.cassettes._answers import handshake_result
 from mcp_testkit.cassettes._format import Cassette, RecordedCall
 from mcp_testkit.cassettes._redact import Redactor, Scrub
 from mcp_testkit.cassettes._script import ReplayScript
-from mcp_testkit.cassettes._upstream import StdioUpstream, describe_upstream, open_upstream
-from mcp_testkit.cassettes._upstream_session import UpstreamSession
 from mcp_testkit.cassettes._verify_offerings import compare_offerings, not_compared
+from mcp_testkit.upstream._links import StdioUpstream, describe_upstream, open_upstream
+from mcp_testkit.upstream._session import UpstreamSession
 
 __all__ = ["Change", "VerifyReport", "verify"]
 

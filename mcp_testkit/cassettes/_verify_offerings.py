@@ -16,7 +16,7 @@ from mcp_testkit.cassettes._script import is_request
 
 if TYPE_CHECKING:
     from mcp_testkit.cassettes._format import Cassette, Exchange
-    from mcp_testkit.cassettes._upstream_session import UpstreamSession
+    from mcp_testkit.upstream._session import UpstreamSession
 
 __all__ = ["COMPARED_METHODS", "LISTINGS", "compare_offerings", "not_compared"]
 

@@ -42,7 +42,7 @@ class EventLoop:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            from mcp_testkit._ctrl_c import held
+            from mcp_testkit.contract._ctrl_c import held
 
             made: list[Any] = []
             try:

@@ -8,7 +8,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_testkit._eras import ERAS, HANDSHAKE
+from mcp_testkit._wire.eras import ERAS, HANDSHAKE
 from mcp_testkit.adapters import CAPABILITIES, SessionMode
 from mcp_testkit.contract._errors import ContractError
 

@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
-from mcp_testkit._eras import ERAS, HANDSHAKE, STATELESS
 from mcp_testkit._renamed import renamed_attribute, renamed_keywords
+from mcp_testkit._wire.eras import ERAS, HANDSHAKE, STATELESS
 from mcp_testkit.contract._adapter_guard import HOST_HINT, GuardedAdapter, stalled_adapter
 from mcp_testkit.contract._errors import ContractError, ContractViolation, traceback_text
 from mcp_testkit.contract._event_loop import CheckpointedTransport, EventLoop

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from mcp_testkit import faults
 from mcp_testkit import strategies as mst
-from mcp_testkit._eras import HANDSHAKE
 from mcp_testkit._renamed import renamed_keywords
+from mcp_testkit._wire.eras import HANDSHAKE
 from mcp_testkit.contract._errors import BridgeFellBack
 from mcp_testkit.contract._harness import ContractHarness
 from mcp_testkit.contract._properties import place

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_testkit import faults
-from mcp_testkit._eras import ERAS, HANDSHAKE, named_eras
 from mcp_testkit._renamed import renamed_keywords
+from mcp_testkit._wire.eras import ERAS, HANDSHAKE, named_eras
 from mcp_testkit.contract._errors import traceback_text
 from mcp_testkit.contract._hang import BridgeHung
 from mcp_testkit.contract._harness import (

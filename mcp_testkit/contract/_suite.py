@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mcp_testkit._eras import ERAS, named_eras
 from mcp_testkit._renamed import renamed_keywords
+from mcp_testkit._wire.eras import ERAS, named_eras
 from mcp_testkit.contract._errors import ContractError, ContractViolation
 from mcp_testkit.contract._harness import ContractHarness
 from mcp_testkit.contract._properties import PROPERTIES

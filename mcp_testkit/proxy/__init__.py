@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ChaosProxy", "StdioGateway"]
 
-_HOMES = {"ChaosProxy": "_chaos", "StdioGateway": "_stdio"}
+_HOMES = {"ChaosProxy": "mcp_testkit.proxy._chaos", "StdioGateway": "mcp_testkit.proxy._stdio"}
 
 
 def __getattr__(name: str) -> Any:
@@ -25,7 +25,7 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'mcp_testkit.proxy' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"mcp_testkit.proxy.{home}"), name)
+    value = getattr(importlib.import_module(home), name)
     globals()[name] = value
     return value
 

@@ -6,14 +6,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mcp_testkit import faults
-from mcp_testkit._binding import warn_if_remote
-from mcp_testkit._origin import LOOPBACK_NAMES
-from mcp_testkit._upstream_options import MAX_PROCESSES, START_TIMEOUT_S
+from mcp_testkit._wire.binding import warn_if_remote
+from mcp_testkit._wire.origin import LOOPBACK_NAMES
 from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.journal import Journal
 from mcp_testkit.proxy._applies import refusal
 from mcp_testkit.proxy._endpoint import ProxyEndpoint
 from mcp_testkit.proxy._forward import HttpForwarder
+from mcp_testkit.upstream._options import MAX_PROCESSES, START_TIMEOUT_S
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -206,7 +206,7 @@ class ChaosProxy:
     def start(self, app: Any = None) -> None:
         """Serve from a background thread; returns once the proxy accepts connections. In front of a command, first
         `UpstreamError` unless the command starts and answers `initialize` (the stdio gateway's `probe`)."""
-        from mcp_testkit._runner import Runner
+        from mcp_testkit._wire.runner import Runner
 
         if self._runner is not None:
             raise RuntimeError(f"the chaos proxy is already started at {self.url}")

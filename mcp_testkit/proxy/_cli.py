@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from mcp_testkit._upstream_options import MAX_PROCESSES, START_TIMEOUT_S, add_upstream_options
+from mcp_testkit.upstream._options import MAX_PROCESSES, START_TIMEOUT_S, add_upstream_options
 
 __all__ = ["add_parser", "load_faults", "run"]
 
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace, admin_app: Any = None) -> int:
     try:
         proxy.start(app)
     except UpstreamError as exc:
-        from mcp_testkit._terminal import printable  # what the upstream wrote on stderr, escaped
+        from mcp_testkit._wire.terminal import printable  # what the upstream wrote on stderr, escaped
 
         return _fail(printable(str(exc)))
     except (OSError, RuntimeError) as exc:

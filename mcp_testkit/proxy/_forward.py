@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from mcp_testkit._asgi import Receive, Scope, Send, cancel_on_disconnect, read_body
+from mcp_testkit._wire.asgi import Receive, Scope, Send, cancel_on_disconnect, read_body
 from mcp_testkit.proxy._http11 import UpstreamClosed
 
 __all__ = [
@@ -102,7 +102,7 @@ class HttpForwarder:
         if self._client is None:
             import sniffio
 
-            from mcp_testkit._tls import tls_context
+            from mcp_testkit._wire.tls import tls_context
 
             library = sniffio.current_async_library()
             if library == "asyncio":
@@ -390,7 +390,7 @@ class Seen:
 
     def decode(self) -> None:
         """Decode the answer's bytes into `messages` (and `framing` "text" for a body that is not JSON)."""
-        from mcp_testkit._sse import SseDecoder, SseEventTooLarge
+        from mcp_testkit._wire.sse import SseDecoder, SseEventTooLarge
 
         chunks, self.chunks = self.chunks, []
         if self.framing == "json":
@@ -413,7 +413,7 @@ class Seen:
 
 def _decoded(body: bytes) -> Any:
     """A message, decoded as strictly as the server decodes one; None for what is not JSON of the wire."""
-    from mcp_testkit._json import JsonError, loads
+    from mcp_testkit._wire.strict_json import JsonError, loads
 
     try:
         return loads(body) if body else None

@@ -18,12 +18,12 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
-from mcp_testkit._asgi import Receive, Scope, Send, lifespan, read_body
-from mcp_testkit._eras import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, VERSION_KEY, error_status
-from mcp_testkit._json import JsonError
-from mcp_testkit._json import loads as strict_loads
-from mcp_testkit._origin import LOOPBACK_NAMES, rebinding_refusal
-from mcp_testkit._upstream_options import MAX_PROCESSES, START_TIMEOUT_S
+from mcp_testkit._wire.asgi import Receive, Scope, Send, lifespan, read_body
+from mcp_testkit._wire.eras import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, VERSION_KEY, error_status
+from mcp_testkit._wire.origin import LOOPBACK_NAMES, rebinding_refusal
+from mcp_testkit._wire.strict_json import JsonError
+from mcp_testkit._wire.strict_json import loads as strict_loads
+from mcp_testkit.upstream._options import MAX_PROCESSES, START_TIMEOUT_S
 
 __all__ = ["MAX_PROCESSES", "START_TIMEOUT_S", "StdioGateway"]
 

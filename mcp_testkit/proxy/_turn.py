@@ -11,11 +11,11 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mcp_testkit._answer import JSON, SSE, Answer
-from mcp_testkit._json import JsonError
-from mcp_testkit._json import loads as strict_loads
-from mcp_testkit._sse import SseDecoder, SseEventTooLarge
-from mcp_testkit._wire import SocketWire
+from mcp_testkit._wire.answer import JSON, SSE, Answer
+from mcp_testkit._wire.connection import SocketWire
+from mcp_testkit._wire.sse import SseDecoder, SseEventTooLarge
+from mcp_testkit._wire.strict_json import JsonError
+from mcp_testkit._wire.strict_json import loads as strict_loads
 
 if TYPE_CHECKING:
     from mcp_testkit.server import Effect

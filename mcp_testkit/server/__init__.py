@@ -10,19 +10,19 @@ import anyio.to_thread
 import sniffio
 
 from mcp_testkit import faults
-from mcp_testkit._binding import RemoteHostWarning, warn_if_remote
-from mcp_testkit._eras import ERAS, named_eras
 from mcp_testkit._renamed import milliseconds, renamed_attribute, renamed_keywords
-from mcp_testkit._runner import MAX_HEADER_LINE, MAX_HEADERS
+from mcp_testkit._wire.binding import RemoteHostWarning, warn_if_remote
+from mcp_testkit._wire.eras import ERAS, named_eras
+from mcp_testkit._wire.runner import MAX_HEADER_LINE, MAX_HEADERS
 from mcp_testkit.journal import Journal
-from mcp_testkit.server._app import ServerCrash
+from mcp_testkit.server._dispatch._tasks import ask_client, asks_first, declare_task, start_task
 from mcp_testkit.server._effects import Effect, effect_of, supports_stdio  # Effect, effect_of: for the chaos proxy
 from mcp_testkit.server._fault_scripting import FaultScripting
-from mcp_testkit.server._mount import MountableMcpApp
 from mcp_testkit.server._scripting import OfferingScripting
 from mcp_testkit.server._sessions import SessionTable
 from mcp_testkit.server._state import RequiredHeader, ServerState
-from mcp_testkit.server._tasks import ask_client, asks_first, declare_task, start_task
+from mcp_testkit.server._transport._app import ServerCrash
+from mcp_testkit.server._transport._mount import MountableMcpApp
 from mcp_testkit.tools import ScriptedTool
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     import mcp_types
 
-    from mcp_testkit._runner import Runner
+    from mcp_testkit._wire.runner import Runner
     from mcp_testkit.journal import Record
     from mcp_testkit.server._sessions import Session
 
@@ -446,8 +446,8 @@ class TestMcpServer(FaultScripting, OfferingScripting):
     def _new_runner(self) -> Runner:
         if self._runner is not None:
             raise RuntimeError(f"server {self.name!r} is already started at {self.url}")
-        from mcp_testkit._runner import HeadLimits, Refused, Runner
-        from mcp_testkit.server._refused import journal_refused
+        from mcp_testkit._wire.runner import HeadLimits, Refused, Runner
+        from mcp_testkit.server._transport._refused import journal_refused
 
         def journal(refused: Refused) -> None:
             journal_refused(self._state, refused)

@@ -10,8 +10,8 @@ import threading
 from typing import TYPE_CHECKING
 
 from mcp_testkit import faults
-from mcp_testkit._eras import HANDSHAKE, STATELESS
 from mcp_testkit._renamed import fault_first
+from mcp_testkit._wire.eras import HANDSHAKE, STATELESS
 from mcp_testkit.faults import _DEFAULT
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit.resources import ScriptedPrompt, ScriptedResource, ScriptedTemplate
-from mcp_testkit.server._offerings import notify_changed, notify_updated
+from mcp_testkit.server._dispatch._offerings import notify_changed, notify_updated
 
 if TYPE_CHECKING:
     from mcp_testkit.resources import Messages, ReadsTemplate

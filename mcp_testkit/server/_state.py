@@ -10,16 +10,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mcp_testkit._eras import ERAS
+from mcp_testkit._wire.eras import ERAS
 from mcp_testkit.faults import FaultPlan
 from mcp_testkit.journal import Journal
 from mcp_testkit.resources import Offerings
-from mcp_testkit.server._listen import Listeners
+from mcp_testkit.server._dispatch._listen import Listeners
+from mcp_testkit.server._dispatch._tasks import TaskTable
 from mcp_testkit.server._sessions import Session, SessionTable
-from mcp_testkit.server._tasks import TaskTable
 
 if TYPE_CHECKING:
-    from mcp_testkit.server._paging import Cursor
+    from mcp_testkit.server._dispatch._paging import Cursor
     from mcp_testkit.tools import ScriptedTool
 
 __all__ = ["RequiredHeader", "ServerState"]
@@ -86,7 +86,7 @@ class ServerState:
     input_timeout_s: float = 60.0
     """How long a handshake-era input request (elicitation, sampling, roots) waits for the client's answer."""
     input_key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
-    """Signs the `requestState` of 2026-07-28 input rounds (`server/_input.py`); new with every state."""
+    """Signs the `requestState` of 2026-07-28 input rounds (`server/_dispatch/_input.py`); new with every state."""
     _definitions: list[dict[str, Any]] | None = None
     _catalogue_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

@@ -14,7 +14,7 @@ from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
 
 from mcp_testkit import TestMcpServer, faults
-from mcp_testkit._eras import SERVER_INFO_KEY, stateless_headers, stateless_params
+from mcp_testkit._wire.eras import SERVER_INFO_KEY, stateless_headers, stateless_params
 from mcp_testkit.bridge import MCPBridgeError, MCPCallOutcomeUnknown, ServerConfig, ToolPool
 from mcp_testkit.cassettes import Cassette, CassetteServer, record
 from mcp_testkit.cassettes._format import Exchange

@@ -314,7 +314,7 @@ async def test_stdio_gateway_refuses_requests_without_a_session(tmp_path: Path) 
 
 async def test_stdio_gateway_answers_a_stateless_error_with_the_status_of_its_code(tmp_path: Path) -> None:
     """A 2026-07-28 request the stdio server refuses gets the status its era gives the code (-32601: 404), recorded."""
-    from mcp_testkit._eras import stateless_headers, stateless_params
+    from mcp_testkit._wire.eras import stateless_headers, stateless_params
 
     params = stateless_params({})
     message = {"jsonrpc": "2.0", "id": 7, "method": "no/such", "params": params}

@@ -332,7 +332,7 @@ def test_budget_and_example_timeout_reach_the_run() -> None:
 
 def test_all_installed_runs_the_adapters_whose_bridge_imports() -> None:
     """--all-installed checks the reference bridge, the SDK client and the shipped adapters whose bridge imports."""
-    from mcp_testkit._check import _SHIPPED, _installed
+    from mcp_testkit.contract._cli import _SHIPPED, _installed
 
     done = _check("--all-installed", "--property", "P1", "--examples", "1")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -450,7 +450,7 @@ def test_ctrl_c_during_a_held_step_is_raised_when_the_step_ends() -> None:
 
     import anyio
 
-    from mcp_testkit._ctrl_c import held
+    from mcp_testkit.contract._ctrl_c import held
     from mcp_testkit.contract._event_loop import EventLoop
 
     before = signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -1,5 +1,5 @@
 """Every fault class the server has is in the contract where it applies: a declared case of some property places
-it, in some era, or it is listed below with the reason it is in none. A new fault class (`faults.py`) fails the
+it, in some era, or it is listed below with the reason it is in none. A new fault class (`faults/`) fails the
 first test until a property declares it or it is listed here."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from mcp_testkit import faults
-from mcp_testkit._eras import ERAS
+from mcp_testkit._wire.eras import ERAS
 from mcp_testkit.adapters import ReferenceBridgeAdapter, SdkClientAdapter
 from mcp_testkit.contract import PROPERTIES, BridgeFacts
 

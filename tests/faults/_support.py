@@ -11,7 +11,7 @@ import anyio.lowlevel
 import httpx2
 from mcp import Client
 
-from mcp_testkit._eras import stateless_headers, stateless_params
+from mcp_testkit._wire.eras import stateless_headers, stateless_params
 
 if TYPE_CHECKING:
     from mcp_testkit import TestMcpServer

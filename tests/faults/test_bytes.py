@@ -20,7 +20,7 @@ import pytest
 from mcp import Client
 
 from mcp_testkit import TestMcpServer, faults
-from mcp_testkit._eras import stateless_headers, stateless_params
+from mcp_testkit._wire.eras import stateless_headers, stateless_params
 
 from ._support import (
     ACCEPT,

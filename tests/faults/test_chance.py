@@ -10,7 +10,7 @@ import pytest
 
 from mcp_testkit import TestMcpServer, faults
 from mcp_testkit.scenario import add_rules
-from mcp_testkit.server._admin import PREFIX, AdminApp
+from mcp_testkit.standalone._admin import PREFIX, AdminApp
 
 from ._support import LIMIT_S, Serve, Wire, call, messages, socket_client, tools
 

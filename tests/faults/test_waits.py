@@ -12,7 +12,7 @@ import httpx2
 import pytest
 
 from mcp_testkit import TestMcpServer, faults
-from mcp_testkit._eras import stateless_headers, stateless_params
+from mcp_testkit._wire.eras import stateless_headers, stateless_params
 
 from ._support import (
     ACCEPT,

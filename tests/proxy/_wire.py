@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx2
 
-from mcp_testkit._sse import SseDecoder
+from mcp_testkit._wire.sse import SseDecoder
 
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 INIT = {

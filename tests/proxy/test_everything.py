@@ -23,7 +23,7 @@ from node_trees import NPM_CI_TIMEOUT_S, EverythingServer, everything_server
 
 from mcp_testkit import faults
 from mcp_testkit.proxy import ChaosProxy
-from mcp_testkit.server._admin import ProxyAdminApp
+from mcp_testkit.standalone._admin import ProxyAdminApp
 
 from ._wire import answer, request
 

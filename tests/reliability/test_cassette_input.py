@@ -14,7 +14,7 @@ import anyio
 import httpx2
 import pytest
 
-from mcp_testkit._runner import Runner
+from mcp_testkit._wire.runner import Runner
 from mcp_testkit.cassettes import Cassette, CassetteError, record
 
 from ._support import ACCEPT, LIMIT_S

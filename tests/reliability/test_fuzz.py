@@ -220,7 +220,7 @@ def test_mutated_admin_bodies_never_break_the_server_or_stall_a_session() -> Non
     a traceback, and another session's pings are each answered within 0.5 s meanwhile."""
     import httpx2
 
-    from mcp_testkit.server._admin import AdminApp
+    from mcp_testkit.standalone._admin import AdminApp
 
     from ._mutation import mutated_text
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_testkit import TestMcpServer
-from mcp_testkit._json import JsonError, loads
+from mcp_testkit._wire.strict_json import JsonError, loads
 from mcp_testkit.adapters._driver import _problem
 from mcp_testkit.cassettes import Cassette, CassetteError
 from mcp_testkit.cassettes._replay import ReplayScript

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from mcp_testkit import TestMcpServer
-from mcp_testkit.server._admin import AdminApp
+from mcp_testkit.standalone._admin import AdminApp
 
 from ._support import exchange, http_request, initialize, ping, post_headers, serve_process
 

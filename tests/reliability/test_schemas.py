@@ -14,7 +14,7 @@ import httpx2
 import pytest
 
 from mcp_testkit import TestMcpServer
-from mcp_testkit.server._admin import AdminApp
+from mcp_testkit.standalone._admin import AdminApp
 
 from ._support import LIMIT_S, exchange, http_request, initialize, ping, post_headers, serve_command
 
@@ -204,7 +204,7 @@ def test_an_exponential_any_of_chain_is_cut_off_by_the_budget() -> None:
 
 def test_the_budget_is_configurable(monkeypatch: pytest.MonkeyPatch) -> None:
     """`VALIDATION_BUDGET_S` is read at each call: a larger budget lets a short chain validate to its real answer."""
-    from mcp_testkit import _validation
+    from mcp_testkit._wire import validation as _validation
 
     monkeypatch.setattr(_validation, "VALIDATION_BUDGET_S", 30.0)
     validator = _validation.build_validator("chain", _any_of_chain(6))
@@ -231,7 +231,7 @@ def test_the_budget_is_configurable(monkeypatch: pytest.MonkeyPatch) -> None:
 )
 def test_unique_items_keeps_json_equality(items: list[Any], unique: bool) -> None:
     """The linear `uniqueItems` compares as JSON does: 1 equals 1.0, true is not 1, object keys in any order."""
-    from mcp_testkit import _validation
+    from mcp_testkit._wire import validation as _validation
 
     schema = {"type": "object", "properties": {"xs": {"type": "array", "uniqueItems": True}}}
     validator = _validation.build_validator("uniq", schema)
@@ -240,7 +240,7 @@ def test_unique_items_keeps_json_equality(items: list[Any], unique: bool) -> Non
 
 def test_a_schema_that_refers_to_itself_endlessly_is_an_answer() -> None:
     """A `$ref` cycle that consumes nothing is answered with a validation error, not a RecursionError."""
-    from mcp_testkit import _validation
+    from mcp_testkit._wire import validation as _validation
 
     validator = _validation.build_validator("loop", {"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"})
     problem = _validation.argument_problem("loop", validator, {})

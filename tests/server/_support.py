@@ -12,7 +12,7 @@ import anyio.to_thread
 import httpx2
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_testkit._eras import STATELESS_VERSION, stateless_headers, stateless_params
+from mcp_testkit._wire.eras import STATELESS_VERSION, stateless_headers, stateless_params
 
 if TYPE_CHECKING:
     from mcp.client._transport import Transport

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from mcp_testkit import TestMcpServer
-from mcp_testkit.server._admin import PREFIX, AdminApp
+from mcp_testkit.standalone._admin import PREFIX, AdminApp
 
 from ._support import LIMIT_S
 

@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 
 from mcp_testkit import TestMcpServer, ToolContext
-from mcp_testkit.server._admin import PREFIX, AdminApp
+from mcp_testkit.standalone._admin import PREFIX, AdminApp
 
 from ._support import LIMIT_S, sdk_transport, serving
 

@@ -11,7 +11,7 @@ import httpx2
 import pytest
 
 from mcp_testkit import TestMcpServer
-from mcp_testkit.server._admin import PREFIX, AdminApp
+from mcp_testkit.standalone._admin import PREFIX, AdminApp
 
 from ._support import LIMIT_S, Wire, serving
 

@@ -11,7 +11,7 @@ from mcp import Client, MCPError
 
 from mcp_testkit import TestMcpServer, faults
 from mcp_testkit.scenario import from_json
-from mcp_testkit.server._admin import PREFIX, AdminApp
+from mcp_testkit.standalone._admin import PREFIX, AdminApp
 
 from ._support import LIMIT_S, Wire, sdk_transport, serving
 

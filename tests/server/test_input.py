@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
 from mcp_testkit import TestMcpServer, ToolContext
-from mcp_testkit._eras import stateless_headers, stateless_params
+from mcp_testkit._wire.eras import stateless_headers, stateless_params
 from mcp_testkit.tools import Elicit, ListRoots, Sample
 
 from ._support import ACCEPT, LIMIT_S, Wire, messages, rpc, sdk_transport, serving

@@ -12,7 +12,7 @@ import httpx2
 import pytest
 
 from mcp_testkit import TestMcpServer, ToolError
-from mcp_testkit._eras import stateless_headers, stateless_params
+from mcp_testkit._wire.eras import stateless_headers, stateless_params
 from mcp_testkit.server import ask_client
 
 from ._support import ACCEPT, CLIENT_INFO, LIMIT_S, Stateless, Wire, messages, rpc, serving

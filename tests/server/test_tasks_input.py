@@ -16,7 +16,7 @@ import pytest
 from mcp import Client, types
 
 from mcp_testkit import TestMcpServer, ToolContext
-from mcp_testkit._eras import stateless_headers, stateless_params
+from mcp_testkit._wire.eras import stateless_headers, stateless_params
 from mcp_testkit.server import asks_first, start_task
 
 from ._support import ACCEPT, CLIENT_INFO, LIMIT_S, Wire, messages, rpc, sdk_transport, serving

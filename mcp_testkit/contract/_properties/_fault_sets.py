@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp_testkit import faults
-from mcp_testkit._eras import STATELESS
+from mcp_testkit._wire.eras import STATELESS
 
 if TYPE_CHECKING:
     from mcp_testkit.contract._harness import BridgeFacts

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcp_testkit._eras import ERAS
+from mcp_testkit._wire.eras import ERAS
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy

@@ -10,7 +10,7 @@ import anyio
 from hypothesis import strategies as st
 
 from mcp_testkit import faults
-from mcp_testkit._eras import HANDSHAKE
+from mcp_testkit._wire.eras import HANDSHAKE
 from mcp_testkit.contract._properties._example_steps import tool
 from mcp_testkit.contract._properties._fault_sets import CALL_KINDS, late_answer
 from mcp_testkit.contract._properties._property import Inputs, Property

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import strategies as st
 
 from mcp_testkit import faults
-from mcp_testkit._eras import HANDSHAKE, STATELESS
+from mcp_testkit._wire.eras import HANDSHAKE, STATELESS
 from mcp_testkit.contract._properties._property import Inputs, Property
 
 if TYPE_CHECKING:

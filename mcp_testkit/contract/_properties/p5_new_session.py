@@ -6,7 +6,7 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
-from mcp_testkit._eras import HANDSHAKE
+from mcp_testkit._wire.eras import HANDSHAKE
 from mcp_testkit.contract._properties._example_steps import calls_after_loss, calls_first, tool
 from mcp_testkit.contract._properties._fault_sets import CALL_KINDS, fault_label
 from mcp_testkit.contract._properties._property import Inputs, Property

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from mcp_testkit import faults
 from mcp_testkit import strategies as mst
-from mcp_testkit._eras import HANDSHAKE, STATELESS
+from mcp_testkit._wire.eras import HANDSHAKE, STATELESS
 from mcp_testkit.contract._properties._example_steps import place, tool
 from mcp_testkit.contract._properties._fault_sets import (
     BYTE_CALL_CASES,

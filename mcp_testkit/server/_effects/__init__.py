@@ -1,6 +1,6 @@
 """What each fault does: one handler per fault class, with a method for each phase where it acts.
 
-A fault in `faults.py` is a passive value; its effect lives here and nowhere else. The transports
+A fault in `faults/` is a passive value; its effect lives here and nowhere else. The transports
 (HTTP in both eras, stdio) and the dispatcher ask the request's handler at each phase, and a
 handler acts only in the phases it defines (the base class does nothing in every phase):
 
@@ -11,7 +11,7 @@ handler acts only in the phases it defines (the base class does nothing in every
 - bytes: `wrap_send`, the answer's ASGI `send` as the fault reshapes it (any writer of answers can apply it);
 - connection, for a notification: `after_notification` (HTTP), `notification_line` (stdio).
 
-Adding a fault is one value in `faults.py` plus one handler in the module of its kind here
+Adding a fault is one value in `faults/` plus one handler in the module of its kind here
 (`_answers`, `_bytes`, `_connection`, `_sessions`, `_listing`, `_eras`, `_waits`), registered with `@handles`.
 No request without a fault pays for any of this: `effect_of(None)` is None and the transports skip it.
 """

@@ -9,11 +9,11 @@ from mcp_testkit import faults
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from mcp_testkit._asgi import Send
+    from mcp_testkit._wire.asgi import Send
     from mcp_testkit.journal import Record
-    from mcp_testkit.server._paging import Page
-    from mcp_testkit.server._protocol import Call
-    from mcp_testkit.server._refusal import Refusal
+    from mcp_testkit.server._dispatch._paging import Page
+    from mcp_testkit.server._dispatch._protocol import Call
+    from mcp_testkit.server._dispatch._refusal import Refusal
     from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
 

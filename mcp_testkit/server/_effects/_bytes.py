@@ -18,7 +18,7 @@ from mcp_testkit import faults
 from mcp_testkit.server._effects._base import Effect, HttpTurn, LineTurn, Wire, handles
 
 if TYPE_CHECKING:
-    from mcp_testkit._asgi import Message, Send
+    from mcp_testkit._wire.asgi import Message, Send
     from mcp_testkit.journal import Record
     from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
+from mcp_testkit.server._dispatch._protocol import dumps
 from mcp_testkit.server._effects._base import JSON, Effect, HttpTurn, LineTurn, handles
-from mcp_testkit.server._protocol import dumps
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record

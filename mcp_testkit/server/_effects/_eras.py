@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
-from mcp_testkit._eras import HANDSHAKE
+from mcp_testkit._wire.eras import HANDSHAKE
+from mcp_testkit.server._dispatch._protocol import INVALID_REQUEST
+from mcp_testkit.server._dispatch._refusal import LEGACY_REFUSAL, Refusal, mismatch, missing_capability, unsupported
 from mcp_testkit.server._effects._base import Effect, HttpTurn, handles
-from mcp_testkit.server._protocol import INVALID_REQUEST
-from mcp_testkit.server._refusal import LEGACY_REFUSAL, Refusal, mismatch, missing_capability, unsupported
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record

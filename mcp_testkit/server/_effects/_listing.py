@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_testkit import faults
-from mcp_testkit._eras import STATELESS
+from mcp_testkit._wire.eras import STATELESS
+from mcp_testkit.server._dispatch._paging import LIST_CHANGED, LISTINGS, Cursor, Page
+from mcp_testkit.server._dispatch._protocol import INVALID_PARAMS, error_response, result_response
 from mcp_testkit.server._effects._base import Effect, handles
-from mcp_testkit.server._paging import LIST_CHANGED, LISTINGS, Cursor, Page
-from mcp_testkit.server._protocol import INVALID_PARAMS, error_response, result_response
 
 if TYPE_CHECKING:
-    from mcp_testkit.server._protocol import Call
+    from mcp_testkit.server._dispatch._protocol import Call
     from mcp_testkit.server._sessions import Session
 
 

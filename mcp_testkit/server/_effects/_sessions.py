@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mcp_testkit import faults
+from mcp_testkit.server._dispatch._protocol import INVALID_REQUEST
 from mcp_testkit.server._effects._base import Effect, HttpTurn, handles
-from mcp_testkit.server._protocol import INVALID_REQUEST
 from mcp_testkit.server._sessions import SESSION_NOT_FOUND
 
 if TYPE_CHECKING:

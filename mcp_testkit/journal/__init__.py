@@ -1,0 +1,393 @@
+"""The journal: one `Record` per HTTP request the server received, and the queries tests assert with."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from mcp_testkit._renamed import renamed_keywords
+from mcp_testkit._wire.headers import REDACTED as REDACTED  # the redaction policy, where it lived first
+from mcp_testkit._wire.headers import Headers
+from mcp_testkit._wire.headers import is_secret_header as is_secret_header
+from mcp_testkit._wire.headers import redacted as redacted
+from mcp_testkit.journal._input_log import InputExchange, InputLog
+from mcp_testkit.journal._record import FILTERED, SEQ, Record, record_of_row, row_of
+
+__all__ = ["Headers", "Journal", "Record"]
+
+_MISSING = object()
+
+
+class Journal:
+    """Every request the server received, in arrival order, with respx-like queries and assertions.
+
+    With a `limit`, only the newest `limit` records are kept (a long `serve` run or a soak test
+    must not grow without bound); `dropped` counts the others, and `repr` and `format` say so.
+    """
+
+    def __init__(
+        self, redacted_headers: Callable[[], frozenset[str]] | None = None, *, limit: int | None = None
+    ) -> None:
+        if limit is not None and (not isinstance(limit, int) or limit < 1):
+            raise ValueError(f"journal_limit must be a positive int or None (keep everything), not {limit!r}")
+        self.limit = limit
+        """At most this many records are kept, the oldest dropped first; None keeps every one."""
+        self._records: deque[Record | tuple[Any, ...]] = deque(maxlen=limit)
+        """Records in flight, and finished ones as untracked rows (see `Record._row`)."""
+        self._faults: list[Any] = []
+        """Every fault a record carried, numbered: a row holds the number, not the (tracked) fault."""
+        self._fault_numbers: dict[int, int] = {}
+        self._seq = itertools.count(1)
+        self._redacted = redacted_headers or frozenset
+        self._changed = threading.Condition()
+        self._waiting = 0
+        self._subscribers: tuple[Callable[[Record], None], ...] = ()
+        self.inputs = InputLog()
+        """What tools asked the client for (elicitation, sampling, roots) and the answers (docs/input.md)."""
+
+    # -- recording (called by the server) --------------------------------------------------------
+
+    def _append(self, record: Record) -> None:
+        self._records.append(record)
+
+    def _finish(self, record: Record) -> None:
+        self._keep_row(record)
+        if self._waiting:
+            with self._changed:
+                self._changed.notify_all()
+        for subscriber in self._subscribers:
+            subscriber(record)
+
+    def _keep_row(self, record: Record) -> None:
+        """Replace a finished record by its row; it is found by its `seq`, or among the newest."""
+        records = self._records
+        try:
+            first = records[0]
+        except IndexError:
+            return
+        index = record.seq - (first[SEQ] if type(first) is tuple else first.seq)  # type: ignore[union-attr]
+        if not 0 <= index < len(records) or records[index] is not record:
+            # Not where its number puts it (records appended by hand, or by two threads): look among the
+            # newest; one that is not there was dropped (journal_limit, clear()) and is not kept.
+            for index in range(len(records) - 1, max(-1, len(records) - 257), -1):
+                if records[index] is record:
+                    break
+            else:
+                return
+        fault = record.fault
+        number = None
+        if fault is not None:
+            number = self._fault_numbers.get(id(fault))
+            if number is None:  # kept for the journal's life, so that no other fault ever takes its id
+                number = self._fault_numbers[id(fault)] = len(self._faults)
+                self._faults.append(fault)
+        records[index] = row_of(record, number)
+
+    def _view(self, item: Record | tuple[Any, ...]) -> Record:
+        return record_of_row(item, self._faults) if type(item) is tuple else item  # type: ignore[return-value]
+
+    def _views(self) -> list[Record]:
+        faults = self._faults
+        return [record_of_row(item, faults) if type(item) is tuple else item for item in list(self._records)]  # type: ignore[misc]
+
+    def subscribe(self, callback: Callable[[Record], None]) -> Callable[[], None]:
+        """Call `callback(record)` as each request is done (from the server's thread); returns an unsubscribe."""
+        self._subscribers = (*self._subscribers, callback)
+
+        def unsubscribe() -> None:
+            self._subscribers = tuple(s for s in self._subscribers if s is not callback)
+
+        return unsubscribe
+
+    def _next_seq(self) -> int:
+        return next(self._seq)
+
+    def clear(self) -> None:
+        """Forget every record (and the count of dropped ones); numbering starts again at 1."""
+        self._records = deque(maxlen=self.limit)
+        self._seq = itertools.count(1)
+        self.inputs = InputLog()
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    @property
+    def dropped(self) -> int:
+        """How many of the oldest records `limit` dropped."""
+        try:
+            first = self._records[0]
+        except IndexError:
+            return 0
+        return (first[SEQ] if type(first) is tuple else first.seq) - 1  # type: ignore[union-attr]
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self._views())
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self._view(item) for item in list(self._records)[index]]
+        return self._view(self._records[index])
+
+    def __repr__(self) -> str:
+        dropped = self.dropped
+        more = f", {dropped} dropped (journal_limit={self.limit})" if dropped else ""
+        return f"<Journal {len(self._records)} records{more}>"
+
+    @property
+    def records(self) -> list[Record]:
+        """A copy of all records."""
+        return self._views()
+
+    @property
+    def last(self) -> Record:
+        """The most recent record; IndexError if there is none."""
+        try:
+            return self._view(self._records[-1])
+        except IndexError:
+            raise IndexError("the journal is empty: the server has received no request") from None
+
+    @property
+    def called(self) -> bool:
+        """Whether any request arrived."""
+        return bool(self._records)
+
+    @property
+    def call_count(self) -> int:
+        """How many requests arrived."""
+        return len(self._records)
+
+    def requests(
+        self,
+        method: str | None = None,
+        *,
+        tool: str | None = None,
+        session_id: str | object | None = _MISSING,
+        http_method: str | None = None,
+        status: int | None = None,
+        era: str | None = None,
+    ) -> list[Record]:
+        """Records matching every filter given: JSON-RPC method, tool, session id, HTTP method, status, era."""
+        wanted_http = http_method.upper() if http_method is not None else None
+        found = []
+        for item in list(self._records):
+            if type(item) is tuple:
+                rpc_method, its_tool, its_session, its_http, its_status, its_era = FILTERED(item)
+            else:
+                record: Record = item  # type: ignore[assignment]
+                rpc_method, its_tool, its_session = record.rpc_method, record.tool, record.session_id
+                its_http, its_status, its_era = record.http_method, record.status, record.era
+            if method is not None and rpc_method != method:
+                continue
+            if tool is not None and its_tool != tool:
+                continue
+            if session_id is not _MISSING and its_session != session_id:
+                continue
+            if wanted_http is not None and its_http != wanted_http:
+                continue
+            if status is not None and its_status != status:
+                continue
+            if era is not None and its_era != era:
+                continue
+            found.append(self._view(item))
+        return found
+
+    def calls(self, tool: str | None = None) -> list[Record]:
+        """The `tools/call` records, of one tool or of all."""
+        return self.requests("tools/call", tool=tool)
+
+    def cancellations(self) -> list[tuple[Record, Record | None]]:
+        """Each cancellation the client sent, as `(how, cancelled)`: `how` is the `notifications/cancelled`
+        record, or the request itself when its client ended the stream (2026-07-28 over HTTP); `cancelled` is
+        the request it cancels (None when the notification names no request sent before on that session)."""
+        records = self._views()
+        found: list[tuple[Record, Record | None]] = []
+        for index, record in enumerate(records):
+            named = record.cancels
+            if named is None:
+                continue
+            target = next(
+                (
+                    earlier
+                    for earlier in reversed(records[:index])
+                    if earlier.rpc_id == named
+                    and earlier.session_id == record.session_id
+                    and earlier.rpc_method is not None
+                    and not earlier.rpc_method.startswith("notifications/")
+                ),
+                None,
+            )
+            found.append((record, target))
+        named_seqs = {target.seq for _, target in found if target is not None}
+        found.extend(
+            (record, record)
+            for record in records
+            if record.cancelled_by_client and record.rpc_method is not None and record.seq not in named_seqs
+        )
+        return sorted(found, key=lambda pair: pair[0].seq)
+
+    def cancelled(self, tool: str | None = None, *, request_id: str | int | None = None) -> list[Record]:
+        """The requests the client cancelled (by `notifications/cancelled`, or in 2026-07-28 over HTTP by ending
+        the request's stream), of one tool and/or with one JSON-RPC id, or all; each once, in arrival order."""
+        seen: dict[int, Record] = {}
+        for _how, target in self.cancellations():
+            if target is None or (tool is not None and target.tool != tool):
+                continue
+            if request_id is not None and target.rpc_id != request_id:
+                continue
+            seen.setdefault(target.seq, target)
+        return [seen[seq] for seq in sorted(seen)]
+
+    @renamed_keywords(timeout="timeout_s")
+    def wait_for(self, predicate: Callable[[Journal], bool], timeout_s: float = 5.0) -> None:
+        """Block until `predicate(journal)` holds (re-checked as requests finish); TimeoutError after `timeout_s`."""
+        with self._changed:
+            self._waiting += 1
+            try:
+                reached = self._changed.wait_for(lambda: predicate(self), timeout=timeout_s)
+            finally:
+                self._waiting -= 1
+            if not reached:
+                raise TimeoutError(f"the journal did not reach the expected state within {timeout_s} s")
+
+    # -- assertions ------------------------------------------------------------------------------
+
+    def assert_called(
+        self, tool: str, *, times: int | None = None, arguments: Mapping[str, Any] | None = None
+    ) -> list[Record]:
+        """Assert `tool` was called (`times` times, with `arguments` if given); return the matching calls.
+
+        On failure the message lists the calls that did arrive, so a near miss is visible.
+        """
+        calls = self.calls(tool)
+        matching = [c for c in calls if arguments is None or c.arguments == dict(arguments)]
+        if (times is None and matching) or (times is not None and len(matching) == times):
+            return matching
+        wanted = f"tool {tool!r}" + (f" with arguments {dict(arguments)!r}" if arguments is not None else "")
+        expected = "at least once" if times is None else f"{times} time{'s' * (times != 1)}"
+        lines = [f"expected {wanted} to be called {expected}, it was called {len(matching)} times"]
+        all_calls = self.calls()
+        if all_calls:
+            lines.append("calls the server received:")
+            lines.extend(f"  #{c.seq} {c.tool}({json.dumps(c.arguments)}) -> {c._status_line()}" for c in all_calls)
+        else:
+            lines.append("the server received no tools/call at all")
+            methods = sorted({str(r.rpc_method or r.http_method) for r in self._views()})
+            if methods:
+                lines.append(f"requests it did receive: {', '.join(methods)}")
+        raise AssertionError("\n".join(lines))
+
+    def assert_not_called(self, tool: str) -> None:
+        """Assert `tool` was never called."""
+        calls = self.calls(tool)
+        if calls:
+            seqs = ", ".join(f"#{c.seq}" for c in calls)
+            raise AssertionError(f"expected tool {tool!r} not to be called, it was called at {seqs}")
+
+    def assert_read(self, uri: str, *, times: int | None = None) -> list[Record]:
+        """Assert resource `uri` was read (`times` times, if given); return the matching `resources/read` records."""
+        return self._assert_asked("resources/read", "uri", uri, None, times)
+
+    def assert_prompted(
+        self, name: str, *, arguments: Mapping[str, Any] | None = None, times: int | None = None
+    ) -> list[Record]:
+        """Assert prompt `name` was got (`times` times, with `arguments` if given); return the matching records."""
+        return self._assert_asked("prompts/get", "name", name, arguments, times)
+
+    def assert_input(self, tool: str, *, kind: str | None = None, answer: Any = _MISSING) -> list[InputExchange]:
+        """Assert `tool` asked the client for input (`kind`: `elicit`, `sample` or `roots`) and got `answer` (as the
+        client sent it, if given); return the answered exchanges (`journal.inputs` holds them all)."""
+        return self.inputs.assert_input(tool, kind=kind) if answer is _MISSING else self.inputs.assert_input(
+            tool, kind=kind, answer=answer
+        )
+
+    def _assert_asked(
+        self, method: str, key: str, value: str, arguments: Mapping[str, Any] | None, times: int | None
+    ) -> list[Record]:
+        asked = [r for r in self.requests(method) if (r.params or {}).get(key) == value]
+        matching = [r for r in asked if arguments is None or (r.params or {}).get("arguments") == dict(arguments)]
+        if (times is None and matching) or (times is not None and len(matching) == times):
+            return matching
+        wanted = f"{method} of {value!r}" + (f" with arguments {dict(arguments)!r}" if arguments is not None else "")
+        expected = "at least once" if times is None else f"{times} time{'s' * (times != 1)}"
+        lines = [f"expected {wanted} {expected}, it came {len(matching)} times"]
+        every = self.requests(method)
+        if every:
+            lines.append(f"the {method} requests the server received:")
+            lines.extend(f"  #{r.seq} {json.dumps(r.params)} -> {r._status_line()}" for r in every)
+        else:
+            lines.append(f"the server received no {method} at all")
+        raise AssertionError("\n".join(lines))
+
+    def assert_cancelled(self, tool: str | None = None, *, request_id: str | int | None = None) -> list[Record]:
+        """Assert the client cancelled a call of `tool` (and/or the request with JSON-RPC id `request_id`);
+        return the cancelled requests. On failure the message lists what was cancelled and the calls that arrived.
+        """
+        found = self.cancelled(tool, request_id=request_id)
+        if found:
+            return found
+        wanted = " and ".join(
+            part
+            for part in (
+                f"a call of tool {tool!r}" if tool is not None else "",
+                f"request id {request_id!r}" if request_id is not None else "",
+            )
+            if part
+        ) or "a request"
+        lines = [f"expected the client to cancel {wanted}, it did not"]
+        cancellations = self.cancellations()
+        if cancellations:
+            lines.append("cancellations the server received:")
+            for how, target in cancellations:
+                named = "the request's stream closed" if how is target else f"#{how.seq} {how.rpc_method}"
+                what = f"#{target.seq} {target.rpc_method} {target.tool or ''}".rstrip() if target else "no request"
+                lines.append(f"  {named} -> {what} (id {how.cancels if how is not target else target.rpc_id!r})")
+        else:
+            lines.append("the server received no cancellation at all")
+        calls = self.calls()
+        if calls:
+            lines.append("calls the server received:")
+            lines.extend(f"  #{c.seq} {c.tool} id={c.rpc_id!r} -> {c._status_line()}" for c in calls)
+        raise AssertionError("\n".join(lines))
+
+    # -- export ----------------------------------------------------------------------------------
+
+    def to_jsonl(self, *, redact: bool = True) -> str:
+        """One JSON line per record; credentials and required headers read '***' unless `redact=False`."""
+        hidden = self._redacted()
+        return "".join(json.dumps(r.to_json(hidden, redact=redact), default=repr) + "\n" for r in self._views())
+
+    def to_mermaid(self, *, title: str | None = None) -> str:
+        """The journal as a Mermaid sequence diagram: an arrow per request and per answer, faults and session
+        changes as notes; it renders on GitHub and in the docs as it is."""
+        from mcp_testkit.journal._diagram import mermaid
+
+        return mermaid(self._views(), title=title)
+
+    def to_html(self, path: str | os.PathLike[str], *, title: str = "mcp-testkit journal") -> Path:
+        """Write the journal as one self-contained HTML page (inline SVG, CSS and script; nothing loaded from the
+        network): the same diagram, each arrow opening its request's and answer's headers and bodies, redacted."""
+        from mcp_testkit.journal._diagram import html_page
+
+        target = Path(path)
+        target.write_text(html_page(self._views(), title=title, hidden=self._redacted()), encoding="utf-8")
+        return target
+
+    def format(self, *, limit: int = 50) -> str:
+        """The journal as one line per request, at most `limit` lines plus a count of the rest."""
+        records = self._views()
+        if not records:
+            return "(no requests)"
+        lines = [r.summary() for r in records[:limit]]
+        if records[0].seq > 1:
+            lines.insert(0, f"... {records[0].seq - 1} older requests dropped (journal_limit={self.limit})")
+        if len(records) > limit:
+            lines.append(f"... and {len(records) - limit} more requests")
+        return "\n".join(lines)
