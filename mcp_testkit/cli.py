@@ -220,7 +220,7 @@ class _JournalFile:
         """Write the records of `journal` from now on (and stop writing those of the one before)."""
         if self._unsubscribe is not None:
             self._unsubscribe()
-        hidden = journal._redacted
+        hidden = journal.writer.hidden_headers
 
         def write(record: Record) -> None:
             line = json.dumps(record.to_json(hidden()), default=repr) + "\n"

@@ -64,8 +64,7 @@ class Answer:
         content_type: bytes = JSON,
     ) -> None:
         body = b"" if payload is None else self.dumps(payload)
-        self.record.response = None
-        self.record._response_raw = body or None
+        self.record.keep_response(body)
         await self.raw(status, body, content_type, headers)
 
     async def raw(

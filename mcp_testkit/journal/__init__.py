@@ -17,9 +17,10 @@ from mcp_testkit._wire.headers import Headers
 from mcp_testkit._wire.headers import is_secret_header as is_secret_header
 from mcp_testkit._wire.headers import redacted as redacted
 from mcp_testkit.journal._input_log import InputExchange, InputLog
-from mcp_testkit.journal._record import FILTERED, SEQ, Record, record_of_row, row_of
+from mcp_testkit.journal._record import CANCELLED_BY_CLIENT, FILTERED, SEQ, Record, record_of_row, row_of
+from mcp_testkit.journal._writer import JournalWriter
 
-__all__ = ["Headers", "Journal", "Record"]
+__all__ = ["CANCELLED_BY_CLIENT", "Headers", "InputExchange", "Journal", "JournalWriter", "Record"]
 
 _MISSING = object()
 
@@ -50,6 +51,8 @@ class Journal:
         self._subscribers: tuple[Callable[[Record], None], ...] = ()
         self.inputs = InputLog()
         """What tools asked the client for (elicitation, sampling, roots) and the answers (docs/input.md)."""
+        self.writer = JournalWriter(self)
+        """What a transport writes this journal with (`JournalWriter`); tests only read."""
 
     # -- recording (called by the server) --------------------------------------------------------
 

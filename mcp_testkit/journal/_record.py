@@ -222,6 +222,15 @@ class Record:
         self._response = value
         self._response_raw = None
 
+    def keep_response(self, raw: bytes | None) -> None:
+        """Keep the answer as the bytes of JSON that were sent, decoded on the first read of `response`.
+
+        What a transport calls as it frames an answer (the fake's, the proxy's), so that a request nobody reads
+        the answer of costs no decoding; `None` or empty bytes: no answer.
+        """
+        self._response = None
+        self._response_raw = raw or None
+
     def _status_line(self) -> str:
         """The status, marked `isError` for a tool's error result, `error CODE` for a JSON-RPC error."""
         answer = self.response if self.error is None else None  # a refusal says why in the summary

@@ -91,12 +91,11 @@ class ProxyEndpoint:
         finally:
             if not record.seq:
                 self._admit(record)
-            self.journal._finish(record)
+            self.journal.writer.finish(record)
 
     def _admit(self, record: Record) -> None:
         with self._lock:
-            record.seq = self.journal._next_seq()
-            self.journal._append(record)
+            self.journal.writer.begin(record)
 
     async def _serve(self, scope: Scope, receive: Receive, turn: ProxyTurn, headers: Headers) -> None:
         record = turn.record
@@ -312,8 +311,7 @@ class Forwarding:
         answer, _ = held.split(record.rpc_id)
         self.pages.learn(self.page, answer)
         if answer is not None:
-            record.response = None
-            record._response_raw = dumps(answer)
+            record.keep_response(dumps(answer))
         await self.turn.pass_on({"type": "http.response.start", "status": held.status, "headers": held.headers})
         await self.turn.pass_on({"type": "http.response.body", "body": b"".join(held.chunks)})
 
@@ -376,12 +374,12 @@ class _Watch:
             answers = isinstance(decoded, dict) and "method" not in decoded and decoded.get("id") == record.rpc_id
             answer = decoded if answers else None
             if answer is not None:
-                record._response_raw = self.chunks[0]
+                record.keep_response(self.chunks[0])
         else:
             held = Held(record.status or 0, [(b"content-type", b"text/event-stream")] if self.sse else [], self.chunks)
             answer, _ = held.split(record.rpc_id)
             if answer is not None:
-                record._response_raw = dumps(answer)
+                record.keep_response(dumps(answer))
         if answer is not None and page is not None:
             endpoint.pages.learn(page, answer)
         if record.rpc_method == "tools/call":

@@ -32,8 +32,7 @@ class BrokenStreams:
         prefix = f"mcp-testkit-proxy-{record.seq}-"
         head = prefix.encode()
         frames = [b"event: message\nid: %s%d\ndata: %s\n\n" % (head, n, dumps(m)) for n, m in enumerate(events)]
-        record.response = None
-        record._response_raw = dumps(answer)
+        record.keep_response(dumps(answer))
         await turn.start_sse()
         shown = frames[: fault.after_events]
         for one in shown:

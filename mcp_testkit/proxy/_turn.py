@@ -112,8 +112,7 @@ class ProxyTurn(Answer):
     async def answer(self, status: int, messages: list[Any], answer: Any, *, sse: bool) -> None:
         """Send `answer` (after `messages`, as SSE) the way an upstream would have."""
         if answer is not None:
-            self.record.response = None
-            self.record._response_raw = dumps(answer)
+            self.record.keep_response(dumps(answer))
         if not sse:
             await self.raw(status, b"" if answer is None else dumps(answer), JSON)
             return

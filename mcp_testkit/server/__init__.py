@@ -200,7 +200,7 @@ class TestMcpServer(FaultScripting, OfferingScripting):
             journal=Journal(limit=journal_limit),
             sessions=SessionTable(limit=session_limit, idle_timeout=session_idle_timeout),
         )
-        state.journal._redacted = state.redacted_headers
+        state.journal.writer.hide_headers(state.redacted_headers)
         self._state = state
         if self._preset is not None:
             from mcp_testkit.server._presets import PRESETS

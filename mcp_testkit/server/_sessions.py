@@ -120,7 +120,7 @@ class Session:
     client_capabilities: dict[str, Any] = field(default_factory=dict, repr=False)
     """What the client declared in `initialize`: which input requests (elicitation, sampling, roots) it answers."""
     waiting: dict[Any, Any] = field(default_factory=dict, repr=False)
-    """Server-to-client input requests waiting for the client's response, by JSON-RPC id (`server/_dispatch/_input.py`)."""
+    """Server-to-client input requests waiting for the client's response, by JSON-RPC id (`_dispatch/_input.py`)."""
     """The events of its resumable SSE streams, for a GET with `Last-Event-ID` to replay (made at the first)."""
     subscriptions: set[str] = field(default_factory=set, repr=False)
     """The resource URIs it subscribed to (`resources/subscribe`), told of each `update_resource`."""

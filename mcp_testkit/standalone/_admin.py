@@ -203,7 +203,7 @@ class AdminApp(Router):
         params = request.params("method", "tool", "since")
         since = _int_param(params, "since", 0)
         journal = self.server.journal
-        hidden = journal._redacted()
+        hidden = journal.writer.hidden_headers()
         records = [
             record.to_json(hidden)
             for record in journal.requests(params.get("method") or None, tool=params.get("tool") or None)

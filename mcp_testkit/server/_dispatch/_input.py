@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from mcp_testkit._wire.eras import HANDSHAKE, MISSING_CAPABILITY, STATELESS
-from mcp_testkit.journal._input_log import InputExchange
+from mcp_testkit.journal import InputExchange
 from mcp_testkit.server._dispatch._messages import (
     INTERNAL_ERROR,
     INVALID_PARAMS,

@@ -32,7 +32,7 @@ import anyio
 import sniffio
 
 from mcp_testkit._wire.eras import CAPABILITIES_KEY, MISSING_CAPABILITY
-from mcp_testkit.journal._record import Record
+from mcp_testkit.journal import Record
 from mcp_testkit.server._dispatch._messages import INTERNAL_ERROR, INVALID_PARAMS, error_response, result_response
 
 if TYPE_CHECKING:

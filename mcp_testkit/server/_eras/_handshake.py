@@ -328,8 +328,7 @@ async def _resume(state: ServerState, receive: Receive, out: Response, last_even
                 await out.chunk(event.frame)
                 cursor = event.event_id
                 if event.answer is not None:
-                    record.response = None
-                    record._response_raw = event.answer
+                    record.keep_response(event.answer)
             if stream.done:
                 break
             await stream.changed()

@@ -33,7 +33,7 @@ from mcp_testkit._wire.eras import (
     error_status,
 )
 from mcp_testkit._wire.param_headers import ABSENT, PARAM_HEADER_PREFIX, value_at
-from mcp_testkit.journal._record import CANCELLED_BY_CLIENT
+from mcp_testkit.journal import CANCELLED_BY_CLIENT
 from mcp_testkit.server._dispatch._listen import listen
 from mcp_testkit.server._dispatch._offerings import OFFERING_METHODS
 from mcp_testkit.server._dispatch._paging import LISTINGS, page_number, request_target

@@ -100,7 +100,7 @@ class McpApp:
             if out.plan is not None and out.plan.stream is not None:
                 out.plan.stream.finish()  # whatever happened, a GET following this stream must not wait forever
             admit(journal, record)
-            journal._finish(record)
+            journal.writer.finish(record)
 
     async def _handle(self, state: ServerState, scope: Scope, receive: Receive, out: Response) -> None:
         """Check what needs no body, read the body (bounded), journal the request, then route it to its era."""

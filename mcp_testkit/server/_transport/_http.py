@@ -145,8 +145,7 @@ class Response(Answer):
         """Send one SSE event; `answer` marks the response to the request, which the record keeps."""
         data = dumps(message)
         if answer:
-            self.record.response = None
-            self.record._response_raw = data
+            self.record.keep_response(data)
         if self.plan is not None:
             await self._emit(self.plan, state.event_ids(), data, answer=answer)
             return
@@ -162,8 +161,7 @@ class Response(Answer):
             return
         await self.start_sse()
         data = dumps(response)
-        self.record.response = None
-        self.record._response_raw = data
+        self.record.keep_response(data)
         await self.send({"type": "http.response.body", "body": self.frame(state, data)})
 
     async def _emit(
@@ -256,8 +254,7 @@ Blocked = tuple[int, int, str, Any]
 def admit(journal: Any, record: Record) -> None:
     """Number the record and put it in the journal, once."""
     if not record.seq:
-        record.seq = journal._next_seq()
-        journal._append(record)
+        journal.writer.begin(record)
 
 
 def blocked(state: ServerState, scope: Scope, headers: Headers) -> Blocked | None:

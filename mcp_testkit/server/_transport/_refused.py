@@ -31,4 +31,4 @@ def journal_refused(state: ServerState, refused: Refused) -> None:
     )
     journal = state.journal
     admit(journal, record)
-    journal._finish(record)
+    journal.writer.finish(record)

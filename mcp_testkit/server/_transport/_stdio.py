@@ -172,7 +172,7 @@ class StdioServer:
         state = self.server._state
         journal = state.journal
         record = Record(
-            seq=journal._next_seq(),
+            seq=journal.writer.next_seq(),
             at=time.time(),
             http_method="STDIO",
             path="stdio",
@@ -182,7 +182,7 @@ class StdioServer:
         session = self._session
         record.session_id = session.id if session is not None else None
         record.protocol_version = session.protocol_version if session is not None else None
-        journal._append(record)
+        journal.writer.begin(record, numbered=True)
         try:
             self._receive(record, length)
         except Exception as exc:
@@ -221,7 +221,7 @@ class StdioServer:
         describe(record, message)
         if kind == "response":
             record.error = answer_arrived(session, message, record.seq)  # an answer to a tool's input request
-            journal._finish(record)
+            journal.writer.finish(record)
             return
         effect = None
         if state.plan:
@@ -235,7 +235,7 @@ class StdioServer:
             if effect is not None and effect.notification_line(_LineTurn(self), record):
                 return
             record.error = handle_notification(message, session)
-            journal._finish(record)
+            journal.writer.finish(record)
             return
         if session is not None:
             session.requests += 1
@@ -247,7 +247,7 @@ class StdioServer:
         record.error = note or text
         record.response = error_response(request_id, code, text)
         self._write(record.response)
-        self.server._state.journal._finish(record)
+        self.server._state.journal.writer.finish(record)
 
     async def _request(self, message: dict[str, Any], record: Record, effect: Effect[Any] | None) -> None:
         state = self.server._state
@@ -277,7 +277,7 @@ class StdioServer:
             self._write(response)
         finally:
             if not finished and (turn is None or not turn.finished):
-                state.journal._finish(record)
+                state.journal.writer.finish(record)
 
     async def _answer(self, message: dict[str, Any], record: Record, effect: Effect[Any] | None) -> Any:
         state = self.server._state
@@ -315,7 +315,7 @@ class StdioServer:
         exited = f"the server exited with status {code} by a fault"
         # A fault that wrote part of the answer first (a LimitData) keeps its note of what it wrote.
         record.error = f"{record.error}; {exited}" if record.error else f"{exited}, without answering"
-        self.server._state.journal._finish(record)
+        self.server._state.journal.writer.finish(record)
         name = type(record.fault).__name__ if record.fault is not None else "Exit"
         print(f"mcp-testkit: exiting with status {code} ({name} fault)", file=sys.stderr, flush=True)
         self.exit_code = code
@@ -325,7 +325,7 @@ class StdioServer:
     def _crash(self, record: Record) -> None:
         """Die at once by SIGKILL (a `Crash` fault), the journal line of this message written first."""
         record.error = "the server crashed (SIGKILL) by a fault, without answering"
-        self.server._state.journal._finish(record)
+        self.server._state.journal.writer.finish(record)
         print("mcp-testkit: crashing (Crash fault): SIGKILL", file=sys.stderr, flush=True)
         os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
 
