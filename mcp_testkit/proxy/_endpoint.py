@@ -23,7 +23,7 @@ from mcp_testkit.proxy._forward import BODY_KEY, DECODED_KEY, UNRECORDED_KEY, Br
 from mcp_testkit.proxy._own import SESSION_NOT_FOUND, Pages, Sessions, own_effect
 from mcp_testkit.proxy._streams import BrokenStreams
 from mcp_testkit.proxy._turn import Held, ProxyTurn, decode, dumps
-from mcp_testkit.server import Effect, effect_of
+from mcp_testkit.server.effects import Effect, effect_of
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Journal

@@ -18,7 +18,7 @@ from mcp_testkit._wire.strict_json import JsonError
 from mcp_testkit._wire.strict_json import loads as strict_loads
 
 if TYPE_CHECKING:
-    from mcp_testkit.server import Effect
+    from mcp_testkit.server.effects import Effect
 
 __all__ = ["Held", "ProxyTurn", "dumps", "frame"]
 
