@@ -10,16 +10,15 @@ it): `_wire.SocketWire` and `drop` find the socket through its `__self__`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 import anyio
 import anyio.lowlevel
 
 if TYPE_CHECKING:
     from mcp_testkit._wire.asgi import Receive, Send
-    from mcp_testkit.journal import Record
 
-__all__ = ["JSON", "SSE", "Answer", "error_message"]
+__all__ = ["JSON", "SSE", "Answer", "Entry", "EntryT", "error_message"]
 
 JSON = b"application/json"
 SSE = b"text/event-stream"
@@ -33,7 +32,27 @@ def error_message(request_id: Any, code: int, message: str, data: Any = None) ->
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
-class Answer:
+class Entry(Protocol):
+    """What an answer writes into the journal's record of its request (a `journal.Record`, which sits above the
+    wire: the wire names only what it writes)."""
+
+    status: int | None
+    executed: bool | None
+    error: str | None
+
+    @property
+    def rpc_method(self) -> str | None: ...
+
+    @property
+    def rpc_id(self) -> Any: ...
+
+    def keep_response(self, raw: bytes | None) -> None: ...
+
+
+EntryT = TypeVar("EntryT", bound=Entry)
+
+
+class Answer(Generic[EntryT]):
     """Sends one HTTP answer and writes what was sent into the record."""
 
     __slots__ = ("dropped", "receive", "record", "send", "session_header", "started", "streaming")
@@ -46,7 +65,7 @@ class Answer:
         """A message as the side's JSON bytes (each side gives its encoder)."""
         raise NotImplementedError
 
-    def __init__(self, send: Send, record: Record, receive: Receive | None = None) -> None:
+    def __init__(self, send: Send, record: EntryT, receive: Receive | None = None) -> None:
         self.send = send
         self.record = record
         self.receive = receive

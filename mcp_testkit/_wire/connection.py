@@ -8,34 +8,40 @@ from __future__ import annotations
 
 import socket
 import struct
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import anyio.lowlevel
 
+from mcp_testkit._wire.answer import Entry, EntryT
+
 if TYPE_CHECKING:
     from mcp_testkit._wire.asgi import Send
-    from mcp_testkit.journal import Record
 
 __all__ = ["SocketWire"]
 
 
-class _Answer(Protocol):
-    """What the wire needs of an HTTP answer (an `_answer.Answer`: the fake's response, the proxy's turn)."""
+EntryT_co = TypeVar("EntryT_co", bound=Entry, covariant=True)
+
+
+class _Answer(Protocol[EntryT_co]):
+    """What the wire needs of an HTTP answer (an `answer.Answer`: the fake's response, the proxy's turn)."""
 
     send: Send
-    record: Record
     dropped: bool
 
+    @property
+    def record(self) -> EntryT_co: ...
 
-class SocketWire:
+
+class SocketWire(Generic[EntryT]):
     """The connection of one answer (`server._effects.Wire`), found through the ASGI server's own `send` of an
     `_answer.Answer`: the fake's `_http.Response`, or the chaos proxy's turn."""
 
     __slots__ = ("_out", "_transport", "record")
 
-    def __init__(self, out: _Answer) -> None:
+    def __init__(self, out: _Answer[EntryT]) -> None:
         self._out = out
-        self.record: Record = out.record
+        self.record: EntryT = out.record
         self._transport: Any = getattr(getattr(out.send, "__self__", None), "transport", None)
 
     async def close(self) -> None:

@@ -16,6 +16,7 @@ from mcp_testkit._wire.connection import SocketWire
 from mcp_testkit._wire.sse import SseDecoder, SseEventTooLarge
 from mcp_testkit._wire.strict_json import JsonError
 from mcp_testkit._wire.strict_json import loads as strict_loads
+from mcp_testkit.journal import Record
 
 if TYPE_CHECKING:
     from mcp_testkit.server.effects import Effect
@@ -87,7 +88,7 @@ class Held:
         return answer, others
 
 
-class ProxyTurn(Answer):
+class ProxyTurn(Answer[Record]):
     """What a fault may do to one exchange of the proxy (`server._effects.HttpTurn`), and the journal's record of it;
     `Answer` frames what the proxy says itself, `pass_on` sends what the upstream said."""
 

@@ -23,6 +23,7 @@ from mcp_testkit._wire.eras import HANDSHAKE
 from mcp_testkit._wire.origin import hostname
 from mcp_testkit._wire.runner import BODY_TIMED_OUT
 from mcp_testkit._wire.strict_json import JsonError, loads
+from mcp_testkit.journal import Record
 from mcp_testkit.server._dispatch._protocol import (
     CANCELLED,
     INTERNAL_ERROR,
@@ -38,7 +39,6 @@ from mcp_testkit.server._eras._resume import StoredEvent, StreamPlan, sse_frame
 
 if TYPE_CHECKING:
     from mcp_testkit._wire.headers import Headers
-    from mcp_testkit.journal import Record
     from mcp_testkit.server._effects import Effect
     from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
@@ -106,7 +106,7 @@ def _accepts_both(accept: str) -> bool:
     return accepts(accept, "application/json") and accepts(accept, "text/event-stream")
 
 
-class Response(Answer):
+class Response(Answer[Record]):
     """Sends one HTTP answer of the fake and writes what was sent into the record (`Answer` frames it)."""
 
     __slots__ = ("event_ids", "headers", "message", "parse_error", "plan")
