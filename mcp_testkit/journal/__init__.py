@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
-import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -17,7 +15,7 @@ from mcp_testkit._wire.headers import Headers
 from mcp_testkit._wire.headers import is_secret_header as is_secret_header
 from mcp_testkit._wire.headers import redacted as redacted
 from mcp_testkit.journal._input_log import InputExchange, InputLog
-from mcp_testkit.journal._record import CANCELLED_BY_CLIENT, FILTERED, SEQ, Record, record_of_row, row_of
+from mcp_testkit.journal._record import CANCELLED_BY_CLIENT, FILTERED, SEQ, Record
 from mcp_testkit.journal._writer import JournalWriter
 
 __all__ = ["CANCELLED_BY_CLIENT", "Headers", "InputExchange", "Journal", "JournalWriter", "Record"]
@@ -39,82 +37,32 @@ class Journal:
             raise ValueError(f"journal_limit must be a positive int or None (keep everything), not {limit!r}")
         self.limit = limit
         """At most this many records are kept, the oldest dropped first; None keeps every one."""
-        self._records: deque[Record | tuple[Any, ...]] = deque(maxlen=limit)
-        """Records in flight, and finished ones as untracked rows (see `Record._row`)."""
-        self._faults: list[Any] = []
-        """Every fault a record carried, numbered: a row holds the number, not the (tracked) fault."""
-        self._fault_numbers: dict[int, int] = {}
-        self._seq = itertools.count(1)
-        self._redacted = redacted_headers or frozenset
-        self._changed = threading.Condition()
-        self._waiting = 0
-        self._subscribers: tuple[Callable[[Record], None], ...] = ()
+        self.writer = JournalWriter(limit, redacted_headers or frozenset)
+        """What a transport writes this journal with (`JournalWriter`); tests only read."""
         self.inputs = InputLog()
         """What tools asked the client for (elicitation, sampling, roots) and the answers (docs/input.md)."""
-        self.writer = JournalWriter(self)
-        """What a transport writes this journal with (`JournalWriter`); tests only read."""
 
-    # -- recording (called by the server) --------------------------------------------------------
-
-    def _append(self, record: Record) -> None:
-        self._records.append(record)
-
-    def _finish(self, record: Record) -> None:
-        self._keep_row(record)
-        if self._waiting:
-            with self._changed:
-                self._changed.notify_all()
-        for subscriber in self._subscribers:
-            subscriber(record)
-
-    def _keep_row(self, record: Record) -> None:
-        """Replace a finished record by its row; it is found by its `seq`, or among the newest."""
-        records = self._records
-        try:
-            first = records[0]
-        except IndexError:
-            return
-        index = record.seq - (first[SEQ] if type(first) is tuple else first.seq)  # type: ignore[union-attr]
-        if not 0 <= index < len(records) or records[index] is not record:
-            # Not where its number puts it (records appended by hand, or by two threads): look among the
-            # newest; one that is not there was dropped (journal_limit, clear()) and is not kept.
-            for index in range(len(records) - 1, max(-1, len(records) - 257), -1):
-                if records[index] is record:
-                    break
-            else:
-                return
-        fault = record.fault
-        number = None
-        if fault is not None:
-            number = self._fault_numbers.get(id(fault))
-            if number is None:  # kept for the journal's life, so that no other fault ever takes its id
-                number = self._fault_numbers[id(fault)] = len(self._faults)
-                self._faults.append(fault)
-        records[index] = row_of(record, number)
+    @property
+    def _records(self) -> deque[Record | tuple[Any, ...]]:
+        """Records in flight, and finished ones as untracked rows (see `Record._row`)."""
+        return self.writer.records
 
     def _view(self, item: Record | tuple[Any, ...]) -> Record:
-        return record_of_row(item, self._faults) if type(item) is tuple else item  # type: ignore[return-value]
+        return self.writer.view(item)
 
     def _views(self) -> list[Record]:
-        faults = self._faults
-        return [record_of_row(item, faults) if type(item) is tuple else item for item in list(self._records)]  # type: ignore[misc]
+        return self.writer.views()
+
+    def _redacted(self) -> frozenset[str]:
+        return self.writer.hidden_headers()
 
     def subscribe(self, callback: Callable[[Record], None]) -> Callable[[], None]:
         """Call `callback(record)` as each request is done (from the server's thread); returns an unsubscribe."""
-        self._subscribers = (*self._subscribers, callback)
-
-        def unsubscribe() -> None:
-            self._subscribers = tuple(s for s in self._subscribers if s is not callback)
-
-        return unsubscribe
-
-    def _next_seq(self) -> int:
-        return next(self._seq)
+        return self.writer.subscribe(callback)
 
     def clear(self) -> None:
         """Forget every record (and the count of dropped ones); numbering starts again at 1."""
-        self._records = deque(maxlen=self.limit)
-        self._seq = itertools.count(1)
+        self.writer.clear()
         self.inputs = InputLog()
 
     # -- reading ---------------------------------------------------------------------------------
@@ -251,12 +199,8 @@ class Journal:
     @renamed_keywords(timeout="timeout_s")
     def wait_for(self, predicate: Callable[[Journal], bool], timeout_s: float = 5.0) -> None:
         """Block until `predicate(journal)` holds (re-checked as requests finish); TimeoutError after `timeout_s`."""
-        with self._changed:
-            self._waiting += 1
-            try:
-                reached = self._changed.wait_for(lambda: predicate(self), timeout=timeout_s)
-            finally:
-                self._waiting -= 1
+        with self.writer.waiting():
+            reached = self.writer.changed.wait_for(lambda: predicate(self), timeout=timeout_s)
             if not reached:
                 raise TimeoutError(f"the journal did not reach the expected state within {timeout_s} s")
 

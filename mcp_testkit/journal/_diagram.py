@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_testkit._wire.eras import STATELESS_VERSIONS
 
 if TYPE_CHECKING:
-    from mcp_testkit.journal import Record
+    from mcp_testkit.journal._record import Record
 
 __all__ = ["POLICY", "SCRIPT", "STYLE", "fragment", "html_page", "mermaid", "records_of_json", "svg"]
 

@@ -180,7 +180,7 @@ def test_passwords_credentials_and_signatures_are_redacted_but_challenges_are_no
 
     journal = Journal()
     sent = {"X-Password": "pw", "X-Credential": "cr", "X-Amz-Signature": "sig", "WWW-Authenticate": 'Bearer realm="r"'}
-    journal._append(Record(1, 0.0, "POST", "/mcp", Headers(sent), b"{}"))
+    journal.writer.begin(Record(1, 0.0, "POST", "/mcp", Headers(sent), b"{}"), numbered=True)
     exported = json.loads(journal.to_jsonl())["headers"]
     assert exported == {
         "x-password": "***",
@@ -195,8 +195,8 @@ def test_to_jsonl_of_an_unparsed_body_keeps_the_body() -> None:
     from mcp_testkit import Record
 
     journal = Journal()
-    journal._append(Record(1, 0.0, "POST", "/mcp", Headers({"Cookie": "c"}), b"\xff\x00"))
-    journal._append(Record(2, 0.0, "POST", "/mcp", Headers(), b"{oops"))
+    journal.writer.begin(Record(1, 0.0, "POST", "/mcp", Headers({"Cookie": "c"}), b"\xff\x00"), numbered=True)
+    journal.writer.begin(Record(2, 0.0, "POST", "/mcp", Headers(), b"{oops"), numbered=True)
     first, second = (json.loads(line) for line in journal.to_jsonl().splitlines())
     assert (first["body"], first["headers"]) == ("ff00", {"cookie": "***"})
     assert second["body"] == "{oops"
@@ -308,12 +308,12 @@ def test_rows_replace_their_own_records_whatever_order_requests_finish_in() -> N
     journal = Journal(limit=3)
     records = [Record(n, float(n), "POST", "/mcp", Headers({"X-N": str(n)}), b"{}") for n in range(1, 5)]
     for record in records:
-        journal._append(record)  # the fourth drops the first (journal_limit=3)
+        journal.writer.begin(record, numbered=True)  # the fourth drops the first (journal_limit=3)
     for record in (records[3], records[1], records[0]):
-        journal._finish(record)
+        journal.writer.finish(record)
     assert [type(item).__name__ for item in journal._records] == ["tuple", "Record", "tuple"]
     assert [record.headers["X-N"] for record in journal] == ["2", "3", "4"]
-    journal._finish(records[2])
+    journal.writer.finish(records[2])
     assert all(type(item) is tuple for item in journal._records)
     assert journal.records == records[1:]
     assert journal.dropped == 1
