@@ -11,6 +11,7 @@ here on the same graph.
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 import grimp
 import pytest
-import tomllib
+from importlinter import api as importlinter
 from importlinter.contracts.forbidden import ForbiddenContract
 from importlinter.contracts.independence import IndependenceContract
 from importlinter.contracts.layers import LayersContract
@@ -95,32 +96,32 @@ def _graph() -> grimp.ImportGraph:
 GRAPH = _graph()
 
 
-def _contracts() -> list[dict[str, Any]]:
-    with PYPROJECT.open("rb") as file:
-        return list(tomllib.load(file)["tool"]["importlinter"]["contracts"])
+CONFIGURATION = importlinter.read_configuration(str(PYPROJECT))
+"""pyproject.toml's `[tool.importlinter]`, as import-linter itself reads it."""
 
 
 def _broken(check: Any) -> list[str]:
     """The imports that break a contract, one line each: `importer -> imported (l.N)` along each chain."""
+    def line(link: dict[str, Any]) -> str:
+        return f"{link['importer']} -> {link['imported']} (l.{', '.join(map(str, link['line_numbers']))})"
+
     lines = []
     for dependency in check.metadata.get("invalid_dependencies", []):
         for route in dependency.get("routes", []):
-            for chain in route.get("chain", []):
-                lines.append(f"{chain['importer']} -> {chain['imported']} (l.{', '.join(map(str, chain['line_numbers']))})")
+            lines.extend(line(link) for link in route.get("chain", []))
     for dependency in check.metadata.get("invalid_chains", []):
         for chain in dependency.get("chains", []):
-            for link in chain:
-                lines.append(f"{link['importer']} -> {link['imported']} (l.{', '.join(map(str, link['line_numbers']))})")
+            lines.extend(line(link) for link in chain)
     return lines or [repr(check.metadata)]
 
 
-@pytest.mark.parametrize("options", _contracts(), ids=lambda options: options["id"])
+@pytest.mark.parametrize("options", CONFIGURATION["contracts_options"], ids=lambda options: options["id"])
 def test_import_linter_contract_holds(options: dict[str, Any]) -> None:
     """Each import-linter contract of pyproject.toml holds on the graph of every import, the lazy ones included."""
     contract_class = CONTRACT_TYPES[options["type"]]
-    contract_options = {key: value for key, value in options.items() if key not in ("id", "type")}
-    contract = contract_class(name=options["name"], session_options={}, contract_options=contract_options)
-    check = contract.check(GRAPH.copy() if hasattr(GRAPH, "copy") else _graph(), verbose=False)
+    session = CONFIGURATION["session_options"]
+    contract = contract_class(name=options["name"], session_options=session, contract_options=options)
+    check = contract.check(copy.deepcopy(GRAPH), verbose=False)
     assert check.kept, f"contract {options['id']!r} ({options['name']}) is broken by:\n" + "\n".join(_broken(check))
 
 
@@ -230,7 +231,8 @@ def _package_of(module: str) -> str | None:
 
 
 def _is_composition_root(module: str) -> bool:
-    return any(module == root or module.startswith(root + ".") for root in COMPOSITION_ROOTS)
+    """A composition root, or a module of a package that is one (`_plugin`); the root package is one module."""
+    return any(module == root or (root != "mcp_testkit" and module.startswith(root + ".")) for root in COMPOSITION_ROOTS)
 
 
 def test_no_private_import_across_packages() -> None:

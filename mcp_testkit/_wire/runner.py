@@ -21,7 +21,7 @@ import socket
 import threading
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "BODY_TIMED_OUT",
@@ -77,6 +77,12 @@ _PROTOCOL_METHODS = {
 }
 _PROTOCOL_READS = ("cycle", "loop", "transport")
 _PROTOCOL_ADDS = (
+    "header_timeout_s",
+    "body_timeout_s",
+    "max_headers",
+    "max_header_line",
+    "on_refused",
+    "parser_name",
     "_header_deadline",
     "_head_since",
     "_body_deadline",
@@ -196,6 +202,169 @@ def _refusal_bytes(status: int, reason: str, message: str) -> bytes:
     return head.encode("ascii") + body
 
 
+if TYPE_CHECKING:
+    _Protocol = asyncio.Protocol
+else:
+    _Protocol = object  # at run time uvicorn's protocol comes after it (`_protocol`)
+
+
+class _BoundedHttp(_Protocol):
+    """What the toolkit adds to uvicorn's HTTP protocol (placed before it in the class `_protocol` makes): bounds on
+    the time a request's headers and body take and on the bytes of its head. Its settings are class attributes,
+    set per server by `_protocol`."""
+
+    header_timeout_s: float
+    body_timeout_s: float
+    max_headers: int
+    max_header_line: int
+    on_refused: Callable[[Refused], None] | None
+    parser_name: str
+    loop: Any
+    transport: Any
+    cycle: Any
+    """The last three are uvicorn's protocol's own."""
+
+    _header_deadline: asyncio.TimerHandle | None = None
+    _head_since: float | None = None
+    """The loop's time when the head now awaited began; None while none is awaited."""
+    _body_deadline: asyncio.TimerHandle | None = None
+    _head: int | None = None
+    """Bytes of the request head received so far; None while the head is complete (a body may follow)."""
+    _line = 0
+    """Bytes of the head's last, unfinished line."""
+    _tail = b""
+    _start = b""
+    _refused = False
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return  # read and dropped until the connection closes: see _LINGER_S
+        cycle = self.cycle
+        if self._head_since is None and (cycle is None or cycle.response_complete):
+            self._arm()  # the first bytes of a next request on a kept-alive connection
+        if self._head is None and (cycle is None or cycle.response_complete or not cycle.more_body):
+            self._head, self._line, self._tail, self._start = 0, 0, b"", data[:256]
+        if self._head is not None and not self._head_fits(data):
+            return
+        super().data_received(data)
+        if self.cycle is not cycle:  # its headers are complete: the request is under way
+            self._head = None
+            self._disarm()
+            if self.cycle.more_body and self._body_deadline is None:
+                self._body_deadline = self.loop.call_later(self.body_timeout_s, self._body_too_slow, self.cycle)
+        if self._body_deadline is not None and not self.cycle.more_body:
+            self._body_deadline.cancel()
+            self._body_deadline = None
+
+    def _head_fits(self, data: bytes) -> bool:
+        """Count the head's bytes in `data`; False (and a 431 sent) when they pass a bound."""
+        head = self._head or 0
+        end = data.find(b"\r\n\r\n")
+        if end >= 0:
+            size = end + 4
+        else:
+            joined = self._tail + data[:3]
+            at = joined.find(b"\r\n\r\n")
+            size = at + 4 - len(self._tail) if at >= 0 else len(data)
+        bare = data.find(b"\n\n", 0, size)  # a head ended by bare line feeds, which parsers accept too
+        if bare >= 0:
+            size = bare + 2
+        if head + size > self.max_header_line:  # only then can a line be too long
+            lines = data[:size].split(b"\n")
+            longest = max([self._line + len(lines[0]), *map(len, lines[1:-1])]) if len(lines) > 1 else 0
+            self._line = len(lines[-1]) + (self._line if len(lines) == 1 else 0)
+            if max(longest, self._line) > self.max_header_line:
+                self._refuse_head(f"a header line is over max_header_line ({self.max_header_line} bytes)")
+                return False
+        else:
+            newline = data.rfind(b"\n", 0, size)
+            self._line = size - newline - 1 if newline >= 0 else self._line + size
+        self._head = head + size
+        if self._head > self.max_headers:
+            self._refuse_head(f"the request line and headers are over max_headers ({self.max_headers} bytes)")
+            return False
+        self._tail = data[-3:]
+        return True
+
+    def _refuse_head(self, why: str) -> None:
+        message = f"Request Header Fields Too Large: {why}; the request was not read"
+        self._refused, self._head = True, None
+        self._disarm()
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            # A head pipelined behind a response still being sent (a GET stream): a 431 would land inside
+            # that response, so the connection is closed instead, with nothing sent and nothing journaled.
+            self.transport.close()
+            return
+        self.transport.write(_refusal_bytes(431, "Request Header Fields Too Large", message))
+        self.loop.call_later(_LINGER_S, self.transport.close)
+        if self.on_refused is not None:
+            self.on_refused(Refused(*_request_line(self._start), 431, message))
+        self._start = b""
+
+    def send_400_response(self, msg: str) -> None:
+        # The parser refused the request (uvicorn has logged its warning): a JSON-RPC error, as every
+        # other refusal, and a record for the journal, of as much of the request line as came.
+        message = (
+            f"Bad Request: the HTTP parser ({self.parser_name}) refused the request: a malformed request line or header "
+            "(control bytes, a duplicate Content-Length, Content-Length with Transfer-Encoding, an unknown "
+            "method, ...)"
+        )
+        self._refused, self._head = True, None
+        self.transport.write(_refusal_bytes(400, "Bad Request", message))
+        self.transport.close()
+        if self.on_refused is not None:
+            self.on_refused(Refused(*_request_line(self._start), 400, message))
+        self._start = b""
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_timer()
+        if self._body_deadline is not None:
+            self._body_deadline.cancel()
+            self._body_deadline = None
+        super().connection_lost(exc)
+
+    def _body_too_slow(self, cycle: Any) -> None:
+        self._body_deadline = None
+        if cycle.more_body and not cycle.response_complete:
+            cycle.scope[BODY_TIMED_OUT] = True
+            cycle.more_body = False  # what came so far is all the app gets; it answers 408
+            cycle.message_event.set()
+
+    def _arm(self) -> None:
+        # One timer per connection rather than one per request (a timer made and cancelled costs every
+        # request): it fires at the first head's deadline and, if the head then waiting began later,
+        # waits again until that head's own deadline.
+        self._head_since = self.loop.time()
+        if self._header_deadline is None:
+            self._header_deadline = self.loop.call_later(self.header_timeout_s, self._headers_too_slow)
+
+    def _disarm(self) -> None:
+        self._head_since = None
+
+    def _stop_timer(self) -> None:
+        self._head_since = None
+        if self._header_deadline is not None:
+            self._header_deadline.cancel()
+            self._header_deadline = None
+
+    def _headers_too_slow(self) -> None:
+        self._header_deadline = None
+        since = self._head_since
+        if since is None:
+            return  # no head waits (it came in time): the next one arms the timer again
+        left = since + self.header_timeout_s - self.loop.time()
+        if left > 0:
+            self._header_deadline = self.loop.call_later(left, self._headers_too_slow)
+        elif not self.transport.is_closing():
+            self.transport.close()
+
+
+
 def _protocol(header_timeout: float, body_timeout: float, limits: HeadLimits, h11: bool = False) -> type[Any]:
     """uvicorn's HTTP protocol (httptools, else h11), plus bounds on the time a request's headers and body take,
     and on the bytes of its head.
@@ -218,150 +387,15 @@ def _protocol(header_timeout: float, body_timeout: float, limits: HeadLimits, h1
             from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base  # type: ignore[assignment]
         except ImportError:
             from uvicorn.protocols.http.h11_impl import H11Protocol as base
-    max_headers, max_line, on_refused = limits.max_headers, limits.max_header_line, limits.on_refused
-    parser = "h11" if base.__name__ == "H11Protocol" else "httptools"
-
-    class Protocol(base):
-        _header_deadline: asyncio.TimerHandle | None = None
-        _head_since: float | None = None
-        """The loop's time when the head now awaited began; None while none is awaited."""
-        _body_deadline: asyncio.TimerHandle | None = None
-        _head: int | None = None
-        """Bytes of the request head received so far; None while the head is complete (a body may follow)."""
-        _line = 0
-        """Bytes of the head's last, unfinished line."""
-        _tail = b""
-        _start = b""
-        _refused = False
-
-        def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
-            self._arm()
-
-        def data_received(self, data: bytes) -> None:
-            if self._refused:
-                return  # read and dropped until the connection closes: see _LINGER_S
-            cycle = self.cycle
-            if self._head_since is None and (cycle is None or cycle.response_complete):
-                self._arm()  # the first bytes of a next request on a kept-alive connection
-            if self._head is None and (cycle is None or cycle.response_complete or not cycle.more_body):
-                self._head, self._line, self._tail, self._start = 0, 0, b"", data[:256]
-            if self._head is not None and not self._head_fits(data):
-                return
-            super().data_received(data)
-            if self.cycle is not cycle:  # its headers are complete: the request is under way
-                self._head = None
-                self._disarm()
-                if self.cycle.more_body and self._body_deadline is None:
-                    self._body_deadline = self.loop.call_later(body_timeout, self._body_too_slow, self.cycle)
-            if self._body_deadline is not None and not self.cycle.more_body:
-                self._body_deadline.cancel()
-                self._body_deadline = None
-
-        def _head_fits(self, data: bytes) -> bool:
-            """Count the head's bytes in `data`; False (and a 431 sent) when they pass a bound."""
-            head = self._head or 0
-            end = data.find(b"\r\n\r\n")
-            if end >= 0:
-                size = end + 4
-            else:
-                joined = self._tail + data[:3]
-                at = joined.find(b"\r\n\r\n")
-                size = at + 4 - len(self._tail) if at >= 0 else len(data)
-            bare = data.find(b"\n\n", 0, size)  # a head ended by bare line feeds, which parsers accept too
-            if bare >= 0:
-                size = bare + 2
-            if head + size > max_line:  # only then can a line be too long
-                lines = data[:size].split(b"\n")
-                longest = max([self._line + len(lines[0]), *map(len, lines[1:-1])]) if len(lines) > 1 else 0
-                self._line = len(lines[-1]) + (self._line if len(lines) == 1 else 0)
-                if max(longest, self._line) > max_line:
-                    self._refuse_head(f"a header line is over max_header_line ({max_line} bytes)")
-                    return False
-            else:
-                newline = data.rfind(b"\n", 0, size)
-                self._line = size - newline - 1 if newline >= 0 else self._line + size
-            self._head = head + size
-            if self._head > max_headers:
-                self._refuse_head(f"the request line and headers are over max_headers ({max_headers} bytes)")
-                return False
-            self._tail = data[-3:]
-            return True
-
-        def _refuse_head(self, why: str) -> None:
-            message = f"Request Header Fields Too Large: {why}; the request was not read"
-            self._refused, self._head = True, None
-            self._disarm()
-            cycle = self.cycle
-            if cycle is not None and not cycle.response_complete:
-                # A head pipelined behind a response still being sent (a GET stream): a 431 would land inside
-                # that response, so the connection is closed instead, with nothing sent and nothing journaled.
-                self.transport.close()
-                return
-            self.transport.write(_refusal_bytes(431, "Request Header Fields Too Large", message))
-            self.loop.call_later(_LINGER_S, self.transport.close)
-            if on_refused is not None:
-                on_refused(Refused(*_request_line(self._start), 431, message))
-            self._start = b""
-
-        def send_400_response(self, msg: str) -> None:
-            # The parser refused the request (uvicorn has logged its warning): a JSON-RPC error, as every
-            # other refusal, and a record for the journal, of as much of the request line as came.
-            message = (
-                f"Bad Request: the HTTP parser ({parser}) refused the request: a malformed request line or header "
-                "(control bytes, a duplicate Content-Length, Content-Length with Transfer-Encoding, an unknown "
-                "method, ...)"
-            )
-            self._refused, self._head = True, None
-            self.transport.write(_refusal_bytes(400, "Bad Request", message))
-            self.transport.close()
-            if on_refused is not None:
-                on_refused(Refused(*_request_line(self._start), 400, message))
-            self._start = b""
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._stop_timer()
-            if self._body_deadline is not None:
-                self._body_deadline.cancel()
-                self._body_deadline = None
-            super().connection_lost(exc)
-
-        def _body_too_slow(self, cycle: Any) -> None:
-            self._body_deadline = None
-            if cycle.more_body and not cycle.response_complete:
-                cycle.scope[BODY_TIMED_OUT] = True
-                cycle.more_body = False  # what came so far is all the app gets; it answers 408
-                cycle.message_event.set()
-
-        def _arm(self) -> None:
-            # One timer per connection rather than one per request (a timer made and cancelled costs every
-            # request): it fires at the first head's deadline and, if the head then waiting began later,
-            # waits again until that head's own deadline.
-            self._head_since = self.loop.time()
-            if self._header_deadline is None:
-                self._header_deadline = self.loop.call_later(header_timeout, self._headers_too_slow)
-
-        def _disarm(self) -> None:
-            self._head_since = None
-
-        def _stop_timer(self) -> None:
-            self._head_since = None
-            if self._header_deadline is not None:
-                self._header_deadline.cancel()
-                self._header_deadline = None
-
-        def _headers_too_slow(self) -> None:
-            self._header_deadline = None
-            since = self._head_since
-            if since is None:
-                return  # no head waits (it came in time): the next one arms the timer again
-            left = since + header_timeout - self.loop.time()
-            if left > 0:
-                self._header_deadline = self.loop.call_later(left, self._headers_too_slow)
-            elif not self.transport.is_closing():
-                self.transport.close()
-
-    return Protocol
+    settings = {
+        "header_timeout_s": header_timeout,
+        "body_timeout_s": body_timeout,
+        "max_headers": limits.max_headers,
+        "max_header_line": limits.max_header_line,
+        "on_refused": None if limits.on_refused is None else staticmethod(limits.on_refused),
+        "parser_name": "h11" if base.__name__ == "H11Protocol" else "httptools",
+    }
+    return type("Protocol", (_BoundedHttp, base), settings)
 
 
 def _config(
