@@ -1,7 +1,7 @@
 """mkdocs hook: the sequence diagrams of the docs, drawn at build time from real journals.
 
 A page asks for one with an HTML comment on a line of its own, `<!-- diagram: NAME -->`; on GitHub the
-comment shows nothing, in the built site it becomes the inline SVG of `journal_svg` (mcp_testkit.journal._diagram.svg):
+comment shows nothing, in the built site it becomes the inline SVG of `journal_svg` (mcp_testkit.journal.diagram.svg):
 a TestMcpServer of this repository is started in-process on loopback, real clients run the exchange that
 NAME scripts below, and the journal they leave is drawn. A diagram can therefore never drift from the code,
 and the site needs no script and no network to show it. An unknown NAME, or an exchange that no longer goes
@@ -27,7 +27,7 @@ from mkdocs.exceptions import PluginError  # noqa: E402
 from mcp_testkit import TestMcpServer, faults  # noqa: E402
 from mcp_testkit.bridge import ServerConfig, ToolPool  # noqa: E402
 from mcp_testkit.journal import Journal  # noqa: E402
-from mcp_testkit.journal._diagram import svg  # noqa: E402
+from mcp_testkit.journal.diagram import svg  # noqa: E402
 
 LIMIT_S = 30.0
 _MARKER = re.compile(r"^<!-- diagram: (?P<name>[a-z0-9-]+) -->$", re.MULTILINE)

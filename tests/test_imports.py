@@ -232,7 +232,8 @@ def _package_of(module: str) -> str | None:
 
 def _is_composition_root(module: str) -> bool:
     """A composition root, or a module of a package that is one (`_plugin`); the root package is one module."""
-    return any(module == root or (root != "mcp_testkit" and module.startswith(root + ".")) for root in COMPOSITION_ROOTS)
+    packages = (root for root in COMPOSITION_ROOTS if root != "mcp_testkit")
+    return module in COMPOSITION_ROOTS or any(module.startswith(root + ".") for root in packages)
 
 
 def test_no_private_import_across_packages() -> None:

@@ -93,7 +93,7 @@ class Headers(dict[str, str]):
         return repr(redacted(self, self.required))
 
     @classmethod
-    def _of(cls, pairs: Iterable[tuple[str, str]], required: frozenset[str]) -> Headers:
+    def of_pairs(cls, pairs: Iterable[tuple[str, str]], required: frozenset[str]) -> Headers:
         """Headers from (lower-case name, value) pairs, as a finished record keeps them."""
         headers = cls()
         dict.update(headers, pairs)

@@ -310,8 +310,8 @@ class _BoundedHttp(_Protocol):
         # The parser refused the request (uvicorn has logged its warning): a JSON-RPC error, as every
         # other refusal, and a record for the journal, of as much of the request line as came.
         message = (
-            f"Bad Request: the HTTP parser ({self.parser_name}) refused the request: a malformed request line or header "
-            "(control bytes, a duplicate Content-Length, Content-Length with Transfer-Encoding, an unknown "
+            f"Bad Request: the HTTP parser ({self.parser_name}) refused the request: a malformed request line or "
+            "header (control bytes, a duplicate Content-Length, Content-Length with Transfer-Encoding, an unknown "
             "method, ...)"
         )
         self._refused, self._head = True, None

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_testkit._wire.eras import HANDSHAKE, STATELESS
-from mcp_testkit.journal._diagram import POLICY, SCRIPT, STYLE, fragment, records_of_json
+from mcp_testkit.journal.diagram import POLICY, SCRIPT, STYLE, fragment, records_of_json
 
 __all__ = ["matrix_page", "write_matrix_page"]
 

@@ -314,14 +314,14 @@ class Journal:
     def to_mermaid(self, *, title: str | None = None) -> str:
         """The journal as a Mermaid sequence diagram: an arrow per request and per answer, faults and session
         changes as notes; it renders on GitHub and in the docs as it is."""
-        from mcp_testkit.journal._diagram import mermaid
+        from mcp_testkit.journal.diagram import mermaid
 
         return mermaid(self._views(), title=title)
 
     def to_html(self, path: str | os.PathLike[str], *, title: str = "mcp-testkit journal") -> Path:
         """Write the journal as one self-contained HTML page (inline SVG, CSS and script; nothing loaded from the
         network): the same diagram, each arrow opening its request's and answer's headers and bodies, redacted."""
-        from mcp_testkit.journal._diagram import html_page
+        from mcp_testkit.journal.diagram import html_page
 
         target = Path(path)
         target.write_text(html_page(self._views(), title=title, hidden=self._redacted()), encoding="utf-8")

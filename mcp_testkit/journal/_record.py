@@ -310,7 +310,7 @@ class _RowRecord(Record):
             start = _REQUIRED + 1 + row[_REQUIRED]
             flat = row[start:]
             required = frozenset(row[_REQUIRED + 1 : start])
-            built = self._built = Headers._of(zip(flat[::2], flat[1::2], strict=True), required)
+            built = self._built = Headers.of_pairs(zip(flat[::2], flat[1::2], strict=True), required)
         return built
 
     @headers.setter
