@@ -1,5 +1,6 @@
-"""Small modules and classes (docs/architecture.md): no module of the package over 600 lines, no class over 250,
-so that a reader finds one concern per file; an exception is listed here with its reason."""
+"""Small modules, classes and functions (docs/architecture.md): no module of the package over 600 lines, no class
+over 250, no function over 80, so that a reader finds one concern per file and one step per function; an exception
+is listed here with its reason."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import mcp_testkit
 ROOT = Path(mcp_testkit.__file__).parent
 MAX_MODULE_LINES = 600
 MAX_CLASS_LINES = 250
+MAX_FUNCTION_LINES = 80
 EXCEPTIONS: dict[str, str] = {
     "server/__init__.py:TestMcpServer": "the one facade a test scripts: each verb a few lines delegating to the state, "
     "sessions and fault plan; its offerings and fault verbs already live in two mixins (_scripting.py, "
@@ -19,7 +21,8 @@ EXCEPTIONS: dict[str, str] = {
     "hang and error attribution) in order; 19 lines over, left for the next contract split",
     "journal/__init__.py:Journal": "the query API tests read (respx's shape); 5 lines over",
 }
-"""`path` or `path:Class` relative to the package, with the reason it may be longer."""
+"""`path`, `path:Class` or `path:function` (a method as `path:Class.method`) relative to the package, with the reason
+it may be longer."""
 
 
 def _sources() -> list[Path]:
@@ -50,6 +53,35 @@ def test_no_class_over_the_limit() -> None:
     assert not long, f"classes over {MAX_CLASS_LINES} lines (give a part its own class):\n" + "\n".join(long)
 
 
+def _functions(tree: ast.AST) -> list[tuple[str, int]]:
+    """Each function's name (`Class.method` for a method) and its length in lines."""
+    found = []
+
+    def visit(node: ast.AST, owner: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and child.end_lineno is not None:
+                found.append((owner + child.name, child.end_lineno - child.lineno + 1))
+                visit(child, owner + child.name + ".")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, owner + child.name + ".")
+            else:
+                visit(child, owner)
+
+    visit(tree, "")
+    return found
+
+
+def test_no_function_over_the_limit() -> None:
+    """Every function of the package is at most 80 lines long, unless listed with its reason."""
+    long = [
+        f"{path.relative_to(ROOT)}:{name}: {lines} lines"
+        for path in _sources()
+        for name, lines in _functions(ast.parse(path.read_text(encoding="utf-8")))
+        if lines > MAX_FUNCTION_LINES and f"{path.relative_to(ROOT)}:{name}" not in EXCEPTIONS
+    ]
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines (split them at a step):\n" + "\n".join(long)
+
+
 def test_exceptions_are_still_needed() -> None:
     """Each listed exception still names a module or class over its limit, so the list cannot go stale."""
     stale = []
@@ -60,11 +92,16 @@ def test_exceptions_are_still_needed() -> None:
             if len(source.splitlines()) <= MAX_MODULE_LINES:
                 stale.append(name)
             continue
+        tree = ast.parse(source)
         spans = [
             n.end_lineno - n.lineno + 1
-            for n in ast.walk(ast.parse(source))
+            for n in ast.walk(tree)
             if isinstance(n, ast.ClassDef) and n.name == cls and n.end_lineno is not None
         ]
-        if not spans or max(spans) <= MAX_CLASS_LINES:
+        functions = dict(_functions(tree))
+        if cls in functions and spans == []:
+            if functions[cls] <= MAX_FUNCTION_LINES:
+                stale.append(name)
+        elif not spans or max(spans) <= MAX_CLASS_LINES:
             stale.append(name)
     assert not stale, "exceptions no longer needed: " + ", ".join(stale)

@@ -311,10 +311,7 @@ class ServerLink:
             except NoInputHandler as exc:
                 raise MCPInputRequired(name, tool.bare_name, exc.methods) from None
             except RpcError as exc:
-                if session.ask_input is None and _needs_input(exc):
-                    needs = sorted(exc.data["requiredCapabilities"])
-                    raise MCPInputRequired(name, tool.bare_name, needs, code=exc.code, detail=exc.message) from None
-                if exc.code == HEADER_MISMATCH and session.relists_on_header_mismatch and not relisted:
+                if not relisted and _relists(session, exc):
                     # Refused before it ran, so even a write may go again: once, with headers from a new listing.
                     relisted = True
                     logger.info(
@@ -325,13 +322,7 @@ class ServerLink:
                     )
                     await self._listed_again(session, tool)
                     continue
-                if exc.code in (HEADER_MISMATCH, UNSUPPORTED_VERSION):
-                    raise _modern_refusal(name, exc, f"call to {tool.name!r}", relisted=relisted) from None
-                raise MCPToolError(
-                    name,
-                    f"tool {tool.bare_name!r} failed: JSON-RPC error {exc.code}: {exc.message}",
-                    code=exc.code,
-                ) from None
+                raise _call_refusal(name, tool, session, exc, relisted=relisted) from None
             else:
                 text = render_result(result)
                 if result.is_error:
@@ -347,6 +338,24 @@ class ServerLink:
             raise MCPConnectionError(
                 name, f"call to {tool.name!r} failed after {attempts} attempt{plural}: the server {reason}"
             )
+
+
+def _relists(session: RpcSession, error: RpcError) -> bool:
+    """Whether a call's JSON-RPC error is a HeaderMismatch that a new listing may mend (the session says whether
+    its era relists), rather than a need for input requests the client did not declare."""
+    needs_input = session.ask_input is None and _needs_input(error)
+    return error.code == HEADER_MISMATCH and session.relists_on_header_mismatch and not needs_input
+
+
+def _call_refusal(name: str, tool: BridgeTool, session: RpcSession, error: RpcError, *, relisted: bool) -> Exception:
+    """The error a call's JSON-RPC error becomes: input the client cannot give, an era's refusal, or the tool's."""
+    if session.ask_input is None and _needs_input(error):
+        needs = sorted(error.data["requiredCapabilities"])
+        return MCPInputRequired(name, tool.bare_name, needs, code=error.code, detail=error.message)
+    if error.code in (HEADER_MISMATCH, UNSUPPORTED_VERSION):
+        return _modern_refusal(name, error, f"call to {tool.name!r}", relisted=relisted)
+    message = f"tool {tool.bare_name!r} failed: JSON-RPC error {error.code}: {error.message}"
+    return MCPToolError(name, message, code=error.code)
 
 
 def _needs_input(error: RpcError) -> bool:

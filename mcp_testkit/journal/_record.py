@@ -256,41 +256,7 @@ class Record:
     def to_json(self, required: Collection[str] = (), *, redact: bool = True) -> dict[str, Any]:
         """The record as plain JSON data; secret header values become '***' (see `is_secret_header`),
         and so do those named in `required`, unless `redact` is False."""
-        if redact:
-            headers = redacted(self.headers, {*required, *getattr(self.headers, "required", ())})
-        else:
-            headers = dict(self.headers.items())
-        fault = self.fault
-        if fault is not None and hasattr(fault, "to_json"):
-            fault = fault.to_json()
-        elif fault is not None:
-            fault = repr(fault)
-        body: Any
-        try:
-            body = self.body.decode()
-        except UnicodeDecodeError:
-            body = self.body.hex()
-        return {
-            "seq": self.seq,
-            "at": self.at,
-            "http_method": self.http_method,
-            "path": self.path,
-            "headers": headers,
-            "body": body if self.message is None else None,
-            "message": self.message,
-            "rpc_method": self.rpc_method,
-            "rpc_id": self.rpc_id,
-            "tool": self.tool,
-            "arguments": self.arguments,
-            "session_id": self.session_id,
-            "era": self.era,
-            "protocol_version": self.protocol_version,
-            "status": self.status,
-            "response": self.response,
-            "fault": fault,
-            "executed": self.executed,
-            "error": self.error,
-        }
+        return _exported(self, required, redact)
 
 
 class _RowRecord(Record):
@@ -335,6 +301,45 @@ def record_of_row(row: tuple[Any, ...], faults: list[Any]) -> Record:
     else:
         record._response, record._response_raw = None, response
     return record
+
+
+def _exported(record: Record, required: Collection[str], redact: bool) -> dict[str, Any]:
+    """`Record.to_json`: every field as plain JSON data, the headers redacted unless `redact` is False."""
+    if redact:
+        headers = redacted(record.headers, {*required, *getattr(record.headers, "required", ())})
+    else:
+        headers = dict(record.headers.items())
+    fault = record.fault
+    if fault is not None and hasattr(fault, "to_json"):
+        fault = fault.to_json()
+    elif fault is not None:
+        fault = repr(fault)
+    body: Any
+    try:
+        body = record.body.decode()
+    except UnicodeDecodeError:
+        body = record.body.hex()
+    return {
+        "seq": record.seq,
+        "at": record.at,
+        "http_method": record.http_method,
+        "path": record.path,
+        "headers": headers,
+        "body": body if record.message is None else None,
+        "message": record.message,
+        "rpc_method": record.rpc_method,
+        "rpc_id": record.rpc_id,
+        "tool": record.tool,
+        "arguments": record.arguments,
+        "session_id": record.session_id,
+        "era": record.era,
+        "protocol_version": record.protocol_version,
+        "status": record.status,
+        "response": record.response,
+        "fault": fault,
+        "executed": record.executed,
+        "error": record.error,
+    }
 
 
 def row_of(record: Record, fault: int | None) -> tuple[Any, ...]:
