@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_testkit._wire.eras import spoken_versions
 from mcp_testkit.cassettes._answers import answer_of, replay_events
-from mcp_testkit.cassettes._format import MATCH_MODES, Cassette, CassetteError
+from mcp_testkit.cassettes._format import Cassette, CassetteError
 from mcp_testkit.cassettes._inputs import ask_recorded
-from mcp_testkit.cassettes._matching import CallIndex, Matcher, Matching, UnmatchedCall, check_match
+from mcp_testkit.cassettes._matching import MATCH_MODES, CallIndex, Matcher, Matching, UnmatchedCall, check_match
 from mcp_testkit.cassettes._offerings import RecordedOfferings
 from mcp_testkit.cassettes._script import ReplayScript, is_request
 from mcp_testkit.server import TestMcpServer
