@@ -83,8 +83,8 @@ class CassetteServer(TestMcpServer):
     def notes(self) -> list[str]:
         return list(self.script.notes)
 
-    def _fresh_state(self) -> ServerState:
-        state = super()._fresh_state()
+    def prepare_state(self, state: ServerState) -> None:
+        """Serve the recorded info, capabilities, offerings and tools, each call answered by a recorded one."""
         state.initialize_result = self.script.initialize_result()
         state.discover_result = self.script.discover_result(spoken_versions(state.eras))
         state.offerings = RecordedOfferings(self.cassette)
@@ -93,7 +93,6 @@ class CassetteServer(TestMcpServer):
             name = definition["name"]
             state.tools[name] = ScriptedTool(name=name, definition=definition, answers=[self._answerer(name, matching)])
         state.catalogue_changed()
-        return state
 
     def _answerer(self, tool: str, matching: Matching) -> Callable[..., Any]:
         async def answer(arguments: dict[str, Any], context: ToolContext) -> Any:
