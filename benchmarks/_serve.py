@@ -131,7 +131,7 @@ def _upstream_url(framing: str) -> str:
 
 def proxy_app(framing: str) -> Any:
     """The recording proxy (the chaos proxy recording, no fault) in front of TestMcpServer."""
-    from mcp_testkit.cassettes._format import Tape
+    from mcp_testkit.cassettes import Tape
     from mcp_testkit.cassettes._record import TapeRecorder
     from mcp_testkit.proxy import ChaosProxy
 

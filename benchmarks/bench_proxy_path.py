@@ -91,7 +91,7 @@ async def _headers_for(app: Any, era: str) -> dict[str, str]:
 async def _measure(upstream: str, era: str, recording: bool, calls: int, count: bool = False) -> float:
     """CPU µs per call of one run (Python function calls per call with `count`): a fresh proxy, checked on its
     first answer, then `calls` calls one at a time."""
-    from mcp_testkit.cassettes._format import Tape
+    from mcp_testkit.cassettes import Tape
     from mcp_testkit.cassettes._record import TapeRecorder
     from mcp_testkit.proxy import ChaosProxy
 

@@ -16,24 +16,23 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mcp_testkit.cassettes._format import (
-        FORMAT,
-        MATCH_MODES,
-        VERSION,
-        Cassette,
-        CassetteError,
-        Exchange,
-        HttpInfo,
-        RecordedCall,
-        Tape,
-        cassette_schema,
-    )
-    from mcp_testkit.cassettes._matching import Matcher, UnmatchedCall
-    from mcp_testkit.cassettes._record import Recording, StdioGateway, record
+    from mcp_testkit.cassettes._calls import RecordedCall
+    from mcp_testkit.cassettes._format import FORMAT, VERSION, Cassette, CassetteError, cassette_schema
+    from mcp_testkit.cassettes._matching import MATCH_MODES, Matcher, UnmatchedCall
+    from mcp_testkit.cassettes._record import Recording, record
     from mcp_testkit.cassettes._replay import CassetteServer, replay
     from mcp_testkit.cassettes._script import ReplayScript
     from mcp_testkit.cassettes._verify import Change, VerifyReport, verify
-    from mcp_testkit.upstream._links import StdioUpstream, UpstreamError, check_startable, headers_from
+    from mcp_testkit.proxy import StdioGateway
+    from mcp_testkit.upstream import (
+        Exchange,
+        HttpInfo,
+        StdioUpstream,
+        Tape,
+        UpstreamError,
+        check_startable,
+        headers_from,
+    )
 
 __all__ = [
     "FORMAT",
@@ -64,32 +63,34 @@ __all__ = [
 ]
 
 # Imported on first use, so that the CLI (which registers `record` and `verify`) and the pytest plugin
-# load the proxy, the replay server and their dependencies only when a cassette is actually used.
+# load the proxy, the replay server and their dependencies only when a cassette is actually used. The links to a
+# live server, their exchanges and tapes live in `mcp_testkit.upstream`, and the stdio gateway in
+# `mcp_testkit.proxy`: both below the cassettes, which re-export them here, where they were first offered.
 _HOMES = {
     "FORMAT": "mcp_testkit.cassettes._format",
+    "MATCH_MODES": "mcp_testkit.cassettes._matching",
     "VERSION": "mcp_testkit.cassettes._format",
     "Cassette": "mcp_testkit.cassettes._format",
     "CassetteError": "mcp_testkit.cassettes._format",
-    "Exchange": "mcp_testkit.cassettes._format",
-    "HttpInfo": "mcp_testkit.cassettes._format",
-    "RecordedCall": "mcp_testkit.cassettes._format",
-    "cassette_schema": "mcp_testkit.cassettes._format",
-    "Recording": "mcp_testkit.cassettes._record",
-    "StdioGateway": "mcp_testkit.cassettes._record",
-    "Tape": "mcp_testkit.cassettes._format",
-    "check_startable": "mcp_testkit.upstream._links",
-    "StdioUpstream": "mcp_testkit.upstream._links",
-    "headers_from": "mcp_testkit.upstream._links",
-    "record": "mcp_testkit.cassettes._record",
-    "MATCH_MODES": "mcp_testkit.cassettes._format",
     "CassetteServer": "mcp_testkit.cassettes._replay",
-    "Matcher": "mcp_testkit.cassettes._matching",
-    "ReplayScript": "mcp_testkit.cassettes._script",
-    "UnmatchedCall": "mcp_testkit.cassettes._matching",
-    "replay": "mcp_testkit.cassettes._replay",
-    "UpstreamError": "mcp_testkit.upstream._links",
     "Change": "mcp_testkit.cassettes._verify",
+    "Exchange": "mcp_testkit.upstream",
+    "HttpInfo": "mcp_testkit.upstream",
+    "Matcher": "mcp_testkit.cassettes._matching",
+    "RecordedCall": "mcp_testkit.cassettes._calls",
+    "Recording": "mcp_testkit.cassettes._record",
+    "ReplayScript": "mcp_testkit.cassettes._script",
+    "StdioGateway": "mcp_testkit.proxy",
+    "StdioUpstream": "mcp_testkit.upstream",
+    "Tape": "mcp_testkit.upstream",
+    "UnmatchedCall": "mcp_testkit.cassettes._matching",
+    "UpstreamError": "mcp_testkit.upstream",
     "VerifyReport": "mcp_testkit.cassettes._verify",
+    "cassette_schema": "mcp_testkit.cassettes._format",
+    "check_startable": "mcp_testkit.upstream",
+    "headers_from": "mcp_testkit.upstream",
+    "record": "mcp_testkit.cassettes._record",
+    "replay": "mcp_testkit.cassettes._replay",
     "verify": "mcp_testkit.cassettes._verify",
 }
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcp_testkit._wire.eras import HANDSHAKE, SERVER_INFO_KEY, STATELESS
-from mcp_testkit.cassettes._format import RecordedCall
+from mcp_testkit.cassettes._calls import RecordedCall
 from mcp_testkit.tools import JsonRpcError, RawResult, ToolContext
 
 __all__ = ["answer_of", "handshake_result", "replay_events"]

@@ -9,14 +9,14 @@ import sys
 import threading
 from typing import Any
 
-from mcp_testkit.upstream._options import MAX_PROCESSES, START_TIMEOUT_S, add_upstream_options
+from mcp_testkit.upstream import MAX_PROCESSES, START_TIMEOUT_S, add_upstream_options
 
 __all__ = ["add_parsers", "add_serve_options", "run_record", "run_verify"]
 
 
 def add_serve_options(serve: argparse.ArgumentParser) -> None:
     """`serve --cassette FILE [--match MODE]`: serve a replay instead of a scripted server."""
-    from mcp_testkit.cassettes._format import MATCH_MODES
+    from mcp_testkit.cassettes._matching import MATCH_MODES
 
     replay = serve.add_argument_group("replay", "serve a server recorded by mcp-testkit record")
     replay.add_argument("--cassette", metavar="FILE.json", help="replay a server recorded by mcp-testkit record")
@@ -113,7 +113,7 @@ def run_record(args: argparse.Namespace) -> int:
     from mcp_testkit._wire.terminal import printable  # what the upstream wrote on stderr, escaped
     from mcp_testkit.cassettes._format import CassetteError
     from mcp_testkit.cassettes._record import Recording
-    from mcp_testkit.upstream._links import UpstreamError, headers_from
+    from mcp_testkit.upstream import UpstreamError, headers_from
 
     try:
         headers = headers_from(args.header)
@@ -148,7 +148,7 @@ def run_record(args: argparse.Namespace) -> int:
 def run_verify(args: argparse.Namespace) -> int:
     from mcp_testkit.cassettes._format import CassetteError
     from mcp_testkit.cassettes._verify import verify
-    from mcp_testkit.upstream._links import UpstreamError, headers_from
+    from mcp_testkit.upstream import UpstreamError, headers_from
 
     try:
         headers = headers_from(args.header)

@@ -8,63 +8,26 @@ against `cassette.schema.json`, shipped in this package, when it is read.
 from __future__ import annotations
 
 import functools
-import itertools
 import json
-import re
-import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcp_testkit._wire.eras import HANDSHAKE, STATELESS, STATELESS_VERSIONS, VERSION_KEY
 from mcp_testkit._wire.strict_json import MAX_DEPTH, JsonError, unfit, where_refused
 from mcp_testkit._wire.strict_json import loads as strict_loads
+from mcp_testkit.cassettes._calls import RecordedCall
+from mcp_testkit.cassettes._inputs import link_inputs
+from mcp_testkit.upstream import Exchange, Tape
 
-__all__ = [
-    "FORMAT",
-    "MATCH_MODES",
-    "VERSION",
-    "Cassette",
-    "CassetteError",
-    "Exchange",
-    "HttpInfo",
-    "RecordedCall",
-    "Tape",
-    "cassette_schema",
-    "era_of",
-    "is_placeholder_text",
-    "split_messages",
-    "version_of",
-]
+__all__ = ["FORMAT", "VERSION", "Cassette", "CassetteError", "cassette_schema"]
 
 FORMAT = "mcp-testkit cassette"
 VERSION = 1
 """The format version this mcp-testkit writes and reads; a newer file is refused, naming both."""
 SCHEMA_URL = "https://github.com/mcp-testkit/mcp-testkit/cassette.schema.json"
-MATCH_MODES = ("exact", "in_order", "by_tool")
-"""How a replay finds the recorded answer of a call (a user matcher aside); see `TestMcpServer.from_cassette`."""
 
-_EXCHANGE_KEYS = (
-    "seq",
-    "at_ms",
-    "elapsed_ms",
-    "transport",
-    "era",
-    "protocol_version",
-    "session",
-    "http",
-    "request",
-    "response",
-    "events",
-    "body",
-    "error",
-    "inputs",
-    "next_round",
-)
-_OPTIONAL = frozenset({"session", "http", "events", "body", "error", "inputs", "next_round"})
-_PLACEHOLDER = re.compile(r"<redacted:[^<>\s]+>")
 _MAX_DEPTH = MAX_DEPTH + 3
 """A message nests at most MAX_DEPTH levels, as on the wire; the file wraps it in three more (the document, its
 `exchanges` and the exchange)."""
@@ -74,197 +37,12 @@ class CassetteError(ValueError):
     """A cassette that cannot be read, matched or written; the message names the file and what to do."""
 
 
-def era_of(protocol_version: str | None) -> str:
-    """'stateless' for a 2026-07-28 (or later) version, 'handshake' for the rest (and for none)."""
-    return STATELESS if protocol_version in STATELESS_VERSIONS else HANDSHAKE
-
-
-def version_of(request: Any, header: str | None = None, response: Any = None) -> str | None:
-    """The protocol version an exchange was spoken in: `_meta`'s (stateless era), the one `initialize`
-    negotiated, else the `MCP-Protocol-Version` header sent with it."""
-    if isinstance(request, dict):
-        params = request.get("params")
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        if isinstance(meta, dict) and isinstance(meta.get(VERSION_KEY), str):
-            return str(meta[VERSION_KEY])
-        if request.get("method") == "initialize":
-            result = response.get("result") if isinstance(response, dict) else None
-            if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
-                return str(result["protocolVersion"])
-            if isinstance(params, dict) and isinstance(params.get("protocolVersion"), str):
-                return str(params["protocolVersion"])
-    return header
-
-
-def split_messages(request: Any, messages: Sequence[Any]) -> tuple[Any, list[Any]]:
-    """The response(s) answering `request` among the server's `messages`, and the other messages in order."""
-    sent = request if isinstance(request, list) else [request]
-    ids = {m.get("id") for m in sent if isinstance(m, dict) and "method" in m and "id" in m}
-    answers = [m for m in messages if isinstance(m, dict) and "method" not in m and m.get("id") in ids]
-    events = [m for m in messages if not any(m is answer for answer in answers)]
-    if isinstance(request, list):
-        return (answers or None), events
-    return (answers[0] if answers else None), events
-
-
-def is_placeholder_text(value: Any) -> bool:
-    """Whether `value` is a string holding a redaction placeholder such as `<redacted:1>`."""
-    return isinstance(value, str) and _PLACEHOLDER.search(value) is not None
-
-
 @functools.lru_cache(maxsize=1)
 def cassette_schema() -> dict[str, Any]:
     """The JSON Schema of a cassette (`mcp_testkit/cassettes/cassette.schema.json`)."""
     text = Path(__file__).with_name("cassette.schema.json").read_text(encoding="utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
-
-
-@dataclass(frozen=True)
-class HttpInfo:
-    """The HTTP side of an exchange over Streamable HTTP: the headers that matter, status and framing."""
-
-    method: str
-    status: int | None
-    framing: str
-    """'json', 'sse', 'empty' (no body) or 'text' (a body that is not JSON)."""
-    request_headers: Mapping[str, str] = field(default_factory=dict)
-    response_headers: Mapping[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "method": self.method,
-            "status": self.status,
-            "framing": self.framing,
-            "request_headers": dict(self.request_headers),
-            "response_headers": dict(self.response_headers),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> HttpInfo:
-        return cls(
-            data["method"],
-            data.get("status"),
-            data["framing"],
-            dict(data.get("request_headers", {})),
-            dict(data.get("response_headers", {})),
-        )
-
-
-@dataclass
-class Exchange:
-    """One request a client sent and everything the server sent back for it, at the JSON-RPC level.
-
-    Over HTTP an exchange is one HTTP request (a POST's message, a GET stream, a DELETE); over stdio
-    it is one message the client wrote and the answer read back. `events` are the other messages the
-    server sent with it, in order: notifications and server-initiated requests.
-    """
-
-    seq: int
-    at_ms: float
-    elapsed_ms: float
-    transport: str
-    era: str
-    protocol_version: str | None
-    request: Any
-    response: Any = None
-    session: str | None = None
-    http: HttpInfo | None = None
-    events: list[Any] = field(default_factory=list)
-    body: str | None = None
-    """A response body that is not JSON, as text."""
-    error: str | None = None
-    """What went wrong on the way, when the exchange did not complete (e.g. the upstream closed the connection)."""
-    inputs: list[dict[str, Any]] = field(default_factory=list)
-    """A completed `tools/call`'s input requests and the client's answers, in both eras alike: `round`, `key`,
-    `method`, `params`, `answer` (`cassettes/_inputs.py` links them from the exchanges that carried them)."""
-    next_round: int | None = None
-    """A 2026-07-28 round that ended asking for input: the seq of the retry that carried the answers."""
-
-    @property
-    def method(self) -> str | None:
-        """The JSON-RPC method of the request, if it is a request or a notification."""
-        method = self.request.get("method") if isinstance(self.request, dict) else None
-        return method if isinstance(method, str) else None
-
-    @property
-    def params(self) -> dict[str, Any]:
-        params = self.request.get("params") if isinstance(self.request, dict) else None
-        return params if isinstance(params, dict) else {}
-
-    @property
-    def result(self) -> dict[str, Any] | None:
-        """The JSON-RPC result answering the request, if there is one."""
-        result = self.response.get("result") if isinstance(self.response, dict) else None
-        return result if isinstance(result, dict) else None
-
-    @property
-    def rpc_error(self) -> dict[str, Any] | None:
-        """The JSON-RPC error answering the request, if there is one."""
-        error = self.response.get("error") if isinstance(self.response, dict) else None
-        return error if isinstance(error, dict) else None
-
-    def to_json(self) -> dict[str, Any]:
-        """The exchange as JSON data, keys in the file's order, empty optional keys left out."""
-        values: dict[str, Any] = {
-            "seq": self.seq,
-            "at_ms": self.at_ms,
-            "elapsed_ms": self.elapsed_ms,
-            "transport": self.transport,
-            "era": self.era,
-            "protocol_version": self.protocol_version,
-            "session": self.session,
-            "http": self.http.to_json() if self.http is not None else None,
-            "request": self.request,
-            "response": self.response,
-            "events": list(self.events),
-            "body": self.body,
-            "error": self.error,
-            "inputs": list(self.inputs),
-            "next_round": self.next_round,
-        }
-        return {key: values[key] for key in _EXCHANGE_KEYS if not (key in _OPTIONAL and not values[key])}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Exchange:
-        http = data.get("http")
-        return cls(
-            seq=data["seq"],
-            at_ms=data["at_ms"],
-            elapsed_ms=data["elapsed_ms"],
-            transport=data["transport"],
-            era=data["era"],
-            protocol_version=data.get("protocol_version"),
-            request=data.get("request"),
-            response=data.get("response"),
-            session=data.get("session"),
-            http=HttpInfo.from_json(http) if http is not None else None,
-            events=list(data.get("events", [])),
-            body=data.get("body"),
-            error=data.get("error"),
-            inputs=list(data.get("inputs", [])),
-            next_round=data.get("next_round"),
-        )
-
-
-@dataclass(frozen=True)
-class RecordedCall:
-    """One recorded `tools/call` and its answer: what matchers choose from and near-miss messages show."""
-
-    seq: int
-    tool: str
-    arguments: Mapping[str, Any]
-    result: Mapping[str, Any] | None
-    """The `CallToolResult` in wire form, or None when the server answered a JSON-RPC error."""
-    error: Mapping[str, Any] | None
-    era: str
-    events: Sequence[Any] = ()
-    inputs: Sequence[Mapping[str, Any]] = ()
-    """The input requests the tool made and the answers it got (`Exchange.inputs`), asked again on replay."""
-
-    def describe(self) -> str:
-        """`#seq tool({"arg": ...})`, as near-miss messages list it."""
-        return f"#{self.seq} {self.tool}({json.dumps(self.arguments, sort_keys=True)})"
 
 
 @dataclass
@@ -362,8 +140,6 @@ class Cassette:
         if problem:
             raise CassetteError(f"cassette {source}: {problem}")
         _validate(data, source)
-        from mcp_testkit.cassettes._inputs import link_inputs
-
         return cls(
             exchanges=link_inputs([Exchange.from_json(item) for item in data["exchanges"]]),
             upstream=dict(data["upstream"]),
@@ -372,6 +148,14 @@ class Cassette:
             redactions=dict(data.get("redactions", {})),
             source=source,
         )
+
+    @classmethod
+    def from_tape(cls, tape: Tape, upstream: Mapping[str, Any]) -> Cassette:
+        """A cassette of everything `tape` recorded so far (not yet redacted), stamped with now and this mcp-testkit."""
+        from mcp_testkit._version import __version__
+
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        return cls(tape.exchanges, dict(upstream), stamp, f"mcp-testkit {__version__}")
 
     # -- writing -------------------------------------------------------------------------------------------------
 
@@ -408,42 +192,6 @@ class Cassette:
             lines.append("  ]")
         lines.append("}")
         return "\n".join(lines) + "\n"
-
-
-class Tape:
-    """Exchanges as they finish, numbered in the order they were sent; shared by the threads that record."""
-
-    def __init__(self) -> None:
-        self._started = time.monotonic()
-        self._seq = itertools.count(1)
-        self._lock = threading.Lock()
-        self._exchanges: list[Exchange] = []
-
-    def start(self) -> tuple[int, float]:
-        """A new exchange's number and its start, in ms since the tape started."""
-        with self._lock:
-            return next(self._seq), round((time.monotonic() - self._started) * 1000, 1)
-
-    def elapsed_ms(self, at_ms: float) -> float:
-        """Milliseconds since an exchange that started at `at_ms`."""
-        return max(0.0, round((time.monotonic() - self._started) * 1000 - at_ms, 1))
-
-    def add(self, exchange: Exchange) -> None:
-        with self._lock:
-            self._exchanges.append(exchange)
-
-    @property
-    def exchanges(self) -> list[Exchange]:
-        """The exchanges finished so far, in the order they were sent."""
-        with self._lock:
-            return sorted(self._exchanges, key=lambda exchange: exchange.seq)
-
-    def cassette(self, upstream: Mapping[str, Any]) -> Cassette:
-        """A cassette of everything recorded so far (not yet redacted)."""
-        from mcp_testkit._version import __version__
-
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        return Cassette(self.exchanges, dict(upstream), stamp, f"mcp-testkit {__version__}")
 
 
 def _value(value: Any) -> str:

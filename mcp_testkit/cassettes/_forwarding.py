@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit.cassettes._answers import replay_events
-from mcp_testkit.cassettes._format import Cassette, Exchange, RecordedCall
+from mcp_testkit.cassettes._calls import RecordedCall
+from mcp_testkit.cassettes._format import Cassette
+from mcp_testkit.upstream import Exchange
 
 if TYPE_CHECKING:
     from mcp_testkit.cassettes._redact import Redactor
     from mcp_testkit.tools import ToolContext
-    from mcp_testkit.upstream._session import UpstreamSession
+    from mcp_testkit.upstream import UpstreamSession
 
 __all__ = ["Forwarding"]
 
@@ -76,7 +78,7 @@ class Forwarding:
         upstream = {"transport": "http", "url": getattr(self.session.link, "url", "")}
         if self.session.link.transport == "stdio":
             upstream = {"transport": "stdio", "command": list(getattr(self.session.link, "command", []))}
-        fresh = self.session.link.tape.cassette(upstream)
+        fresh = Cassette.from_tape(self.session.link.tape, upstream)
         if self.base is not None:
             last_seq = max((e.seq for e in self.base.exchanges), default=0)
             last_at = max((e.at_ms for e in self.base.exchanges), default=0.0)

@@ -22,8 +22,10 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from mcp_testkit.cassettes._format import Exchange, RecordedCall
+from mcp_testkit.cassettes._calls import RecordedCall
+from mcp_testkit.cassettes._matching import arguments_match
 from mcp_testkit.tools import Elicit, ListRoots, Sample, ToolContext
+from mcp_testkit.upstream import Exchange
 
 __all__ = ["UnmatchedInput", "ask_recorded", "link_inputs"]
 
@@ -153,8 +155,6 @@ async def ask_recorded(call: RecordedCall, context: ToolContext, source: str) ->
 
 def _difference(recorded: Any, given: Any, at: str) -> str | None:
     """Where `given` first differs from `recorded` (`_meta` aside), as `content.date: recorded '...', got '...'`."""
-    from mcp_testkit.cassettes._matching import arguments_match
-
     if isinstance(recorded, dict) and isinstance(given, dict):
         for key in sorted({*recorded, *given} - {"_meta"}):
             where = f"{at}.{key}" if at else key

@@ -9,9 +9,13 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from mcp_testkit.cassettes._format import MATCH_MODES, RecordedCall, is_placeholder_text
+from mcp_testkit.cassettes._calls import RecordedCall
+from mcp_testkit.cassettes._placeholders import is_placeholder_text
 
-__all__ = ["CallIndex", "Matcher", "Matching", "UnmatchedCall", "arguments_match", "check_match"]
+__all__ = ["MATCH_MODES", "CallIndex", "Matcher", "Matching", "UnmatchedCall", "arguments_match", "check_match"]
+
+MATCH_MODES = ("exact", "in_order", "by_tool")
+"""How a replay finds the recorded answer of a call (a user matcher aside); see `TestMcpServer.from_cassette`."""
 
 Matcher = Callable[[str, Mapping[str, Any], Sequence[RecordedCall]], "RecordedCall | None"]
 """A user matcher: `(tool, arguments, recorded calls of that tool) -> the call to replay, or None`."""

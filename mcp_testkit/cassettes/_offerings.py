@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_testkit.cassettes._answers import handshake_result
-from mcp_testkit.cassettes._format import Cassette, Exchange
+from mcp_testkit.cassettes._format import Cassette
 from mcp_testkit.resources import Offerings, ScriptedPrompt, ScriptedResource, ScriptedTemplate
 from mcp_testkit.tools import JsonRpcError
+from mcp_testkit.upstream import Exchange
 
 __all__ = ["OFFERING_METHODS", "RecordedOfferings", "UnrecordedRequest", "offering_notes", "request_key"]
 

@@ -23,8 +23,7 @@ from mcp_testkit.cassettes._forwarding import Forwarding
 from mcp_testkit.cassettes._matching import check_match
 from mcp_testkit.cassettes._redact import Redactor, placeholder_count
 from mcp_testkit.cassettes._replay import CassetteServer, replay
-from mcp_testkit.upstream._links import UpstreamError, from_env, open_upstream
-from mcp_testkit.upstream._session import UPSTREAM_ERAS, UpstreamSession
+from mcp_testkit.upstream import UPSTREAM_ERAS, UpstreamError, UpstreamSession, from_env, open_upstream
 
 __all__ = ["UPSTREAM_ENV", "cassette_server"]
 
@@ -82,7 +81,7 @@ def cassette_server(
         where: dict[str, Any] = {"transport": "http", "url": upstream}
         if link.transport == "stdio":
             where = {"transport": "stdio", "command": list(getattr(link, "command", []))}
-        fresh = link.tape.cassette(where)
+        fresh = Cassette.from_tape(link.tape, where)
         fresh.source = str(path)
         return CassetteServer(fresh, match=match, forward=forward, **settings)
     except UpstreamError as exc:

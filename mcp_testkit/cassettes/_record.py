@@ -3,7 +3,7 @@ as a cassette when it stops.
 
 In front of a Streamable HTTP server the proxy passes each request through untouched (statuses,
 headers, SSE streams as they come) and records it at the JSON-RPC level; in front of a stdio server
-it serves Streamable HTTP itself through its `StdioGateway` (re-exported here, its old home), one server
+it serves Streamable HTTP itself through its `StdioGateway`, one server
 process per session. Either way a client points at the proxy as it would at the server.
 """
 
@@ -20,14 +20,23 @@ import anyio
 import anyio.to_thread
 
 from mcp_testkit._wire.binding import warn_if_remote
-from mcp_testkit.cassettes._format import Cassette, Exchange, Tape, era_of, split_messages, version_of
-from mcp_testkit.cassettes._redact import Redactor, Scrub, kept_headers, save
-from mcp_testkit.proxy import StdioGateway
-from mcp_testkit.upstream._links import check_startable, describe_upstream
-from mcp_testkit.upstream._options import MAX_PROCESSES, START_TIMEOUT_S
+from mcp_testkit.cassettes._format import Cassette
+from mcp_testkit.cassettes._redact import Redactor, Scrub, save
+from mcp_testkit.upstream import (
+    MAX_PROCESSES,
+    START_TIMEOUT_S,
+    Exchange,
+    HttpInfo,
+    Tape,
+    check_startable,
+    describe_upstream,
+    era_of,
+    kept_headers,
+    split_messages,
+    version_of,
+)
 
-__all__ = ["Recording", "StdioGateway", "TapeRecorder", "record"]
-
+__all__ = ["Recording", "TapeRecorder", "record"]
 
 
 class TapeRecorder:
@@ -68,8 +77,6 @@ class TapeRecorder:
 
 
 def _exchange(seq: int, at: float, elapsed_ms: float, seen: Any) -> Exchange:
-    from mcp_testkit.cassettes._format import HttpInfo
-
     seen.decode()
     message, messages, error = seen.message, seen.messages, seen.error
     if seen.framing == "sse":
@@ -156,7 +163,7 @@ class Recording:
         """Stop the proxy (and stdio servers), then redact, scan and write the cassette; the cassette written."""
         self.proxy.stop()
         self.recorder.flush()
-        return save(self.tape.cassette(self.upstream), self.out, self.redactor)
+        return save(Cassette.from_tape(self.tape, self.upstream), self.out, self.redactor)
 
 
 @asynccontextmanager

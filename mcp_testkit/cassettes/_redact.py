@@ -17,19 +17,20 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from mcp_testkit.cassettes._format import Cassette, CassetteError, Exchange
+from mcp_testkit.cassettes._format import Cassette, CassetteError
+from mcp_testkit.cassettes._inputs import link_inputs
+from mcp_testkit.cassettes._placeholders import PLACEHOLDER
 from mcp_testkit.journal import is_secret_header
+from mcp_testkit.upstream import Exchange
 
 __all__ = [
     "KNOWN_SHAPES",
     "Redactor",
-    "kept_headers",
     "placeholder_count",
     "redacted",
     "save",
 ]
 
-_PLACEHOLDER = re.compile(r"<redacted:[^<>\s]+>")
 _MIN_SECRET = 4
 """Shorter values are never treated as secrets: replacing every 'abc' in a file would say nothing."""
 _MIN_SUBSTRING = 12
@@ -105,7 +106,7 @@ class Redactor:
     def secret(self, value: str, placeholder: str | None = None) -> str:
         """Remember `value` as a secret, with the forms a body may repeat it in: the credential after a scheme
         such as 'Bearer', a Basic credential decoded and its password, and base64 encodings; its placeholder."""
-        if len(value) < _MIN_SECRET or _PLACEHOLDER.fullmatch(value):
+        if len(value) < _MIN_SECRET or PLACEHOLDER.fullmatch(value):
             return placeholder or value
         known = self._placeholders.get(value) or self._whole.get(value)
         if known is not None:
@@ -280,8 +281,6 @@ def redacted(cassette: Cassette, redactor: Redactor) -> Cassette:
             redactor.secret(exchange.session, f"<redacted:session-{session(exchange.session)}>")
         for message in (exchange.request, exchange.response, exchange.events):
             redactor.collect(message)
-    from mcp_testkit.cassettes._inputs import link_inputs
-
     exchanges = link_inputs([_exchange(exchange, redactor, session) for exchange in scrubbed])  # answers as redacted
     upstream = dict(cassette.upstream)
     if "url" in upstream:
@@ -353,20 +352,8 @@ def _unbase64(text: str) -> str | None:
 
 def _outside_placeholders(text: str, change: Callable[[str], str]) -> str:
     """`change` applied to the parts of `text` between placeholders, so a placeholder is never redacted again."""
-    kept = _PLACEHOLDER.findall(text)
+    kept = PLACEHOLDER.findall(text)
     if not kept:
         return change(text)
-    parts = [change(part) for part in _PLACEHOLDER.split(text)]
+    parts = [change(part) for part in PLACEHOLDER.split(text)]
     return "".join(part + (kept[i] if i < len(kept) else "") for i, part in enumerate(parts))
-
-
-_REQUEST_KEPT = frozenset(
-    {"accept", "content-type", "mcp-protocol-version", "mcp-session-id", "last-event-id", "mcp-method", "mcp-name"}
-)
-_RESPONSE_KEPT = frozenset({"content-type", "mcp-session-id", "www-authenticate", "retry-after", "allow"})
-
-
-def kept_headers(headers: Iterable[tuple[str, str]], *, response: bool = False) -> dict[str, str]:
-    """The headers that matter to a cassette: MCP's own, challenges, and credentials (redacted on save)."""
-    kept = _RESPONSE_KEPT if response else _REQUEST_KEPT
-    return {name.lower(): value for name, value in headers if name.lower() in kept or is_secret_header(name)}

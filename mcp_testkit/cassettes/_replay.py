@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_testkit._wire.eras import spoken_versions
 from mcp_testkit.cassettes._answers import answer_of, replay_events
-from mcp_testkit.cassettes._format import MATCH_MODES, Cassette, CassetteError
+from mcp_testkit.cassettes._format import Cassette, CassetteError
 from mcp_testkit.cassettes._inputs import ask_recorded
-from mcp_testkit.cassettes._matching import CallIndex, Matcher, Matching, UnmatchedCall, check_match
+from mcp_testkit.cassettes._matching import MATCH_MODES, CallIndex, Matcher, Matching, UnmatchedCall, check_match
 from mcp_testkit.cassettes._offerings import RecordedOfferings
 from mcp_testkit.cassettes._script import ReplayScript, is_request
 from mcp_testkit.server import TestMcpServer
@@ -83,8 +83,8 @@ class CassetteServer(TestMcpServer):
     def notes(self) -> list[str]:
         return list(self.script.notes)
 
-    def _fresh_state(self) -> ServerState:
-        state = super()._fresh_state()
+    def prepare_state(self, state: ServerState) -> None:
+        """Serve the recorded info, capabilities, offerings and tools, each call answered by a recorded one."""
         state.initialize_result = self.script.initialize_result()
         state.discover_result = self.script.discover_result(spoken_versions(state.eras))
         state.offerings = RecordedOfferings(self.cassette)
@@ -93,7 +93,6 @@ class CassetteServer(TestMcpServer):
             name = definition["name"]
             state.tools[name] = ScriptedTool(name=name, definition=definition, answers=[self._answerer(name, matching)])
         state.catalogue_changed()
-        return state
 
     def _answerer(self, tool: str, matching: Matching) -> Callable[..., Any]:
         async def answer(arguments: dict[str, Any], context: ToolContext) -> Any:

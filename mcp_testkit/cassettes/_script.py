@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from mcp_testkit._wire.eras import ERAS, HANDSHAKE, SERVER_INFO_KEY, STATELESS
-from mcp_testkit.cassettes._format import Cassette, Exchange, RecordedCall
+from mcp_testkit.cassettes._calls import RecordedCall
+from mcp_testkit.cassettes._format import Cassette
 from mcp_testkit.cassettes._offerings import OFFERING_METHODS, offering_notes
+from mcp_testkit.upstream import Exchange
 
 __all__ = ["ReplayScript", "is_request"]
 

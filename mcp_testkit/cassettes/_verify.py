@@ -10,7 +10,6 @@ an answer whose shape changed. Everything else is reported as a plain change.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,16 +18,16 @@ from typing import Any, TextIO
 from mcp_testkit._wire.eras import HANDSHAKE, SERVER_INFO_KEY, STATELESS
 from mcp_testkit._wire.terminal import printable
 from mcp_testkit.cassettes._answers import handshake_result
-from mcp_testkit.cassettes._format import Cassette, RecordedCall
+from mcp_testkit.cassettes._calls import RecordedCall
+from mcp_testkit.cassettes._format import Cassette
+from mcp_testkit.cassettes._placeholders import PLACEHOLDER
 from mcp_testkit.cassettes._redact import Redactor, Scrub
 from mcp_testkit.cassettes._script import ReplayScript
 from mcp_testkit.cassettes._verify_offerings import compare_offerings, not_compared
-from mcp_testkit.upstream._links import StdioUpstream, describe_upstream, open_upstream
-from mcp_testkit.upstream._session import UpstreamSession
+from mcp_testkit.upstream import StdioUpstream, UpstreamSession, describe_upstream, open_upstream
 
 __all__ = ["Change", "VerifyReport", "verify"]
 
-_PLACEHOLDER = re.compile(r"<redacted:[^<>\s]+>")
 _HINT_DEFAULTS = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True}
 # A hint moving this way makes a tool more dangerous than a client was told: breaking.
 _RISKIER = {"readOnlyHint": (True, False), "destructiveHint": (False, True), "idempotentHint": (True, False)}
@@ -285,7 +284,7 @@ def _compare_calls(
         if not (recorded_read_only and _read_only(live[call.tool])):
             not_read_only.append(call.tool)
             continue
-        if _PLACEHOLDER.search(json.dumps(call.arguments)):
+        if PLACEHOLDER.search(json.dumps(call.arguments)):
             report.skipped.append(f"{call.describe()} (its arguments hold redacted values)")
             continue
         exchange = session.call_tool(call.tool, call.arguments)
@@ -313,7 +312,7 @@ def _read_only(tool: Mapping[str, Any] | None) -> bool:
 def _normal(value: Any, redactor: Redactor) -> Any:
     """A result with live secrets redacted as the cassette's were, and every placeholder alike."""
     text = redactor.text(json.dumps(value, sort_keys=True))
-    return json.loads(_PLACEHOLDER.sub("<redacted>", text))
+    return json.loads(PLACEHOLDER.sub("<redacted>", text))
 
 
 def _answer_changes(

@@ -15,8 +15,8 @@ from mcp_testkit.cassettes._offerings import request_key
 from mcp_testkit.cassettes._script import is_request
 
 if TYPE_CHECKING:
-    from mcp_testkit.cassettes._format import Cassette, Exchange
-    from mcp_testkit.upstream._session import UpstreamSession
+    from mcp_testkit.cassettes._format import Cassette
+    from mcp_testkit.upstream import Exchange, UpstreamSession
 
 __all__ = ["COMPARED_METHODS", "LISTINGS", "compare_offerings", "not_compared"]
 

@@ -27,6 +27,7 @@ from mcp_testkit.faults._rules import LISTING_METHODS, MisplacedFault, Rule
 from mcp_testkit.faults._rules import FaultPlan as FaultPlan
 from mcp_testkit.faults._rules import describe as describe
 from mcp_testkit.faults._rules import misplaced as misplaced
+from mcp_testkit.faults._rules import request_target as request_target
 from mcp_testkit.faults._rules import rule_for as rule_for
 from mcp_testkit.faults._waits import Dribble, HugeResult, NeverAnswer, ProgressOnly, StopReading
 

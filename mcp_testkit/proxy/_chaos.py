@@ -13,7 +13,7 @@ from mcp_testkit.journal import Journal
 from mcp_testkit.proxy._applies import refusal
 from mcp_testkit.proxy._endpoint import ProxyEndpoint
 from mcp_testkit.proxy._forward import HttpForwarder
-from mcp_testkit.upstream._options import MAX_PROCESSES, START_TIMEOUT_S
+from mcp_testkit.upstream import MAX_PROCESSES, START_TIMEOUT_S, Tape, check_startable
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -79,7 +79,6 @@ class ChaosProxy:
                 raise ValueError(f"the upstream must be an http:// or https:// URL, not {self.upstream!r}")
             link = HttpForwarder(upstream, headers=headers, timeout_s=timeout_s, recorder=recording)
         else:
-            from mcp_testkit.cassettes import Tape, check_startable
             from mcp_testkit.proxy._stdio import StdioGateway
 
             command = list(upstream_command or [])

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from mcp_testkit.upstream._options import MAX_PROCESSES, START_TIMEOUT_S, add_upstream_options
+from mcp_testkit.upstream import MAX_PROCESSES, START_TIMEOUT_S, add_upstream_options
 
 __all__ = ["add_parser", "load_faults", "run"]
 
@@ -70,8 +70,8 @@ def load_faults(proxy: Any, path: str) -> int:
 
 def run(args: argparse.Namespace, admin_app: Any = None) -> int:
     """`mcp-testkit proxy`; `admin_app(proxy, token, on_reset=...)` builds the admin API (the CLI hands it in)."""
-    from mcp_testkit.cassettes import UpstreamError, headers_from
     from mcp_testkit.proxy import ChaosProxy
+    from mcp_testkit.upstream import UpstreamError, headers_from
 
     try:
         headers = headers_from(args.header)

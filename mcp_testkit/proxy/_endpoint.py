@@ -17,7 +17,7 @@ from mcp_testkit._wire.asgi import Receive, Scope, Send, lifespan, read_body
 from mcp_testkit._wire.eras import HANDSHAKE, STATELESS, STATELESS_VERSIONS, VERSION_KEY, error_status
 from mcp_testkit._wire.headers import Headers
 from mcp_testkit._wire.origin import LOOPBACK_NAMES, rebinding_refusal
-from mcp_testkit.faults._rules import request_target
+from mcp_testkit.faults import request_target
 from mcp_testkit.journal import Record
 from mcp_testkit.proxy._forward import BODY_KEY, DECODED_KEY, UNRECORDED_KEY, BrokenOff
 from mcp_testkit.proxy._own import SESSION_NOT_FOUND, Pages, Sessions, own_effect

@@ -2,8 +2,8 @@
 
 `StdioGateway` is an ASGI app the proxy's endpoint forwards to as it forwards to an HTTP upstream: `initialize`
 starts a server process (one per session, at most `max_processes`), each request is written to its process and the
-answer read back, and DELETE ends both. The processes and what they record (`StdioUpstream`, on a cassette's `Tape`)
-are the cassettes' links to a live server, imported when a gateway starts one.
+answer read back, and DELETE ends both. The processes are `mcp_testkit.upstream`'s `StdioUpstream` links, which
+record what they see on a `Tape`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from mcp_testkit._wire.eras import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, VERSI
 from mcp_testkit._wire.origin import LOOPBACK_NAMES, rebinding_refusal
 from mcp_testkit._wire.strict_json import JsonError
 from mcp_testkit._wire.strict_json import loads as strict_loads
-from mcp_testkit.upstream._options import MAX_PROCESSES, START_TIMEOUT_S
+from mcp_testkit.upstream import MAX_PROCESSES, START_TIMEOUT_S, StdioUpstream, Tape, UpstreamError
 
 __all__ = ["MAX_PROCESSES", "START_TIMEOUT_S", "StdioGateway"]
 
@@ -129,7 +129,7 @@ class StdioGateway(_Endpoint):
         self, command: Sequence[str], tape: Any, *, path: str = "/mcp", max_processes: int = MAX_PROCESSES,
         stderr: TextIO | None = None,
     ) -> None:  # fmt: skip
-        """`tape` (a cassette's `Tape`) is where the processes record each exchange they see; `stderr`, when given,
+        """`tape` (a recording's `Tape`) is where the processes record each exchange they see; `stderr`, when given,
         is where their stderr is passed through (it is kept off it, a tail kept for errors, by default)."""
         if max_processes < 1:
             raise ValueError(f"max_processes must be at least 1, not {max_processes}")
@@ -148,8 +148,6 @@ class StdioGateway(_Endpoint):
         """`UpstreamError` unless the command starts and answers `initialize` within `timeout_s`: said once, before
         the proxy serves, rather than to every client. The probe's process is closed at once; nothing it said is
         recorded or journaled, and its stderr's tail is the error's `stderr`."""
-        from mcp_testkit.cassettes import StdioUpstream, Tape, UpstreamError
-
         started = time.monotonic()
         link = self._shown(StdioUpstream(self.command, tape=Tape(), timeout_s=timeout_s))
         try:
@@ -220,8 +218,6 @@ class StdioGateway(_Endpoint):
 
     async def _start(self, send: Send) -> Any:
         """A new server process; None, with the reason sent, when it cannot start (502) or too many run (503)."""
-        from mcp_testkit.cassettes import StdioUpstream, UpstreamError
-
         running = len(self._links) + self._starting + (self._shared is not None)
         if running >= self.max_processes:
             message = (

@@ -89,7 +89,7 @@ class Held:
 
 
 class ProxyTurn(Answer[Record]):
-    """What a fault may do to one exchange of the proxy (`server._effects.HttpTurn`), and the journal's record of it;
+    """What a fault may do to one exchange of the proxy (`server.effects.HttpTurn`), and the journal's record of it;
     `Answer` frames what the proxy says itself, `pass_on` sends what the upstream said."""
 
     __slots__ = ()

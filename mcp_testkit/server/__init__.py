@@ -206,7 +206,12 @@ class TestMcpServer(FaultScripting, OfferingScripting):
             from mcp_testkit.server._presets import PRESETS
 
             PRESETS[self._preset](self)
+        self.prepare_state(state)
         return state
+
+    def prepare_state(self, state: ServerState) -> None:
+        """A subclass's hook, called with each fresh state (when constructed and on `reset()`) once it is scripted:
+        `cassettes.CassetteServer` fills it with what it replays. Does nothing here."""
 
     @classmethod
     def from_cassette(

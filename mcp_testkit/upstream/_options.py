@@ -1,10 +1,13 @@
-"""The options that name a live upstream server, shared by `mcp-testkit proxy` and `mcp-testkit record`."""
+"""The options that name a live upstream server, shared by `mcp-testkit proxy` and `mcp-testkit record`, and the
+reading of their `--header` lines."""
 
 from __future__ import annotations
 
 import argparse
+import os
+from collections.abc import Mapping, Sequence
 
-__all__ = ["MAX_PROCESSES", "START_TIMEOUT_S", "add_upstream_options"]
+__all__ = ["MAX_PROCESSES", "START_TIMEOUT_S", "add_upstream_options", "from_env", "headers_from"]
 
 START_TIMEOUT_S = 10.0
 """How long a stdio server's command may take, before a proxy or a recording serves, to start and answer a probing
@@ -37,3 +40,30 @@ def add_upstream_options(parser: argparse.ArgumentParser, *, header_hidden_from:
         help="with --upstream-command: pass the server's stderr through to this one as it comes (by default it "
         "is kept off the terminal, and an error about the server quotes the line that says why)",
     )
+
+
+def headers_from(lines: Sequence[str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """`--header "Name: value"` lines as a dict; a value `env:VAR` is read from the environment.
+
+    ValueError naming the header (never its value) when a line is not `Name: value` or a variable is unset.
+    """
+    environ = os.environ if environ is None else environ
+    headers = {}
+    for line in lines:
+        name, sep, value = line.partition(":")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or " " in name:
+            raise ValueError(f"--header {name[:40]!r}: give it as 'Name: value' (or 'Name: env:VAR')")
+        headers[name] = from_env(value, f"--header {name}", environ)
+    return headers
+
+
+def from_env(value: str, what: str, environ: Mapping[str, str] | None = None) -> str:
+    """`value`, or for `env:VAR` the variable's value; ValueError naming `what` and the variable when it is unset."""
+    if not value.startswith("env:"):
+        return value
+    environ = os.environ if environ is None else environ
+    variable = value[4:]
+    if variable not in environ:
+        raise ValueError(f"{what}: the environment variable {variable} is not set")
+    return environ[variable]

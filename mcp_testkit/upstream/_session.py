@@ -16,8 +16,8 @@ from mcp_testkit._wire.eras import (
     stateless_params,
 )
 from mcp_testkit._wire.param_headers import param_headers
-from mcp_testkit.cassettes._format import Exchange
-from mcp_testkit.upstream._links import OnEvent, Upstream, UpstreamError
+from mcp_testkit.upstream._exchange import Exchange
+from mcp_testkit.upstream._link import OnEvent, Upstream, UpstreamError
 
 __all__ = ["UPSTREAM_ERAS", "UpstreamSession"]
 

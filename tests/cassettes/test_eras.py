@@ -17,7 +17,7 @@ from mcp_testkit import TestMcpServer, faults
 from mcp_testkit._wire.eras import SERVER_INFO_KEY, stateless_headers, stateless_params
 from mcp_testkit.bridge import MCPBridgeError, MCPCallOutcomeUnknown, ServerConfig, ToolPool
 from mcp_testkit.cassettes import Cassette, CassetteServer, record
-from mcp_testkit.cassettes._format import Exchange
+from mcp_testkit.upstream import Exchange
 
 from ._support import LIMIT_S, REDACT, TOOL_NAMES, as_recorded, bridge_answers, sdk_http_answers
 from .upstream import stdio_command

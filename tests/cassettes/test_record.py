@@ -19,8 +19,8 @@ import pytest
 from mcp import Client
 
 from mcp_testkit.cassettes import Cassette, CassetteError, record
-from mcp_testkit.cassettes._format import Exchange, Tape
 from mcp_testkit.cassettes._redact import Redactor, save
+from mcp_testkit.upstream import Exchange, Tape
 
 from ._support import LIMIT_S, REDACT, SECRET_TOKEN, sdk_http_answers
 from .upstream import ACCOUNT, stdio_command
@@ -196,7 +196,7 @@ def test_a_file_still_holding_a_secret_is_refused_and_nothing_is_written(tmp_pat
     out = tmp_path / "leak.json"
     redactor = Redactor(secrets=["918273645"])
     with pytest.raises(CassetteError) as refused:
-        save(tape.cassette({"transport": "stdio", "command": ["x"]}), out, redactor)
+        save(Cassette.from_tape(tape, {"transport": "stdio", "command": ["x"]}), out, redactor)
     assert "refusing to write cassette" in str(refused.value)
     assert "918273645" not in str(refused.value)
     assert not out.exists()

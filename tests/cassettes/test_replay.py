@@ -137,7 +137,7 @@ async def test_replayed_progress_and_log_reach_the_client(
 
 def _cassette(calls: Sequence[tuple[str, Mapping[str, Any], Any]]) -> Cassette:
     """A cassette holding an initialize, one listing and `calls` as (tool, arguments, result or error)."""
-    from mcp_testkit.cassettes._format import Exchange
+    from mcp_testkit.upstream import Exchange
 
     def exchange(seq: int, method: str, params: Any, response: Any) -> Exchange:
         request = {"jsonrpc": "2.0", "id": seq, "method": method, "params": params}

@@ -20,7 +20,7 @@ import pytest
 
 from mcp_testkit.cassettes import Cassette, StdioUpstream, UpstreamError, record
 from mcp_testkit.proxy import ChaosProxy
-from mcp_testkit.upstream._session import UpstreamSession
+from mcp_testkit.upstream import UpstreamSession
 
 from ._support import LIMIT_S
 from .test_record import _start_record, _stop
