@@ -19,8 +19,8 @@ from mcp_testkit.server._dispatch._tasks import ask_client, asks_first, declare_
 from mcp_testkit.server._effects import Effect, effect_of, supports_stdio  # Effect, effect_of: for the chaos proxy
 from mcp_testkit.server._fault_scripting import FaultScripting
 from mcp_testkit.server._scripting import OfferingScripting
-from mcp_testkit.server._sessions import SessionTable
 from mcp_testkit.server._state import RequiredHeader, ServerState
+from mcp_testkit.server._state._sessions import SessionTable
 from mcp_testkit.server._transport._app import ServerCrash
 from mcp_testkit.server._transport._mount import MountableMcpApp
 from mcp_testkit.tools import ScriptedTool
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from mcp_testkit._wire.runner import Runner
     from mcp_testkit.journal import Record
-    from mcp_testkit.server._sessions import Session
+    from mcp_testkit.server._state._sessions import Session
 
 __all__ = ["Effect", "RemoteHostWarning", "ServerState", "TestMcpServer", "ask_client", "asks_first", "declare_task"]
 __all__ += ["effect_of", "start_task", "stdio_supports"]

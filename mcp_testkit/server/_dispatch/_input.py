@@ -46,8 +46,8 @@ if TYPE_CHECKING:
 
     from mcp_testkit.journal import Record
     from mcp_testkit.resources import ScriptedPrompt
-    from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
     from mcp_testkit.tools import AskInput, InputRequest
 
 __all__ = [

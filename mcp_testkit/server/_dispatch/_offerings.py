@@ -20,7 +20,8 @@ from mcp_testkit.server._dispatch._messages import (
     error_response,
     result_response,
 )
-from mcp_testkit.server._dispatch._paging import LISTINGS, Cursor, Page, decode_cursor, encode_cursor, page_of
+from mcp_testkit.server._dispatch._paging import LISTINGS, Page, page_of
+from mcp_testkit.server._state._cursors import Cursor, decode_cursor, encode_cursor
 from mcp_testkit.tools import JsonRpcError, takes_context
 
 if TYPE_CHECKING:

@@ -27,7 +27,8 @@ from mcp_testkit.server._dispatch._messages import (
     result_response,
 )
 from mcp_testkit.server._dispatch._offerings import OFFERING_METHODS, SESSION_METHODS
-from mcp_testkit.server._dispatch._paging import Cursor, Page, decode_cursor, encode_cursor, page_of
+from mcp_testkit.server._dispatch._paging import Page, page_of
+from mcp_testkit.server._state._cursors import Cursor, decode_cursor, encode_cursor
 from mcp_testkit.tools import (
     InputUnavailable,
     JsonRpcError,
@@ -40,8 +41,8 @@ from mcp_testkit.tools import (
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
-    from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
 
 __all__ = [
     "CANCELLED",

@@ -14,8 +14,8 @@ from mcp_testkit.tools import text_result
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
     from mcp_testkit.server._dispatch._protocol import Call
-    from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
 
 
 @handles(faults.ErrorResult)

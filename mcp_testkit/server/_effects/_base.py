@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from mcp_testkit.server._dispatch._paging import Page
     from mcp_testkit.server._dispatch._protocol import Call
     from mcp_testkit.server._dispatch._refusal import Refusal
-    from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
 
 __all__ = ["HANDLERS", "JSON", "Effect", "HttpTurn", "LineTurn", "Wire", "effect_of", "handles", "supports_stdio"]
 

@@ -10,8 +10,8 @@ from mcp_testkit.server._effects._base import JSON, Effect, HttpTurn, LineTurn, 
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
-    from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
 
 
 @handles(faults.Drop)

@@ -12,8 +12,8 @@ from mcp_testkit.server._effects._base import Effect, HttpTurn, handles
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
-    from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
 
 
 class _Refusing(Effect[Any]):

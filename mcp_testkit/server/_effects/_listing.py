@@ -9,13 +9,14 @@ import anyio
 
 from mcp_testkit import faults
 from mcp_testkit._wire.eras import STATELESS
-from mcp_testkit.server._dispatch._paging import LIST_CHANGED, LISTINGS, Cursor, Page
+from mcp_testkit.server._dispatch._paging import LIST_CHANGED, LISTINGS, Page
 from mcp_testkit.server._dispatch._protocol import INVALID_PARAMS, error_response, result_response
 from mcp_testkit.server._effects._base import Effect, handles
+from mcp_testkit.server._state._cursors import Cursor
 
 if TYPE_CHECKING:
     from mcp_testkit.server._dispatch._protocol import Call
-    from mcp_testkit.server._sessions import Session
+    from mcp_testkit.server._state._sessions import Session
 
 
 _LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}

@@ -25,8 +25,9 @@ from mcp_testkit.server._dispatch._protocol import (
     error_response,
     handle_notification,
 )
-from mcp_testkit.server._eras._resume import EventLog, StreamPlan
-from mcp_testkit.server._sessions import SESSION_NOT_FOUND
+from mcp_testkit.server._framing._streams import StreamPlan
+from mcp_testkit.server._state._events import EventLog
+from mcp_testkit.server._state._sessions import SESSION_NOT_FOUND
 from mcp_testkit.server._transport._http import (
     accepts,
     answer,
@@ -40,8 +41,8 @@ from mcp_testkit.server._transport._http import (
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
     from mcp_testkit.server._effects import Effect
-    from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
     from mcp_testkit.server._transport._http import Receive, Response
 
 __all__ = ["delete", "get", "post"]

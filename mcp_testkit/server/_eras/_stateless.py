@@ -34,7 +34,6 @@ from mcp_testkit._wire.eras import (
 )
 from mcp_testkit._wire.param_headers import ABSENT, PARAM_HEADER_PREFIX, value_at
 from mcp_testkit.journal import CANCELLED_BY_CLIENT
-from mcp_testkit.server._dispatch._listen import listen
 from mcp_testkit.server._dispatch._offerings import OFFERING_METHODS
 from mcp_testkit.server._dispatch._paging import LISTINGS, page_number, request_target
 from mcp_testkit.server._dispatch._protocol import (
@@ -50,6 +49,7 @@ from mcp_testkit.server._dispatch._protocol import (
 )
 from mcp_testkit.server._dispatch._refusal import Refusal, mismatch, missing_capability, unsupported, versions
 from mcp_testkit.server._dispatch._tasks import TASK_METHODS, TASKS_EXTENSION, task_support, task_tool_call
+from mcp_testkit.server._eras._listen import listen
 from mcp_testkit.server._transport._http import answer, faulted, header, kind_of
 
 if TYPE_CHECKING:

@@ -34,14 +34,15 @@ from mcp_testkit.server._dispatch._protocol import (
     error_response,
 )
 from mcp_testkit.server._effects import effect_of
-from mcp_testkit.server._eras._resume import StoredEvent, StreamPlan, sse_frame
+from mcp_testkit.server._framing._streams import StreamPlan, sse_frame
+from mcp_testkit.server._state._events import StoredEvent
 
 if TYPE_CHECKING:
     from mcp_testkit._wire.headers import Headers
     from mcp_testkit.journal import Record
     from mcp_testkit.server._effects import Effect
-    from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
 
 __all__ = [
     "JOURNAL_PREFIX",

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from mcp_testkit import faults
     from mcp_testkit.server import TestMcpServer
     from mcp_testkit.server._effects import Effect
-    from mcp_testkit.server._sessions import Session
+    from mcp_testkit.server._state._sessions import Session
 
 __all__ = ["StdioServer", "serve_stdio", "supports"]
 
