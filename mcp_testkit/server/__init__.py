@@ -18,6 +18,7 @@ from mcp_testkit.journal import Journal
 from mcp_testkit.server._dispatch._tasks import ask_client, asks_first, declare_task, start_task
 from mcp_testkit.server._effects import Effect, effect_of, supports_stdio  # Effect, effect_of: for the chaos proxy
 from mcp_testkit.server._fault_scripting import FaultScripting
+from mcp_testkit.server._presets import PRESETS
 from mcp_testkit.server._scripting import OfferingScripting
 from mcp_testkit.server._state import RequiredHeader, ServerState
 from mcp_testkit.server._state._sessions import SessionTable
@@ -136,8 +137,6 @@ class TestMcpServer(FaultScripting, OfferingScripting):
         if not path.startswith("/"):
             raise ValueError(f"path must start with '/', not {path!r}")
         if preset is not None:
-            from mcp_testkit.server._presets import PRESETS
-
             if preset not in PRESETS:
                 raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(sorted(PRESETS))}")
         for label, size in (("max_body", max_body), ("max_headers", max_headers), ("max_header_line", max_header_line)):
@@ -203,8 +202,6 @@ class TestMcpServer(FaultScripting, OfferingScripting):
         state.journal.writer.hide_headers(state.redacted_headers)
         self._state = state
         if self._preset is not None:
-            from mcp_testkit.server._presets import PRESETS
-
             PRESETS[self._preset](self)
         return state
 
