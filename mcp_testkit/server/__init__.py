@@ -22,13 +22,15 @@ from mcp_testkit.server._presets import PRESETS
 from mcp_testkit.server._scripting import OfferingScripting
 from mcp_testkit.server._state import RequiredHeader, ServerState
 from mcp_testkit.server._state._sessions import SessionTable
-from mcp_testkit.server._transport._app import ServerCrash
+from mcp_testkit.server._transport._http import ServerCrash
 from mcp_testkit.server._transport._mount import MountableMcpApp
+from mcp_testkit.server._transport._stdio import StdioServer
 from mcp_testkit.tools import ScriptedTool
 
 if TYPE_CHECKING:
     from pathlib import Path
     from types import TracebackType
+    from typing import BinaryIO
 
     import mcp_types
 
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
     from mcp_testkit.server._state._sessions import Session
 
 __all__ = ["Effect", "RemoteHostWarning", "ServerState", "TestMcpServer", "ask_client", "asks_first", "declare_task"]
-__all__ += ["effect_of", "start_task", "stdio_supports"]
+__all__ += ["effect_of", "serve_stdio", "start_task", "stdio_supports"]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _RESPONSE_MODES = ("json", "sse")
@@ -444,7 +446,7 @@ class TestMcpServer(FaultScripting, OfferingScripting):
         if self._runner is not None:
             raise RuntimeError(f"server {self.name!r} is already started at {self.url}")
         from mcp_testkit._wire.runner import HeadLimits, Refused, Runner
-        from mcp_testkit.server._transport._refused import journal_refused
+        from mcp_testkit.server._transport._refused_heads import journal_refused
 
         def journal(refused: Refused) -> None:
             journal_refused(self._state, refused)
@@ -512,3 +514,9 @@ class TestMcpServer(FaultScripting, OfferingScripting):
             await runner.stop_task()
             return
         await anyio.to_thread.run_sync(self.stop)
+
+
+async def serve_stdio(server: TestMcpServer, stdin: BinaryIO, stdout: BinaryIO) -> int:
+    """Serve `server` over newline-delimited JSON-RPC on `stdin`/`stdout` (`mcp-testkit serve --stdio`); returns the
+    exit status. The transport is handed the server's current state, as the HTTP app is, never the server itself."""
+    return await StdioServer(lambda: server._state, stdout).serve(stdin)

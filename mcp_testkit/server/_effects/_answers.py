@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_testkit import faults
-from mcp_testkit.server._dispatch._protocol import INTERNAL_ERROR, error_response, result_response
+from mcp_testkit.server._dispatch._messages import INTERNAL_ERROR, error_response, result_response
 from mcp_testkit.server._effects._base import Effect, HttpTurn, LineTurn, handles
 from mcp_testkit.tools import text_result
 

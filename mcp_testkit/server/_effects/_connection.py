@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
-from mcp_testkit.server._dispatch._protocol import dumps
+from mcp_testkit.server._dispatch._messages import dumps
 from mcp_testkit.server._effects._base import JSON, Effect, HttpTurn, LineTurn, handles
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_testkit import faults
-from mcp_testkit.server._dispatch._protocol import dumps, result_response
+from mcp_testkit.server._dispatch._messages import dumps, result_response
 from mcp_testkit.server._effects._base import JSON, Effect, HttpTurn, LineTurn, handles
 
 if TYPE_CHECKING:

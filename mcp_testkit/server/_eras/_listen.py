@@ -15,7 +15,7 @@ list of every message sent on the stream, in order.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -23,33 +23,15 @@ from mcp_testkit._wire.asgi import Receive, cancel_on_disconnect
 from mcp_testkit._wire.eras import SERVER_INFO_KEY
 from mcp_testkit.server._dispatch._messages import INVALID_PARAMS, error_response
 from mcp_testkit.server._dispatch._tasks import TASKS_EXTENSION, declared_by, missing_extension
-from mcp_testkit.server._state._listeners import FILTER_KEYS, SUBSCRIPTION_ID_KEY, Listener, Listeners
+from mcp_testkit.server._state._listeners import FILTER_KEYS, SUBSCRIPTION_ID_KEY, Listener
 
 if TYPE_CHECKING:
-    from mcp_testkit.journal import Record
+    from mcp_testkit.server._framing._response import Response
+    from mcp_testkit.server._state import ServerState
 
 __all__ = ["ACKNOWLEDGED", "listen"]
 
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
-
-
-class Response(Protocol):
-    """What a listen stream needs of the HTTP response (`_http.Response`, not imported: it builds on this module)."""
-
-    record: Record
-
-    async def json(self, status: int, payload: Any) -> None: ...
-    async def start_sse(self) -> None: ...
-    async def event(self, state: Any, message: Any) -> None: ...
-    async def end_sse(self) -> None: ...
-
-
-class Served(Protocol):
-    """What a listen stream needs of the server's state (`_state.ServerState`, which holds the `Listeners`)."""
-
-    @property
-    def listeners(self) -> Listeners: ...
-    def server_info(self) -> dict[str, Any]: ...
 
 
 def _honoured(requested: Any) -> dict[str, Any] | str:
@@ -82,7 +64,7 @@ def _honoured(requested: Any) -> dict[str, Any] | str:
     return honoured
 
 
-async def listen(state: Served, out: Response, receive: Receive | None, params: dict[str, Any]) -> None:
+async def listen(state: ServerState, out: Response, receive: Receive | None, params: dict[str, Any]) -> None:
     """Serve one `subscriptions/listen` request over HTTP: acknowledge, then carry what it opted in to."""
     record = out.record
     request_id = record.rpc_id
