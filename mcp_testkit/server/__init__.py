@@ -1,4 +1,26 @@
-"""`TestMcpServer`: the one object a test scripts, serves and asserts on."""
+"""`TestMcpServer`: the one object a test scripts, serves and asserts on.
+
+Inside, the server is layers, a folder each; a module imports only from its own layer and those below it (every
+import counts: at module level, under `TYPE_CHECKING` and inside functions). From the top:
+
+- the facade: this module, `_scripting.py` and `_fault_scripting.py` (its verbs), `effects.py` (the proxy's door);
+- `_presets/`: the built-in catalogues, which script a server through its public verbs (`ScriptedServer`), so that
+  the facade applying them by name is never imported back;
+- `_transport/`: the ASGI app that routes a request to its era (`_app.py`), the HTTP request before and around its
+  era (`_http.py`: its record, the checks and the body, 401, 405, the answer to a crash of ours), the heads refused
+  before the app (`_refused_heads.py`), and stdio (`_stdio.py`); each is handed a getter of the current state, never
+  the facade;
+- `_eras/`: the handshake and the stateless 2026-07-28 era, what both do with a request (`_run.py`), which one a
+  request is of (`era_of`), and the stateless era's listen stream; each era's `ServedEra` holds what the transport
+  routes to and what dispatch asks of it, so that no other layer tests an era;
+- `_effects/`: what a fault does to a request, one handler per fault class;
+- `_framing/`: the HTTP answer (`Response`: JSON or SSE, event ids, a stream's plan) and the refusal of a request
+  before it runs; a layer of its own below the eras and the effects, which both answer through it, so that the
+  transport, which routes to the eras, stays above them;
+- `_dispatch/`: one function per MCP method, with no HTTP in it, and what it asks of the request's era (`_era.py`);
+- `_state/`: the server's state and the tables it holds (sessions, listen streams, tasks, kept stream events,
+  cursors), which import nothing above them.
+"""
 
 from __future__ import annotations
 
