@@ -52,7 +52,7 @@ async def serve(state: ServerState, scope: Scope, receive: Receive, send: Send, 
     record.session_id = header(headers, "mcp-session-id")
     out = Response(send, record, headers, receive)
     try:
-        if not await _refused_before_era(state, scope, receive, out):
+        if not await _refused_early(state, scope, receive, out):
             await route(state, scope["method"], receive, out)
     except asyncio.CancelledError as exc:
         if exc.args != (STOPPING,):
@@ -71,7 +71,7 @@ async def serve(state: ServerState, scope: Scope, receive: Receive, send: Send, 
         journal.writer.finish(record)
 
 
-async def _refused_before_era(state: ServerState, scope: Scope, receive: Receive, out: Response) -> bool:
+async def _refused_early(state: ServerState, scope: Scope, receive: Receive, out: Response) -> bool:
     """Check what needs no body, read the body (bounded) and journal the request; True when it was refused (and
     answered here), so that no era sees it."""
     record = out.record
