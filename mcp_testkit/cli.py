@@ -395,7 +395,7 @@ def _serve_http(server: TestMcpServer, args: argparse.Namespace, prepare: Callab
 def _serve_stdio(server: TestMcpServer, args: argparse.Namespace, protocol_out: BinaryIO) -> int:
     import anyio
 
-    from mcp_testkit.server._transport._stdio import serve_stdio
+    from mcp_testkit.server import serve_stdio
 
     line = f"mcp-testkit: serving {server.name!r} over stdio ({_tools(len(server.tools))})"
     if args.journal:

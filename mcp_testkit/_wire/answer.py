@@ -1,5 +1,5 @@
-"""The framing of one HTTP answer, shared by the fake server's `server._http.Response` and the chaos proxy's
-`proxy._turn.ProxyTurn`: JSON with its length, raw bytes, a JSON-RPC error, a body in chunks, an SSE stream,
+"""The framing of one HTTP answer, shared by the fake server's `server._framing._response.Response` and the chaos
+proxy's `proxy._turn.ProxyTurn`: JSON with its length, raw bytes, a JSON-RPC error, a body in chunks, an SSE stream,
 and a connection dropped through the ASGI server's transport.
 
 One piece for both, so that a fault's effect (`server._effects.HttpTurn`) frames its answer the same way in front
@@ -125,7 +125,8 @@ class Answer(Generic[EntryT]):
         await self.json(status, error_message(None, code, message), headers)
 
     async def refuse(self, refused: Any) -> None:
-        """Answer a refusal (a `server._refusal.Refusal`): its status and JSON-RPC error (bare without a code)."""
+        """Answer a refusal (a `server._framing._refusals.Refusal`): its status and JSON-RPC error (bare without
+        a code)."""
         record = self.record
         record.error = refused.message
         if refused.code is None:

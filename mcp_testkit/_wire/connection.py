@@ -35,7 +35,7 @@ class _Answer(Protocol[EntryT_co]):
 
 class SocketWire(Generic[EntryT]):
     """The connection of one answer (`server._effects.Wire`), found through the ASGI server's own `send` of an
-    `_answer.Answer`: the fake's `_http.Response`, or the chaos proxy's turn."""
+    `_answer.Answer`: the fake's `server._framing._response.Response`, or the chaos proxy's turn."""
 
     __slots__ = ("_out", "_transport", "record")
 

@@ -1,4 +1,26 @@
-"""`TestMcpServer`: the one object a test scripts, serves and asserts on."""
+"""`TestMcpServer`: the one object a test scripts, serves and asserts on.
+
+Inside, the server is layers, a folder each; a module imports only from its own layer and those below it (every
+import counts: at module level, under `TYPE_CHECKING` and inside functions). From the top:
+
+- the facade: this module, `_scripting.py` and `_fault_scripting.py` (its verbs), `effects.py` (the proxy's door);
+- `_presets/`: the built-in catalogues, which script a server through its public verbs (`ScriptedServer`), so that
+  the facade applying them by name is never imported back;
+- `_transport/`: the ASGI app that routes a request to its era (`_app.py`), the HTTP request before and around its
+  era (`_http.py`: its record, the checks and the body, 401, 405, the answer to a crash of ours), the heads refused
+  before the app (`_refused_heads.py`), and stdio (`_stdio.py`); each is handed a getter of the current state, never
+  the facade;
+- `_eras/`: the handshake and the stateless 2026-07-28 era, what both do with a request (`_run.py`), which one a
+  request is of (`era_of`), and the stateless era's listen stream; each era's `ServedEra` holds what the transport
+  routes to and what dispatch asks of it, so that no other layer tests an era;
+- `_effects/`: what a fault does to a request, one handler per fault class;
+- `_framing/`: the HTTP answer (`Response`: JSON or SSE, event ids, a stream's plan) and the refusal of a request
+  before it runs; a layer of its own below the eras and the effects, which both answer through it, so that the
+  transport, which routes to the eras, stays above them;
+- `_dispatch/`: one function per MCP method, with no HTTP in it, and what it asks of the request's era (`_era.py`);
+- `_state/`: the server's state and the tables it holds (sessions, listen streams, tasks, kept stream events,
+  cursors), which import nothing above them.
+"""
 
 from __future__ import annotations
 
@@ -18,25 +40,28 @@ from mcp_testkit.journal import Journal
 from mcp_testkit.server._dispatch._tasks import ask_client, asks_first, declare_task, start_task
 from mcp_testkit.server._effects import Effect, effect_of, supports_stdio  # Effect, effect_of: for the chaos proxy
 from mcp_testkit.server._fault_scripting import FaultScripting
+from mcp_testkit.server._presets import PRESETS
 from mcp_testkit.server._scripting import OfferingScripting
-from mcp_testkit.server._sessions import SessionTable
 from mcp_testkit.server._state import RequiredHeader, ServerState
-from mcp_testkit.server._transport._app import ServerCrash
+from mcp_testkit.server._state._sessions import SessionTable
+from mcp_testkit.server._transport._http import ServerCrash
 from mcp_testkit.server._transport._mount import MountableMcpApp
+from mcp_testkit.server._transport._stdio import StdioServer
 from mcp_testkit.tools import ScriptedTool
 
 if TYPE_CHECKING:
     from pathlib import Path
     from types import TracebackType
+    from typing import BinaryIO
 
     import mcp_types
 
     from mcp_testkit._wire.runner import Runner
     from mcp_testkit.journal import Record
-    from mcp_testkit.server._sessions import Session
+    from mcp_testkit.server._state._sessions import Session
 
 __all__ = ["Effect", "RemoteHostWarning", "ServerState", "TestMcpServer", "ask_client", "asks_first", "declare_task"]
-__all__ += ["effect_of", "start_task", "stdio_supports"]
+__all__ += ["effect_of", "serve_stdio", "start_task", "stdio_supports"]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _RESPONSE_MODES = ("json", "sse")
@@ -136,8 +161,6 @@ class TestMcpServer(FaultScripting, OfferingScripting):
         if not path.startswith("/"):
             raise ValueError(f"path must start with '/', not {path!r}")
         if preset is not None:
-            from mcp_testkit.server._presets import PRESETS
-
             if preset not in PRESETS:
                 raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(sorted(PRESETS))}")
         for label, size in (("max_body", max_body), ("max_headers", max_headers), ("max_header_line", max_header_line)):
@@ -203,8 +226,6 @@ class TestMcpServer(FaultScripting, OfferingScripting):
         state.journal.writer.hide_headers(state.redacted_headers)
         self._state = state
         if self._preset is not None:
-            from mcp_testkit.server._presets import PRESETS
-
             PRESETS[self._preset](self)
         self.prepare_state(state)
         return state
@@ -452,7 +473,7 @@ class TestMcpServer(FaultScripting, OfferingScripting):
         if self._runner is not None:
             raise RuntimeError(f"server {self.name!r} is already started at {self.url}")
         from mcp_testkit._wire.runner import HeadLimits, Refused, Runner
-        from mcp_testkit.server._transport._refused import journal_refused
+        from mcp_testkit.server._transport._refused_heads import journal_refused
 
         def journal(refused: Refused) -> None:
             journal_refused(self._state, refused)
@@ -520,3 +541,9 @@ class TestMcpServer(FaultScripting, OfferingScripting):
             await runner.stop_task()
             return
         await anyio.to_thread.run_sync(self.stop)
+
+
+async def serve_stdio(server: TestMcpServer, stdin: BinaryIO, stdout: BinaryIO) -> int:
+    """Serve `server` over newline-delimited JSON-RPC on `stdin`/`stdout` (`mcp-testkit serve --stdio`); returns the
+    exit status. The transport is handed the server's current state, as the HTTP app is, never the server itself."""
+    return await StdioServer(lambda: server._state, stdout).serve(stdin)

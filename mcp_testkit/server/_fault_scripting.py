@@ -15,8 +15,8 @@ from mcp_testkit._wire.eras import HANDSHAKE, STATELESS
 from mcp_testkit.faults import _DEFAULT
 
 if TYPE_CHECKING:
-    from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
 
 __all__ = ["FaultScripting"]
 

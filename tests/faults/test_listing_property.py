@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_testkit import TestMcpServer, faults
-from mcp_testkit.server._dispatch._paging import Cursor, decode_cursor
+from mcp_testkit.server._state._cursors import Cursor, decode_cursor
 
 from ._support import FRAMINGS, LIMIT_S, Wire, asgi_client, messages, rpc
 

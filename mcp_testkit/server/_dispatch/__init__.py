@@ -1,3 +1,3 @@
-"""JSON-RPC dispatch: one function per MCP method, listings in pages, what a server offers besides tools, input
-requests, `subscriptions/listen` and tasks.
+"""JSON-RPC dispatch: one function per MCP method, JSON-RPC messages, listings in pages, what a server offers besides
+tools, input requests and tasks; what differs between eras it asks of the request's era (`_era.py`).
 """

@@ -10,7 +10,9 @@
   and expiring after `STATE_TTL_S`. The client's retry re-runs the handler, which now finds its answers. A round
   that ends asking executed nothing in the ledger's sense; the round that completes is the one execution.
 
-Both eras check answers the same way (`answer_problem`) and journal each exchange (`journal.inputs`).
+Both eras check answers the same way (`answer_problem`) and journal each exchange (`journal.inputs`). Which of
+the two ways a request asks is its era's choice (`Era.asker`, `Era.begin_rounds`: `server/_eras/`); this module
+holds both ways.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from mcp_testkit._wire.eras import HANDSHAKE, MISSING_CAPABILITY, STATELESS
+from mcp_testkit._wire.eras import HANDSHAKE, STATELESS
 from mcp_testkit.journal import InputExchange
 from mcp_testkit.server._dispatch._messages import (
     INTERNAL_ERROR,
@@ -46,8 +48,9 @@ if TYPE_CHECKING:
 
     from mcp_testkit.journal import Record
     from mcp_testkit.resources import ScriptedPrompt
-    from mcp_testkit.server._sessions import Session
+    from mcp_testkit.server._dispatch._era import Era
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
     from mcp_testkit.tools import AskInput, InputRequest
 
 __all__ = [
@@ -56,11 +59,11 @@ __all__ = [
     "InputNeeded",
     "answer_arrived",
     "answer_problem",
-    "asker",
     "begin_rounds",
-    "capabilities_of",
     "input_required",
     "prompt_with_input",
+    "requests_asker",
+    "rounds_asker",
 ]
 
 REQUEST_TIMEOUT = -32001
@@ -78,7 +81,7 @@ class Call(Protocol):
     state: ServerState
     record: Record
     session: Session | None
-    era: str
+    era: Era
     rounds: Any
 
     @property
@@ -111,14 +114,6 @@ class Rounds:
     used: dict[str, Any] = field(default_factory=dict)
     token: Any = None
     """The request's `requestState`, verified when the handler first asks (None: none, or verified)."""
-
-
-def capabilities_of(call: Call) -> dict[str, Any]:
-    """The client's declared capabilities: the request's `_meta` (2026-07-28), or its session's `initialize`."""
-    if call.era == STATELESS:
-        return call.record.client_capabilities or {}
-    session = call.session
-    return session.client_capabilities if session is not None else {}
 
 
 def _digest(arguments: Mapping[str, Any]) -> str:
@@ -243,19 +238,18 @@ async def prompt_with_input(
 ) -> dict[str, Any]:
     """`prompts/get` of a prompt whose messages function takes a context, as a tool handler does: it may ask the
     client for input (in 2026-07-28 through InputRequiredResult rounds, as `tools/call`)."""
-    name = prompt.name
-    if call.era == STATELESS:
-        refused = begin_rounds(call, request_id, "prompts/get", name, given, params)
-        if refused is not None:
-            return refused
+    name, era = prompt.name, call.era
+    refused = era.begin_rounds(call, request_id, "prompts/get", name, given, params)
+    if refused is not None:
+        return refused
     context = ToolContext(
         tool=name,
         request_id=request_id,
         progress_token=None,
         _notify=call.notify,
-        era=call.era,
-        client_capabilities=capabilities_of(call),
-        _ask=asker(call, name, "prompts/get", given),
+        era=era.name,
+        client_capabilities=era.capabilities(call),
+        _ask=era.asker(call, name, "prompts/get", given),
     )
     messages: Any = prompt.messages
     try:
@@ -273,19 +267,23 @@ async def prompt_with_input(
         return error_response(request_id, INTERNAL_ERROR, f"prompt {name!r} raised {detail}")
 
 
-def asker(call: Call, name: str, method: str, arguments: Mapping[str, Any]) -> AskInput:
-    """How a handler of this request asks the client for input, as its era does."""
-    if call.era == STATELESS:
+def rounds_asker(call: Call, name: str, method: str, arguments: Mapping[str, Any]) -> AskInput:
+    """How a handler asks for input in 2026-07-28: from the answers of earlier rounds, ending its round with an
+    `InputRequiredResult` for what it lacks (or, running as a task, through `tasks/update`)."""
 
-        async def ask_in_rounds(requests: dict[str, InputRequest]) -> dict[str, Any]:
-            if running_task() is not None:
-                return await _ask_in_task(call, name, requests)
-            if call.rounds is None:
-                call.rounds = Rounds(method, name, _digest(arguments))
-            _verify(call, call.rounds)
-            return _from_rounds(call, name, call.rounds, requests)
+    async def ask_in_rounds(requests: dict[str, InputRequest]) -> dict[str, Any]:
+        if running_task() is not None:
+            return await _ask_in_task(call, name, requests)
+        if call.rounds is None:
+            call.rounds = Rounds(method, name, _digest(arguments))
+        _verify(call, call.rounds)
+        return _from_rounds(call, name, call.rounds, requests)
 
-        return ask_in_rounds
+    return ask_in_rounds
+
+
+def requests_asker(call: Call, name: str, method: str, arguments: Mapping[str, Any]) -> AskInput:
+    """How a handler asks for input in the handshake era: server-to-client requests on the call's own stream."""
 
     async def ask_the_client(requests: dict[str, InputRequest]) -> dict[str, Any]:
         return await _ask_client(call, name, requests)
@@ -294,15 +292,14 @@ def asker(call: Call, name: str, method: str, arguments: Mapping[str, Any]) -> A
 
 
 def _refuse_undeclared(call: Call, name: str, requests: Mapping[str, InputRequest]) -> None:
-    declared = capabilities_of(call)
+    era = call.era
+    declared = era.capabilities(call)
     lacking = sorted({r.capability for r in requests.values() if r.capability not in declared})
     if not lacking:
         return
-    where = "this request's _meta" if call.era == STATELESS else "initialize"
-    code = MISSING_CAPABILITY if call.era == STATELESS else INVALID_REQUEST
     raise InputUnavailable(
-        code,
-        f"{name!r} asked the client for {', '.join(lacking)}, which the client did not declare in {where}; "
+        era.undeclared_code,
+        f"{name!r} asked the client for {', '.join(lacking)}, which the client did not declare in {era.declared_in}; "
         "check ctx.client_capabilities before asking",
         {"requiredCapabilities": {capability: {} for capability in lacking}},
     )

@@ -1,8 +1,8 @@
 """Dispatch of what a server offers besides tools: `resources/*`, `prompts/*` and `completion/complete`.
 
 Both eras answer them alike, but for two things: an unknown URI is -32002 in the handshake era and -32602
-in 2026-07-28, and subscriptions (`resources/subscribe`) belong to a session, so only the handshake era has them
-(2026-07-28 subscribes on `subscriptions/listen`, `_listen.py`).
+in 2026-07-28 (`Era.unknown_resource`), and subscriptions (`resources/subscribe`) belong to a session, so only the
+handshake era has them (2026-07-28 subscribes on `subscriptions/listen`, `server/_eras/_listen.py`).
 """
 
 from __future__ import annotations
@@ -11,19 +11,19 @@ import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mcp_testkit._wire.eras import HANDSHAKE, STATELESS
 from mcp_testkit.server._dispatch._messages import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
-    RESOURCE_NOT_FOUND,
     error_response,
     result_response,
 )
-from mcp_testkit.server._dispatch._paging import LISTINGS, Cursor, Page, decode_cursor, encode_cursor, page_of
+from mcp_testkit.server._dispatch._paging import LISTINGS, Page, page_of
+from mcp_testkit.server._state._cursors import Cursor, encode_cursor
 from mcp_testkit.tools import JsonRpcError, takes_context
 
 if TYPE_CHECKING:
+    from mcp_testkit.server._dispatch._era import Era
     from mcp_testkit.server._state import ServerState
 
 __all__ = ["OFFERING_METHODS", "SESSION_METHODS", "notify_changed", "notify_updated"]
@@ -34,7 +34,7 @@ class _Call(Protocol):
 
     state: ServerState
     session: Any
-    era: str
+    era: Era
     effect: Any
 
 
@@ -46,8 +46,7 @@ async def _paged(
     sent = params.get("cursor")
     here = Cursor(1, 0)
     if sent is not None:
-        # In the stateless era "" is a legal cursor: the one an EmptyCursor page handed out.
-        decoded = call.state.empty_cursor if sent == "" and call.era == STATELESS else decode_cursor(sent)
+        decoded = call.era.cursor(call.state, sent)
         if decoded is None or decoded.offset > len(entries):
             return error_response(request_id, INVALID_PARAMS, f"Invalid cursor: {sent!r}")
         here = decoded
@@ -100,8 +99,7 @@ async def _read_resource(request_id: Any, params: dict[str, Any], call: _Call) -
         return error_response(request_id, INVALID_PARAMS, "resources/read needs params.uri (a string)")
     offerings = call.state.offerings
     if not offerings.knows(uri):
-        code = RESOURCE_NOT_FOUND if call.era == HANDSHAKE else INVALID_PARAMS
-        return error_response(request_id, code, f"Resource not found: {uri}", {"uri": uri})
+        return error_response(request_id, call.era.unknown_resource, f"Resource not found: {uri}", {"uri": uri})
     return _scripted(request_id, call, f"reading {uri!r}", lambda: offerings.reading(uri) or {"contents": []})
 
 

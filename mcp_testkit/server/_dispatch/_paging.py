@@ -1,19 +1,18 @@
-"""Listings cut into pages (`tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`), opaque
-cursors, and the listing faults applied to a page."""
+"""Listings cut into pages (`tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`), and the
+page a listing fault reshapes; what a cursor stands for is state (`server/_state/_cursors.py`)."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_testkit.faults._rules import request_target
+from mcp_testkit.faults import request_target
+from mcp_testkit.server._state._cursors import decode_cursor
 
-__all__ = ["LISTINGS", "LIST_CHANGED", "Cursor", "Page", "decode_cursor", "encode_cursor", "page_of", "request_target"]
+if TYPE_CHECKING:
+    from mcp_testkit.server._state._cursors import Cursor
 
-_PREFIX = "mcptk"
+__all__ = ["LISTINGS", "LIST_CHANGED", "Page", "page_number", "page_of", "request_target"]
 
 LISTINGS = {
     "tools/list": "tools",
@@ -29,15 +28,6 @@ LIST_CHANGED = {
     "prompts/list": "notifications/prompts/list_changed",
 }
 """The notification that tells a client a listing changed."""
-
-
-@dataclass(frozen=True)
-class Cursor:
-    """What a cursor of ours stands for: the page number, where it starts, and whether it is stuck."""
-
-    page: int
-    offset: int
-    stuck: bool = False
 
 
 class Page:
@@ -65,28 +55,6 @@ class Page:
         self.total = total
         self.next_cursor: str | None = None
         """A literal `nextCursor` that replaces the encoded `following`."""
-
-
-def encode_cursor(cursor: Cursor) -> str:
-    """An opaque cursor string."""
-    text = f"{_PREFIX}:{cursor.page}:{cursor.offset}{':s' if cursor.stuck else ''}"
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
-
-
-def decode_cursor(value: Any) -> Cursor | None:
-    """The cursor a string of ours stands for, or None when it is not one."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        text = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return None
-    parts = text.split(":")
-    if len(parts) not in (3, 4) or parts[0] != _PREFIX or not parts[1].isdigit() or not parts[2].isdigit():
-        return None
-    if len(parts) == 4 and parts[3] != "s":
-        return None
-    return Cursor(int(parts[1]), int(parts[2]), len(parts) == 4)
 
 
 def page_of(

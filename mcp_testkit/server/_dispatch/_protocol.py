@@ -1,13 +1,14 @@
-"""JSON-RPC dispatch: one function per MCP method, and protocol version negotiation.
+"""JSON-RPC dispatch: the methods of the tools both eras answer, and `dispatch`, which answers a request with a
+method of its era.
 
 Nothing here knows about HTTP: the transport hands in a decoded message and a `Call`, and gets
-back the JSON-RPC response to frame (or `CANCELLED` when the client cancelled the request).
+back the JSON-RPC response to frame (or `CANCELLED` when the client cancelled the request). Nothing here
+tests the era either: the `Call` carries it (`_era.py`), with the era's methods and what differs between eras.
 """
 
 from __future__ import annotations
 
 import inspect
-import json
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -15,19 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from mcp_testkit._wire.eras import HANDSHAKE, HANDSHAKE_VERSIONS, STATELESS
-from mcp_testkit.server._dispatch._input import InputNeeded, asker, begin_rounds, capabilities_of, input_required
-from mcp_testkit.server._dispatch._messages import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    error_response,
-    result_response,
-)
-from mcp_testkit.server._dispatch._offerings import OFFERING_METHODS, SESSION_METHODS
-from mcp_testkit.server._dispatch._paging import Cursor, Page, decode_cursor, encode_cursor, page_of
+from mcp_testkit.server._dispatch._input import InputNeeded, input_required
+from mcp_testkit.server._dispatch._messages import INVALID_PARAMS, METHOD_NOT_FOUND, error_response, result_response
+from mcp_testkit.server._dispatch._paging import Page, page_of
+from mcp_testkit.server._state._cursors import Cursor, encode_cursor
 from mcp_testkit.tools import (
     InputUnavailable,
     JsonRpcError,
@@ -40,32 +32,22 @@ from mcp_testkit.tools import (
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
-    from mcp_testkit.server._sessions import Session
+    from mcp_testkit.server._dispatch._era import Era
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
 
 __all__ = [
     "CANCELLED",
-    "HANDSHAKE_METHODS",
-    "HANDSHAKE_VERSIONS",
-    "INTERNAL_ERROR",
-    "INVALID_PARAMS",
-    "INVALID_REQUEST",
-    "LATEST_VERSION",
-    "METHOD_NOT_FOUND",
-    "PARSE_ERROR",
+    "DEFAULT_VERSION",
+    "LOG_LEVELS",
     "Call",
     "Handler",
     "call_tool",
     "dispatch",
-    "dumps",
-    "error_response",
     "handle_notification",
     "list_tools",
-    "negotiate",
-    "result_response",
 ]
 
-LATEST_VERSION = HANDSHAKE_VERSIONS[-1]
 DEFAULT_VERSION = "2025-03-26"
 """The version assumed when a request carries no MCP-Protocol-Version header (the spec's rule)."""
 
@@ -97,55 +79,25 @@ class Call:
     record: Record
     session: Session | None
     protocol_version: str
+    era: Era
+    """The request's era: its methods, and what dispatch does differently in it."""
     notify: Notify = field(default=_discard)
     """Sends a server notification related to this request (on its SSE stream, if it has one)."""
     effect: Any = None
     """The effect of the fault a rule applies to this request, if any: a `server._effects.Effect` (not named
     here: that module names `Call` in turn)."""
-    era: str = HANDSHAKE
-    methods: dict[str, Handler] | None = None
-    """The methods of the request's era (None: the handshake era's)."""
     log_level: str | None = None
     """A stateless request's `io.modelcontextprotocol/logLevel`: without one, a tool's log messages are not sent."""
     to_client: Notify | None = None
     """Sends a server-to-client request on this request's own stream (handshake era: an input request)."""
     rounds: Any = None
-    """A 2026-07-28 request's answers to earlier input requests (`server._input.Rounds`), once it has or needs any."""
-
-
-def negotiate(requested: Any) -> str:
-    """The version to answer `initialize` with: the requested one if spoken, else the latest."""
-    return requested if requested in HANDSHAKE_VERSIONS else LATEST_VERSION
-
-
-_ENCODER = json.JSONEncoder(separators=(",", ":"))
-# The C encoder `_ENCODER.encode` builds afresh on every call, built once (without the circular-reference
-# check's shared state, which one encoder could not keep across threads): a third of a small answer's cost.
-_make_c_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
-_C_ENCODER: Any = None
-if _make_c_encoder is not None:
-    _C_ENCODER = _make_c_encoder(
-        None, _ENCODER.default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True
-    )
-    _PROBE = {"a": [1, 2.5, None, True, "\u00e9"], "b": {}}
-    if "".join(_C_ENCODER(_PROBE, 0)) != _ENCODER.encode(_PROBE):  # another Python's private signature
-        _C_ENCODER = None
-
-
-def dumps(payload: Any) -> bytes:
-    """A JSON-RPC message as compact JSON bytes."""
-    if _C_ENCODER is not None:
-        try:
-            return "".join(_C_ENCODER(payload, 0)).encode()
-        except RecursionError:
-            pass  # too deep, or circular: the checking encoder says which, as it always has
-    return _ENCODER.encode(payload).encode()
+    """A 2026-07-28 request's answers to earlier input requests (`_input.Rounds`), once it has or needs any."""
 
 
 async def dispatch(message: dict[str, Any], call: Call) -> Any:
     """Answer one JSON-RPC request with a method of its era."""
     method = message["method"]
-    handler = (HANDSHAKE_METHODS if call.methods is None else call.methods).get(method)
+    handler = call.era.methods.get(method)
     request_id = message["id"]
     if handler is None:
         return error_response(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -162,41 +114,13 @@ async def dispatch(message: dict[str, Any], call: Call) -> Any:
     return await handler(request_id, params, call)
 
 
-async def _initialize(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
-    requested = params.get("protocolVersion")
-    if not isinstance(requested, str):
-        return error_response(request_id, INVALID_PARAMS, "initialize needs params.protocolVersion (a string)")
-    state = call.state
-    answer = state.initialize_result or {
-        "capabilities": {"tools": {"listChanged": True}, "logging": {}, **state.offerings.capabilities()},
-        "serverInfo": {"name": state.name, "version": state.version},
-    }
-    return result_response(request_id, {"protocolVersion": negotiate(requested), **answer})
-
-
-async def _ping(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
-    return result_response(request_id, {})
-
-
-async def _set_level(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
-    level = params.get("level")
-    if level not in LOG_LEVELS:
-        return error_response(
-            request_id, INVALID_PARAMS, f"logging/setLevel: level must be one of {', '.join(LOG_LEVELS)}"
-        )
-    if call.session is not None:
-        call.session.log_level = level
-    return result_response(request_id, {})
-
-
 async def list_tools(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
     state = call.state
     effect = call.effect
     sent = params.get("cursor")
     here = Cursor(1, 0)
     if sent is not None:
-        # In the stateless era "" is a legal cursor: the one an EmptyCursor page handed out.
-        decoded = state.empty_cursor if sent == "" and call.era == STATELESS else decode_cursor(sent)
+        decoded = call.era.cursor(state, sent)
         if decoded is None or decoded.offset > len(state.definitions()):
             return error_response(request_id, INVALID_PARAMS, f"Invalid cursor: {sent!r}")
         here = decoded
@@ -243,11 +167,11 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
             return result_response(request_id, text_result(problem, is_error=True))
         return error_response(request_id, INVALID_PARAMS, problem)
     session = call.session
-    if call.era == STATELESS:
-        refused = begin_rounds(call, request_id, "tools/call", name, arguments, params)
-        if refused is not None:
-            call.record.executed = False
-            return refused
+    era = call.era
+    refused = era.begin_rounds(call, request_id, "tools/call", name, arguments, params)
+    if refused is not None:
+        call.record.executed = False
+        return refused
 
     def context() -> ToolContext:
         """Made only for a handler that takes one."""
@@ -258,10 +182,10 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
             progress_token=meta.get("progressToken") if isinstance(meta, dict) else None,
             _notify=call.notify,
             log_level=session.log_level if session is not None else call.log_level,
-            logs=call.era == HANDSHAKE or call.log_level is not None,
-            era=call.era,
-            client_capabilities=capabilities_of(call),
-            _ask=asker(call, name, "tools/call", arguments),
+            logs=era.logs_unasked or call.log_level is not None,
+            era=era.name,
+            client_capabilities=era.capabilities(call),
+            _ask=era.asker(call, name, "tools/call", arguments),
         )
 
     state.executions[name] += 1
@@ -304,17 +228,6 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
 
 _PLAIN_RESULTS = frozenset({str, dict, list, type(None)})
 """What a tool's answer often is, and no awaitable ever is: `inspect.isawaitable` is not asked."""
-
-HANDSHAKE_METHODS: dict[str, Handler] = {
-    "initialize": _initialize,
-    "ping": _ping,
-    "tools/list": list_tools,
-    "tools/call": call_tool,
-    "logging/setLevel": _set_level,
-    **OFFERING_METHODS,
-    **SESSION_METHODS,
-}
-
 
 def handle_notification(message: dict[str, Any], session: Session | None) -> str | None:
     """Act on a client notification: `initialized` marks the session, `cancelled` stops a call.

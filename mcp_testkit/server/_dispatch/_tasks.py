@@ -14,18 +14,16 @@ A tool running as a task asks its client for input with `ctx.elicit`/`sample`/`l
 answers every key. A handler marked `@asks_first` runs in the request instead, asking in `InputRequiredResult`
 rounds, until it awaits `start_task()`: that round answers the `CreateTaskResult` and the rest runs as the task.
 Every status change is published as `notifications/tasks` to the `subscriptions/listen` streams that asked for the
-task's id in `notifications.taskIds`.
+task's id in `notifications.taskIds`. The tasks themselves, and the server's table of them, are its state
+(`server/_state/_tasks.py`).
 """
 
 from __future__ import annotations
 
 import contextvars
 import dataclasses
-import itertools
-import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -34,6 +32,7 @@ import sniffio
 from mcp_testkit._wire.eras import CAPABILITIES_KEY, MISSING_CAPABILITY
 from mcp_testkit.journal import Record
 from mcp_testkit.server._dispatch._messages import INTERNAL_ERROR, INVALID_PARAMS, error_response, result_response
+from mcp_testkit.server._state._tasks import TERMINAL, Task
 
 if TYPE_CHECKING:
     from mcp_testkit.tools import ScriptedTool
@@ -41,7 +40,6 @@ if TYPE_CHECKING:
 __all__ = [
     "TASKS_EXTENSION",
     "TASK_METHODS",
-    "TaskTable",
     "ask_client",
     "ask_task",
     "asks_first",
@@ -54,16 +52,10 @@ __all__ = [
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 TASK_SUPPORT = ("optional", "required")
-TTL_MS = 300_000
-"""How long a task stays readable after it was created (the server keeps it until `reset()`, never less)."""
-POLL_INTERVAL_MS = 100
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
-NOTIFICATION = "notifications/tasks"
-"""The status notification of SEP-2663, sent on `subscriptions/listen` streams that asked for the task's id."""
 ASKS_FIRST = "__mcp_testkit_asks_first__"
 
 Call = Any
-"""`_protocol.Call` (a dataclass; not imported: dispatch builds on the server's state, which holds the tasks)."""
+"""`_protocol.Call` (a dataclass; not imported: `_protocol` builds on this module, through `_input`)."""
 Handler = Callable[[Any, dict[str, Any], Call], Awaitable[Any]]
 
 
@@ -80,92 +72,6 @@ def task_support(tool: ScriptedTool | None) -> str | None:
     execution = tool.definition.get("execution") if tool is not None else None
     support = execution.get("taskSupport") if isinstance(execution, dict) else None
     return support if support in TASK_SUPPORT else None
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z"
-
-
-@dataclass(eq=False)
-class Task:
-    """One task: its status, what it produced, the input it waits for."""
-
-    task_id: str
-    tool: str
-    status: str = "working"
-    created_at: str = field(default_factory=_now)
-    updated_at: str = ""
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-    input_requests: dict[str, Any] = field(default_factory=dict)
-    responses: dict[str, Any] = field(default_factory=dict)
-    answered: anyio.Event | None = None
-    scope: anyio.CancelScope | None = None
-    publish: Callable[[dict[str, Any]], Any] | None = None
-    """Where its status notifications go (the server's `Listeners.publish`); None: nowhere."""
-    answered_by: dict[str, int] = field(default_factory=dict)
-    """The journal seq of the `tasks/update` that answered each key."""
-    asked: set[str] = field(default_factory=set)
-    """Every `inputRequests` key it used: a key is never reused within a task (SEP-2663)."""
-
-    def __post_init__(self) -> None:
-        self.updated_at = self.updated_at or self.created_at
-
-    def move(self, status: str) -> None:
-        """Change its status (none after a terminal one) and notify the listeners of its id."""
-        if self.status in TERMINAL or self.status == status:
-            return
-        self.status, self.updated_at = status, _now()
-        self.notify()
-
-    def notify(self) -> None:
-        if self.publish is not None:
-            self.publish({"jsonrpc": "2.0", "method": NOTIFICATION, "params": self.detailed()})
-
-    def settle(self, status: str) -> None:
-        self.move(status)
-
-    def envelope(self) -> dict[str, Any]:
-        """What `CreateTaskResult` and `tasks/get` share (the Task of SEP-2663)."""
-        return {
-            "taskId": self.task_id,
-            "status": self.status,
-            "createdAt": self.created_at,
-            "lastUpdatedAt": self.updated_at,
-            "ttlMs": TTL_MS,
-            "pollIntervalMs": POLL_INTERVAL_MS,
-        }
-
-    def detailed(self) -> dict[str, Any]:
-        """The `tasks/get` answer: the envelope, and the result, error or pending input of the status."""
-        detailed = self.envelope()
-        if self.status == "completed" and self.result is not None:
-            detailed["result"] = self.result
-        elif self.status == "failed" and self.error is not None:
-            detailed["error"] = self.error
-        elif self.status == "input_required":
-            detailed["inputRequests"] = dict(self.input_requests)
-        return detailed
-
-
-class TaskTable:
-    """The tasks of a server, by id; `reset()` makes a fresh table (and cancels nothing: running tasks end alone)."""
-
-    def __init__(self) -> None:
-        self.tasks: dict[str, Task] = {}
-        self._ids = itertools.count(1)
-
-    def __len__(self) -> int:
-        return len(self.tasks)
-
-    def create(self, tool: str, *, publish: Callable[[dict[str, Any]], Any] | None = None) -> Task:
-        task = self.draft(tool, publish=publish)
-        self.tasks[task.task_id] = task
-        return task
-
-    def draft(self, tool: str, *, publish: Callable[[dict[str, Any]], Any] | None = None) -> Task:
-        """A task not in the table yet: an `@asks_first` handler's, until it starts (or ends its round asking)."""
-        return Task(f"task-{next(self._ids)}-{secrets.token_hex(6)}", tool, publish=publish)
 
 
 _CURRENT: contextvars.ContextVar[Task | None] = contextvars.ContextVar("mcp_testkit_task", default=None)

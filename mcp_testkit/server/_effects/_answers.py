@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_testkit import faults
-from mcp_testkit.server._dispatch._protocol import INTERNAL_ERROR, error_response, result_response
+from mcp_testkit.server._dispatch._messages import INTERNAL_ERROR, error_response, result_response
 from mcp_testkit.server._effects._base import Effect, HttpTurn, LineTurn, handles
 from mcp_testkit.tools import text_result
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
     from mcp_testkit.server._dispatch._protocol import Call
-    from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
 
 
 @handles(faults.ErrorResult)

@@ -13,9 +13,9 @@ if TYPE_CHECKING:
     from mcp_testkit.journal import Record
     from mcp_testkit.server._dispatch._paging import Page
     from mcp_testkit.server._dispatch._protocol import Call
-    from mcp_testkit.server._dispatch._refusal import Refusal
-    from mcp_testkit.server._sessions import Session
+    from mcp_testkit.server._framing._refusals import Refusal
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
 
 __all__ = ["HANDLERS", "JSON", "Effect", "HttpTurn", "LineTurn", "Wire", "effect_of", "handles", "supports_stdio"]
 
@@ -24,7 +24,7 @@ JSON = b"application/json"
 
 
 class HttpTurn(Protocol):
-    """What a fault may do to one HTTP exchange (an `_answer.Answer`: `_http.Response`, the proxy's turn)."""
+    """What a fault may do to one HTTP exchange (an `_answer.Answer`: the fake's `Response`, the proxy's turn)."""
 
     record: Record
 

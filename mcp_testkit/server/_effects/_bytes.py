@@ -20,8 +20,8 @@ from mcp_testkit.server._effects._base import Effect, HttpTurn, LineTurn, Wire, 
 if TYPE_CHECKING:
     from mcp_testkit._wire.asgi import Message, Send
     from mcp_testkit.journal import Record
-    from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
 
 _STEP_S = 0.05
 """How often a `Bandwidth` writes."""

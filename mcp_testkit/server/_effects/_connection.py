@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
-from mcp_testkit.server._dispatch._protocol import dumps
+from mcp_testkit.server._dispatch._messages import dumps
 from mcp_testkit.server._effects._base import JSON, Effect, HttpTurn, LineTurn, handles
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
-    from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
 
 
 @handles(faults.Drop)

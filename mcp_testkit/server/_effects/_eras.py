@@ -6,14 +6,14 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
 from mcp_testkit._wire.eras import HANDSHAKE
-from mcp_testkit.server._dispatch._protocol import INVALID_REQUEST
-from mcp_testkit.server._dispatch._refusal import LEGACY_REFUSAL, Refusal, mismatch, missing_capability, unsupported
+from mcp_testkit.server._dispatch._messages import INVALID_REQUEST
 from mcp_testkit.server._effects._base import Effect, HttpTurn, handles
+from mcp_testkit.server._framing._refusals import LEGACY_REFUSAL, Refusal, mismatch, missing_capability, unsupported
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
-    from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
 
 
 class _Refusing(Effect[Any]):

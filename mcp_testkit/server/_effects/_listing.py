@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_testkit import faults
-from mcp_testkit._wire.eras import STATELESS
-from mcp_testkit.server._dispatch._paging import LIST_CHANGED, LISTINGS, Cursor, Page
-from mcp_testkit.server._dispatch._protocol import INVALID_PARAMS, error_response, result_response
+from mcp_testkit.server._dispatch._messages import INVALID_PARAMS, error_response, result_response
+from mcp_testkit.server._dispatch._paging import LIST_CHANGED, LISTINGS, Page
 from mcp_testkit.server._effects._base import Effect, handles
+from mcp_testkit.server._state._cursors import Cursor
 
 if TYPE_CHECKING:
     from mcp_testkit.server._dispatch._protocol import Call
-    from mcp_testkit.server._sessions import Session
+    from mcp_testkit.server._state._sessions import Session
 
 
 _LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
@@ -120,6 +120,4 @@ class _DuplicateTool(_Listing):
 class _EmptyCursor(_Listing):
     async def shape_page(self, call: Call, page: Page) -> None:
         page.next_cursor = ""
-        if call.era == STATELESS:
-            # In the stateless era "" is a legal cursor: remember where it leads.
-            call.state.empty_cursor = page.following or Cursor(page.here.page + 1, page.total)
+        call.era.hand_out_empty_cursor(call.state, page.following or Cursor(page.here.page + 1, page.total))

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mcp_testkit import faults
-from mcp_testkit.server._dispatch._protocol import INVALID_REQUEST
+from mcp_testkit.server._dispatch._messages import INVALID_REQUEST
 from mcp_testkit.server._effects._base import Effect, HttpTurn, handles
-from mcp_testkit.server._sessions import SESSION_NOT_FOUND
+from mcp_testkit.server._state._sessions import SESSION_NOT_FOUND
 
 if TYPE_CHECKING:
-    from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
 
 
 async def _session_gone(turn: HttpTurn, status: int) -> None:

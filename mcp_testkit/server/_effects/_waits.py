@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_testkit import faults
-from mcp_testkit.server._dispatch._protocol import dumps, result_response
+from mcp_testkit.server._dispatch._messages import dumps, result_response
 from mcp_testkit.server._effects._base import JSON, Effect, HttpTurn, LineTurn, handles
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
     from mcp_testkit.server._dispatch._protocol import Call
-    from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
 
 _PIECE = 64 * 1024
 """The size of each write of a `HugeResult`'s text."""

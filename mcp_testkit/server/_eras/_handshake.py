@@ -1,50 +1,65 @@
 """The handshake era (protocol 2024-11-05 to 2025-11-25): `initialize`, sessions, batches, GET streams,
-resumption and DELETE, over the shared HTTP transport (`_http.py`).
+resumption and DELETE, over the shared HTTP transport.
 
 It mirrors `_stateless.py`: `McpApp` routes a request here when it does not belong to the stateless
-era, and this module checks it against its session, applies its fault, and has `_http.answer` run and
+era, and this module checks it against its session, applies its fault, and has `_run.answer` run and
 frame it. SSE streams of this era carry event ids, and, on a resumable server, are kept for replay.
+The era's own methods (`initialize`, `ping`, `logging/setLevel`) and what dispatch does differently in it are
+its `ERA`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from mcp_testkit._wire.asgi import cancel_on_disconnect
 from mcp_testkit._wire.eras import HANDSHAKE, HANDSHAKE_VERSIONS
-from mcp_testkit.server._dispatch._input import answer_arrived
+from mcp_testkit.server._dispatch._input import answer_arrived, requests_asker
+from mcp_testkit.server._dispatch._messages import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
+    error_response,
+    kind_of,
+    result_response,
+)
+from mcp_testkit.server._dispatch._offerings import OFFERING_METHODS, SESSION_METHODS
 from mcp_testkit.server._dispatch._paging import LISTINGS, page_number, request_target
 from mcp_testkit.server._dispatch._protocol import (
     CANCELLED,
     DEFAULT_VERSION,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
+    LOG_LEVELS,
     Call,
+    Handler,
+    call_tool,
     dispatch,
-    error_response,
     handle_notification,
+    list_tools,
 )
-from mcp_testkit.server._eras._resume import EventLog, StreamPlan
-from mcp_testkit.server._sessions import SESSION_NOT_FOUND
-from mcp_testkit.server._transport._http import (
-    accepts,
-    answer,
-    cancel_on_disconnect,
-    faulted,
-    header,
-    kind_of,
-    sse_chosen,
-)
+from mcp_testkit.server._eras._run import answer, faulted, sse_chosen
+from mcp_testkit.server._eras._served import ServedEra
+from mcp_testkit.server._framing._response import accepts, header
+from mcp_testkit.server._framing._streams import StreamPlan
+from mcp_testkit.server._state._cursors import decode_cursor
+from mcp_testkit.server._state._events import EventLog
+from mcp_testkit.server._state._sessions import SESSION_NOT_FOUND
 
 if TYPE_CHECKING:
+    from mcp_testkit._wire.asgi import Receive
     from mcp_testkit.journal import Record
     from mcp_testkit.server._effects import Effect
-    from mcp_testkit.server._sessions import Session
+    from mcp_testkit.server._framing._response import Response
     from mcp_testkit.server._state import ServerState
-    from mcp_testkit.server._transport._http import Receive, Response
+    from mcp_testkit.server._state._cursors import Cursor
+    from mcp_testkit.server._state._sessions import Session
 
-__all__ = ["delete", "get", "post"]
+__all__ = ["ERA", "LATEST_VERSION", "METHODS", "delete", "get", "negotiate", "post"]
+
+LATEST_VERSION = HANDSHAKE_VERSIONS[-1]
 
 
 async def _session(state: ServerState, out: Response) -> Session | None:
@@ -65,7 +80,7 @@ async def _session(state: ServerState, out: Response) -> Session | None:
     return session
 
 
-async def post(state: ServerState, out: Response) -> None:
+async def post(state: ServerState, out: Response, receive: Receive | None = None) -> None:
     """A POST of the handshake era: the probe refused, `initialize`, a batch, or a message in a session."""
     record = out.record
     record.era = HANDSHAKE
@@ -127,7 +142,7 @@ async def _answer(
     settle: Any = None,
 ) -> None:
     record = out.record
-    call = Call(state, record, session, record.protocol_version or DEFAULT_VERSION, effect=effect)
+    call = Call(state, record, session, record.protocol_version or DEFAULT_VERSION, ERA, effect=effect)
     if session is not None:
         call.notify = session.outbox.put_async  # an SSE answer carries them on its own stream instead
     await answer(state, message, out, call, effect, open_stream=_open_stream, settle=settle)
@@ -170,7 +185,7 @@ async def _post_batch(state: ServerState, batch: list[Any], version: str | None,
         if kind_of(message) != "request":
             handle_notification(message, session)
             continue
-        call = Call(state, record, session, negotiated)
+        call = Call(state, record, session, negotiated, ERA)
         response = await dispatch(message, call)
         if response is not CANCELLED:
             responses.append(response)
@@ -349,3 +364,92 @@ async def delete(state: ServerState, out: Response) -> None:
     state.sessions.end(session.id)
     session.outbox.put(None)
     await out.json(200, None)
+
+
+# -- the era's own methods, and what dispatch does differently in it --------------------------------------
+
+
+def negotiate(requested: Any) -> str:
+    """The version to answer `initialize` with: the requested one if spoken, else the latest."""
+    return requested if requested in HANDSHAKE_VERSIONS else LATEST_VERSION
+
+
+async def _answer_initialize(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    """Open the handshake: the version negotiated, and the server's capabilities and info (a replay's recorded ones)."""
+    requested = params.get("protocolVersion")
+    if not isinstance(requested, str):
+        return error_response(request_id, INVALID_PARAMS, "initialize needs params.protocolVersion (a string)")
+    state = call.state
+    answer = state.initialize_result or {
+        "capabilities": {"tools": {"listChanged": True}, "logging": {}, **state.offerings.capabilities()},
+        "serverInfo": {"name": state.name, "version": state.version},
+    }
+    return result_response(request_id, {"protocolVersion": negotiate(requested), **answer})
+
+
+async def _ping(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    return result_response(request_id, {})
+
+
+async def _set_level(request_id: Any, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    level = params.get("level")
+    if level not in LOG_LEVELS:
+        return error_response(
+            request_id, INVALID_PARAMS, f"logging/setLevel: level must be one of {', '.join(LOG_LEVELS)}"
+        )
+    if call.session is not None:
+        call.session.log_level = level
+    return result_response(request_id, {})
+
+
+METHODS: dict[str, Handler] = {
+    "initialize": _answer_initialize,
+    "ping": _ping,
+    "tools/list": list_tools,
+    "tools/call": call_tool,
+    "logging/setLevel": _set_level,
+    **OFFERING_METHODS,
+    **SESSION_METHODS,
+}
+"""The methods of the handshake era."""
+
+
+def _session_capabilities(call: Call) -> dict[str, Any]:
+    """What the client declared in its session's `initialize` (none without a session)."""
+    session = call.session
+    return session.client_capabilities if session is not None else {}
+
+
+def _no_rounds(
+    call: Call, request_id: Any, method: str, name: str, arguments: Mapping[str, Any], params: Mapping[str, Any]
+) -> None:
+    """The era has no input rounds: a handler asks its client on the call's stream instead."""
+    return None
+
+
+def _cursor(state: ServerState, sent: Any) -> Cursor | None:
+    return decode_cursor(sent)
+
+
+def _no_empty_cursor(state: ServerState, leads_to: Cursor) -> None:
+    """In this era "" is no cursor: a client that sends it back is answered that it is invalid."""
+    return None
+
+
+ERA = ServedEra(
+    name=HANDSHAKE,
+    methods=METHODS,
+    unknown_resource=RESOURCE_NOT_FOUND,
+    logs_unasked=True,
+    declared_in="initialize",
+    undeclared_code=INVALID_REQUEST,
+    capabilities=_session_capabilities,
+    begin_rounds=_no_rounds,
+    asker=requests_asker,
+    cursor=_cursor,
+    hand_out_empty_cursor=_no_empty_cursor,
+    post=post,
+    get=get,
+    delete=delete,
+)
+"""The handshake era, as the transport routes to it and dispatch asks it."""

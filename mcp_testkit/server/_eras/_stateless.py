@@ -2,17 +2,19 @@
 
 There is no `initialize` and no session: every request names its protocol version and the client's
 capabilities in `params._meta`, and the headers `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`
-mirror the body. It mirrors `_handshake.py`: `McpApp` (`_app.py`) routes a request here, the shared
-transport (`_http.py`) frames answers, the dispatcher (`_protocol.py`) answers `tools/list` and
-`tools/call` for both eras, and the era's faults act through their handlers (`_effects/`); this module
-holds the rest: the POST of the era (GET and DELETE have no meaning in it), the checks a request passes
-before it runs, `server/discover`, and the fields every result of the era carries. Statuses and codes
-follow the spec, checked against the `mcp` SDK's own server (`ERROR_CODE_HTTP_STATUS`).
+mirror the body. It mirrors `_handshake.py`: `McpApp` (`_app.py`) routes a request here, `_run.answer` runs it
+and frames the answer, the dispatcher (`_protocol.py`) answers `tools/list` and `tools/call` for both eras, and
+the era's faults act through their handlers (`_effects/`); this module holds the rest: the POST of the era (GET
+and DELETE have no meaning in it), the checks a request passes before it runs, `server/discover`, the fields every
+result of the era carries, and what dispatch does differently in it (`ERA`); its stream, `subscriptions/listen`,
+is `_listen.py`. Statuses and codes follow the spec, checked against the `mcp` SDK's own server
+(`ERROR_CODE_HTTP_STATUS`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -21,8 +23,8 @@ from mcp_testkit._wire.asgi import run_until_disconnect
 from mcp_testkit._wire.eras import (
     CAPABILITIES_KEY,
     HANDSHAKE,
-    HANDSHAKE_VERSIONS,
     LOG_LEVEL_KEY,
+    MISSING_CAPABILITY,
     NAME_PARAMS,
     SERVER_INFO_KEY,
     STATELESS,
@@ -34,73 +36,33 @@ from mcp_testkit._wire.eras import (
 )
 from mcp_testkit._wire.param_headers import ABSENT, PARAM_HEADER_PREFIX, value_at
 from mcp_testkit.journal import CANCELLED_BY_CLIENT
-from mcp_testkit.server._dispatch._listen import listen
+from mcp_testkit.server._dispatch._input import begin_rounds, rounds_asker
+from mcp_testkit.server._dispatch._messages import INVALID_PARAMS, INVALID_REQUEST, kind_of, result_response
 from mcp_testkit.server._dispatch._offerings import OFFERING_METHODS
 from mcp_testkit.server._dispatch._paging import LISTINGS, page_number, request_target
-from mcp_testkit.server._dispatch._protocol import (
-    CANCELLED,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    LOG_LEVELS,
-    Call,
-    Handler,
-    call_tool,
-    list_tools,
-    result_response,
-)
-from mcp_testkit.server._dispatch._refusal import Refusal, mismatch, missing_capability, unsupported, versions
+from mcp_testkit.server._dispatch._protocol import CANCELLED, LOG_LEVELS, Call, Handler, call_tool, list_tools
 from mcp_testkit.server._dispatch._tasks import TASK_METHODS, TASKS_EXTENSION, task_support, task_tool_call
-from mcp_testkit.server._transport._http import answer, faulted, header, kind_of
+from mcp_testkit.server._eras._listen import listen
+from mcp_testkit.server._eras._run import answer, faulted
+from mcp_testkit.server._eras._served import ServedEra
+from mcp_testkit.server._framing._refusals import Refusal, mismatch, missing_capability, unsupported, versions
+from mcp_testkit.server._framing._response import header
+from mcp_testkit.server._state._cursors import decode_cursor
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
+    from mcp_testkit._wire.asgi import Receive
     from mcp_testkit._wire.headers import Headers
     from mcp_testkit.journal import Record
     from mcp_testkit.server._effects import Effect
+    from mcp_testkit.server._framing._response import Response
     from mcp_testkit.server._state import ServerState
-    from mcp_testkit.server._transport._http import Receive, Response
+    from mcp_testkit.server._state._cursors import Cursor
 
-__all__ = [
-    "METHODS",
-    "VERSION_KEY",
-    "Refusal",
-    "call_for",
-    "decorate",
-    "delete",
-    "error_status",
-    "get",
-    "post",
-    "refusal",
-    "serves_stateless",
-    "unsupported",
-    "versions",
-]
+__all__ = ["ERA", "METHODS", "call_for", "decorate", "delete", "get", "post", "refusal"]
 
 _CACHEABLE = frozenset(
     {"server/discover", "tools/list", "resources/list", "resources/templates/list", "resources/read", "prompts/list"}
 )
-
-
-def serves_stateless(state: ServerState, headers: Headers, message: Any) -> bool:
-    """Whether a request belongs to the stateless era: a 2026-07-28 version in its header or `_meta`, or the probe.
-
-    `message` is None for a GET or DELETE, which only the header (or a server of that era only) can place.
-    """
-    if STATELESS not in state.eras:
-        return False
-    if HANDSHAKE not in state.eras:
-        return True
-    version = _header(headers, "mcp-protocol-version")
-    if version is not None and version not in HANDSHAKE_VERSIONS:
-        return True
-    if not isinstance(message, dict):
-        return False
-    if message.get("method") == "server/discover":
-        return True
-    params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return isinstance(meta, dict) and VERSION_KEY in meta
 
 
 def _header(headers: Headers, name: str) -> str | None:
@@ -279,9 +241,8 @@ def call_for(state: ServerState, record: Record, meta: Mapping[str, Any], effect
         record,
         None,
         record.protocol_version or STATELESS_VERSION,
+        ERA,
         effect=effect,
-        era=STATELESS,
-        methods=METHODS,
         log_level=level if isinstance(level, str) and level in LOG_LEVELS else None,
     )
 
@@ -396,3 +357,36 @@ async def get(state: ServerState, receive: Receive, out: Response, hint: str) ->
 async def delete(state: ServerState, out: Response) -> None:
     """A DELETE: the era has no session to end (405)."""
     await _no_stream(state, out)
+
+
+def _request_capabilities(call: Call) -> dict[str, Any]:
+    """What the client declared in the request's own `_meta`."""
+    return call.record.client_capabilities or {}
+
+
+def _cursor(state: ServerState, sent: Any) -> Cursor | None:
+    """In this era "" is a cursor too: the one an `EmptyCursor` page handed out, which leads where it noted."""
+    return state.empty_cursor if sent == "" else decode_cursor(sent)
+
+
+def _hand_out_empty_cursor(state: ServerState, leads_to: Cursor) -> None:
+    state.empty_cursor = leads_to
+
+
+ERA = ServedEra(
+    name=STATELESS,
+    methods=METHODS,
+    unknown_resource=INVALID_PARAMS,
+    logs_unasked=False,
+    declared_in="this request's _meta",
+    undeclared_code=MISSING_CAPABILITY,
+    capabilities=_request_capabilities,
+    begin_rounds=begin_rounds,
+    asker=rounds_asker,
+    cursor=_cursor,
+    hand_out_empty_cursor=_hand_out_empty_cursor,
+    post=post,
+    get=get,
+    delete=delete,
+)
+"""The stateless era, as the transport routes to it and dispatch asks it."""

@@ -1,4 +1,8 @@
-"""Built-in catalogues: `demo` for a first look, `conformance` for the official conformance suite."""
+"""Built-in catalogues: `demo` for a first look, `conformance` for the official conformance suite.
+
+A preset scripts a server through its public verbs (`ScriptedServer`); the facade applies one by name (`PRESETS`)
+when it builds or resets a server, and this package imports nothing of the facade above it.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from mcp_testkit.server._dispatch._tasks import ask_client, asks_first, start_task
 from mcp_testkit.server._presets._input import input_requests
-from mcp_testkit.tools import ToolError
+from mcp_testkit.server._presets._scripted import ScriptedServer
+from mcp_testkit.tools import JsonRpcError, ToolError
 
 if TYPE_CHECKING:
-    from mcp_testkit.server import TestMcpServer
     from mcp_testkit.tools import ToolContext
 
 __all__ = ["PNG_1X1", "PRESETS", "WAV_SILENCE"]
@@ -27,7 +32,7 @@ _TITLE = {"type": "object", "properties": {"title": {"type": "string"}}, "requir
 _QUERY = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 
 
-def demo(server: TestMcpServer) -> None:
+def demo(server: ScriptedServer) -> None:
     """A small ticket tracker: a read, an idempotent write, a write, a failing tool, rich content."""
     opened: list[str] = []
 
@@ -65,9 +70,9 @@ def demo(server: TestMcpServer) -> None:
     )
 
 
-def conformance(server: TestMcpServer) -> None:
+def conformance(server: ScriptedServer) -> None:
     """The tools the official conformance suite's server scenarios call, answering as they expect."""
-    server._state.response_mode = "sse"  # progress and log notifications travel on the call's stream
+    server.response_mode = "sse"  # progress and log notifications travel on the call's stream
     server.tool(
         "test_simple_text",
         description="Returns a simple text block",
@@ -177,7 +182,7 @@ _MIRRORED = {
 }
 
 
-def _stateless_era(server: TestMcpServer, with_logging: Callable[..., Any]) -> None:
+def _stateless_era(server: ScriptedServer, with_logging: Callable[..., Any]) -> None:
     """The diagnostic tools of the 2026-07-28 scenarios: capabilities, logging without a level, 2020-12 schemas
     and a parameter mirrored into an `Mcp-Param-Region` header."""
     server.tool(
@@ -210,7 +215,7 @@ def _stateless_era(server: TestMcpServer, with_logging: Callable[..., Any]) -> N
     )
 
 
-def _offerings(server: TestMcpServer) -> None:
+def _offerings(server: ScriptedServer) -> None:
     """The resources, template, prompts and completion values the suite's scenarios read, get and complete."""
     server.resource(
         "test://static-text",
@@ -288,7 +293,7 @@ def _offerings(server: TestMcpServer) -> None:
     server.complete(prompt="test_prompt_with_arguments", argument="arg1", values=["paris", "park", "party"])
 
 
-def _listen_triggers(server: TestMcpServer) -> None:
+def _listen_triggers(server: ScriptedServer) -> None:
     """The suite's hooks that change the tool and prompt lists, so that a `subscriptions/listen` stream has a change
     to carry: each call (re)places one dynamic entry, whose description counts the calls."""
     calls = {"tools": 0, "prompts": 0}
@@ -316,11 +321,8 @@ _SECONDS = {
 }
 
 
-def _tasks(server: TestMcpServer) -> None:
+def _tasks(server: ScriptedServer) -> None:
     """The fixtures of the suite's tasks-extension scenarios (SEP-2663): a sync tool, and tools run as tasks."""
-    from mcp_testkit.server import ask_client, asks_first, start_task
-    from mcp_testkit.tools import JsonRpcError
-
     async def slow(arguments: dict[str, Any]) -> str:
         await anyio.sleep(float(arguments.get("seconds", 0)))
         return f"computed {arguments.get('label', '')} after {arguments.get('seconds', 0)} s"
@@ -371,4 +373,4 @@ def _tasks(server: TestMcpServer) -> None:
     )
 
 
-PRESETS: dict[str, Callable[[TestMcpServer], None]] = {"conformance": conformance, "demo": demo}
+PRESETS: dict[str, Callable[[ScriptedServer], None]] = {"conformance": conformance, "demo": demo}

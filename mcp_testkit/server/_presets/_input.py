@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_testkit.tools import Elicit, ListRoots, Sample
 
 if TYPE_CHECKING:
-    from mcp_testkit.server import TestMcpServer
+    from mcp_testkit.server._presets._scripted import ScriptedServer
     from mcp_testkit.tools import ToolContext
 
 __all__ = ["input_requests"]
@@ -83,13 +83,13 @@ def _elicited(answer: dict[str, Any]) -> str:
     return f"Elicitation completed: action={answer.get('action')}, content={content}"
 
 
-def input_requests(server: TestMcpServer) -> None:
+def input_requests(server: ScriptedServer) -> None:
     """Script the tools and the prompt the suites' input-request scenarios call."""
     _handshake_suite(server)
     _round_trip_suite(server)
 
 
-def _handshake_suite(server: TestMcpServer) -> None:
+def _handshake_suite(server: ScriptedServer) -> None:
     prompt_schema = _asking({"prompt": {"type": "string"}}, "prompt")
 
     @server.tool("test_sampling", description="Asks the client's model to answer a prompt", input_schema=prompt_schema)
@@ -121,7 +121,7 @@ def _handshake_suite(server: TestMcpServer) -> None:
         return _elicited(await ctx.elicit("Please select options from the enum fields", _SEP1330))
 
 
-def _round_trip_suite(server: TestMcpServer) -> None:
+def _round_trip_suite(server: ScriptedServer) -> None:
     @server.tool("test_input_required_result_elicitation", description="Asks for a name (key user_name)")
     async def elicitation(arguments: dict[str, Any], ctx: ToolContext) -> str:
         answer = await ctx.elicit("What is your name?", _NAME, key="user_name")
@@ -190,5 +190,5 @@ def _round_trip_suite(server: TestMcpServer) -> None:
     server.prompt(
         "test_input_required_result_prompt",
         description="Asks the user for context before it is given",
-        messages=prompt_messages,  # type: ignore[arg-type]
+        messages=prompt_messages,
     )

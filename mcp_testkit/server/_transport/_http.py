@@ -1,87 +1,107 @@
-"""The HTTP transport both eras share: refusals before the body, body reading, the response and its framing.
+"""The HTTP request before its era and around it: the journal's record of it, the refusals that need no body (path,
+Host, Origin, required headers: 401 or 403 with a challenge), the body read (only up to `max_body`; the server's
+protocol bounds the time with `body_timeout`) and decoded, what a POST must carry to reach an era (406, 415, 400),
+an HTTP method no era has (405), and the last-resort answer to a crash of ours (-32603, 500), journaled.
 
-Everything HTTP lives here: headers, statuses, framing as JSON or SSE. `McpApp` (`_app.py`) checks
-path, Host, Origin and required headers with `refusal` before it reads a body (only up to
-`max_body`; the server's protocol bounds the time with `body_timeout`), then routes the request to
-its era (`_handshake.py` or `_stateless.py`), which calls `answer` to run it and frame the answer.
-Written as bare ASGI because it sits on every request of every test.
+`serve` does these in order around the route it is given: `McpApp` (`_app.py`) gives the one to the request's
+era. Written as bare ASGI because it sits on every request of every test.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hmac
+import time
 import traceback
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from mcp_testkit import faults
-from mcp_testkit._wire.answer import Answer
-from mcp_testkit._wire.asgi import BODY_PREFIX, Receive, Scope, Send, cancel_on_disconnect, lifespan, read_body
-from mcp_testkit._wire.connection import SocketWire
-from mcp_testkit._wire.eras import HANDSHAKE
+from mcp_testkit._wire.asgi import BODY_PREFIX, Receive, Scope, Send, read_body
 from mcp_testkit._wire.origin import hostname
-from mcp_testkit._wire.runner import BODY_TIMED_OUT
+from mcp_testkit._wire.runner import BODY_TIMED_OUT, STOPPING
 from mcp_testkit._wire.strict_json import JsonError, loads
-from mcp_testkit.journal import Record
-from mcp_testkit.server._dispatch._protocol import (
-    CANCELLED,
-    INTERNAL_ERROR,
-    INVALID_REQUEST,
-    PARSE_ERROR,
-    Call,
-    dispatch,
-    dumps,
-    error_response,
-)
-from mcp_testkit.server._effects import effect_of
-from mcp_testkit.server._eras._resume import StoredEvent, StreamPlan, sse_frame
+from mcp_testkit.journal import Headers, Record
+from mcp_testkit.server._dispatch._messages import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, describe
+from mcp_testkit.server._framing._response import Response, accepts, header
 
 if TYPE_CHECKING:
-    from mcp_testkit._wire.headers import Headers
-    from mcp_testkit.server._effects import Effect
-    from mcp_testkit.server._sessions import Session
     from mcp_testkit.server._state import ServerState
 
-__all__ = [
-    "JOURNAL_PREFIX",
-    "Blocked",
-    "Receive",
-    "Response",
-    "Scope",
-    "Send",
-    "ServerCrash",
-    "accepts",
-    "admit",
-    "answer",
-    "blocked",
-    "cancel_on_disconnect",
-    "crashed",
-    "describe",
-    "faulted",
-    "header",
-    "kind_of",
-    "lifespan",
-    "read",
-    "read_body",
-    "refuse_credentials",
-    "usable_post",
-]
+__all__ = ["JOURNAL_PREFIX", "Route", "ServerCrash", "admit", "serve"]
 
-
-_NO_BUFFERING = ((b"x-accel-buffering", b"no"),)
-"""2026-07-28's SSE answers carry no event ids, and this header: so that no proxy holds the events back."""
 
 JOURNAL_PREFIX = BODY_PREFIX
 """How many bytes of a body refused for its size the journal keeps."""
 
-header: Callable[[Headers, str], str | None] = dict.get
-"""A request header by its lower-case name: `Headers` keeps names lower-case, so the transport and the eras,
-which name headers in lower case, look them up directly (`Headers.get` lower-cases every name it is given)."""
+Route = Callable[["ServerState", str, Receive, Response], Awaitable[None]]
+"""Where a request that passed the checks goes: to its era, by its HTTP method (`McpApp._route`)."""
 
 
 class ServerCrash(Exception):
     """mcp-testkit itself failed on a request (a bug of ours): answered -32603/500, kept for `server.check()`."""
+
+
+async def serve(state: ServerState, scope: Scope, receive: Receive, send: Send, route: Route) -> None:
+    """Serve one HTTP request: record it, refuse what may not reach an era, `route` the rest, and journal it,
+    whatever happens; a crash of ours is answered -32603 (500) and kept for `server.check()`."""
+    journal = state.journal
+    headers = Headers(scope["headers"], state.hidden)
+    # seq is numbered when journaled: after the body is read, so that seq follows the fault plan's order.
+    record = Record(0, time.time(), scope["method"], scope["path"], headers, b"")
+    record.session_id = header(headers, "mcp-session-id")
+    out = Response(send, record, headers, receive)
+    try:
+        if not await _refused_early(state, scope, receive, out):
+            await route(state, scope["method"], receive, out)
+    except asyncio.CancelledError as exc:
+        if exc.args != (STOPPING,):
+            raise
+        # The server stops with this request running: close its connection, with nothing to log.
+        await out.drop("the server stopped before answering")
+    except Exception as exc:
+        if out.dropped:
+            raise  # in-process, a dropped connection is this exception, on purpose
+        admit(journal, record)
+        await _crashed(state, out, exc)
+    finally:
+        if out.plan is not None and out.plan.stream is not None:
+            out.plan.stream.finish()  # whatever happened, a GET following this stream must not wait forever
+        admit(journal, record)
+        journal.writer.finish(record)
+
+
+async def _refused_early(state: ServerState, scope: Scope, receive: Receive, out: Response) -> bool:
+    """Check what needs no body, read the body (bounded) and journal the request; True when it was refused (and
+    answered here), so that no era sees it."""
+    record = out.record
+    method = scope["method"]
+    refusal = _blocked(state, scope, out.headers)
+    if refusal is None and method == "POST":
+        refusal = await _read(state, scope, receive, out)
+    elif refusal is not None and refusal[0] == 401 and method == "POST" and not refusal[3][1]:
+        # A wrong credential is a scripted test condition, not an attack: read the (bounded) body
+        # anyway, so the journal shows which call was refused; a size or time problem wins. A missing
+        # one is refused at once, as a bad Host or Origin is, without waiting for a body.
+        refusal = await _read(state, scope, receive, out) or refusal
+    admit(state.journal, record)
+    if refusal is None:
+        if method == "POST":
+            return not await _usable_post(out)
+        if method in ("GET", "DELETE"):
+            return False
+        allow = b"GET, POST, DELETE" if state.allow_delete else b"GET, POST"
+        await out.error(405, INVALID_REQUEST, f"HTTP {method} is not supported", [(b"allow", allow)])
+        return True
+    status, code, message, extra = refusal
+    if status == 401:
+        required, missing = extra
+        await _refuse_credentials(out, required.name, required.status, scope, missing)
+    else:
+        await out.error(status, code, message, extra)
+        if status == 413 and record.body:
+            record.error = f"{message}; the journal keeps its first {len(record.body)} bytes (cut)"
+    return True
 
 
 @functools.lru_cache(maxsize=256)
@@ -90,146 +110,13 @@ def _foreign(host: str, allowed: frozenset[str]) -> bool:
     return "*" not in allowed and hostname(host).lower() not in allowed
 
 
-def accepts(accept: str, wanted: str) -> bool:
-    """Whether an Accept header's value lists `wanted` (or a wildcard that covers it)."""
-    kind = wanted.split("/", 1)[0]
-    for part in accept.split(","):
-        media = part.split(";", 1)[0].strip().lower()
-        if media in (wanted, "*/*", f"{kind}/*"):
-            return True
-    return False
-
-
 @functools.lru_cache(maxsize=64)
 def _accepts_both(accept: str) -> bool:
     """Whether a POST's Accept lists both JSON and SSE; clients send the same value every time."""
     return accepts(accept, "application/json") and accepts(accept, "text/event-stream")
 
 
-class Response(Answer[Record]):
-    """Sends one HTTP answer of the fake and writes what was sent into the record (`Answer` frames it)."""
-
-    __slots__ = ("event_ids", "headers", "message", "parse_error", "plan")
-
-    refusal_unran = True
-    dumps = staticmethod(dumps)
-
-    def __init__(self, send: Send, record: Record, headers: Headers, receive: Receive | None = None) -> None:
-        Answer.__init__(self, send, record, receive)
-        self.headers = headers
-        """The request's headers (the record's): read with `header`, which skips the lower-casing of `Headers.get`."""
-        self.event_ids = True
-        """Whether SSE events carry an `id:` (the stateless era has no resumable streams, so none)."""
-        self.message: Any = None
-        """The decoded body; kept here rather than in the record, which keeps only the bytes."""
-        self.parse_error: str | None = None
-        self.plan: StreamPlan | None = None
-        """For an SSE answer of the handshake era: events kept for resumption, priming, a scripted break."""
-
-    async def start_sse(self) -> None:
-        if self.streaming:
-            return
-        await self.open_sse(() if self.event_ids else _NO_BUFFERING)
-        plan = self.plan
-        if plan is not None:
-            if plan.break_after == 0:
-                await self._break(plan)
-            if plan.prime:
-                await self._emit(plan, plan.next_id(), b"", plan.retry_ms)
-
-    def frame(self, state: ServerState, data: bytes) -> bytes:
-        """One SSE `message` event carrying `data`, with an id where the era has them."""
-        return sse_frame(state.event_ids() if self.event_ids else None, data)
-
-    async def event(self, state: ServerState, message: Any, *, answer: bool = False) -> None:
-        """Send one SSE event; `answer` marks the response to the request, which the record keeps."""
-        data = dumps(message)
-        if answer:
-            self.record.keep_response(data)
-        if self.plan is not None:
-            await self._emit(self.plan, state.event_ids(), data, answer=answer)
-            return
-        await self.send({"type": "http.response.body", "body": self.frame(state, data), "more_body": True})
-
-    async def last_event(self, state: ServerState, response: Any) -> None:
-        """Send the answer as the SSE stream's last event and end the stream: one body message for both when
-        no plan keeps or breaks the stream (the same bytes on the wire, one send fewer)."""
-        if self.plan is not None:
-            await self.start_sse()
-            await self.event(state, response, answer=True)
-            await self.end_sse()
-            return
-        await self.start_sse()
-        data = dumps(response)
-        self.record.keep_response(data)
-        await self.send({"type": "http.response.body", "body": self.frame(state, data)})
-
-    async def _emit(
-        self, plan: StreamPlan, event_id: int, data: bytes, retry_ms: int | None = None, *, answer: bool = False
-    ) -> None:
-        """Keep the event for replay and send it, unless the stream's connection was broken already."""
-        frame = sse_frame(event_id, data, retry_ms)
-        plan.keep(StoredEvent(event_id, frame, data if answer else None))
-        if plan.broken:
-            return
-        await self.send({"type": "http.response.body", "body": frame, "more_body": True})
-        plan.sent += 1
-        if plan.sent == plan.break_after:
-            await self._break(plan)
-
-    async def _break(self, plan: StreamPlan) -> None:
-        """End the connection's response without ending the stream (a `BreakStream`), after a `retry:`."""
-        plan.broken = True
-        if plan.break_retry_ms is not None:
-            retry = b"retry: %d\n\n" % plan.break_retry_ms
-            await self.send({"type": "http.response.body", "body": retry, "more_body": True})
-        await self.send({"type": "http.response.body", "body": b""})
-        kept = "; its other events wait for a GET with Last-Event-ID" if plan.stream is not None else ""
-        self.record.error = f"SSE stream broken by a fault after {plan.sent} event{'s' * (plan.sent != 1)}{kept}"
-
-    async def end_sse(self) -> None:
-        await self.start_sse()
-        plan = self.plan
-        if plan is not None:
-            if plan.stream is not None:
-                plan.stream.finish()
-            if plan.broken:
-                return
-        await self.send({"type": "http.response.body", "body": b""})
-
-
-# -- before the era ---------------------------------------------------------------------------------
-
-
-def describe(record: Record, message: dict[str, Any]) -> None:
-    """Copy the JSON-RPC method, id and tool of a message into its record (the rest is decoded on demand)."""
-    method = message.get("method")
-    record.rpc_method = method if isinstance(method, str) else None
-    record.rpc_id = message.get("id")
-    if record.rpc_method == "tools/call":
-        params = message.get("params")
-        name = params.get("name") if isinstance(params, dict) else None
-        record.tool = name if isinstance(name, str) else None
-
-
-def kind_of(message: Any) -> str | None:
-    """'request', 'notification' or 'response' for a JSON-RPC 2.0 message, None for anything else."""
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        return None
-    method = message.get("method")
-    if method is not None:
-        if not isinstance(method, str):
-            return None
-        if "id" not in message:
-            return "notification"
-        request_id = message["id"]
-        return "request" if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None
-    if "id" in message and ("result" in message or "error" in message):
-        return "response"
-    return None
-
-
-async def refuse_credentials(out: Response, name: str, status: int, scope: Scope, missing: bool) -> None:
+async def _refuse_credentials(out: Response, name: str, status: int, scope: Scope, missing: bool) -> None:
     """401 (or 403) with an OAuth-style body and challenge; never echoes what the client sent."""
     if status == 403:
         error, description = "insufficient_scope", f"the {name} header does not grant access to this server"
@@ -257,7 +144,7 @@ def admit(journal: Any, record: Record) -> None:
         journal.writer.begin(record)
 
 
-def blocked(state: ServerState, scope: Scope, headers: Headers) -> Blocked | None:
+def _blocked(state: ServerState, scope: Scope, headers: Headers) -> Blocked | None:
     """Why the request is refused before its body is read (path, Host, Origin, required headers), or None."""
     if scope["path"] != state.path:
         return 404, INVALID_REQUEST, f"no MCP endpoint at {scope['path']}: the endpoint is {state.path}", None
@@ -287,7 +174,7 @@ def blocked(state: ServerState, scope: Scope, headers: Headers) -> Blocked | Non
     return None
 
 
-async def read(state: ServerState, scope: Scope, receive: Receive, out: Response) -> Blocked | None:
+async def _read(state: ServerState, scope: Scope, receive: Receive, out: Response) -> Blocked | None:
     """Read and decode a POST body into the record; the refusal (413, 408) when it is too big or too slow."""
     record = out.record
     limit = state.max_body
@@ -330,7 +217,7 @@ def _declared_length_of(headers: Headers) -> int | None:
         return None
 
 
-async def usable_post(out: Response) -> bool:
+async def _usable_post(out: Response) -> bool:
     """Whether a POST's Accept, Content-Type and body let it reach its era; answers 406, 415 or 400 if not."""
     record = out.record
     headers = out.headers
@@ -352,7 +239,7 @@ async def usable_post(out: Response) -> bool:
     return True
 
 
-async def crashed(state: ServerState, out: Response, exc: Exception) -> None:
+async def _crashed(state: ServerState, out: Response, exc: Exception) -> None:
     """The last resort: a crash of ours is a journaled -32603/500 (if nothing was sent yet) and fails `check()`."""
     record = out.record
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
@@ -371,95 +258,3 @@ async def crashed(state: ServerState, out: Response, exc: Exception) -> None:
             pass
 
 
-async def faulted(
-    state: ServerState, out: Response, fault: faults.Fault, session: Session | None, *, request: bool = True
-) -> tuple[Effect[Any] | None, bool]:
-    """The effect of the fault that hit this request, after its before-dispatch phase; True when that answered it.
-
-    A fault of another era than the request's is answered as misplaced, loudly, to the client and in `check()`.
-    """
-    record = out.record
-    record.fault = fault
-    if request and record.rpc_method == "tools/call":
-        # The ledger's answer for a faulted call: False unless the handler runs (dispatch says True).
-        record.executed = False
-    era = record.era or HANDSHAKE
-    if era not in fault.eras:
-        reason = faults.misplaced(fault, era)
-        state.errors.append(faults.MisplacedFault(reason))
-        record.error = reason
-        await out.json(500, error_response(record.rpc_id, INTERNAL_ERROR, f"mcp-testkit: {reason}"))
-        return None, True
-    effect = effect_of(fault)
-    assert effect is not None
-    out.send = effect.wrap_send(out.send, SocketWire(out))
-    return effect, await effect.before(out, state, session)
-
-
-def _mode(state: ServerState, record: Record) -> str:
-    mode = state.response_mode
-    return mode(record) if callable(mode) else mode  # type: ignore[no-any-return]
-
-
-def sse_chosen(state: ServerState, record: Record, effect: Effect[Any] | None, session: Session | None) -> bool:
-    """Whether the answer goes as SSE: as the fault wants, else as the server's response mode says."""
-    if effect is not None:
-        chosen = effect.sse(session)
-        if chosen is not None:
-            return chosen
-    return _mode(state, record) == "sse"
-
-
-_ASKING = frozenset({"tools/call", "prompts/get"})
-"""The requests whose handlers may ask the client for input (`server/_dispatch/_input.py`)."""
-
-
-async def _to_client(state: ServerState, out: Response, message: dict[str, Any]) -> None:
-    """Send a server-to-client request on the request's own stream, switching its answer to SSE if it was JSON."""
-    await out.start_sse()
-    await out.event(state, message)
-
-
-async def answer(
-    state: ServerState,
-    message: dict[str, Any],
-    out: Response,
-    call: Call,
-    effect: Effect[Any] | None,
-    *,
-    open_stream: Callable[[ServerState, Response, Call, Effect[Any] | None], Awaitable[None]] | None = None,
-    settle: Callable[[Any], int] | None = None,
-) -> None:
-    """Run a request and frame its answer (JSON or SSE), applying what its fault does afterwards.
-
-    The era gives `open_stream`, run before the request when the answer goes as SSE, and `settle`, which
-    finishes the response as the era wants and gives its HTTP status (200 without one).
-    """
-    sse = sse_chosen(state, out.record, effect, call.session)
-    if sse:
-
-        async def notify(notification: dict[str, Any]) -> None:
-            await out.start_sse()
-            await out.event(state, notification)
-
-        call.notify = notify
-        if open_stream is not None:
-            await open_stream(state, out, call, effect)
-    if call.session is not None and out.record.rpc_method in _ASKING:
-        call.to_client = functools.partial(_to_client, state, out)
-    response = await dispatch(message, call)
-    sse = sse or out.streaming  # a tool that asked the client for input switched a JSON answer to SSE
-    if effect is not None:
-        await effect.after()
-    status = 200 if settle is None else settle(response)
-    if status != 200 and sse and not out.streaming and not (effect is not None and effect.shapes_answer):
-        sse = False  # an error before any event: JSON with its status, so a 404 or 400 reaches the client
-    if response is CANCELLED:
-        # Nothing may be sent for a cancelled request; an SSE stream that ends empty says just that.
-        await out.end_sse()
-    elif effect is not None and await effect.send(out, state, status, response, sse):
-        return
-    elif sse:
-        await out.last_event(state, response)
-    else:
-        await out.json(status, response)

@@ -6,7 +6,7 @@ read in linear time and bounded by the server's `max_body`: a longer line is ans
 ("line too long") and skipped. No input stops the server; a crash of its own is answered -32603. The faults
 that mean something here: `ErrorResult`, `ProtocolError`, `Delay`, the listing faults,
 `TruncateBody` (half a line), `MalformedLine`, `Exit` and `Crash`, the waits and sizes, and the byte faults
-but `ResetPeer` and `SlowClose` (`supports`).
+but `ResetPeer` and `SlowClose` (`_effects.supports_stdio` says which).
 """
 
 from __future__ import annotations
@@ -28,36 +28,31 @@ import anyio.lowlevel
 from mcp_testkit._wire.strict_json import JsonError, loads
 from mcp_testkit.journal import Headers, Record
 from mcp_testkit.server._dispatch._input import answer_arrived
-from mcp_testkit.server._dispatch._paging import LISTINGS, page_number, request_target
-from mcp_testkit.server._dispatch._protocol import (
-    CANCELLED,
-    DEFAULT_VERSION,
+from mcp_testkit.server._dispatch._messages import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
-    Call,
-    dispatch,
+    describe,
     error_response,
-    handle_notification,
+    kind_of,
 )
-from mcp_testkit.server._effects import effect_of, supports_stdio
-from mcp_testkit.server._transport._http import JOURNAL_PREFIX, ServerCrash, describe, kind_of
+from mcp_testkit.server._dispatch._paging import LISTINGS, page_number, request_target
+from mcp_testkit.server._dispatch._protocol import CANCELLED, DEFAULT_VERSION, Call, dispatch, handle_notification
+from mcp_testkit.server._effects import effect_of
+from mcp_testkit.server._eras._handshake import ERA
+from mcp_testkit.server._transport._http import JOURNAL_PREFIX, ServerCrash
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from anyio.abc import TaskGroup
 
-    from mcp_testkit import faults
-    from mcp_testkit.server import TestMcpServer
     from mcp_testkit.server._effects import Effect
-    from mcp_testkit.server._sessions import Session
+    from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._state._sessions import Session
 
-__all__ = ["StdioServer", "serve_stdio", "supports"]
-
-
-def supports(fault: faults.Fault) -> bool:
-    """Whether `fault` means something over stdio."""
-    return supports_stdio(fault)
+__all__ = ["StdioServer", "serve_stdio"]
 
 
 def _lines(stdin: BinaryIO, limit: int) -> Iterator[tuple[bytes, int]]:
@@ -104,10 +99,14 @@ def _line(message: Any) -> bytes:
 
 
 class StdioServer:
-    """Serves one `TestMcpServer` on a pair of byte streams until input ends, a signal, or an `Exit` fault."""
+    """Serves a server's state on a pair of byte streams until input ends, a signal, or an `Exit` fault.
 
-    def __init__(self, server: TestMcpServer, stdout: BinaryIO) -> None:
-        self.server = server
+    `state` gives the server's current state (a `reset()` swaps in a fresh one), as `McpApp` is given it: the
+    transport sees the state only, never the `TestMcpServer` above it.
+    """
+
+    def __init__(self, state: Callable[[], ServerState], stdout: BinaryIO) -> None:
+        self._state = state
         self._out = stdout
         self._session: Session | None = None
         self._group: TaskGroup | None = None
@@ -119,7 +118,7 @@ class StdioServer:
         """Read and answer messages until `stdin` ends (in-flight calls are then cancelled); the exit status."""
         send, receive = anyio.create_memory_object_stream[tuple[bytes, int]](64)
         token = anyio.lowlevel.current_token()
-        limit = self.server._state.max_body
+        limit = self._state().max_body
 
         def pump() -> None:
             try:
@@ -169,7 +168,7 @@ class StdioServer:
 
     def _receive_guarded(self, raw: bytes, length: int) -> None:
         """Take one line; a crash of ours is answered -32603 and journaled, and the server reads on."""
-        state = self.server._state
+        state = self._state()
         journal = state.journal
         record = Record(
             seq=journal.writer.next_seq(),
@@ -192,12 +191,12 @@ class StdioServer:
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         crash = ServerCrash(f"mcp-testkit failed on message #{record.seq} ({record.summary()}): {detail}")
         crash.__cause__ = exc
-        self.server._state.errors.append(crash)
+        self._state().errors.append(crash)
         text = f"Internal error: mcp-testkit failed on this message ({detail})"
         self._refuse(record, request_id, INTERNAL_ERROR, text)
 
     def _receive(self, record: Record, length: int) -> None:
-        state = self.server._state
+        state = self._state()
         journal = state.journal
         session = self._session
         limit = state.max_body
@@ -247,10 +246,10 @@ class StdioServer:
         record.error = note or text
         record.response = error_response(request_id, code, text)
         self._write(record.response)
-        self.server._state.journal.writer.finish(record)
+        self._state().journal.writer.finish(record)
 
     async def _request(self, message: dict[str, Any], record: Record, effect: Effect[Any] | None) -> None:
-        state = self.server._state
+        state = self._state()
         turn = _LineTurn(self) if effect is not None else None
         finished = False
         try:
@@ -280,13 +279,13 @@ class StdioServer:
                 state.journal.writer.finish(record)
 
     async def _answer(self, message: dict[str, Any], record: Record, effect: Effect[Any] | None) -> Any:
-        state = self.server._state
+        state = self._state()
         method = record.rpc_method
         if method == "server/discover":
             # The stateless 2026-07-28 probe: refusing it sends SDK clients back to initialize.
             return error_response(record.rpc_id, METHOD_NOT_FOUND, "Method not found: server/discover")
         if method == "initialize":
-            response = await dispatch(message, Call(state, record, None, DEFAULT_VERSION, self._notify, effect))
+            response = await dispatch(message, Call(state, record, None, DEFAULT_VERSION, ERA, self._notify, effect))
             result = response.get("result") if isinstance(response, dict) else None
             if result is not None:
                 self._open_session(result["protocolVersion"], record)
@@ -296,12 +295,12 @@ class StdioServer:
             record.error = "request before initialize"
             return error_response(record.rpc_id, INVALID_REQUEST, f"Invalid Request: send initialize before {method}")
         version = session.protocol_version if session is not None else DEFAULT_VERSION
-        call = Call(state, record, session, version, self._notify, effect, to_client=self._notify)
+        call = Call(state, record, session, version, ERA, self._notify, effect, to_client=self._notify)
         return await dispatch(message, call)
 
     def _open_session(self, version: str, record: Record) -> None:
         """`initialize` opens the one session; a second one replaces the first."""
-        sessions = self.server._state.sessions
+        sessions = self._state().sessions
         if self._session is not None:
             sessions.end(self._session.id)
         client_info = (record.params or {}).get("clientInfo")
@@ -315,7 +314,7 @@ class StdioServer:
         exited = f"the server exited with status {code} by a fault"
         # A fault that wrote part of the answer first (a LimitData) keeps its note of what it wrote.
         record.error = f"{record.error}; {exited}" if record.error else f"{exited}, without answering"
-        self.server._state.journal.writer.finish(record)
+        self._state().journal.writer.finish(record)
         name = type(record.fault).__name__ if record.fault is not None else "Exit"
         print(f"mcp-testkit: exiting with status {code} ({name} fault)", file=sys.stderr, flush=True)
         self.exit_code = code
@@ -325,7 +324,7 @@ class StdioServer:
     def _crash(self, record: Record) -> None:
         """Die at once by SIGKILL (a `Crash` fault), the journal line of this message written first."""
         record.error = "the server crashed (SIGKILL) by a fault, without answering"
-        self.server._state.journal.writer.finish(record)
+        self._state().journal.writer.finish(record)
         print("mcp-testkit: crashing (Crash fault): SIGKILL", file=sys.stderr, flush=True)
         os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
 
@@ -358,6 +357,7 @@ class _LineTurn:
         self.server._crash(record)
 
 
-async def serve_stdio(server: TestMcpServer, stdin: BinaryIO, stdout: BinaryIO) -> int:
-    """Serve `server` over newline-delimited JSON-RPC on `stdin`/`stdout`; returns the exit status."""
-    return await StdioServer(server, stdout).serve(stdin)
+async def serve_stdio(state: Callable[[], ServerState], stdin: BinaryIO, stdout: BinaryIO) -> int:
+    """Serve the server whose current state `state` gives over newline-delimited JSON-RPC on `stdin`/`stdout`;
+    returns the exit status. (`mcp_testkit.server.serve_stdio` takes the `TestMcpServer` itself.)"""
+    return await StdioServer(state, stdout).serve(stdin)

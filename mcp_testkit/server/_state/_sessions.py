@@ -15,7 +15,7 @@ import anyio
 import sniffio
 
 if TYPE_CHECKING:
-    from mcp_testkit.server._eras._resume import EventLog
+    from mcp_testkit.server._state._events import EventLog
 
 __all__ = ["SESSION_NOT_FOUND", "Outbox", "Session", "SessionTable"]
 
@@ -117,11 +117,11 @@ class Session:
     outbox: Outbox = field(default_factory=lambda: Outbox(), repr=False)
     """Server notifications waiting for a stream to carry them."""
     events: EventLog | None = field(default=None, repr=False)
+    """The events of its resumable SSE streams, for a GET with `Last-Event-ID` to replay (made at the first)."""
     client_capabilities: dict[str, Any] = field(default_factory=dict, repr=False)
     """What the client declared in `initialize`: which input requests (elicitation, sampling, roots) it answers."""
     waiting: dict[Any, Any] = field(default_factory=dict, repr=False)
     """Server-to-client input requests waiting for the client's response, by JSON-RPC id (`_dispatch/_input.py`)."""
-    """The events of its resumable SSE streams, for a GET with `Last-Event-ID` to replay (made at the first)."""
     subscriptions: set[str] = field(default_factory=set, repr=False)
     """The resource URIs it subscribed to (`resources/subscribe`), told of each `update_resource`."""
 

@@ -1,5 +1,6 @@
-"""The journal record of a request the HTTP server refused before the app saw it (a head over its bounds, or
-one its parser rejects): what of its request line was read, the status sent and why, with no headers or body."""
+"""The journal record of a request whose head the HTTP server refused before the app saw it (a head over its
+bounds, or one its parser rejects): what of its request line was read, the status sent and why, with no headers
+or body. (Not `_framing/_refusals.py`: a refusal the app sends, of a request it read.)"""
 
 from __future__ import annotations
 

@@ -1,20 +1,19 @@
-"""Resumable SSE streams of the handshake era: the events of a session's POST streams, kept so that a GET
-with `Last-Event-ID` replays what came after that event on the stream it belongs to, then follows the
-stream to its end.
+"""The events a session keeps of its resumable SSE streams (handshake era), so that a GET with `Last-Event-ID`
+replays what came after that event on the stream it belongs to, then follows the stream to its end.
 
 Event ids are numbers unique across the server, so an id names one event of one stream. A session
-keeps at most `MAX_BYTES` of events; finished streams are forgotten oldest first.
+keeps at most `MAX_BYTES` of events; finished streams are forgotten oldest first. The plan of one stream
+and its frames are the framing's (`server/_framing/_streams.py`); the replaying GET is the era's (`_handshake.py`).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import anyio
 
-__all__ = ["MAX_BYTES", "EventLog", "ResumableStream", "StoredEvent", "StreamPlan", "sse_frame"]
+__all__ = ["MAX_BYTES", "EventLog", "ResumableStream", "StoredEvent"]
 
 MAX_BYTES = 1024 * 1024
 """How many bytes of events one session keeps for replay (1 MiB)."""
@@ -106,41 +105,3 @@ class EventLog:
             if stream.done:
                 self._bytes -= stream.size
                 del self._streams[seq]
-
-
-def sse_frame(event_id: int | None, data: bytes, retry_ms: int | None = None) -> bytes:
-    """One SSE event: a `message` carrying `data`, or with no data a priming event (an id and an empty `data`)."""
-    if retry_ms is None and data:  # every answer and notification: the hot path, one formatting
-        if event_id is None:
-            return b"event: message\ndata: %s\n\n" % data
-        return b"event: message\nid: %d\ndata: %s\n\n" % (event_id, data)
-    head = b"" if not data else b"event: message\n"
-    if event_id is not None:
-        head += b"id: %d\n" % event_id
-    if retry_ms is not None:
-        head += b"retry: %d\n" % retry_ms
-    return head + b"data: %s\n\n" % data
-
-
-@dataclass(eq=False)
-class StreamPlan:
-    """What happens to one POST's SSE stream: its events kept for replay, a priming event first, a break.
-
-    `break_after` events are sent, then `retry: break_retry_ms` (if set), then the connection's response
-    ends without ending the stream: the rest of its events are only kept, for a GET with `Last-Event-ID`.
-    """
-
-    next_id: Callable[[], int]
-    log: EventLog | None = None
-    stream: ResumableStream | None = None
-    prime: bool = False
-    retry_ms: int | None = None
-    """The `retry:` of the priming event."""
-    break_after: int | None = None
-    break_retry_ms: int | None = None
-    sent: int = 0
-    broken: bool = False
-
-    def keep(self, event: StoredEvent) -> None:
-        if self.log is not None and self.stream is not None:
-            self.log.add(self.stream, event)

@@ -8,124 +8,30 @@ types the server agreed to honour, followed by the notifications of those types 
 request's id as `_meta["io.modelcontextprotocol/subscriptionId"]`. The stream lasts until the client closes it
 (no answer then) or the server ends it (stop, `reset()`): then its last event is the request's result.
 
-`Listeners` is the server's table of open streams: the scripting API publishes every change to it, from any
-thread, and each stream's `Outbox` wakes its own task. The journal's record of the request keeps, as its
-`response`, the list of every message sent on the stream, in order.
+The server's table of open streams is its state (`Listeners`, `server/_state/_listeners.py`): the scripting API
+publishes every change to it, from any thread. The journal's record of the request keeps, as its `response`, the
+list of every message sent on the stream, in order.
 """
 
 from __future__ import annotations
 
-import threading
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from mcp_testkit._wire.asgi import Receive, cancel_on_disconnect
 from mcp_testkit._wire.eras import SERVER_INFO_KEY
 from mcp_testkit.server._dispatch._messages import INVALID_PARAMS, error_response
-from mcp_testkit.server._dispatch._tasks import NOTIFICATION as TASK_NOTIFICATION
 from mcp_testkit.server._dispatch._tasks import TASKS_EXTENSION, declared_by, missing_extension
-from mcp_testkit.server._sessions import Outbox
+from mcp_testkit.server._state._listeners import FILTER_KEYS, SUBSCRIPTION_ID_KEY, Listener
 
 if TYPE_CHECKING:
-    from mcp_testkit.journal import Record
+    from mcp_testkit.server._framing._response import Response
+    from mcp_testkit.server._state import ServerState
 
-__all__ = ["ACKNOWLEDGED", "FILTER_KEYS", "SUBSCRIPTION_ID_KEY", "Listener", "Listeners", "listen"]
+__all__ = ["ACKNOWLEDGED", "listen"]
 
-SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
-
-FILTER_KEYS = {
-    "toolsListChanged": "notifications/tools/list_changed",
-    "resourcesListChanged": "notifications/resources/list_changed",
-    "promptsListChanged": "notifications/prompts/list_changed",
-}
-"""The boolean opt-ins of a listen request's filter, and the notification each lets through."""
-
-
-class Response(Protocol):
-    """What a listen stream needs of the HTTP response (`_http.Response`, not imported: it builds on this module)."""
-
-    record: Record
-
-    async def json(self, status: int, payload: Any) -> None: ...
-    async def start_sse(self) -> None: ...
-    async def event(self, state: Any, message: Any) -> None: ...
-    async def end_sse(self) -> None: ...
-
-
-class Served(Protocol):
-    """What a listen stream needs of the server's state (`_state.ServerState`, which holds the `Listeners`)."""
-
-    @property
-    def listeners(self) -> Listeners: ...
-    def server_info(self) -> dict[str, Any]: ...
-
-
-class Listener:
-    """One open `subscriptions/listen` stream: its id, what it agreed to carry, and its queue."""
-
-    __slots__ = ("honoured", "outbox", "subscription_id")
-
-    def __init__(self, subscription_id: Any, honoured: dict[str, Any]) -> None:
-        self.subscription_id = subscription_id
-        self.honoured = honoured
-        """The filter the acknowledgement sent: only these types go on the stream."""
-        self.outbox = Outbox()
-
-    def wants(self, message: dict[str, Any]) -> bool:
-        """Whether the client opted in to this notification (strictly: anything not asked for is kept back)."""
-        method = message.get("method")
-        for key, carried in FILTER_KEYS.items():
-            if method == carried:
-                return self.honoured.get(key) is True
-        if method == "notifications/resources/updated":
-            uri = (message.get("params") or {}).get("uri")
-            return uri in self.honoured.get("resourceSubscriptions", ())
-        if method == TASK_NOTIFICATION:
-            return (message.get("params") or {}).get("taskId") in self.honoured.get("taskIds", ())
-        return False
-
-    def tagged(self, message: dict[str, Any]) -> dict[str, Any]:
-        """The notification as this stream sends it: its `_meta` names the subscription."""
-        params = dict(message.get("params") or {})
-        params["_meta"] = {**(params.get("_meta") or {}), SUBSCRIPTION_ID_KEY: self.subscription_id}
-        return {**message, "params": params}
-
-
-class Listeners:
-    """The open listen streams of a server; `publish` and `close_all` may be called from any thread."""
-
-    def __init__(self) -> None:
-        self._open: list[Listener] = []
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._open)
-
-    def open(self, listener: Listener) -> None:
-        with self._lock:
-            self._open.append(listener)
-
-    def close(self, listener: Listener) -> None:
-        with self._lock:
-            if listener in self._open:
-                self._open.remove(listener)
-
-    def publish(self, message: dict[str, Any]) -> int:
-        """Queue `message` on every open stream that opted in to it; how many did."""
-        with self._lock:
-            chosen = [listener for listener in self._open if listener.wants(message)]
-        for listener in chosen:
-            listener.outbox.put(listener.tagged(message))
-        return len(chosen)
-
-    def close_all(self) -> None:
-        """End every open stream gracefully: each sends its result and closes."""
-        with self._lock:
-            chosen = list(self._open)
-        for listener in chosen:
-            listener.outbox.put(None)
 
 
 def _honoured(requested: Any) -> dict[str, Any] | str:
@@ -158,7 +64,7 @@ def _honoured(requested: Any) -> dict[str, Any] | str:
     return honoured
 
 
-async def listen(state: Served, out: Response, receive: Receive | None, params: dict[str, Any]) -> None:
+async def listen(state: ServerState, out: Response, receive: Receive | None, params: dict[str, Any]) -> None:
     """Serve one `subscriptions/listen` request over HTTP: acknowledge, then carry what it opted in to."""
     record = out.record
     request_id = record.rpc_id

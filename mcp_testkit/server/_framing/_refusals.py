@@ -1,7 +1,8 @@
-"""A request refused before it runs, and the refusals both the stateless era and the faults of that era send.
+"""A request refused before it runs (an HTTP status and a JSON-RPC error, as `Response.refuse` sends it), and the
+refusals of the stateless era (2026-07-28) that the era and its faults both send.
 
-Kept apart from the era's module so that the fault handlers (`_effects/`) and the era (`_stateless.py`)
-build the same answers without importing each other.
+The era's (`_eras/_stateless.py`), but kept below it in the framing: the faults' effects (`_effects/_eras.py`),
+which sit below the eras, build the same answers; and out of dispatch, which holds no HTTP status.
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""Everything a `TestMcpServer` knows at one moment; `reset()` swaps in a fresh one."""
+"""Everything a `TestMcpServer` knows at one moment, and the tables it holds; `reset()` swaps in a fresh one.
+
+The bottom layer of the server: the tables (`_sessions.py`, `_listeners.py`, `_tasks.py`, the sessions' kept
+stream events `_events.py`, listing cursors `_cursors.py`) live here beside the state that holds them and import
+no other part of the server; the methods that read and change them are dispatch's and the eras' above.
+"""
 
 from __future__ import annotations
 
@@ -14,15 +19,15 @@ from mcp_testkit._wire.eras import ERAS
 from mcp_testkit.faults import FaultPlan
 from mcp_testkit.journal import Journal
 from mcp_testkit.resources import Offerings
-from mcp_testkit.server._dispatch._listen import Listeners
-from mcp_testkit.server._dispatch._tasks import TaskTable
-from mcp_testkit.server._sessions import Session, SessionTable
+from mcp_testkit.server._state._listeners import Listeners
+from mcp_testkit.server._state._sessions import Session, SessionTable
+from mcp_testkit.server._state._tasks import TaskTable
 
 if TYPE_CHECKING:
-    from mcp_testkit.server._dispatch._paging import Cursor
+    from mcp_testkit.server._state._cursors import Cursor
     from mcp_testkit.tools import ScriptedTool
 
-__all__ = ["RequiredHeader", "ServerState"]
+__all__ = ["RequiredHeader", "ServerState", "Session", "SessionTable"]
 
 ResponseMode = Any  # "json" | "sse" | Callable[[Record], str]
 
@@ -69,9 +74,9 @@ class ServerState:
     sessions: SessionTable = field(default_factory=SessionTable)
     journal: Journal = field(default_factory=Journal)
     listeners: Listeners = field(default_factory=Listeners)
+    """The open `subscriptions/listen` streams (2026-07-28)."""
     tasks: TaskTable = field(default_factory=TaskTable)
     """The tasks of the tasks extension (2026-07-28), by id."""
-    """The open `subscriptions/listen` streams (2026-07-28)."""
     executions: Counter[str] = field(default_factory=Counter)
     errors: list[BaseException] = field(default_factory=list)
     event_ids: Callable[[], int] = field(default_factory=lambda: itertools.count(1).__next__)
