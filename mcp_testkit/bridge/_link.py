@@ -332,12 +332,15 @@ class ServerLink:
                 budget -= 1
                 logger.info("server %r: %r %s; sending it again", name, tool.bare_name, reason)
                 continue
-            if sent and not tool.resendable:
-                raise MCPCallOutcomeUnknown(name, tool.name, f"was sent but the server {reason}")
-            plural = "" if attempts == 1 else "s"
-            raise MCPConnectionError(
-                name, f"call to {tool.name!r} failed after {attempts} attempt{plural}: the server {reason}"
-            )
+            raise _gave_up(name, tool, reason, sent=sent, attempts=attempts)
+
+
+def _gave_up(name: str, tool: BridgeTool, reason: str, *, sent: bool, attempts: int) -> Exception:
+    """The error of a call that may not (or can no more) be sent again: its outcome unknown once a write was sent."""
+    if sent and not tool.resendable:
+        return MCPCallOutcomeUnknown(name, tool.name, f"was sent but the server {reason}")
+    plural = "" if attempts == 1 else "s"
+    return MCPConnectionError(name, f"call to {tool.name!r} failed after {attempts} attempt{plural}: the server {reason}")
 
 
 def _relists(session: RpcSession, error: RpcError) -> bool:
