@@ -340,7 +340,8 @@ def _gave_up(name: str, tool: BridgeTool, reason: str, *, sent: bool, attempts: 
     if sent and not tool.resendable:
         return MCPCallOutcomeUnknown(name, tool.name, f"was sent but the server {reason}")
     plural = "" if attempts == 1 else "s"
-    return MCPConnectionError(name, f"call to {tool.name!r} failed after {attempts} attempt{plural}: the server {reason}")
+    message = f"call to {tool.name!r} failed after {attempts} attempt{plural}: the server {reason}"
+    return MCPConnectionError(name, message)
 
 
 def _relists(session: RpcSession, error: RpcError) -> bool:
