@@ -1,7 +1,7 @@
 """The base of every fault (`faults.Fault`): a frozen value that converts to JSON and back; checks its fields share.
 
-`mcp_testkit.faults` holds the faults themselves and is the module to import; this one holds what they and
-the rules (`faults/_rules.py`) are built on, so that neither imports the other.
+`mcp_testkit.faults` re-exports the faults (a module a kind beside this one) and is the module to import; this one
+holds what they and the rules (`faults/_rules.py`) are built on, so that neither imports the other.
 """
 
 from __future__ import annotations

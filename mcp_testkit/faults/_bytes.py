@@ -1,7 +1,7 @@
 """The faults at the level of bytes (`faults.Latency`, `Bandwidth`, `Slice`, `LimitData`, `ResetPeer`, `SlowClose`,
 `StdoutNoise`): what a slow, lossy or chatty link does to an answer's bytes, whatever the answer says.
 
-Kept beside `faults/`, which re-exports them and is the module to import. What they do lives in
+`mcp_testkit.faults` re-exports them and is the module to import. What they do lives in
 `server/_effects/_bytes.py`, as a wrapper of the answer's writer (the ASGI `send` over HTTP, the line writer over
 stdio). The random ones draw from `seed` and the request's journal number, so a run with the same seed and the
 same requests draws the same delays and split points; with `seed=None` a seed is drawn and the journal says which.

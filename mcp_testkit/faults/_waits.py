@@ -1,7 +1,6 @@
 """The faults of waits and sizes (`faults.NeverAnswer`, `Dribble`, `ProgressOnly`, `HugeResult`, `StopReading`).
 
-Kept beside `faults/`, which re-exports them and is the module to import; what they do lives in
-`server/_effects/_waits.py`.
+`mcp_testkit.faults` re-exports them and is the module to import; what they do lives in `server/_effects/_waits.py`.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from typing import ClassVar
 from mcp_testkit.faults._base import Fault, _positive
 
 __all__ = ["Dribble", "HugeResult", "NeverAnswer", "ProgressOnly", "StopReading"]
-
 
 
 @dataclass(frozen=True)
@@ -97,4 +95,3 @@ class StopReading(Fault):
     """
 
     stdio_only: ClassVar[bool] = True
-
