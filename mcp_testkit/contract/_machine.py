@@ -31,7 +31,7 @@ class _Driver:
 
         self._harness = harness
         self._send, receive = anyio.create_memory_object_stream[Any](0)
-        self._done = harness._loop.spawn(self._drive, receive)
+        self._done = harness.loop.spawn(self._drive, receive)
 
     async def _drive(self, receive: Any) -> None:
         adapter = self._harness.adapter()
@@ -61,11 +61,11 @@ class _Driver:
                 raise error
             return result
 
-        return self._harness._loop.call(go)
+        return self._harness.loop.call(go)
 
     def close(self) -> None:
-        self._harness._loop.call(self._send.aclose)
-        self._harness._loop.join(self._done, self._harness.example_timeout_s or DEFAULT_EXAMPLE_TIMEOUT_S)
+        self._harness.loop.call(self._send.aclose)
+        self._harness.loop.join(self._done, self._harness.example_timeout_s or DEFAULT_EXAMPLE_TIMEOUT_S)
 
 
 @renamed_keywords(example_timeout="example_timeout_s", transport="via")

@@ -18,15 +18,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from mcp_testkit import faults
 from mcp_testkit._renamed import renamed_keywords
 from mcp_testkit._wire.eras import ERAS, HANDSHAKE, named_eras
-from mcp_testkit.contract._errors import traceback_text
+from mcp_testkit.contract._era_column import server_fits_era, unfit_server
+from mcp_testkit.contract._errors import ContractError, ContractViolation, traceback_text
 from mcp_testkit.contract._hang import BridgeHung
-from mcp_testkit.contract._harness import (
-    ContractError,
-    ContractHarness,
-    ContractViolation,
-    server_fits_era,
-    unfit_server,
-)
+from mcp_testkit.contract._harness import ContractHarness
 from mcp_testkit.contract._properties import PROPERTIES, Property
 from mcp_testkit.contract._properties._fault_sets import fault_label
 from mcp_testkit.contract._time_limit import time_limit
