@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import argparse
 
     from mcp_testkit.contract._report import Verdicts
-    from mcp_testkit.contract._runner import PropertyResult
+    from mcp_testkit.contract._verdict import PropertyResult
 
 __all__ = ["KNOWN_FAILS", "closing_line", "opening_line", "unsettled"]
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from mcp_testkit.contract._report import Verdicts
-    from mcp_testkit.contract._runner import PropertyResult
+    from mcp_testkit.contract._verdict import PropertyResult
 
 __all__ = ["counterexamples", "matrix"]
 

@@ -10,8 +10,8 @@ if TYPE_CHECKING:
     import argparse
 
     from mcp_testkit.contract._ctrl_c import CtrlC
-    from mcp_testkit.contract._runner import PropertyResult
     from mcp_testkit.contract._ticker import Ticker
+    from mcp_testkit.contract._verdict import PropertyResult
 
 __all__ = ["Progress"]
 

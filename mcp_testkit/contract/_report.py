@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_testkit.contract._adapter_specs import label
 
 if TYPE_CHECKING:
-    from mcp_testkit.contract._runner import PropertyResult
+    from mcp_testkit.contract._verdict import PropertyResult
 
 __all__ = ["Verdicts", "report", "write_json"]
 
