@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_testkit.contract._errors import ContractViolation, traceback_text
 from mcp_testkit.contract._hang import BridgeHung
-from mcp_testkit.contract._property_run import Stop
+from mcp_testkit.contract._property_run import Stop as _Stop
 from mcp_testkit.contract._verdict import failure_status
 
 if TYPE_CHECKING:
@@ -71,9 +71,10 @@ def draw(run: PropertyRun, examples: int, derandomize: bool, notes: list[str]) -
     prop = run.prop
     strategies = prop.strategies(run.facts)
 
+    # Derandomized draws are seeded by a digest of the test's source: `body` keeps its text, `_Stop` included.
     def body(**inputs: Any) -> None:
         if run.over_budget():
-            raise Stop("budget")
+            raise _Stop("budget")
         run.example(inputs, "drawn")
 
     body.__name__ = body.__qualname__ = prop.name
@@ -81,7 +82,7 @@ def draw(run: PropertyRun, examples: int, derandomize: bool, notes: list[str]) -
     try:
         with _context_free_draws():
             test()
-    except Stop as stop:
+    except _Stop as stop:
         if stop.error is not None and run.failure is not None:
             # The adapter raised while Hypothesis shrank a failure: the bridge did fail, on the case found so far.
             first = str(stop.error).splitlines()[0] if str(stop.error) else type(stop.error).__name__
