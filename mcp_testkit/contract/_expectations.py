@@ -97,16 +97,20 @@ class _RunVerdicts:
         self.chosen = chosen
         self.eras = eras
 
-    def failures(self, label: str, era: str) -> list[str]:
+    def column(self, label: str, era: str) -> dict[str, PropertyResult]:
+        """One bridge's verdicts in one era, by property, for the properties checked."""
         results = self.verdicts[label]
+        return {p: results[p, era] for p in self.chosen}
+
+    def failures(self, label: str, era: str) -> list[str]:
         return [
-            p + (" (hung)" if results[p, era].hung else "")
-            for p in self.chosen
-            if results[p, era].failed or results[p, era].hung
+            p + (" (hung)" if result.hung else "")
+            for p, result in self.column(label, era).items()
+            if result.failed or result.hung
         ]
 
     def fell_back(self, label: str, era: str) -> bool:
-        return any(self.verdicts[label][p, era].status == "fell_back" for p in self.chosen)
+        return any(result.status == "fell_back" for result in self.column(label, era).values())
 
     def shortfalls(self, label: str, era: str) -> list[str]:
         if self.fell_back(label, era):
@@ -114,19 +118,21 @@ class _RunVerdicts:
         return [f"{p} in the {era} era" for p in self.failures(label, era)]
 
     def held(self, label: str, era: str, properties: Sequence[str]) -> list[str]:
-        return [p for p in properties if self.verdicts[label][p, era].passed]
+        column = self.column(label, era)
+        return [p for p in properties if column[p].passed]
+
+    def _not_applicable(self, label: str, era: str) -> list[str]:
+        """The properties of `era` that do not apply to this bridge there (those of the other era left out)."""
+        from mcp_testkit.contract._properties import PROPERTIES
+
+        column = self.column(label, era)
+        return [p for p, result in column.items() if result.not_applicable and era in PROPERTIES[p].eras]
 
     def inapplicable(self, label: str, to: str) -> str:
         """`P8, P9 do not apply to {to} (...)`: what this bridge gets no verdict on for want of a capability or a
         declared fact (P11, P13); "" when none. A property of another era (P5, P5s) is n/a for every bridge there,
         and goes unsaid."""
-        from mcp_testkit.contract._properties import PROPERTIES
-
-        results = self.verdicts[label]
-        parts = {
-            era: [p for p in self.chosen if era in PROPERTIES[p].eras and results[p, era].not_applicable]
-            for era in self.eras
-        }
+        parts = {era: self._not_applicable(label, era) for era in self.eras}
         skipped = list(dict.fromkeys(p for names in parts.values() for p in names))
         if not skipped:
             return ""
