@@ -99,6 +99,13 @@ def _positive(value: float, what: str) -> None:
         raise ValueError(f"{what} must be a number >= 0, not {value!r}")
 
 
+def _rate(value: float, what: str) -> None:
+    """A rate of bytes a second above 0: a rate of 0 would be no answer at all, which is `NeverAnswer`."""
+    _positive(value, what)
+    if not value > 0:
+        raise ValueError(f"{what} must be > 0: a rate of 0 is NeverAnswer")
+
+
 def _page(value: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ValueError(f"page must be an int >= 1 (the first page is 1), not {value!r}")

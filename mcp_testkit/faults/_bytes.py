@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from mcp_testkit.faults._base import Fault, _positive
+from mcp_testkit.faults._base import Fault, _positive, _rate
 
 __all__ = ["Bandwidth", "Latency", "LimitData", "ResetPeer", "Slice", "SlowClose", "StdoutNoise"]
 
@@ -63,9 +63,7 @@ class Bandwidth(Fault):
     answers_in_the_end: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        _positive(self.bytes_per_s, "Bandwidth bytes_per_s")
-        if not self.bytes_per_s > 0:
-            raise ValueError("Bandwidth bytes_per_s must be > 0: a rate of 0 is NeverAnswer")
+        _rate(self.bytes_per_s, "Bandwidth bytes_per_s")
 
 
 @dataclass(frozen=True)

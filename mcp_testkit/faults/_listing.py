@@ -38,20 +38,8 @@ class _ListingFault(Fault):
 
 
 @dataclass(frozen=True)
-class RepeatCursor(_ListingFault):
-    """Page `page` (>= 2) names as `nextCursor` the cursor that fetched it: the client walks in a circle."""
-
-    page: int = 2
-
-    def __post_init__(self) -> None:
-        _page(self.page)
-        if self.page < 2:
-            raise ValueError("RepeatCursor page must be >= 2: page 1 is fetched without a cursor")
-
-
-@dataclass(frozen=True)
-class StuckCursor(_ListingFault):
-    """From page `page` on, every page names the same `nextCursor`, forever."""
+class _PageFault(_ListingFault):
+    """A listing fault placed at a page of the listing, `page` (the first is 1), checked once for all of them."""
 
     page: int = 1
 
@@ -60,7 +48,26 @@ class StuckCursor(_ListingFault):
 
 
 @dataclass(frozen=True)
-class EmptyCursor(_ListingFault):
+class RepeatCursor(_PageFault):
+    """Page `page` (>= 2) names as `nextCursor` the cursor that fetched it: the client walks in a circle."""
+
+    page: int = 2
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.page < 2:
+            raise ValueError("RepeatCursor page must be >= 2: page 1 is fetched without a cursor")
+
+
+@dataclass(frozen=True)
+class StuckCursor(_PageFault):
+    """From page `page` on, every page names the same `nextCursor`, forever."""
+
+    page: int = 1
+
+
+@dataclass(frozen=True)
+class EmptyCursor(_PageFault):
     """Page `page` answers `nextCursor: ""` although more pages exist.
 
     In the handshake era "" sent back is an invalid cursor (-32602). In the stateless era "" is a legal
@@ -72,45 +79,33 @@ class EmptyCursor(_ListingFault):
     legal_in_eras: ClassVar[tuple[str, ...]] = (STATELESS,)
     may_end_listing_in: ClassVar[tuple[str, ...]] = (HANDSHAKE,)
 
-    def __post_init__(self) -> None:
-        _page(self.page)
-
 
 @dataclass(frozen=True)
-class DuplicateTool(_ListingFault):
+class DuplicateTool(_PageFault):
     """Page `page` lists a tool a second time: `name`, or else the first tool of the catalogue."""
 
     page: int = 1
     name: str | None = None
 
-    def __post_init__(self) -> None:
-        _page(self.page)
-
 
 @dataclass(frozen=True)
-class PageError(_ListingFault):
+class PageError(_PageFault):
     """Page `page` is answered with a JSON-RPC error."""
 
     page: int = 1
     code: int = -32603
     message: str = "Internal error while listing tools"
 
-    def __post_init__(self) -> None:
-        _page(self.page)
-
 
 @dataclass(frozen=True)
-class MalformedPage(_ListingFault):
+class MalformedPage(_PageFault):
     """Page `page` is a result that is not a valid `ListToolsResult` (`tools` is not a list)."""
 
     page: int = 1
 
-    def __post_init__(self) -> None:
-        _page(self.page)
-
 
 @dataclass(frozen=True)
-class SlowPage(_ListingFault):
+class SlowPage(_PageFault):
     """Page `page` is answered after `seconds`."""
 
     page: int = 1
@@ -118,7 +113,7 @@ class SlowPage(_ListingFault):
     connect_may_succeed: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        _page(self.page)
+        super().__post_init__()
         _positive(self.seconds, "SlowPage seconds")
 
 
@@ -130,17 +125,14 @@ class EndlessPages(_ListingFault):
 
 
 @dataclass(frozen=True)
-class InvalidCursor(_ListingFault):
+class InvalidCursor(_PageFault):
     """The request for page `page` (>= 2) is refused with -32602 although its cursor is valid."""
 
     page: int = 2
 
-    def __post_init__(self) -> None:
-        _page(self.page)
-
 
 @dataclass(frozen=True)
-class CatalogueChange(_ListingFault):
+class CatalogueChange(_PageFault):
     """Before page `page` is answered, tools named in `add` appear and those in `remove` go."""
 
     page: int = 2
@@ -150,7 +142,7 @@ class CatalogueChange(_ListingFault):
     listing_methods: ClassVar[tuple[str, ...]] = ("tools/list",)
 
     def __post_init__(self) -> None:
-        _page(self.page)
+        super().__post_init__()
         for name in ("add", "remove"):
             value = getattr(self, name)
             if isinstance(value, str):
@@ -159,11 +151,8 @@ class CatalogueChange(_ListingFault):
 
 
 @dataclass(frozen=True)
-class ListChanged(_ListingFault):
+class ListChanged(_PageFault):
     """While page `page` is answered, the server sends `notifications/tools/list_changed`."""
 
     page: int = 1
     connect_may_succeed: ClassVar[bool] = True
-
-    def __post_init__(self) -> None:
-        _page(self.page)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from mcp_testkit.faults._base import Fault, _positive
+from mcp_testkit.faults._base import Fault, _positive, _rate
 
 __all__ = ["Dribble", "HugeResult", "NeverAnswer", "ProgressOnly", "StopReading"]
 
@@ -34,9 +34,7 @@ class Dribble(Fault):
     answers_in_the_end: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        _positive(self.bytes_per_s, "Dribble bytes_per_s")
-        if not self.bytes_per_s > 0:
-            raise ValueError("Dribble bytes_per_s must be > 0: a rate of 0 is NeverAnswer")
+        _rate(self.bytes_per_s, "Dribble bytes_per_s")
 
 
 @dataclass(frozen=True)
