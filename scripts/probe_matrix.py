@@ -707,7 +707,7 @@ def _not_applicable(pid: str, facts: Any) -> str | None:
 def child(args: argparse.Namespace) -> int:
     """Probe the adapters named by spec, or the driver, here; write the rows as JSON to `args.out`."""
     from mcp_testkit.adapters import DriverAdapter
-    from mcp_testkit.contract._cli import _label, load_factory
+    from mcp_testkit.contract._adapter_specs import label, load_factory
 
     rows: list[dict[str, Any]] = []
     schema = WITH_PROPERTIES if args.with_properties else None
@@ -718,7 +718,7 @@ def child(args: argparse.Namespace) -> int:
             rows += probe_column(factory, factory.hello["bridge"] + suffix, schema, era=era)
         for spec in args.specs:
             factory = load_factory(spec)
-            rows += probe_column(factory, _label(factory, spec) + suffix, schema, era=era)  # as `check` names it
+            rows += probe_column(factory, label(factory, spec) + suffix, schema, era=era)  # as `check` names it
     Path(args.out).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0
 

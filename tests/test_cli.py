@@ -11,7 +11,7 @@ import pytest
 
 import mcp_testkit
 from mcp_testkit.contract import PROPERTIES, PropertyResult
-from mcp_testkit.contract._cli import _expected
+from mcp_testkit.contract._expectations import closing_line
 
 REFERENCE = "mcp_testkit.adapters:ReferenceBridgeAdapter"
 SDK = "mcp_testkit.adapters:SdkClientAdapter"
@@ -146,7 +146,7 @@ def test_an_unexpected_verdict_of_a_shipped_bridge_is_called_out() -> None:
             "sdk-client (auto)": {("P2", "handshake"): "passed", ("P5", "handshake"): "failed"},
         }
     )
-    line = _expected(LABELS, verdicts, ["P2", "P5"], ["handshake"], [], named=False)
+    line = closing_line(LABELS, verdicts, ["P2", "P5"], ["handshake"], [], named=False)
     assert line.startswith(
         "Expected: reference holds every property checked; sdk-client (auto) fails P5, as documented"
     )
@@ -160,7 +160,7 @@ def test_a_known_failure_not_found_is_called_out() -> None:
     verdicts = _verdicts(
         {label: {("P1", "stateless"): "passed"} for label in ("reference", "sdk-client (auto)")}
     )
-    line = _expected(LABELS, verdicts, ["P1"], ["stateless"], [], named=False)
+    line = closing_line(LABELS, verdicts, ["P1"], ["stateless"], [], named=False)
     assert (
         "UNEXPECTED: sdk-client (auto) holds P1 in the stateless era here (too few --examples to find the known "
         "failure)." in line
@@ -172,7 +172,7 @@ def test_an_unexpected_fallback_of_a_shipped_bridge_is_called_out() -> None:
     verdicts = _verdicts(
         {label: {("P2", "stateless"): "fell_back"} for label in ("reference", "sdk-client (auto)")}
     )
-    line = _expected(LABELS, verdicts, ["P2"], ["stateless"], [], named=False)
+    line = closing_line(LABELS, verdicts, ["P2"], ["stateless"], [], named=False)
     assert "UNEXPECTED: reference fell back to the handshake era in the stateless era (a bug: please report it)" in line
 
 
@@ -194,7 +194,7 @@ def test_a_property_that_does_not_apply_to_a_bridge_is_said_never_held() -> None
         }
     )
     eras = ["handshake", "stateless"]
-    line = _expected(LABELS, verdicts, ["P5", "P8", "P9"], eras, [], named=False)
+    line = closing_line(LABELS, verdicts, ["P5", "P8", "P9"], eras, [], named=False)
     reason = "(its adapter declares no capability or fact they need)"
     assert line.startswith(
         "Expected: reference holds every property checked in both eras; sdk-client (auto) fails P5 in the handshake "
@@ -202,7 +202,7 @@ def test_a_property_that_does_not_apply_to_a_bridge_is_said_never_held() -> None
         f'(docs/contract.md, "The SDK client\'s verdicts"), and P8, P9 do not apply to it {reason}.'
     )
     assert "UNEXPECTED" not in line
-    named = _expected(LABELS, verdicts, ["P8", "P9"], eras, [], named=True)
+    named = closing_line(LABELS, verdicts, ["P8", "P9"], eras, [], named=True)
     assert named == (
         "Exit status 0: every bridge named on the command line holds every property checked; "
         f"P8, P9 do not apply to sdk-client (auto) {reason}."

@@ -17,8 +17,6 @@ EXCEPTIONS: dict[str, str] = {
     "server/__init__.py:TestMcpServer": "the one facade a test scripts: each verb a few lines delegating to the state, "
     "sessions and fault plan; its offerings and fault verbs already live in two mixins (_scripting.py, "
     "_fault_scripting.py), and what is left is the server's life (start, stop, serving) and its tools",
-    "contract/_harness.py:ContractHarness": "one example's whole life (start, faults, adapter, ledger after close, "
-    "hang and error attribution) in order; 19 lines over, left for the next contract split",
     "journal/__init__.py:Journal": "the query API tests read (respx's shape); 5 lines over",
 }
 """`path`, `path:Class` or `path:function` (a method as `path:Class.method`) relative to the package, with the reason

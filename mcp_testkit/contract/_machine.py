@@ -4,7 +4,8 @@ restarts and credential rotations against one connected bridge, checking the led
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from hypothesis import strategies as st
 
@@ -31,7 +32,7 @@ class _Driver:
 
         self._harness = harness
         self._send, receive = anyio.create_memory_object_stream[Any](0)
-        self._done = harness._loop.spawn(self._drive, receive)
+        self._done = harness.loop.spawn(self._drive, receive)
 
     async def _drive(self, receive: Any) -> None:
         adapter = self._harness.adapter()
@@ -61,11 +62,96 @@ class _Driver:
                 raise error
             return result
 
-        return self._harness._loop.call(go)
+        return self._harness.loop.call(go)
 
     def close(self) -> None:
-        self._harness._loop.call(self._send.aclose)
-        self._harness._loop.join(self._done, self._harness.example_timeout_s or DEFAULT_EXAMPLE_TIMEOUT_S)
+        self._harness.loop.call(self._send.aclose)
+        self._harness.loop.join(self._done, self._harness.example_timeout_s or DEFAULT_EXAMPLE_TIMEOUT_S)
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """What a machine class is made for: the factory, how the bridge reaches the server, the example timeout, the
+    era."""
+
+    factory: AdapterFactory
+    via: str
+    example_timeout_s: float | None
+    era: str
+
+
+class _MachineSteps:
+    """What the machine's steps do, whichever rules of its era call them: one connected bridge, its calls counted
+    against the server's handler runs, credentials rotated, the harness closed at teardown."""
+
+    made_for: ClassVar[_Setup]
+
+    def __init__(self) -> None:
+        super().__init__()
+        setup = self.made_for
+        self.harness = ContractHarness(
+            setup.factory,
+            via=setup.via,
+            example_timeout_s=setup.example_timeout_s or DEFAULT_EXAMPLE_TIMEOUT_S,
+            era=setup.era,
+        ).__enter__()
+        # In the stateless era, a bridge that speaks the handshake era to a server of both has no verdict.
+        self.fell_back = self.harness.spoken_era()[1]
+        self.server = self.harness.server
+        self.server.reset()
+        self.token = 1
+        self.server.require_header("Authorization", self._bearer())
+        self.server.tool("read", description="a read", read_only=True, returns="r")
+        self.server.tool("write", description="a write", returns="w")
+        self.sent = {"read": 0, "write": 0}
+        self.driver: _Driver | None = None
+        self.retry = 0
+
+    def _bearer(self) -> str:
+        return f"Bearer machine-{self.token}"
+
+    def _connect(self) -> None:
+        if self.fell_back is not None:
+            raise BridgeFellBack(f"no verdict in the {self.made_for.era} era: {self.fell_back}")
+        self.driver = _Driver(self.harness)
+        url = self.harness.url
+        outcome = self.driver.step(lambda adapter: adapter.connect(url, {"Authorization": self._bearer()}))
+        assert outcome.kind == "ok", f"the bridge could not connect to a healthy server: {outcome}"
+        self.retry = self.driver.step(_retry_of)
+
+    def _call(self, tool: str) -> Outcome:
+        assert self.driver is not None
+        before = self.server.executions(tool)
+        outcome: Outcome = self.driver.step(lambda adapter: adapter.call(tool, {}))
+        self.sent[tool] += 1
+        ran = self.server.executions(tool) - before
+        limit = 1 if tool == "write" else 1 + self.retry
+        assert ran <= limit, f"one call of {tool!r} ran {ran} times ({outcome})\n{self.server.journal.format()}"
+        if outcome.kind == "ok":
+            assert ran >= 1, f"{tool!r} reported ok but never ran\n{self.server.journal.format()}"
+        return outcome
+
+    def _rotate_credentials(self) -> None:
+        assert self.driver is not None
+        self.token += 1
+        self.server.rotate_header("Authorization", self._bearer())
+        bearer = self._bearer()
+
+        async def rotate(adapter: BridgeAdapter) -> None:
+            adapter.set_headers({"Authorization": bearer})
+
+        self.driver.step(rotate)
+
+    def _check_ledger(self) -> None:
+        assert self.server.executions("write") <= self.sent["write"]
+        assert self.server.executions("read") <= self.sent["read"] * (1 + self.retry)
+
+    def teardown(self) -> None:
+        try:
+            if self.driver is not None:
+                self.driver.close()
+        finally:
+            self.harness.__exit__(None, None, None)
 
 
 @renamed_keywords(example_timeout="example_timeout_s", transport="via")
@@ -86,48 +172,14 @@ def resilience_machine(
     """
     from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-    class ResilienceMachine(RuleBasedStateMachine):
-        def __init__(self) -> None:
-            super().__init__()
-            self.harness = ContractHarness(
-                factory, via=via, example_timeout_s=example_timeout_s or DEFAULT_EXAMPLE_TIMEOUT_S, era=era
-            ).__enter__()
-            # In the stateless era, a bridge that speaks the handshake era to a server of both has no verdict.
-            self.fell_back = self.harness.spoken_era()[1]
-            self.server = self.harness.server
-            self.server.reset()
-            self.token = 1
-            self.server.require_header("Authorization", self._bearer())
-            self.server.tool("read", description="a read", read_only=True, returns="r")
-            self.server.tool("write", description="a write", returns="w")
-            self.sent = {"read": 0, "write": 0}
-            self.driver: _Driver | None = None
-            self.retry = 0
+    has_sessions = era in faults.LoseSession.eras  # a stateless request has no session to lose or restart
 
-        def _bearer(self) -> str:
-            return f"Bearer machine-{self.token}"
+    class ResilienceMachine(_MachineSteps, RuleBasedStateMachine):
+        made_for = _Setup(factory, via, example_timeout_s, era)
 
         @initialize()
         def connect(self) -> None:
-            if self.fell_back is not None:
-                raise BridgeFellBack(f"no verdict in the {era} era: {self.fell_back}")
-            self.driver = _Driver(self.harness)
-            url = self.harness.url
-            outcome = self.driver.step(lambda adapter: adapter.connect(url, {"Authorization": self._bearer()}))
-            assert outcome.kind == "ok", f"the bridge could not connect to a healthy server: {outcome}"
-            self.retry = self.driver.step(_retry_of)
-
-        def _call(self, tool: str) -> Outcome:
-            assert self.driver is not None
-            before = self.server.executions(tool)
-            outcome: Outcome = self.driver.step(lambda adapter: adapter.call(tool, {}))
-            self.sent[tool] += 1
-            ran = self.server.executions(tool) - before
-            limit = 1 if tool == "write" else 1 + self.retry
-            assert ran <= limit, f"one call of {tool!r} ran {ran} times ({outcome})\n{self.server.journal.format()}"
-            if outcome.kind == "ok":
-                assert ran >= 1, f"{tool!r} reported ok but never ran\n{self.server.journal.format()}"
-            return outcome
+            self._connect()
 
         @rule()
         def call_read(self) -> None:
@@ -141,39 +193,23 @@ def resilience_machine(
         def inject_fault(self, fault: faults.Fault, tool: str) -> None:
             place(self.server, fault, method="tools/call", tool=tool)
 
-        @precondition(lambda self: era == HANDSHAKE and bool(self.server.sessions.alive))
+        @precondition(lambda self: has_sessions and bool(self.server.sessions.alive))
         @rule()
         def lose_session(self) -> None:
             self.server.lose_session()
 
-        @precondition(lambda self: era == HANDSHAKE)
+        @precondition(lambda self: has_sessions)
         @rule(status=st.sampled_from([404, 400]))
         def restart(self, status: int) -> None:
             self.server.restart(unknown_session_status=status)
 
         @rule()
         def rotate_credentials(self) -> None:
-            assert self.driver is not None
-            self.token += 1
-            self.server.rotate_header("Authorization", self._bearer())
-            bearer = self._bearer()
-
-            async def rotate(adapter: BridgeAdapter) -> None:
-                adapter.set_headers({"Authorization": bearer})
-
-            self.driver.step(rotate)
+            self._rotate_credentials()
 
         @invariant()
         def ledger_within_what_was_sent(self) -> None:
-            assert self.server.executions("write") <= self.sent["write"]
-            assert self.server.executions("read") <= self.sent["read"] * (1 + self.retry)
-
-        def teardown(self) -> None:
-            try:
-                if self.driver is not None:
-                    self.driver.close()
-            finally:
-                self.harness.__exit__(None, None, None)
+            self._check_ledger()
 
     ResilienceMachine.__name__ = f"ResilienceMachine_{getattr(factory, 'name', 'bridge')}_{era}"
     return ResilienceMachine

@@ -15,6 +15,7 @@ from mcp_testkit.contract._runner import check_property
 
 if TYPE_CHECKING:
     from mcp_testkit.adapters import AdapterFactory
+    from mcp_testkit.contract._verdict import PropertyResult
 
 __all__ = ["resilience_suite"]
 
@@ -47,14 +48,8 @@ def resilience_suite(
     import pytest
 
     chosen = named_eras(eras)
-    expected = set()
-    for entry in expect_fail:
-        property_id, _, era = entry.partition("@")
-        if property_id not in PROPERTIES:
-            raise ValueError(f"expect_fail names unknown properties [{property_id!r}]; known: {', '.join(PROPERTIES)}")
-        if era and era not in ERAS:
-            raise ValueError(f"expect_fail entry {entry!r}: the era after @ is 'handshake' or 'stateless'")
-        expected |= {(property_id, one) for one in ([era] if era else chosen)}
+    expected = _expected_failures(expect_fail, chosen)
+
     def marks(pid: str, era: str) -> list[Any]:
         if (pid, era) not in expected:
             return []
@@ -78,29 +73,51 @@ def resilience_suite(
             result = check_property(harness, property_id, max_examples=max_examples, budget_s=budget_s)
         if harness.connect_reported is not None:
             connect_reported[era] = harness.connect_reported
-        where = f"{property_id} ({result.title}) in the {era} era"
-        if result.not_applicable or result.status == "not_run":
-            # Not a pass: the bridge lacks what the property is about, or cannot connect (reported once, by the
-            # test named in the note), and pytest says so in its report.
-            pytest.skip(f"{where} {'does not apply' if result.not_applicable else 'was not run'}: {result.notes[0]}")
-        if result.hung:
-            # Its own failure, never a ContractViolation: expect_fail does not cover a hang, which says nothing
-            # about what the property promises.
-            pytest.fail(f"{where}: the bridge hung:\n{result.counterexample}", pytrace=False)
-        if result.error:
-            raise ContractError(f"{where} could not be checked:\n{result.counterexample}")
-        if result.failed:
-            raise ContractViolation(f"{where} failed:\n{result.counterexample}")
-        if result.status == "fell_back":
-            # Its own failure, never a ContractViolation: expect_fail's xfail must not take a fallback for the
-            # property failing (pytest fails an xfail(raises=...) test that raises anything else).
-            pytest.fail(
-                f"{where} has no verdict: the bridge fell back to the handshake era (check a bridge of the "
-                f"handshake era only with eras=('handshake',)):\n{result.counterexample}",
-                pytrace=False,
-            )
+        _as_pytest_outcome(result, f"{property_id} ({result.title}) in the {era} era")
 
     test_resilience.__doc__ = (
         f"The resilience contract holds for the bridge {getattr(factory, 'name', '')!r} in each era checked."
     )
     return test_resilience
+
+
+def _expected_failures(expect_fail: Sequence[str], eras: Sequence[str]) -> set[tuple[str, str]]:
+    """The (property, era) pairs `expect_fail` names: "P1" in every era checked, "P1@stateless" in one."""
+    expected = set()
+    for entry in expect_fail:
+        property_id, _, era = entry.partition("@")
+        if property_id not in PROPERTIES:
+            raise ValueError(f"expect_fail names unknown properties [{property_id!r}]; known: {', '.join(PROPERTIES)}")
+        if era and era not in ERAS:
+            raise ValueError(f"expect_fail entry {entry!r}: the era after @ is 'handshake' or 'stateless'")
+        expected |= {(property_id, one) for one in ([era] if era else eras)}
+    return expected
+
+
+def _as_pytest_outcome(result: PropertyResult, where: str) -> None:
+    """The verdict as pytest reports it: nothing for a pass, a skip where there is no verdict, a `ContractViolation`
+    for a failure (which `expect_fail` may expect), `pytest.fail` for a hang or a fallback (which it never covers),
+    a `ContractError` for an error."""
+    import pytest
+
+    if result.not_applicable or result.status == "not_run":
+        # Not a pass: the bridge lacks what the property is about, or cannot connect (reported once, by the
+        # test named in the note), and pytest says so in its report.
+        pytest.skip(f"{where} {'does not apply' if result.not_applicable else 'was not run'}: {result.notes[0]}")
+    if result.hung:
+        # Its own failure, never a ContractViolation: expect_fail does not cover a hang, which says nothing
+        # about what the property promises.
+        pytest.fail(f"{where}: the bridge hung:\n{result.counterexample}", pytrace=False)
+    if result.error:
+        raise ContractError(f"{where} could not be checked:\n{result.counterexample}")
+    if result.failed:
+        raise ContractViolation(f"{where} failed:\n{result.counterexample}")
+    if result.status == "fell_back":
+        # Its own failure, never a ContractViolation: expect_fail's xfail must not take a fallback for the
+        # property failing (pytest fails an xfail(raises=...) test that raises anything else).
+        pytest.fail(
+            f"{where} has no verdict: the bridge fell back to the handshake era (check a bridge of the "
+            f"handshake era only with eras=('handshake',)):\n{result.counterexample}",
+            pytrace=False,
+        )
+

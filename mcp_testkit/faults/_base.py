@@ -1,7 +1,7 @@
 """The base of every fault (`faults.Fault`): a frozen value that converts to JSON and back; checks its fields share.
 
-`mcp_testkit.faults` holds the faults themselves and is the module to import; this one holds what they and
-the rules (`faults/_rules.py`) are built on, so that neither imports the other.
+`mcp_testkit.faults` re-exports the faults (a module a kind beside this one) and is the module to import; this one
+holds what they and the rules (`faults/_rules.py`) are built on, so that neither imports the other.
 """
 
 from __future__ import annotations
@@ -97,6 +97,13 @@ def from_json(data: Mapping[str, Any]) -> Fault:
 def _positive(value: float, what: str) -> None:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
         raise ValueError(f"{what} must be a number >= 0, not {value!r}")
+
+
+def _rate(value: float, what: str) -> None:
+    """A rate of bytes a second above 0: a rate of 0 would be no answer at all, which is `NeverAnswer`."""
+    _positive(value, what)
+    if not value > 0:
+        raise ValueError(f"{what} must be > 0: a rate of 0 is NeverAnswer")
 
 
 def _page(value: int) -> None:

@@ -1,7 +1,7 @@
 """The faults at the level of bytes (`faults.Latency`, `Bandwidth`, `Slice`, `LimitData`, `ResetPeer`, `SlowClose`,
 `StdoutNoise`): what a slow, lossy or chatty link does to an answer's bytes, whatever the answer says.
 
-Kept beside `faults/`, which re-exports them and is the module to import. What they do lives in
+`mcp_testkit.faults` re-exports them and is the module to import. What they do lives in
 `server/_effects/_bytes.py`, as a wrapper of the answer's writer (the ASGI `send` over HTTP, the line writer over
 stdio). The random ones draw from `seed` and the request's journal number, so a run with the same seed and the
 same requests draws the same delays and split points; with `seed=None` a seed is drawn and the journal says which.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from mcp_testkit.faults._base import Fault, _positive
+from mcp_testkit.faults._base import Fault, _positive, _rate
 
 __all__ = ["Bandwidth", "Latency", "LimitData", "ResetPeer", "Slice", "SlowClose", "StdoutNoise"]
 
@@ -63,9 +63,7 @@ class Bandwidth(Fault):
     answers_in_the_end: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        _positive(self.bytes_per_s, "Bandwidth bytes_per_s")
-        if not self.bytes_per_s > 0:
-            raise ValueError("Bandwidth bytes_per_s must be > 0: a rate of 0 is NeverAnswer")
+        _rate(self.bytes_per_s, "Bandwidth bytes_per_s")
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,6 @@
 """The faults of waits and sizes (`faults.NeverAnswer`, `Dribble`, `ProgressOnly`, `HugeResult`, `StopReading`).
 
-Kept beside `faults/`, which re-exports them and is the module to import; what they do lives in
-`server/_effects/_waits.py`.
+`mcp_testkit.faults` re-exports them and is the module to import; what they do lives in `server/_effects/_waits.py`.
 """
 
 from __future__ import annotations
@@ -9,10 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from mcp_testkit.faults._base import Fault, _positive
+from mcp_testkit.faults._base import Fault, _positive, _rate
 
 __all__ = ["Dribble", "HugeResult", "NeverAnswer", "ProgressOnly", "StopReading"]
-
 
 
 @dataclass(frozen=True)
@@ -36,9 +34,7 @@ class Dribble(Fault):
     answers_in_the_end: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        _positive(self.bytes_per_s, "Dribble bytes_per_s")
-        if not self.bytes_per_s > 0:
-            raise ValueError("Dribble bytes_per_s must be > 0: a rate of 0 is NeverAnswer")
+        _rate(self.bytes_per_s, "Dribble bytes_per_s")
 
 
 @dataclass(frozen=True)
@@ -97,4 +93,3 @@ class StopReading(Fault):
     """
 
     stdio_only: ClassVar[bool] = True
-

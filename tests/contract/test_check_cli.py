@@ -332,13 +332,13 @@ def test_budget_and_example_timeout_reach_the_run() -> None:
 
 def test_all_installed_runs_the_adapters_whose_bridge_imports() -> None:
     """--all-installed checks the reference bridge, the SDK client and the shipped adapters whose bridge imports."""
-    from mcp_testkit.contract._cli import _SHIPPED, _installed
+    from mcp_testkit.contract._adapter_specs import SHIPPED, installed
 
     done = _check("--all-installed", "--property", "P1", "--examples", "1")
     assert done.returncode == 0, done.stdout + done.stderr
     checked = re.findall(r"^checking .*? \((mcp_testkit\.[\w.:]+)\) in the (\w+) era", done.stdout, re.M)
     specs = list(dict.fromkeys(spec for spec, _ in checked))
-    assert specs == [REFERENCE, SDK, SDK_LEGACY, *(spec for spec in _SHIPPED if _installed(spec))]
+    assert specs == [REFERENCE, SDK, SDK_LEGACY, *(spec for spec in SHIPPED if installed(spec))]
     assert {era for _, era in checked} == {"handshake", "stateless"}
 
 

@@ -275,7 +275,7 @@ def test_derandomized_verdicts_and_draws_are_the_same_from_python_c_and_pytest()
 _DRAWS = """
 import hashlib, json
 from hypothesis import given, settings, strategies as st
-from mcp_testkit.contract._runner import _context_free_draws
+from mcp_testkit.contract._draws import _context_free_draws
 values = []
 
 @settings(derandomize=True, max_examples=200, database=None)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp_testkit import faults
-from mcp_testkit._wire.eras import STATELESS
+from mcp_testkit._wire.eras import HANDSHAKE, STATELESS
 
 if TYPE_CHECKING:
     from mcp_testkit.contract._harness import BridgeFacts
@@ -86,6 +86,8 @@ _STATELESS_CALL_FAULTS: tuple[faults.Fault, ...] = (
 reads them; a careful bridge lists again and resends once), a -32022 offering the server's versions
 (renegotiated once), a -32021, and a half-upgraded deployment that refuses stateless requests as a
 handshake-era server does."""
+_ERA_CALL_FAULTS: dict[str, tuple[faults.Fault, ...]] = {HANDSHAKE: (), STATELESS: _STATELESS_CALL_FAULTS}
+"""The faults of a call that only one era has, beside those of both that mean something there."""
 
 
 def _of_era(era: str, chosen: list[faults.Fault]) -> list[faults.Fault]:
@@ -122,9 +124,7 @@ def call_faults(facts: BridgeFacts, *, auth: bool) -> list[faults.Fault]:
         chosen += [faults.HttpStatus(401), faults.HttpStatus(403)]
     if facts.timeout_s is not None:
         chosen.append(late_answer(facts.timeout_s))
-    if facts.era == STATELESS:
-        chosen = [*_of_era(STATELESS, chosen), *_STATELESS_CALL_FAULTS]
-    return chosen
+    return [*_of_era(facts.era, chosen), *_ERA_CALL_FAULTS[facts.era]]
 
 
 BYTE_FAULTS: tuple[faults.Fault, ...] = (
@@ -171,8 +171,7 @@ def transient_faults(facts: BridgeFacts) -> list[faults.Fault]:
         faults.Restart(),
         faults.Restart(unknown_session_status=400),
     ]
-    if facts.era == STATELESS:
-        chosen = _of_era(STATELESS, chosen)
+    chosen = _of_era(facts.era, chosen)
     if facts.timeout_s is not None:
         chosen.append(late_answer(facts.timeout_s))
     return chosen

@@ -8,6 +8,8 @@ one: the session's GET stream in the handshake era (the server offers one in thi
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
@@ -35,8 +37,6 @@ a bound that only stops a check from waiting for ever, never a speed asked of th
 _OPENING_S = 1.0
 """How long a connected bridge is given to open its change stream (GET or listen) before a change; one opened later
 (or never) makes the change a silent one for it, never a failure."""
-_STREAM = {HANDSHAKE: "GET stream", STATELESS: "subscriptions/listen stream"}
-"""What the change stream is called in each era, for a failure's message."""
 _FIRST = ("a", "b")
 """The catalogue at the start of an example; each change adds a tool and drops the oldest, two tools on two pages."""
 
@@ -68,7 +68,7 @@ def _cases(facts: BridgeFacts) -> list[Inputs]:
         case(0.5, connect, connect, notify, advance[0.3], connect, notify, notify, connect),
         case(0.5, connect, notify, notify, advance[0.6], connect),
     ]
-    if facts.era == STATELESS:
+    if _ERAS[facts.era].ttl_ms:
         cases += [
             case(0.0, connect, notify, connect),
             case(0.0, connect, connect, notify, connect),  # ttlMs 0: never served from the cache
@@ -84,7 +84,7 @@ def _strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
     # Approvals run as a declared case only: a gate names the tools listed at connect, which later steps change.
     kinds = [*_STEPS[:3], "notify"]
     step = st.tuples(st.sampled_from(kinds), st.just(0.0)) | st.tuples(st.just("advance"), st.sampled_from(_AGES))
-    server_ttl = st.sampled_from(_SERVER_TTLS) if facts.era == STATELESS else st.just(0.5)
+    server_ttl = st.sampled_from(_SERVER_TTLS) if _ERAS[facts.era].ttl_ms else st.just(0.5)
     return {"server_ttl": server_ttl, "steps": st.lists(step, min_size=1, max_size=7)}
 
 
@@ -105,7 +105,8 @@ class _Catalogue:
     def __init__(self, h: ContractHarness, facts: BridgeFacts, server_ttl: float) -> None:
         self.h = h
         self.ttl = facts.cache_ttl_s or 0.0
-        self.server_ttl = server_ttl * self.ttl if facts.era == STATELESS else None
+        self.era_shape = _ERAS[facts.era]
+        self.server_ttl = server_ttl * self.ttl if self.era_shape.ttl_ms else None
         self.changes = 0
         self.since = 0
         """The journal number of the last record before the latest connect: later listen streams are its own."""
@@ -166,39 +167,35 @@ async def _connect(h: ContractHarness, adapter: BridgeAdapter, catalogue: _Catal
     return True
 
 
-def _streams(server: Any, since: int, era: str) -> list[Any]:
-    """The journal's records of the change streams opened since record `since` (the handshake's GETs without
-    `Last-Event-ID`, 2026-07-28's listen requests): the current connection's streams (a closed connection's stream
-    may look open until the server sees it end, and its notices reach nobody)."""
-    if era == HANDSHAKE:
-        return [
-            record
-            for record in server.journal.records
-            if record.seq > since and record.http_method == "GET" and "last-event-id" not in record.headers
-        ]
+def _get_streams(server: Any, since: int) -> list[Any]:
+    """The session GET streams opened since record `since` (without `Last-Event-ID`: not a resumption)."""
+    return [
+        record
+        for record in server.journal.records
+        if record.seq > since and record.http_method == "GET" and "last-event-id" not in record.headers
+    ]
+
+
+def _get_listening(server: Any, since: int) -> bool:
+    """Whether a GET stream of a live session the server is streaming to is open."""
+    streaming = {session.id for session in server.sessions.alive if session.outbox.streaming}
+    return any(record.status == 200 and record.session_id in streaming for record in _get_streams(server, since))
+
+
+def _has_session(server: Any, since: int) -> bool:
+    """Whether the bridge opened a session since record `since`: a GET stream needs one, so a bridge that opened none
+    since it connected (a cache hit) has none to open, and is not waited for."""
+    return any(r.rpc_method == "initialize" and r.status == 200 for r in server.journal.records if r.seq > since)
+
+
+def _listen_streams(server: Any, since: int) -> list[Any]:
+    """The `subscriptions/listen` requests since record `since`."""
     return [record for record in server.journal.requests("subscriptions/listen") if record.seq > since]
 
 
-def _heard(server: Any, since: int, era: str) -> int:
-    """How many tools/list_changed the server sent on the current connection's change streams (the journal's record
-    of a stream keeps what it carried; a listen stream carries them only when it asked for them)."""
-    return sum(
-        1
-        for record in _streams(server, since, era)
-        for message in (record.response if isinstance(record.response, list) else ())
-        if isinstance(message, dict) and message.get("method") == "notifications/tools/list_changed"
-    )
-
-
-def _listening(server: Any, since: int, era: str) -> bool:
-    """Whether a change stream of the current connection is open: a GET stream of a live session the server is
-    streaming to, or an acknowledged listen stream that asked for tool changes and has not ended."""
-    if era == HANDSHAKE:
-        streaming = {session.id for session in server.sessions.alive if session.outbox.streaming}
-        return any(
-            record.status == 200 and record.session_id in streaming for record in _streams(server, since, era)
-        )
-    for record in _streams(server, since, era):
+def _listen_listening(server: Any, since: int) -> bool:
+    """Whether an acknowledged listen stream that asked for tool changes is open (it has not ended)."""
+    for record in _listen_streams(server, since):
         sent = record.response if isinstance(record.response, list) else []
         if record.error is None and sent and not any("id" in message for message in sent):
             honoured = (sent[0].get("params") or {}).get("notifications") or {}
@@ -207,12 +204,48 @@ def _listening(server: Any, since: int, era: str) -> bool:
     return False
 
 
-def _may_stream(server: Any, since: int, era: str) -> bool:
-    """Whether the current connection could have a change stream: a GET stream needs a session, so a handshake-era
-    bridge that opened none since it connected (a cache hit) has none to open, and is not waited for."""
-    if era != HANDSHAKE:
-        return True
-    return any(r.rpc_method == "initialize" and r.status == 200 for r in server.journal.records if r.seq > since)
+@dataclass(frozen=True)
+class _Era:
+    """How a change of the tools reaches a bridge in one era: on which change stream, and whether the server's
+    listings carry a `ttlMs` of their own."""
+
+    stream: str
+    """What the change stream is called, for a failure's message."""
+    streams: Callable[[Any, int], list[Any]]
+    """The journal's records of the change streams opened since record `since`: the current connection's (a closed
+    connection's stream may look open until the server sees it end, and its notices reach nobody)."""
+    listening: Callable[[Any, int], bool]
+    """Whether a change stream of the current connection is open and told of tool changes."""
+    may_stream: Callable[[Any, int], bool]
+    """Whether the current connection could have a change stream at all."""
+    ttl_ms: bool
+    """Whether the server's listings carry `ttlMs` (2026-07-28)."""
+    get_stream: bool
+    """Whether the server offers a session GET stream (the next reset() ends it)."""
+
+
+_ERAS = {
+    HANDSHAKE: _Era("GET stream", _get_streams, _get_listening, _has_session, ttl_ms=False, get_stream=True),
+    STATELESS: _Era(
+        "subscriptions/listen stream",
+        _listen_streams,
+        _listen_listening,
+        lambda server, since: True,
+        ttl_ms=True,
+        get_stream=False,
+    ),
+}
+
+
+def _heard(server: Any, since: int, shape: _Era) -> int:
+    """How many tools/list_changed the server sent on the current connection's change streams (the journal's record
+    of a stream keeps what it carried; a listen stream carries them only when it asked for them)."""
+    return sum(
+        1
+        for record in shape.streams(server, since)
+        for message in (record.response if isinstance(record.response, list) else ())
+        if isinstance(message, dict) and message.get("method") == "notifications/tools/list_changed"
+    )
 
 
 async def _notify(h: ContractHarness, adapter: BridgeAdapter, catalogue: _Catalogue, connected: bool) -> None:
@@ -221,16 +254,17 @@ async def _notify(h: ContractHarness, adapter: BridgeAdapter, catalogue: _Catalo
 
     Judged over a socket only: the in-process transport (httpx2's ASGI transport) hands a response over whole, so no
     stream can reach a bridge there, and the change is a silent one. Only notices on the current connection's
-    streams count as told (`_streams`)."""
+    streams count as told (`_Era.streams`)."""
     import anyio
 
     server = h.server
-    before = _heard(server, catalogue.since, h.era)
+    shape = catalogue.era_shape
+    before = _heard(server, catalogue.since, shape)
     listening = False
-    if connected and h.via == "socket" and _may_stream(server, catalogue.since, h.era):
+    if connected and h.via == "socket" and shape.may_stream(server, catalogue.since):
         with anyio.move_on_after(_OPENING_S):  # a bridge opens its stream once connected, in a task of its own
             for _ in range(int(_OPENING_S * 1000)):
-                if listening := _listening(server, catalogue.since, h.era):
+                if listening := shape.listening(server, catalogue.since):
                     break
                 await anyio.sleep(0.01)
     catalogue.change(silently=True)
@@ -243,15 +277,15 @@ async def _notify(h: ContractHarness, adapter: BridgeAdapter, catalogue: _Catalo
             # The catalogue as it is now: a pending CatalogueChange may fire on the listing the bridge reads for it.
             current = sorted(server.tools)
             offered = sorted(await adapter.list_tools())
-            if offered == current and _heard(server, catalogue.since, h.era) > before:
+            if offered == current and _heard(server, catalogue.since, shape) > before:
                 break
             await anyio.sleep(0.01)
-    if _heard(server, catalogue.since, h.era) <= before:
+    if _heard(server, catalogue.since, shape) <= before:
         return  # the stream closed before it carried the change: nothing was announced to the bridge
     catalogue.fresh.clear()  # the server said the listing changed: nothing read before may be served
     if offered != current:
         raise h.fail(
-            f"the server sent notifications/tools/list_changed on the bridge's {_STREAM[h.era]}, and "
+            f"the server sent notifications/tools/list_changed on the bridge's {shape.stream}, and "
             f"{_NOTICE_S:g} s later the bridge still offers other tools than the server lists",
             catalogue=current,
             offered=offered,
@@ -287,7 +321,7 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
     catalogue = _Catalogue(h, facts, inputs["server_ttl"])
     if catalogue.server_ttl is not None:
         server.cache_ttl_s = catalogue.server_ttl
-    if facts.era == HANDSHAKE:
+    if catalogue.era_shape.get_stream:
         server.get_stream = True  # the stream a handshake-era bridge may hear changes on; the next reset() ends it
     steps = inputs["steps"]
     if any(kind == "approve" for kind, _ in steps):

@@ -45,14 +45,17 @@ def _reached(kind: str) -> Kinds:
     return frozenset({"outcome_unknown"}) if kind == "write" else frozenset({"connection_error", "outcome_unknown"})
 
 
+_BARE_404: dict[str, Kinds] = {
+    # The server answered 404: it no longer knew the session, so it ran nothing.
+    HANDSHAKE: frozenset({"connection_error"}),
+    # No session to lose: a bare 404 says the request was not taken, yet no session rule makes it certain.
+    STATELESS: frozenset({"connection_error", "outcome_unknown"}),
+}
+"""What a call answered a bare 404 may end as, in each era."""
+
+
 def _http_status(fault: Any, kind: str, era: str) -> Kinds:
-    if fault.status == 404 and era == STATELESS:
-        # No session to lose: a bare 404 says the request was not taken, yet no session rule makes it certain.
-        return frozenset({"connection_error", "outcome_unknown"})
-    if fault.status == 404:
-        # The server answered 404: it no longer knew the session, so it ran nothing.
-        return frozenset({"connection_error"})
-    return _reached(kind)
+    return _BARE_404[era] if fault.status == 404 else _reached(kind)
 
 
 def _era_downgrade(fault: Any, kind: str, era: str) -> Kinds:
@@ -126,9 +129,16 @@ def expected_kinds(where: str, kind: str, fault: faults.Fault, era: str = HANDSH
     return row(fault, kind, era) if row is not None else _reached(kind)
 
 
+_OPENINGS: dict[str, tuple[str, tuple[faults.Fault, ...]]] = {
+    HANDSHAKE: ("initialize", ()),
+    STATELESS: ("server/discover", (faults.DiscoverError(),)),
+}
+"""The first request of a connect in each era, and the faults at connect that only it meets."""
+
+
 def _connect_faults(era: str) -> list[tuple[str, faults.Fault]]:
     """Faults at connect: on its first request (`initialize`, or the probe of the stateless era), then the listing."""
-    opening = "server/discover" if era == STATELESS else "initialize"
+    opening, own = _OPENINGS[era]
     return [
         (opening, faults.HttpStatus(401)),
         (opening, faults.HttpStatus(403)),
@@ -136,7 +146,7 @@ def _connect_faults(era: str) -> list[tuple[str, faults.Fault]]:
         (opening, faults.HttpStatus(503)),
         (opening, faults.ProtocolError(-32603, "scripted failure")),
         (opening, faults.Drop()),
-        *([(opening, faults.DiscoverError())] if era == STATELESS else []),
+        *((opening, fault) for fault in own),
         ("tools/list", faults.HttpStatus(401)),
         *(("tools/list", fault) for fault in LISTING_CASES),
     ]
@@ -153,7 +163,7 @@ def _cases(facts: BridgeFacts) -> list[Inputs]:
 
 def _strategies(facts: BridgeFacts) -> dict[str, SearchStrategy[Any]]:
     calls = st.tuples(st.just("call"), st.sampled_from(CALL_KINDS), mst.call_faults(era=facts.era))
-    opening = "server/discover" if facts.era == STATELESS else "initialize"
+    opening, _ = _OPENINGS[facts.era]
     connects = st.tuples(
         st.just("tools/list"), st.just("-"), mst.listing_faults(max_page=3, detectable_only=True)
     ) | st.tuples(

@@ -1,0 +1,113 @@
+"""What each era's column of the contract runs on, in one table: the server a harness makes for it, which server of
+yours fits it, what to do when one does not; and the probe that finds, once per harness, which era a bridge speaks
+to that healthy server and whether it connects at all."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mcp_testkit._wire.eras import HANDSHAKE, STATELESS
+from mcp_testkit.contract._errors import ContractError, ContractViolation
+
+if TYPE_CHECKING:
+    from mcp_testkit.adapters import BridgeAdapter
+    from mcp_testkit.contract._harness import ContractHarness
+    from mcp_testkit.server import TestMcpServer
+
+__all__ = ["Probed", "column_server_eras", "probe", "server_fits_era", "unfit_server"]
+
+
+@dataclass(frozen=True)
+class _Column:
+    """One era's column: the eras of the server made for it, whether a server speaking `eras` fits it, and what to
+    do when it does not (formatted with the server's `name` and the eras it `spoke`)."""
+
+    server_eras: tuple[str, ...]
+    fits: Callable[[Collection[str]], bool]
+    unfit: str
+
+
+_COLUMNS = {
+    # A server from before 2026-07-28: a bridge that probes must meet one and fall back.
+    HANDSHAKE: _Column(
+        (HANDSHAKE,),
+        lambda eras: tuple(eras) == (HANDSHAKE,),
+        "server {name!r} speaks the {spoken} eras: the handshake era's properties need a server of the handshake "
+        "era only (a bridge that probes would speak 2026-07-28 to it), so give one with eras=('handshake',), e.g. "
+        "TestMcpServer.from_cassette(path, eras=('handshake',)), or check the stateless era only",
+    ),
+    # A server of both eras, the shape of the SDK's own server, where a bridge's fallback to the handshake is
+    # legitimate (and leaves it no verdict in the column).
+    STATELESS: _Column(
+        (HANDSHAKE, STATELESS),
+        lambda eras: STATELESS in eras,
+        "server {name!r} speaks the {spoken} era only: the stateless era's properties need a server that speaks "
+        "2026-07-28, so check the handshake era only (eras=('handshake',))",
+    ),
+}
+
+
+def column_server_eras(era: str) -> tuple[str, ...]:
+    """The eras of the server a harness makes for `era`'s column."""
+    return _COLUMNS[era].server_eras
+
+
+def server_fits_era(server: TestMcpServer, era: str) -> bool:
+    """Whether the contract can run `era`'s properties on `server`: a server of the handshake era only for the
+    handshake era (a bridge that probes must meet a server from before 2026-07-28), one that speaks the stateless
+    era for the stateless era."""
+    return _COLUMNS[era].fits(server.eras)
+
+
+def unfit_server(server: TestMcpServer, era: str) -> str:
+    """What to do when `server` cannot host `era`'s properties (see `server_fits_era`)."""
+    return _COLUMNS[era].unfit.format(name=server.name, spoken=" and ".join(server.eras))
+
+
+@dataclass(frozen=True)
+class Probed:
+    """What the probe found: the era the bridge `spoke`, the trace of its fallback when that is not the harness's
+    era, and the trace of its failing to connect (None when it connected, hung or raised: the properties report
+    those)."""
+
+    spoke: str
+    fell_back: str | None = None
+    unconnected: str | None = None
+
+
+def probe(harness: ContractHarness) -> Probed:
+    """Connect a fresh adapter to the harness's healthy server and, in the stateless era, call one read: a bridge
+    that answers the stateless column in the handshake era (it fell back, or never tried 2026-07-28) gets no
+    stateless verdict. A hang or an adapter's error here concludes nothing: each property reports it."""
+    found: dict[str, str] = {}
+
+    async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
+        h.server.tool("read", description="a read", read_only=True, returns="ok")
+        connected = await adapter.connect(h.url, {})
+        if connected.kind != "ok":
+            what = "the bridge could not connect to a healthy server (one tool, no fault placed)"
+            found["unconnected"] = str(h.fail(what, outcome=connected))
+            return
+        if h.era != STATELESS:
+            return
+        called = await adapter.call("read", {})
+        work = [r for r in h.server.journal if r.rpc_method in ("tools/list", "tools/call")]
+        if work and all(r.era == HANDSHAKE for r in work):
+            found["fell_back"] = str(
+                h.fail(
+                    "the bridge spoke the handshake era to a server of both eras: it fell back, or never tried "
+                    "2026-07-28, so it has no verdict in the stateless era",
+                    connect=connected,
+                    call=called,
+                )
+            )
+
+    with harness.fresh_loop():
+        try:
+            harness.run(example)
+        except (ContractViolation, ContractError):
+            pass  # it hung, or its adapter raised or stalled: no conclusion here; the properties report it
+    fell_back = found.get("fell_back")
+    return Probed(HANDSHAKE if fell_back is not None else harness.era, fell_back, found.get("unconnected"))

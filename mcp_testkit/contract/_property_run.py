@@ -1,0 +1,160 @@
+"""One property's run against one adapter (`PropertyRun`): each example with its time limit, what the examples
+covered (counted from what fired), the failure that ended the run and the declared cases that did not run as
+planned; and `Stop`, which ends a Hypothesis run from inside it."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from mcp_testkit import faults
+from mcp_testkit.contract._errors import ContractError, ContractViolation
+from mcp_testkit.contract._hang import BridgeHung
+from mcp_testkit.contract._properties._fault_sets import fault_label
+from mcp_testkit.contract._time_limit import time_limit
+
+if TYPE_CHECKING:
+    from mcp_testkit.adapters import BridgeAdapter
+    from mcp_testkit.contract._facts import BridgeFacts
+    from mcp_testkit.contract._harness import ContractHarness
+    from mcp_testkit.contract._properties import Property
+    from mcp_testkit.journal import Record
+
+__all__ = ["PropertyRun", "Stop", "show"]
+
+
+class Stop(BaseException):
+    """Ends a Hypothesis run from inside the test: an error of the harness or adapter, or a spent budget.
+
+    A BaseException, so Hypothesis does not take it for a failure of the property and shrink it.
+    """
+
+    def __init__(self, reason: str, error: ContractError | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.error = error
+
+
+def show(value: Any) -> str:
+    """An input as a counterexample prints it: a rule as `fault on method tool=...`, long lists cut at 12."""
+    if isinstance(value, faults.Rule):
+        where = value.method + (f" tool={value.tool}" if value.tool else "")
+        nth = f" nth={value.nth}" if value.nth != 1 else ""
+        times = "" if value.times == 1 else f" times={value.times}"
+        return f"{value.fault!r} on {where}{nth}{times}"
+    if isinstance(value, list):
+        if len(value) > 12:
+            return "[" + ", ".join(show(v) for v in value[:12]) + f", ... {len(value) - 12} more]"
+        return "[" + ", ".join(show(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(show(v) for v in value) + ")"
+    return repr(value)
+
+
+class PropertyRun:
+    """One property against one adapter: the examples, what they covered, the failure that ended it."""
+
+    def __init__(
+        self,
+        harness: ContractHarness,
+        prop: Property,
+        facts: BridgeFacts,
+        budget: float,
+        on_example: Callable[[int, bool], None] | None = None,
+    ) -> None:
+        self.harness = harness
+        self.on_example = on_example
+        self.prop = prop
+        self.facts = facts
+        self.deadline = time.perf_counter() + budget
+        self.budget = budget
+        self.examples = 0
+        self.coverage: Counter[str] = Counter()
+        self.failure: str | None = None
+        self.failure_journal: tuple[Record, ...] = ()
+        """The requests of the example that failed last (the shrunk one, once Hypothesis is done)."""
+        self.failing = False
+        self.hang = False
+        """Whether the failure found last was a hang."""
+        self.unrun: list[tuple[str, bool, str]] = []
+        """The declared cases that did not run as planned (no fault of theirs fired): where, whether not firing
+        was the bridge's doing (it never sent the request the fault waited for), and the example's trace."""
+
+    def header(self, inputs: Mapping[str, Any], where: str) -> str:
+        args = "".join(f"    {name}={show(value)},\n" for name, value in inputs.items())
+        return f"{self.prop.property_id} counterexample ({where}): {self.prop.name}(\n{args})"
+
+    def example(self, inputs: dict[str, Any], where: str) -> None:
+        """Run one example; a violation propagates (with the inputs above its trace), an error stops the run.
+
+        Its coverage is what the server reports fired (and Hypothesis' `event()` for a drawn one); a declared
+        case none of whose faults fired is noted as not run."""
+        counted = not self.failing
+        if counted:
+            self.examples += 1
+        if self.on_example is not None:
+            self.on_example(self.examples, not counted)
+
+        async def check(h: ContractHarness, adapter: BridgeAdapter) -> None:
+            await self.prop.check(h, adapter, self.facts, inputs)
+
+        limit = time_limit(inputs, self.facts, self.harness.example_timeout_s)
+        if limit.seconds < limit.least_s:
+            raise Stop(
+                "error",
+                ContractError(
+                    f"{self.header(inputs, where)}example_timeout_s={limit.seconds:g} s cuts the waits this example "
+                    f"declares for a bridge with timeout_s={self.facts.timeout_s}, retry={self.facts.retry}: "
+                    f"{', '.join(limit.waits)}, {limit.waits_s:g} s of waiting; give at least {limit.least_s:g} "
+                    "s, or leave example_timeout_s unset (None) so that it follows the bridge. "
+                    "Not a verdict on the bridge."
+                ),
+            )
+        try:
+            self.harness.run(check, limit.seconds)
+        except ContractViolation as violation:
+            if counted:
+                self._count(inputs, where)
+            self.failing = True
+            self.failure = f"{self.header(inputs, where)}\n{violation}"
+            self.failure_journal = tuple(self.harness.server.journal)
+            self.hang = isinstance(violation, BridgeHung)
+            raise type(violation)(self.failure) from None
+        except ContractError as error:
+            raise Stop("error", error) from None
+        if counted:
+            self._count(inputs, where)
+        fired = self.harness.firing
+        if where.startswith("declared") and not fired.ran:
+            unsent = bool(fired.unsent) and len(fired.unsent) == len(fired.unfired)
+            planned = ", ".join(show(rule) for rule in fired.unfired)
+            why = (
+                "the bridge never sent the request it waited for, so the case checked nothing"
+                if unsent
+                else "the bridge sent its request, but not as the case needs"
+            )
+            trace = self.harness.fail(f"no fault of this declared case fired ({planned}): {why}")
+            if unsent and not any(earlier for _, earlier, _ in self.unrun):
+                self.failure_journal = tuple(self.harness.server.journal)
+            self.unrun.append((where, unsent, f"{self.header(inputs, where)}\n{trace}"))
+
+    def _count(self, inputs: dict[str, Any], where: str) -> None:
+        """Count the example's labels, but those of the faults that never fired."""
+        labels = list(self.prop.labels(inputs))
+        for rule in self.harness.firing.unfired:
+            label = fault_label(rule.fault)
+            if label in labels:
+                labels.remove(label)
+        if not labels:
+            labels = ["no fault fired"]
+        self.coverage.update(labels)
+        if where == "drawn":
+            from hypothesis import event
+
+            for label in labels:
+                event(f"{self.prop.property_id} {label}")
+
+    def over_budget(self) -> bool:
+        return time.perf_counter() > self.deadline
