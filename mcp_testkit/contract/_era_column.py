@@ -9,14 +9,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mcp_testkit._wire.eras import HANDSHAKE, STATELESS
-from mcp_testkit.contract._errors import ContractError, ContractViolation
 
 if TYPE_CHECKING:
-    from mcp_testkit.adapters import BridgeAdapter
-    from mcp_testkit.contract._harness import ContractHarness
     from mcp_testkit.server import TestMcpServer
 
-__all__ = ["Probed", "column_server_eras", "probe", "server_fits_era", "unfit_server"]
+__all__ = ["Probed", "column_server_eras", "server_fits_era", "unfit_server"]
 
 
 @dataclass(frozen=True)
@@ -75,39 +72,3 @@ class Probed:
     spoke: str
     fell_back: str | None = None
     unconnected: str | None = None
-
-
-def probe(harness: ContractHarness) -> Probed:
-    """Connect a fresh adapter to the harness's healthy server and, in the stateless era, call one read: a bridge
-    that answers the stateless column in the handshake era (it fell back, or never tried 2026-07-28) gets no
-    stateless verdict. A hang or an adapter's error here concludes nothing: each property reports it."""
-    found: dict[str, str] = {}
-
-    async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
-        h.server.tool("read", description="a read", read_only=True, returns="ok")
-        connected = await adapter.connect(h.url, {})
-        if connected.kind != "ok":
-            what = "the bridge could not connect to a healthy server (one tool, no fault placed)"
-            found["unconnected"] = str(h.fail(what, outcome=connected))
-            return
-        if h.era != STATELESS:
-            return
-        called = await adapter.call("read", {})
-        work = [r for r in h.server.journal if r.rpc_method in ("tools/list", "tools/call")]
-        if work and all(r.era == HANDSHAKE for r in work):
-            found["fell_back"] = str(
-                h.fail(
-                    "the bridge spoke the handshake era to a server of both eras: it fell back, or never tried "
-                    "2026-07-28, so it has no verdict in the stateless era",
-                    connect=connected,
-                    call=called,
-                )
-            )
-
-    with harness.fresh_loop():
-        try:
-            harness.run(example)
-        except (ContractViolation, ContractError):
-            pass  # it hung, or its adapter raised or stalled: no conclusion here; the properties report it
-    fell_back = found.get("fell_back")
-    return Probed(HANDSHAKE if fell_back is not None else harness.era, fell_back, found.get("unconnected"))

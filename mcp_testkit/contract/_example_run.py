@@ -4,8 +4,8 @@ of the bridge (in the step that was running at the deadline), or an error of the
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_testkit import faults
 from mcp_testkit.contract._adapter_guard import HOST_HINT, GuardedAdapter, stalled_adapter
@@ -16,19 +16,49 @@ from mcp_testkit.contract._hang import BridgeHung
 from mcp_testkit.contract._trace import handler_runs
 
 if TYPE_CHECKING:
-    from mcp_testkit.adapters import BridgeAdapter
-    from mcp_testkit.contract._harness import ContractHarness
+    from mcp_testkit.adapters import BridgeAdapter, Outcome
+    from mcp_testkit.contract._event_loop import EventLoop
+    from mcp_testkit.contract._facts import BridgeFacts
+    from mcp_testkit.contract._firing import Firing
+    from mcp_testkit.contract._ledger import CallLedger
+    from mcp_testkit.contract._log_capture import LogCapture
+    from mcp_testkit.server import TestMcpServer
 
-__all__ = ["Example", "ExampleRun"]
+__all__ = ["Example", "ExampleRun", "Harness"]
 
-Example = Callable[["ContractHarness", "BridgeAdapter"], Awaitable[None]]
+Example = Callable[[Any, "BridgeAdapter"], Awaitable[None]]
+"""What a property runs on the harness (a `ContractHarness`) and a fresh adapter."""
+
+
+class Harness(Protocol):
+    """What one example's run reads and writes of the harness running it (a `ContractHarness`)."""
+
+    server: TestMcpServer
+    loop: EventLoop
+    logs: LogCapture
+    ledger: CallLedger
+    firing: Firing
+    step: str
+    steps: list[tuple[str, float]]
+    marks: list[int]
+    deadline: float
+
+    def adapter(self) -> BridgeAdapter: ...
+
+    def facts(self) -> BridgeFacts: ...
+
+    def fail(self, what: str, **facts: Any) -> ContractViolation: ...
+
+    def began(self, step: str) -> None: ...
+
+    def called(self, tool: str, arguments: Mapping[str, Any], outcome: Outcome) -> None: ...
 
 
 class ExampleRun:
     """One run of `example` on `harness` within `timeout` seconds; `run()` raises `ContractViolation` when the bridge
     broke the property or hung, `ContractError` when the harness or an adapter method raised."""
 
-    def __init__(self, harness: ContractHarness, example: Example, timeout: float) -> None:
+    def __init__(self, harness: Harness, example: Example, timeout: float) -> None:
         self.harness = harness
         self.example = example
         self.timeout = timeout

@@ -9,8 +9,8 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit._renamed import renamed_attribute, renamed_keywords
-from mcp_testkit._wire.eras import ERAS, HANDSHAKE
-from mcp_testkit.contract._era_column import Probed, column_server_eras, probe, server_fits_era, unfit_server
+from mcp_testkit._wire.eras import ERAS, HANDSHAKE, STATELESS
+from mcp_testkit.contract._era_column import Probed, column_server_eras, server_fits_era, unfit_server
 from mcp_testkit.contract._errors import ContractError, ContractViolation, traceback_text
 from mcp_testkit.contract._event_loop import CheckpointedTransport, EventLoop
 from mcp_testkit.contract._example_run import Example, ExampleRun
@@ -218,3 +218,38 @@ class ContractHarness:
         """A violation whose message is `what`, the facts of the example, the journal and the captured logs."""
         return violation(self.server, self.logs, what, facts)
 
+
+def probe(harness: ContractHarness) -> Probed:
+    """Connect a fresh adapter to the harness's healthy server and, in the stateless era, call one read: a bridge
+    that answers the stateless column in the handshake era (it fell back, or never tried 2026-07-28) gets no
+    stateless verdict. A hang or an adapter's error here concludes nothing: each property reports it."""
+    found: dict[str, str] = {}
+
+    async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
+        h.server.tool("read", description="a read", read_only=True, returns="ok")
+        connected = await adapter.connect(h.url, {})
+        if connected.kind != "ok":
+            what = "the bridge could not connect to a healthy server (one tool, no fault placed)"
+            found["unconnected"] = str(h.fail(what, outcome=connected))
+            return
+        if h.era != STATELESS:
+            return
+        called = await adapter.call("read", {})
+        work = [r for r in h.server.journal if r.rpc_method in ("tools/list", "tools/call")]
+        if work and all(r.era == HANDSHAKE for r in work):
+            found["fell_back"] = str(
+                h.fail(
+                    "the bridge spoke the handshake era to a server of both eras: it fell back, or never tried "
+                    "2026-07-28, so it has no verdict in the stateless era",
+                    connect=connected,
+                    call=called,
+                )
+            )
+
+    with harness.fresh_loop():
+        try:
+            harness.run(example)
+        except (ContractViolation, ContractError):
+            pass  # it hung, or its adapter raised or stalled: no conclusion here; the properties report it
+    fell_back = found.get("fell_back")
+    return Probed(HANDSHAKE if fell_back is not None else harness.era, fell_back, found.get("unconnected"))
