@@ -6,8 +6,9 @@ Hypothesis hook in every run) costs nothing until a test actually uses the toolk
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mcp_testkit._lazy import lazy_names
 
 if TYPE_CHECKING:
     from mcp_testkit import cassettes, faults, strategies
@@ -91,15 +92,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'mcp_testkit' has no attribute {name!r}")
-    module = importlib.import_module(home)
-    value = module if home.endswith(f".{name}") else getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

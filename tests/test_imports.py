@@ -66,11 +66,12 @@ class LazyImport:
 
 def _lazy_imports(module: str, path: Path) -> Iterator[LazyImport]:
     """The modules a module imports by name at run time: string values naming a module of the package, in a module
-    that imports lazily (has a `__getattr__` or calls `importlib.import_module`)."""
+    that imports lazily (has a `__getattr__`, calls `importlib.import_module` or `_lazy.lazy_names`)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     lazy = any(
         (isinstance(node, ast.FunctionDef) and node.name == "__getattr__")
         or (isinstance(node, ast.Attribute) and node.attr == "import_module")
+        or (isinstance(node, ast.Name) and node.id == "lazy_names")
         for node in ast.walk(tree)
     )
     if not lazy:

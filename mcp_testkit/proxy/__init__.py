@@ -8,8 +8,9 @@ server (Streamable HTTP in front of one process per session), which recording us
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mcp_testkit._lazy import lazy_names
 
 if TYPE_CHECKING:
     from mcp_testkit.proxy._chaos import ChaosProxy
@@ -20,15 +21,4 @@ __all__ = ["ChaosProxy", "StdioGateway"]
 _HOMES = {"ChaosProxy": "mcp_testkit.proxy._chaos", "StdioGateway": "mcp_testkit.proxy._stdio"}
 
 
-def __getattr__(name: str) -> Any:
-    # Imported on first use: the CLI registers `proxy` without loading the proxy and the server behind it.
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'mcp_testkit.proxy' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
