@@ -22,6 +22,7 @@ from mcp_testkit.faults._base import _ANY as _ANY
 from mcp_testkit.faults._base import _KINDS as _KINDS
 from mcp_testkit.faults._base import Fault, _page, _positive, _status, _versions, from_json
 from mcp_testkit.faults._bytes import Bandwidth, Latency, LimitData, ResetPeer, Slice, SlowClose, StdoutNoise
+from mcp_testkit.faults._placing import OWN_DEFAULT, era_problem, placed_rule
 from mcp_testkit.faults._rules import _DEFAULT as _DEFAULT
 from mcp_testkit.faults._rules import LISTING_METHODS, MisplacedFault, Rule
 from mcp_testkit.faults._rules import FaultPlan as FaultPlan
@@ -32,6 +33,7 @@ from mcp_testkit.faults._waits import Dribble, HugeResult, NeverAnswer, Progress
 
 __all__ = [
     "ERAS",
+    "OWN_DEFAULT",
     "Accepted",
     "Bandwidth",
     "BreakStream",
@@ -81,7 +83,9 @@ __all__ = [
     "TruncateBody",
     "UnsupportedVersion",
     "WrongContentType",
+    "era_problem",
     "from_json",
+    "placed_rule",
 ]
 
 for _public in (
