@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
 from mcp_testkit._renamed import milliseconds, renamed
-from mcp_testkit.faults import _DEFAULT
 from mcp_testkit.tools import ToolError
 
 if TYPE_CHECKING:
@@ -153,23 +152,22 @@ def from_json(data: Any, *, source: str = "<json>") -> Scenario:
     try:
         validate(data)
         tools = [_built_tool(tool, f"tools/{i}") for i, tool in enumerate(data.get("tools", ()))]
-        rules = [_rule(rule, f"faults/{i}") for i, rule in enumerate(data.get("faults", ()))]
+        rules = [(f"faults/{i}", _rule(rule, f"faults/{i}")) for i, rule in enumerate(data.get("faults", ()))]
         offerings = _offerings(data)
     except ScenarioError as exc:
         raise ScenarioError(f"scenario {source}: {exc}") from None
     headers = [(h["name"], h["value"], h.get("status", 401)) for h in data.get("required_headers", ())]
 
     def setup(server: TestMcpServer) -> None:
-        if tools:
-            fresh = {tool.name: dataclasses.replace(tool, answers=list(tool.answers), _served=0) for tool in tools}
-            with server._lock:  # one swap: a listing sees all of them or none, and one list_changed is sent
-                state = server._state
-                state.tools.update(fresh)
-                state.catalogue_changed()
+        if tools:  # one swap: a listing sees all of them or none, and one list_changed is sent
+            server.add_tools(dataclasses.replace(tool, answers=list(tool.answers), _served=0) for tool in tools)
         for name, value, status in headers:
             server.require_header(name, value, status=status)
-        for rule in rules:
-            server._state.plan.add(rule)
+        for at, rule in rules:
+            try:
+                server.add_rule(rule)  # refused when the server's eras can never meet it, as inject refuses it
+            except ValueError as exc:
+                raise ScenarioError(f"scenario {source}: {at}: {exc}") from None
         for offer in offerings:
             offer(server)
 
@@ -186,10 +184,7 @@ def add_tool(server: TestMcpServer, data: Any) -> dict[str, Any]:
     """Add (or replace) the tool a JSON tool object describes; returns its wire definition."""
     validate(data, "tool")
     tool = _built_tool(data, "")
-    with server._lock:  # as server.tool() does, with the tool built (and checked) once
-        state = server._state
-        state.tools[tool.name] = tool
-        state.catalogue_changed()
+    server.add_tools([tool])  # as server.tool() does, with the tool built (and checked) once
     return tool.definition
 
 
@@ -209,11 +204,11 @@ def add_rules(server: TestMcpServer, data: Any, *, stdio: bool | None = None) ->
     parsed = []
     for at, rule in parse_rules(data, stdio=stdio):
         try:
-            server._check_era(rule)
+            server.check_rule(rule)
         except ValueError as exc:
             raise ScenarioError(f"{at or '(rule)'}: {exc}") from None
         parsed.append(rule)
-    return [server._state.plan.add(rule) for rule in parsed]
+    return [server.add_rule(rule) for rule in parsed]
 
 
 def parse_rules(data: Any, *, stdio: bool | None = None) -> list[tuple[str, faults.Rule]]:
@@ -236,9 +231,9 @@ def parse_rules(data: Any, *, stdio: bool | None = None) -> list[tuple[str, faul
 def transport_problem(fault: faults.Fault, *, stdio: bool) -> str | None:
     """Why `fault` means nothing over stdio (or over HTTP), or None when it applies there."""
     if stdio:
-        from mcp_testkit.server import stdio_supports
+        from mcp_testkit.server.effects import supports_stdio
 
-        if not stdio_supports(fault):
+        if not supports_stdio(fault):
             return f"{type(fault).__name__} means nothing over stdio (it is an HTTP fault)"
     elif fault.stdio_only:
         return f"{type(fault).__name__} means something only over stdio (mcp-testkit serve --stdio)"
@@ -264,6 +259,7 @@ def _built_tool(data: Mapping[str, Any], where: str) -> ScriptedTool:
         "input_schema": data.get("inputSchema"),
         "output_schema": data.get("outputSchema"),
         "annotations": data.get("annotations"),
+        "task": data.get("task"),
     }
     if "asks" in data:
         arguments["returns"] = _asking(data, where)
@@ -276,14 +272,9 @@ def _built_tool(data: Mapping[str, Any], where: str) -> ScriptedTool:
     from mcp_testkit.tools import ScriptedTool
 
     try:  # check the definition now, so a bad one is reported with the scenario's path
-        tool = ScriptedTool.build(**arguments)
-        if data.get("task") is not None:
-            from mcp_testkit.server import declare_task
-
-            declare_task(tool, data["task"])
+        return ScriptedTool.build(**arguments)
     except ValueError as exc:
         raise ScenarioError(f"{where or '(tool)'}: {exc}") from None
-    return tool
 
 
 def _asking(data: Mapping[str, Any], where: str) -> Any:
@@ -343,26 +334,14 @@ def _rule(data: Mapping[str, Any], where: str) -> faults.Rule:
     """The rule a JSON rule describes, so that `Rule.to_json()` round-trips.
 
     A field given (even null) is taken as is, as `Rule.from_json` reads it; a field left out takes
-    the fault's default, as `server.inject` does.
+    the fault's default, as `server.inject` does (its keywords are `faults.placed_rule`'s, the rule's fields).
     """
     try:
         fault = faults.from_json(data["fault"])
     except ValueError as exc:
         raise ScenarioError(f"{_join(where, 'fault')}: {exc}") from None
     try:
-        rule = faults.rule_for(
-            fault,
-            method=data.get("method", _DEFAULT),
-            tool=data.get("tool"),
-            name=data.get("name"),
-            page=data.get("page"),
-            session_id=data.get("session_id"),
-            nth=data.get("nth", 1),
-            times=data.get("times", _DEFAULT),
-            era=data.get("era", _DEFAULT),
-            probability=data.get("probability", 1.0),
-            seed=data.get("seed"),
-        )
+        rule = faults.placed_rule(fault, **{key: value for key, value in data.items() if key != "fault"})
         if "page" in data:
             rule = dataclasses.replace(rule, page=data["page"])
     except ValueError as exc:
@@ -407,7 +386,7 @@ def _resource(data: Mapping[str, Any], where: str) -> Offer:
 
     def offer(server: TestMcpServer) -> dict[str, Any]:
         uri, mime_type, described = data["uri"], data.get("mimeType"), _described(data)
-        known = server._state.offerings.resources.get(uri)
+        known = server.offerings.resources.get(uri)
         if known is not None and (known.mime_type, known.title, known.description) == (
             mime_type, described["title"], described["description"]
         ) and described["name"] in (None, known.name):  # fmt: skip
@@ -472,7 +451,7 @@ def _completion(data: Mapping[str, Any], where: str) -> Offer:
     target, argument, values = data[kind], data["argument"], list(data["values"])
 
     def offer(server: TestMcpServer) -> dict[str, Any]:
-        offerings = server._state.offerings
+        offerings = server.offerings
         if kind == "prompt":
             prompt = offerings.prompts.get(target)
             what, there = "prompt", list(offerings.prompts)
