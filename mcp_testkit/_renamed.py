@@ -9,12 +9,21 @@ names, and giving an old name together with its new one is a TypeError.
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import warnings
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, TypeVar
 
-__all__ = ["OLD_SPELLINGS", "fault_first", "milliseconds", "renamed", "renamed_attribute", "renamed_keywords"]
+__all__ = [
+    "OLD_SPELLINGS",
+    "fault_first",
+    "milliseconds",
+    "moved_names",
+    "renamed",
+    "renamed_attribute",
+    "renamed_keywords",
+]
 
 _UNSET: Any = object()
 F = TypeVar("F", bound=Callable[..., Any])
@@ -133,3 +142,25 @@ def renamed_attribute(old: str, new: str) -> Any:
         return getattr(self, new)
 
     return property(read, doc=f"Deprecated: `{new}`.")
+
+
+def moved_names(module: str, moved: Mapping[str, tuple[str, str | None]]) -> Callable[[str], Any]:
+    """A module's `__getattr__` that still gives each name that left it, from its new home, with a warning.
+
+    `moved` maps an old name to the dotted path of what it is now and, when it has no public home to point to, the
+    advice the warning gives instead of "use <the new path>".
+    """
+
+    def __getattr__(name: str) -> Any:
+        if name not in moved:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        target, advice = moved[name]
+        home, _, attribute = target.rpartition(".")
+        warnings.warn(
+            f"{module}.{name} is deprecated: {advice or f'use {target}'}; the old name goes away in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(home), attribute)
+
+    return __getattr__

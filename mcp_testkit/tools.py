@@ -32,6 +32,8 @@ __all__ = [
 ]
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+TASK_SUPPORT = ("optional", "required")
+"""A tool's `task=`: run as a task when the client asks for one, or only as a task (`execution.taskSupport`)."""
 
 Answer = Union[
     str,
@@ -345,8 +347,12 @@ class ScriptedTool:
         returns: Any = None,
         answers: Sequence[Any] | None = None,
         requires: Sequence[str] = (),
+        task: str | None = None,
     ) -> ScriptedTool:
-        """Check a tool definition against the spec and build it; raises ValueError naming the problem."""
+        """Check a tool definition against the spec and build it; raises ValueError naming the problem.
+
+        These are the keywords of `TestMcpServer.tool`, whose docstring tells what each does.
+        """
         if not isinstance(name, str) or not _NAME.match(name):
             raise ValueError(
                 f"tool name {name!r} is not valid: use 1-128 characters of A-Z, a-z, 0-9, '_', '-' and '.'"
@@ -387,6 +393,12 @@ class ScriptedTool:
             mcp_types.Tool.model_validate(definition)
         except Exception as exc:
             raise ValueError(f"tool {name!r} is not a valid MCP tool definition: {exc}") from None
+        if task is not None:
+            if task not in TASK_SUPPORT:
+                raise ValueError(
+                    f"tool {name!r}: task= is 'optional' or 'required' (or None: never a task), not {task!r}"
+                )
+            definition["execution"] = {"taskSupport": task}
         validator = _validator_for(name, schema)
         script = list(answers) if answers is not None else [returns]
         return cls(name=name, definition=definition, answers=script, validator=validator, requires=tuple(requires))

@@ -141,8 +141,7 @@ def secrets_of(served: Served, used: Used) -> set[str]:
     values = set(used.secrets)
     from mcp_testkit.journal import is_secret_header
 
-    state = getattr(served.server, "_state", None)  # a chaos proxy requires no header of its own
-    hidden: frozenset[str] = state.hidden if state is not None else frozenset()
+    hidden = served.server.journal.writer.hidden_headers()  # a server's required headers; a chaos proxy has none
     names = used.secret_headers | {name.lower() for name in served.headers} | hidden
     for record in served.server.journal:
         values.update(value for name, value in record.headers.items() if is_secret_header(name, names))

@@ -27,12 +27,13 @@ from mcp_testkit.cassettes._inputs import ask_recorded
 from mcp_testkit.cassettes._matching import MATCH_MODES, CallIndex, Matcher, Matching, UnmatchedCall, check_match
 from mcp_testkit.cassettes._offerings import RecordedOfferings
 from mcp_testkit.cassettes._script import ReplayScript, is_request
-from mcp_testkit.server import TestMcpServer
+from mcp_testkit.server import Recording, TestMcpServer
 from mcp_testkit.tools import ScriptedTool, ToolContext
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from mcp_testkit.cassettes._forwarding import Forwarding
-    from mcp_testkit.server import ServerState
 
 __all__ = ["MATCH_MODES", "CassetteServer", "Matcher", "ReplayScript", "UnmatchedCall", "replay"]
 
@@ -61,7 +62,6 @@ class CassetteServer(TestMcpServer):
         self._match = check_match(match)
         self._index = CallIndex(self.script.calls)
         self._forwarding = forward
-        self._matching: Matching | None = None
         info = self.script.server_info
         settings.setdefault("name", str(info.get("name") or "replay"))
         settings.setdefault("version", str(info.get("version") or "0"))
@@ -77,22 +77,11 @@ class CassetteServer(TestMcpServer):
         settings.setdefault("eras", self.script.eras)
         for key, value in self.script.cache.items():
             settings.setdefault(key, value)
-        super().__init__(**settings)
+        super().__init__(replaying=_Replayed(self), **settings)
 
     @property
     def notes(self) -> list[str]:
         return list(self.script.notes)
-
-    def prepare_state(self, state: ServerState) -> None:
-        """Serve the recorded info, capabilities, offerings and tools, each call answered by a recorded one."""
-        state.initialize_result = self.script.initialize_result()
-        state.discover_result = self.script.discover_result(spoken_versions(state.eras))
-        state.offerings = RecordedOfferings(self.cassette)
-        matching = self._matching = Matching(self._index, self._match, self.cassette.source)
-        for definition in self.script.tools:
-            name = definition["name"]
-            state.tools[name] = ScriptedTool(name=name, definition=definition, answers=[self._answerer(name, matching)])
-        state.catalogue_changed()
 
     def _answerer(self, tool: str, matching: Matching) -> Callable[..., Any]:
         async def answer(arguments: dict[str, Any], context: ToolContext) -> Any:
@@ -135,6 +124,31 @@ class CassetteServer(TestMcpServer):
         """End the live session a recording replay holds, if any."""
         if self._forwarding is not None:
             self._forwarding.close()
+
+
+class _Replayed(Recording):
+    """What a `CassetteServer` serves from its cassette, made again for every fresh state: the recorded answers of
+    `initialize` and `server/discover`, what it offered besides tools, and its tools, matched afresh."""
+
+    def __init__(self, replay: CassetteServer) -> None:
+        self._replay = replay
+
+    def initialize_result(self) -> dict[str, Any] | None:
+        return self._replay.script.initialize_result()
+
+    def discover_result(self, eras: Sequence[str]) -> dict[str, Any] | None:
+        return self._replay.script.discover_result(spoken_versions(eras))
+
+    def offerings(self) -> RecordedOfferings:
+        return RecordedOfferings(self._replay.cassette)
+
+    def tools(self) -> list[ScriptedTool]:
+        replay = self._replay
+        matching = Matching(replay._index, replay._match, replay.cassette.source)
+        return [
+            ScriptedTool(name=d["name"], definition=d, answers=[replay._answerer(d["name"], matching)])
+            for d in replay.script.tools
+        ]
 
 
 def _mode_of(framing: Mapping[str, str], noisy: set[str]) -> Any:

@@ -50,6 +50,7 @@ from mcp_testkit.faults._listing import (
     SlowPage,
     StuckCursor,
 )
+from mcp_testkit.faults._placing import OWN_DEFAULT, era_problem, placed_rule
 from mcp_testkit.faults._rules import _DEFAULT as _DEFAULT
 from mcp_testkit.faults._rules import LISTING_METHODS as LISTING_METHODS
 from mcp_testkit.faults._rules import FaultPlan as FaultPlan
@@ -63,6 +64,7 @@ from mcp_testkit.faults._waits import Dribble, HugeResult, NeverAnswer, Progress
 
 __all__ = [
     "ERAS",
+    "OWN_DEFAULT",
     "Accepted",
     "Bandwidth",
     "BreakStream",
@@ -112,5 +114,7 @@ __all__ = [
     "TruncateBody",
     "UnsupportedVersion",
     "WrongContentType",
+    "era_problem",
     "from_json",
+    "placed_rule",
 ]

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from mcp_testkit import faults
 from mcp_testkit._wire.binding import warn_if_remote
+from mcp_testkit._wire.lifecycle import RunnerLifecycle
 from mcp_testkit._wire.origin import LOOPBACK_NAMES
-from mcp_testkit.faults import _DEFAULT
+from mcp_testkit._wire.signatures import keywords_of
 from mcp_testkit.journal import Journal
 from mcp_testkit.proxy._applies import refusal
 from mcp_testkit.proxy._endpoint import ProxyEndpoint
@@ -16,7 +17,7 @@ from mcp_testkit.proxy._forward import HttpForwarder
 from mcp_testkit.upstream import MAX_PROCESSES, START_TIMEOUT_S, Tape, check_startable
 
 if TYPE_CHECKING:
-    from types import TracebackType
+    from mcp_testkit._wire.runner import Runner
 
 __all__ = ["ChaosProxy"]
 
@@ -32,7 +33,7 @@ def _upstream_name(url: str | None, command: Sequence[str] | None) -> str:
     return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
-class ChaosProxy:
+class ChaosProxy(RunnerLifecycle):
     """A proxy on 127.0.0.1 in front of a live MCP server that journals every request and applies a fault plan.
 
     `upstream` is a Streamable HTTP URL, or `upstream_command` runs a stdio server (the proxy serves Streamable
@@ -96,35 +97,18 @@ class ChaosProxy:
         self._endpoint.allowed_hosts = frozenset({*LOOPBACK_NAMES, host.lower()})
         self._host, self._port, self._path = host, port, path
         self._start_timeout_s = start_timeout_s
-        self._runner: Any = None
+        self._app: Any = None
 
     # -- faults --------------------------------------------------------------------------------------------------
 
-    def inject(
-        self,
-        fault: faults.Fault,
-        *,
-        method: str | None = _DEFAULT,
-        tool: str | None = None,
-        name: str | None = None,
-        page: int | None = None,
-        session_id: str | None = None,
-        nth: int = 1,
-        times: int | None = _DEFAULT,
-        era: str | None = _DEFAULT,
-        probability: float = 1.0,
-        seed: int | None = None,
-    ) -> faults.Rule:
+    @keywords_of(faults.placed_rule)
+    def inject(self, fault: faults.Fault, **placement: Any) -> faults.Rule:
         """Add a rule as `TestMcpServer.inject` does (`probability` and `seed` too, for soak runs that replay);
         ValueError naming the fault and why when the proxy cannot apply it in front of a real server."""
         why = refusal(fault) if isinstance(fault, faults.Fault) else None
         if why is not None:
             raise ValueError(why)
-        rule = faults.rule_for(
-            fault, method=method, tool=tool, name=name, page=page, session_id=session_id, nth=nth, times=times,
-            era=era, probability=probability, seed=seed,
-        )  # fmt: skip
-        return self._plan.add(rule)
+        return self._plan.add(faults.placed_rule(fault, **placement))
 
     def check_rule(self, rule: faults.Rule) -> None:
         """ValueError naming the fault and why, when the proxy cannot apply the rule's fault."""
@@ -198,61 +182,38 @@ class ChaosProxy:
         """The proxy's origin, e.g. `http://127.0.0.1:PORT`."""
         return self.url[: -len(self._path)] if self.url.endswith(self._path) else self.url
 
-    @property
-    def started(self) -> bool:
-        return self._runner is not None
-
     def start(self, app: Any = None) -> None:
-        """Serve from a background thread; returns once the proxy accepts connections. In front of a command, first
-        `UpstreamError` unless the command starts and answers `initialize` (the stdio gateway's `probe`)."""
+        """Serve `app` (the proxy's endpoint unless given) from a background thread; returns once the proxy accepts
+        connections. In front of a command, first `UpstreamError` unless the command starts and answers
+        `initialize` (the stdio gateway's `probe`)."""
+        self._app = app
+        super().start()
+
+    def _new_runner(self) -> Runner:
         from mcp_testkit._wire.runner import Runner
 
         if self._runner is not None:
             raise RuntimeError(f"the chaos proxy is already started at {self.url}")
         if self._stdio is not None:
             self._stdio.probe(self._start_timeout_s)
-        runner = Runner(
-            app or self._endpoint, self._host, self._port, header_timeout=60.0, body_timeout=60.0, idle_timeout=75.0
-        )
-        runner.start_thread("chaos-proxy")
-        self._runner = runner
+        return Runner(
+            self._app or self._endpoint, self._host, self._port, header_timeout=60.0, body_timeout=60.0,
+            idle_timeout=75.0,
+        )  # fmt: skip
 
-    def stop(self) -> None:
-        """Stop serving; DELETE upstream the sessions still open there (best effort, at most a few seconds), close
-        the pooled upstream connections and stop stdio server processes."""
-        runner, self._runner = self._runner, None
-        try:
-            if isinstance(self._link, HttpForwarder):
-                self._link.close(first=self._endpoint.end_all_upstream)
-            if runner is not None:
-                runner.stop()
-        finally:
-            if self._stdio is not None:
-                self._stdio.close()
+    def _runner_name(self) -> str:
+        return "chaos-proxy"
 
-    def __enter__(self) -> ChaosProxy:
-        self.start()
-        return self
+    def _closing(self, *, started: bool) -> None:
+        """DELETE upstream the sessions still open there (best effort, at most a few seconds), and close the pooled
+        upstream connections."""
+        if isinstance(self._link, HttpForwarder):
+            self._link.close(first=self._endpoint.end_all_upstream)
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> ChaosProxy:
-        import anyio.to_thread
-
-        await anyio.to_thread.run_sync(self.start)
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        import anyio
-        import anyio.to_thread
-
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(self.stop)
+    def _closed(self) -> None:
+        """Stop the stdio server processes."""
+        if self._stdio is not None:
+            self._stdio.close()
 
     def __repr__(self) -> str:
         where = self.url if self._runner is not None else "not started"

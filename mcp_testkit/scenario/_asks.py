@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from mcp_testkit.scenario._document import join, strings
 
 __all__ = ["ARGUMENTS", "AskError", "asking_handler", "check_asks"]
 
@@ -32,16 +34,12 @@ class AskError(ValueError):
     """A bad `asks` or placeholder; the message starts with the field's path."""
 
 
-def _join(where: str, more: str) -> str:
-    return "/".join(part for part in (where, more) if part)
-
-
 def check_asks(asks: Sequence[Mapping[str, Any]], returns: Any, where: str) -> list[str]:
     """The asks' keys, once checked with the placeholders of `returns`; AskError naming the field otherwise."""
     keys: list[str] = []
     for index, ask in enumerate(asks):
         key = ask["key"]
-        at = _join(where, f"asks/{index}/key")
+        at = join(where, f"asks/{index}/key")
         if key == ARGUMENTS:
             raise AskError(f"{at}: {ARGUMENTS!r} names the tool's arguments in placeholders; choose another key")
         if key in keys:
@@ -49,14 +47,14 @@ def check_asks(asks: Sequence[Mapping[str, Any]], returns: Any, where: str) -> l
         keys.append(key)
     for index, ask in enumerate(asks):  # an ask may use the arguments and the answers before it
         kind = next(kind for kind in ("elicit", "sample", "roots") if kind in ask)
-        _check_placeholders(ask[kind], keys[:index], _join(where, f"asks/{index}/{kind}"))
-    _check_placeholders(returns, keys, _join(where, "returns"))
+        _check_placeholders(ask[kind], keys[:index], join(where, f"asks/{index}/{kind}"))
+    _check_placeholders(returns, keys, join(where, "returns"))
     return keys
 
 
 def _check_placeholders(value: Any, keys: Sequence[str], where: str) -> None:
     known = {*keys, ARGUMENTS}
-    for text in _strings(value):
+    for text in strings(value):
         for found in _PLACEHOLDER.finditer(text):
             if found[1] is not None and found[1] not in known:
                 raise AskError(
@@ -86,17 +84,6 @@ def asking_handler(asks: Sequence[Mapping[str, Any]], returns: Any, answer: Call
         return answer(_filled(returns, values))
 
     return handler
-
-
-def _strings(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
 
 
 def _part(values: Mapping[str, Any], root: str, path: str) -> str:

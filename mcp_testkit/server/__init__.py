@@ -1,9 +1,15 @@
 """`TestMcpServer`: the one object a test scripts, serves and asserts on.
 
 Inside, the server is layers, a folder each; a module imports only from its own layer and those below it (every
-import counts: at module level, under `TYPE_CHECKING` and inside functions). From the top:
+import counts: at module level, under `TYPE_CHECKING` and inside functions; the `server-layers` contract of
+pyproject.toml). From the top:
 
-- the facade: this module, `_scripting.py` and `_fault_scripting.py` (its verbs), `effects.py` (the proxy's door);
+- the facade: this module and its parts, which the class composes: its keywords, checked (`ServerSettings`,
+  `_settings.py`), the state it answers from now (`_current.py`, which `reset()` swaps), a part per concern a test
+  scripts (tools `_tool_scripting.py`, required headers `_header_scripting.py`, what it offers besides tools
+  `_offering_scripting.py`, what goes wrong `_fault_scripting.py`), whose verbs it calls through, what a replay
+  serves (`Recording`, `_recording.py`), its life on a socket (`mcp_testkit._wire.lifecycle`, shared with the chaos
+  proxy), and `effects.py` (the proxy's door to the fault effects);
 - `_presets/`: the built-in catalogues, which script a server through its public verbs (`ScriptedServer`), so that
   the facade applying them by name is never imported back;
 - `_transport/`: the ASGI app that routes a request to its era (`_app.py`), the HTTP request before and around its
@@ -24,66 +30,78 @@ import counts: at module level, under `TYPE_CHECKING` and inside functions). Fro
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import anyio.to_thread
-import sniffio
-
 from mcp_testkit import faults
-from mcp_testkit._renamed import milliseconds, renamed_attribute, renamed_keywords
+from mcp_testkit._renamed import fault_first, milliseconds, moved_names, renamed_attribute, renamed_keywords
 from mcp_testkit._wire.binding import RemoteHostWarning, warn_if_remote
-from mcp_testkit._wire.eras import ERAS, named_eras
-from mcp_testkit._wire.runner import MAX_HEADER_LINE, MAX_HEADERS
+from mcp_testkit._wire.lifecycle import RunnerLifecycle
+from mcp_testkit._wire.signatures import delegated, keywords_of
 from mcp_testkit.journal import Journal
+from mcp_testkit.server._current import CurrentState
 from mcp_testkit.server._dispatch._tasks import ask_client, asks_first, declare_task, start_task
-from mcp_testkit.server._effects import Effect, effect_of, supports_stdio  # Effect, effect_of: for the chaos proxy
 from mcp_testkit.server._fault_scripting import FaultScripting
-from mcp_testkit.server._presets import PRESETS
-from mcp_testkit.server._scripting import OfferingScripting
-from mcp_testkit.server._state import RequiredHeader, ServerState
+from mcp_testkit.server._header_scripting import HeaderScripting
+from mcp_testkit.server._offering_scripting import OfferingScripting, OfferingsView
+from mcp_testkit.server._recording import Recording
+from mcp_testkit.server._settings import MAX_BODY as MAX_BODY
+from mcp_testkit.server._settings import (
+    LiveSetting,
+    ServerSettings,
+    cache_ttl_checked,
+    get_stream_checked,
+    input_timeout_checked,
+    page_size_checked,
+    response_mode_checked,
+)
 from mcp_testkit.server._state._sessions import SessionTable
+from mcp_testkit.server._tool_scripting import ToolScripting
 from mcp_testkit.server._transport._http import ServerCrash
 from mcp_testkit.server._transport._mount import MountableMcpApp
 from mcp_testkit.server._transport._stdio import StdioServer
-from mcp_testkit.tools import ScriptedTool
 
 if TYPE_CHECKING:
     from pathlib import Path
-    from types import TracebackType
     from typing import BinaryIO
-
-    import mcp_types
 
     from mcp_testkit._wire.runner import Runner
     from mcp_testkit.journal import Record
+    from mcp_testkit.server._state import ServerState
     from mcp_testkit.server._state._sessions import Session
+    from mcp_testkit.tools import ScriptedTool
 
-__all__ = ["Effect", "RemoteHostWarning", "ServerState", "TestMcpServer", "ask_client", "asks_first", "declare_task"]
-__all__ += ["effect_of", "serve_stdio", "start_task", "stdio_supports"]
+__all__ = [
+    "Recording",
+    "RemoteHostWarning",
+    "TestMcpServer",
+    "ask_client",
+    "asks_first",
+    "declare_task",
+    "serve_stdio",
+    "start_task",
+]
 
-_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
-_RESPONSE_MODES = ("json", "sse")
-MAX_BODY = 4 * 1024 * 1024
-"""The default `max_body`: 4 MiB, as the SDK's server allows."""
+__getattr__ = moved_names(
+    __name__,
+    {
+        "Effect": ("mcp_testkit.server.effects.Effect", None),
+        "effect_of": ("mcp_testkit.server.effects.effect_of", None),
+        "stdio_supports": ("mcp_testkit.server.effects.supports_stdio", None),
+        "ServerState": (
+            "mcp_testkit.server._state.ServerState",
+            "it is the server's own state: read a server through TestMcpServer's properties (journal, tools, "
+            "offerings, ledger, required_headers...)",
+        ),
+    },
+)
+_FAULTS = "_faults"
+_HEADERS = "_headers"
+_OFFERINGS = "_offerings"
+_TOOLS = "_tools"
 
 
-def _seconds_at_least_zero(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf")
-
-
-def _check_eras(eras: Sequence[str]) -> tuple[str, ...]:
-    chosen = named_eras(eras)
-    return tuple(era for era in ERAS if era in chosen)
-
-
-def stdio_supports(fault: faults.Fault) -> bool:
-    """Whether `fault` means something over stdio (an HTTP-only fault does not), as the fault's handler says."""
-    return supports_stdio(fault)
-
-
-class TestMcpServer(FaultScripting, OfferingScripting):
+class TestMcpServer(RunnerLifecycle):
     """A real MCP server (Streamable HTTP) whose tools, answers and failures a test scripts.
 
     It records every request in `journal` and counts every handler run in a ledger
@@ -93,6 +111,7 @@ class TestMcpServer(FaultScripting, OfferingScripting):
     """
 
     __test__ = False  # not a pytest test class, whatever its name says
+    in_loop_task = True
 
     header_timeout = renamed_attribute("header_timeout", "header_timeout_s")
     body_timeout = renamed_attribute("body_timeout", "body_timeout_s")
@@ -106,36 +125,8 @@ class TestMcpServer(FaultScripting, OfferingScripting):
         cache_ttl_ms=("cache_ttl_s", milliseconds),
         retry_ms=("retry_s", milliseconds),
     )
-    def __init__(
-        self,
-        name: str = "test",
-        *,
-        page_size: int | None = None,
-        response_mode: str | Callable[[Record], str] = "json",
-        path: str = "/mcp",
-        host: str = "127.0.0.1",
-        port: int = 0,
-        get_stream: bool = False,
-        allow_delete: bool = True,
-        allowed_hosts: Sequence[str] = (),
-        preset: str | None = None,
-        version: str = "0.1.0",
-        max_body: int = MAX_BODY,
-        max_headers: int = MAX_HEADERS,
-        max_header_line: int = MAX_HEADER_LINE,
-        journal_limit: int | None = None,
-        session_limit: int | None = None,
-        session_idle_timeout_s: float | None = None,
-        header_timeout_s: float = 60.0,
-        body_timeout_s: float = 60.0,
-        idle_timeout_s: float = 75.0,
-        eras: Sequence[str] = ERAS,
-        cache_ttl_s: float = 0,
-        cache_scope: str = "public",
-        resumable: bool = False,
-        retry_s: float | None = None,
-        allow_remote: bool = False,
-    ) -> None:
+    @keywords_of(ServerSettings)
+    def __init__(self, name: str = "test", **keywords: Any) -> None:
         """`eras`: the protocol eras served, 'handshake' (`initialize`, sessions) and 'stateless' (2026-07-28).
 
         `cache_ttl_s` and `cache_scope` are the cache hints of the stateless era's `server/discover`
@@ -144,95 +135,56 @@ class TestMcpServer(FaultScripting, OfferingScripting):
         such stream (from 2025-11-25) with a priming event, which carries `retry:` (`retry_s` in milliseconds)
         when that is set. Every duration is in seconds. A `host` that is not loopback warns
         (`RemoteHostWarning`, as the command line refuses it without `--allow-remote`) unless `allow_remote`.
+        `replaying` serves a recording instead of the scripted answers (`mcp_testkit.cassettes.replay` passes one).
+        The settings are checked here (`server/_settings.py`), ValueError naming the keyword.
         """
-        eras = _check_eras(eras)
-        if not isinstance(resumable, bool):
-            raise ValueError(f"resumable must be True or False, not {resumable!r}")
-        if retry_s is not None and not _seconds_at_least_zero(retry_s):
-            raise ValueError(f"retry_s must be a number of seconds >= 0 or None, not {retry_s!r}")
-        if not _seconds_at_least_zero(cache_ttl_s):
-            raise ValueError(f"cache_ttl_s must be a number of seconds >= 0, not {cache_ttl_s!r}")
-        if cache_scope not in ("public", "private"):
-            raise ValueError(f"cache_scope must be 'public' or 'private', not {cache_scope!r}")
-        if page_size is not None and (not isinstance(page_size, int) or page_size < 1):
-            raise ValueError(f"page_size must be a positive int or None (one page), not {page_size!r}")
-        if not callable(response_mode) and response_mode not in _RESPONSE_MODES:
-            raise ValueError(f"response_mode must be 'json', 'sse' or a callable, not {response_mode!r}")
-        if not path.startswith("/"):
-            raise ValueError(f"path must start with '/', not {path!r}")
-        if preset is not None:
-            if preset not in PRESETS:
-                raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(sorted(PRESETS))}")
-        for label, size in (("max_body", max_body), ("max_headers", max_headers), ("max_header_line", max_header_line)):
-            if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-                raise ValueError(f"{label} must be a positive number of bytes, not {size!r}")
-        for label, seconds in (
-            ("header_timeout_s", header_timeout_s),
-            ("body_timeout_s", body_timeout_s),
-            ("idle_timeout_s", idle_timeout_s),
-        ):
-            if not isinstance(seconds, (int, float)) or seconds <= 0:
-                raise ValueError(f"{label} must be a positive number of seconds, not {seconds!r}")
+        settings = self._settings = ServerSettings(name, **keywords)
         # stacklevel 4: past renamed_keywords, at the caller
-        warn_if_remote(host, f"TestMcpServer {name!r}", allow_remote=allow_remote, stacklevel=4)
+        warn_if_remote(settings.host, f"TestMcpServer {name!r}", allow_remote=settings.allow_remote, stacklevel=4)
         self.name = name
-        self.host = host
-        self._port = port
-        self.header_timeout_s = float(header_timeout_s)
+        self.host = settings.host
+        self._port = settings.port
+        self.header_timeout_s = settings.header_timeout_s
         """Seconds a connection may take to send a request's headers (from its first byte, or from opening)."""
-        self.body_timeout_s = float(body_timeout_s)
+        self.body_timeout_s = settings.body_timeout_s
         """Seconds a request may take to send its whole body; then 408."""
-        self.idle_timeout_s = float(idle_timeout_s)
+        self.idle_timeout_s = settings.idle_timeout_s
         """Seconds a kept-alive connection may wait for its next request; then it is closed."""
-        self.max_headers = max_headers
+        self.max_headers = settings.max_headers
         """Bytes a request's line and headers may take together; then 431, before the app."""
-        self.max_header_line = max_header_line
+        self.max_header_line = settings.max_header_line
         """Bytes one header line (or the request line) may take; then 431, before the app."""
-        self._limits = (journal_limit, session_limit, session_idle_timeout_s)
-        Journal(limit=journal_limit)  # checks the value now, not at the first reset
-        SessionTable(limit=session_limit, idle_timeout=session_idle_timeout_s)
-        self._settings: dict[str, Any] = {
-            "name": name,
-            "version": version,
-            "path": path,
-            "page_size": page_size,
-            "response_mode": response_mode,
-            "get_stream": get_stream,
-            "allow_delete": allow_delete,
-            "allowed_hosts": frozenset(name.lower() for name in (*_LOOPBACK_NAMES, host, *allowed_hosts)),
-            "max_body": max_body,
-            "body_timeout": float(body_timeout_s),
-            "eras": eras,
-            "cache_ttl_ms": round(cache_ttl_s * 1000),
-            "cache_scope": cache_scope,
-            "resumable": resumable,
-            "retry_ms": None if retry_s is None else round(retry_s * 1000),
-        }
-        self._preset = preset
         self._h11 = False  # uvicorn's h11 parser rather than httptools: the tests of both parsers set it
-        self._runner: Runner | None = None
-        self._lock = threading.RLock()
-        self._state = self._fresh_state()
-        self.asgi_app = MountableMcpApp(lambda: self._state)
+        state = settings.fresh_state()
+        current = self._current = CurrentState(state)
+        self._state = state
+        self._tools = ToolScripting(current)
+        self._headers = HeaderScripting(current)
+        self._offerings = OfferingScripting(current)
+        self._faults = FaultScripting(current, name)
+        self._start_afresh(state)
+        self.asgi_app = MountableMcpApp(lambda: current.state)
         """The ASGI app: in-process (`httpx2.ASGITransport(app=...)`), or mounted in a Starlette or FastAPI app."""
 
-    def _fresh_state(self) -> ServerState:
-        journal_limit, session_limit, session_idle_timeout = self._limits
-        state = ServerState(
-            **self._settings,
-            journal=Journal(limit=journal_limit),
-            sessions=SessionTable(limit=session_limit, idle_timeout=session_idle_timeout),
-        )
+    def _start_afresh(self, state: ServerState) -> None:
+        """Answer from `state` from now on, scripted as a freshly built server is: by the preset, then the recording."""
+        settings = self._settings
         state.journal.writer.hide_headers(state.redacted_headers)
-        self._state = state
-        if self._preset is not None:
-            PRESETS[self._preset](self)
-        self.prepare_state(state)
-        return state
+        # The parts read it from `_current`; the server's own modules (the stdio transport, per request) from
+        # `_state`, a plain attribute, so that reading it costs a request nothing. Both change here only.
+        self._state = self._current.state = state
+        if settings.preset is not None:
+            from mcp_testkit.server._presets import PRESETS
 
-    def prepare_state(self, state: ServerState) -> None:
-        """A subclass's hook, called with each fresh state (when constructed and on `reset()`) once it is scripted:
-        `cassettes.CassetteServer` fills it with what it replays. Does nothing here."""
+            PRESETS[settings.preset](self)
+        recording = settings.replaying
+        if recording is not None:
+            state.initialize_result = recording.initialize_result()
+            state.discover_result = recording.discover_result(state.eras)
+            offerings = recording.offerings()
+            if offerings is not None:
+                state.offerings = offerings
+            self.add_tools(recording.tools())
 
     @classmethod
     def from_cassette(
@@ -256,120 +208,84 @@ class TestMcpServer(FaultScripting, OfferingScripting):
         records = f" journal={len(journal)} ({dropped} dropped, journal_limit={journal.limit})" if dropped else ""
         return f"<TestMcpServer {self.name!r} {where} tools={len(self._state.tools)}{records}>"
 
-    # -- scripting ---------------------------------------------------------------------------------
+    # -- tools: ToolScripting ----------------------------------------------------------------------
 
-    def tool(
-        self,
-        name: str,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        input_schema: Mapping[str, Any] | None = None,
-        output_schema: Mapping[str, Any] | None = None,
-        annotations: Mapping[str, Any] | mcp_types.ToolAnnotations | None = None,
-        read_only: bool | None = None,
-        destructive: bool | None = None,
-        idempotent: bool | None = None,
-        open_world: bool | None = None,
-        returns: Any = None,
-        answers: Sequence[Any] | None = None,
-        requires: Sequence[str] = (),
-        task: str | None = None,
-    ) -> ScriptedTool:
-        """Add (or replace) a tool; use the result as a decorator to give it a handler.
-
-        `returns` is its answer to every call; `answers` one answer per call, the last repeating.
-        An answer is a str, a dict (structured content), a list of content blocks, a
-        `CallToolResult`, a `ToolError`, or a callable taking the arguments (and optionally a
-        `ToolContext`) that returns one of those, sync or async. `requires` names client
-        capabilities a call needs: a 2026-07-28 call whose `_meta` lacks one is refused with
-        400 and -32021 (MissingRequiredClientCapability) before the tool runs. `task`: docs/tasks.md.
-        """
-        tool = ScriptedTool.build(
-            name,
-            title=title,
-            description=description,
-            input_schema=input_schema,
-            output_schema=output_schema,
-            annotations=annotations,
-            read_only=read_only,
-            destructive=destructive,
-            idempotent=idempotent,
-            open_world=open_world,
-            returns=returns,
-            answers=answers,
-            requires=requires,
-        )
-        if task is not None:
-            declare_task(tool, task)
-        with self._lock:
-            state = self._state
-            state.tools[name] = tool
-            state.catalogue_changed()
-        return tool
-
-    def remove_tool(self, name: str) -> None:
-        """Take a tool out of the catalogue; KeyError naming the tools there are if it is unknown."""
-        with self._lock:
-            state = self._state
-            if name not in state.tools:
-                raise KeyError(f"no tool {name!r}; tools: {', '.join(state.tools) or '(none)'}")
-            del state.tools[name]
-            state.catalogue_changed()
-
-    @property
-    def page_size(self) -> int | None:
-        """Tools per `tools/list` page (None: one page); setting it lasts until the next `reset()`."""
-        return self._state.page_size
-
-    @page_size.setter
-    def page_size(self, value: int | None) -> None:
-        if value is not None and (not isinstance(value, int) or value < 1):
-            raise ValueError(f"page_size must be a positive int or None (one page), not {value!r}")
-        self._state.page_size = value
-
-    @property
-    def response_mode(self) -> str | Callable[[Record], str]:
-        """How answers are framed: 'json', 'sse' or a callable; setting it lasts until the next `reset()`."""
-        return self._state.response_mode  # type: ignore[no-any-return]
-
-    @response_mode.setter
-    def response_mode(self, value: str | Callable[[Record], str]) -> None:
-        if not callable(value) and value not in _RESPONSE_MODES:
-            raise ValueError(f"response_mode must be 'json', 'sse' or a callable, not {value!r}")
-        self._state.response_mode = value
+    tool = delegated(ToolScripting.tool, via=_TOOLS)
+    add_tools = delegated(ToolScripting.add_tools, via=_TOOLS)
+    remove_tool = delegated(ToolScripting.remove_tool, via=_TOOLS)
 
     @property
     def tools(self) -> dict[str, ScriptedTool]:
         """The catalogue, by name, in listing order."""
         return dict(self._state.tools)
 
-    def require_header(self, name: str, value: str, *, status: int = 401) -> None:
-        """Refuse every request without exactly `name: value`: 401 with a Bearer challenge, or 403."""
-        if status not in (401, 403):
-            raise ValueError(f"require_header: status must be 401 or 403, not {status}")
-        with self._lock:
-            state = self._state
-            state.required[name.lower()] = RequiredHeader(name, value, status)
-            state.hidden = frozenset(state.required)
+    # -- live settings: each lasts until the next reset() ------------------------------------------
 
-    def rotate_header(self, name: str, value: str) -> None:
-        """Accept only `value` for the required header `name` from now on; the old value is refused."""
-        with self._lock:
-            required = self._state.required.get(name.lower())
-            if required is None:
-                raise KeyError(f"rotate_header: {name!r} is not a required header; call require_header first")
-            self._state.required[name.lower()] = RequiredHeader(
-                required.name, value, required.status, (*required.rejected, required.value)
-            )
+    page_size: LiveSetting[int | None] = LiveSetting(
+        "page_size", page_size_checked, "Tools per `tools/list` page (None: one page)."
+    )
+    response_mode: LiveSetting[str | Callable[[Record], str]] = LiveSetting(
+        "response_mode", response_mode_checked, "How answers are framed: 'json', 'sse' or a callable of the record."
+    )
+    get_stream: LiveSetting[bool] = LiveSetting(
+        "get_stream", get_stream_checked, "Whether a handshake-era session may open a GET stream (else: 405)."
+    )
+    cache_ttl_s: LiveSetting[float] = LiveSetting(
+        "cache_ttl_ms",
+        cache_ttl_checked,
+        "The TTL of 2026-07-28 listings (`server/discover`, `tools/list`) in seconds (`ttlMs`: in milliseconds).",
+        stored=lambda seconds: round(seconds * 1000),
+        shown=lambda ms: ms / 1000,
+    )
+    input_timeout_s: LiveSetting[float] = LiveSetting(
+        "input_timeout_s",
+        input_timeout_checked,
+        "How long a tool's handshake-era input request (elicitation, sampling, roots) waits for the client's "
+        "answer before the ctx call raises `InputUnavailable` (-32001).",
+    )
+
+    # -- what it offers besides tools: OfferingScripting -------------------------------------------
+
+    resource = delegated(OfferingScripting.resource, via=_OFFERINGS)
+    update_resource = delegated(OfferingScripting.update_resource, via=_OFFERINGS)
+    remove_resource = delegated(OfferingScripting.remove_resource, via=_OFFERINGS)
+    resource_template = delegated(OfferingScripting.resource_template, via=_OFFERINGS)
+    prompt = delegated(OfferingScripting.prompt, via=_OFFERINGS)
+    remove_prompt = delegated(OfferingScripting.remove_prompt, via=_OFFERINGS)
+    complete = delegated(OfferingScripting.complete, via=_OFFERINGS)
+
+    @property
+    def offerings(self) -> OfferingsView:
+        """What it offers besides tools now (resources, templates, prompts, completion values), read-only."""
+        return self._offerings.view()
+
+    # -- what goes wrong: FaultScripting -----------------------------------------------------------
+
+    inject = delegated(FaultScripting.inject, via=_FAULTS)
+    check_rule = delegated(FaultScripting.check_rule, via=_FAULTS)
+    add_rule = delegated(FaultScripting.add_rule, via=_FAULTS)
+    fail_next_call = fault_first(delegated(FaultScripting.fail_next_call, via=_FAULTS))  # warns at the caller
+    lose_session = delegated(FaultScripting.lose_session, via=_FAULTS)
+    restart = delegated(FaultScripting.restart, via=_FAULTS)
+    pending_faults = delegated(FaultScripting.pending_faults, via=_FAULTS)
+
+    # -- the headers every request must carry: HeaderScripting -------------------------------------
+
+    require_header = delegated(HeaderScripting.require_header, via=_HEADERS)
+    rotate_header = delegated(HeaderScripting.rotate_header, via=_HEADERS)
+
+    @property
+    def required_headers(self) -> tuple[str, ...]:
+        """The names of the headers every request must carry (`require_header`), in the order they were added."""
+        return self._headers.names()
 
     # -- state -------------------------------------------------------------------------------------
 
     def reset(self) -> None:
         """Back to the freshly constructed state (tools, headers, sessions, journal, faults); keeps serving."""
-        with self._lock:
+        with self._current.lock:
             old = self._state
-            self._fresh_state()
+            self._start_afresh(self._settings.fresh_state())
         for session in old.sessions.alive:
             session.outbox.put(None)
         old.listeners.close_all()
@@ -391,15 +307,9 @@ class TestMcpServer(FaultScripting, OfferingScripting):
                 f"a tool handler of server {self.name!r} raised {type(first).__name__}: {first} "
                 f"({len(errors)} handler error{'s' * (len(errors) != 1)} in all)"
             ) from first
-        if unused_faults:
-            unfired = self._state.plan.unfired()
-            if unfired:
-                listed = "\n".join(
-                    f"  {rule.fault!r} (method={rule.method}, tool={rule.tool}"
-                    + (f", name={rule.name})" if rule.name else ")")
-                    for rule in unfired
-                )
-                raise AssertionError(f"server {self.name!r}: {len(unfired)} scripted fault(s) never fired:\n{listed}")
+        unfired = self._faults.unfired() if unused_faults else None
+        if unfired is not None:
+            raise AssertionError(f"server {self.name!r}: {unfired}")
 
     @property
     def eras(self) -> tuple[str, ...]:
@@ -423,8 +333,7 @@ class TestMcpServer(FaultScripting, OfferingScripting):
 
     def session(self, session_id: str | None = None) -> Session:
         """A session by id, or the most recently issued one."""
-        sessions = list(self._state.sessions)
-        for session in reversed(sessions):
+        for session in reversed(list(self._state.sessions)):
             if session_id is None or session.id == session_id:
                 return session
         raise LookupError(f"no session {session_id!r}" if session_id else "no session was opened yet")
@@ -437,6 +346,16 @@ class TestMcpServer(FaultScripting, OfferingScripting):
         """How many times a tool's handler actually ran (all tools when `tool` is None)."""
         ledger = self._state.executions
         return ledger[tool] if tool is not None else sum(ledger.values())
+
+    @property
+    def ledger(self) -> dict[str, int]:
+        """How many times each tool's handler ran, by tool (a copy): the whole ledger `executions()` reads."""
+        return dict(self._state.executions)
+
+    @property
+    def max_body(self) -> int:
+        """Bytes a request's body may take; then 413."""
+        return self._settings.max_body
 
     # -- serving -----------------------------------------------------------------------------------
 
@@ -465,10 +384,6 @@ class TestMcpServer(FaultScripting, OfferingScripting):
         """The MCP endpoint, e.g. `http://127.0.0.1:PORT/mcp`."""
         return self.base_url + self._state.path
 
-    @property
-    def started(self) -> bool:
-        return self._runner is not None
-
     def _new_runner(self) -> Runner:
         if self._runner is not None:
             raise RuntimeError(f"server {self.name!r} is already started at {self.url}")
@@ -490,57 +405,16 @@ class TestMcpServer(FaultScripting, OfferingScripting):
             h11=self._h11,
         )
 
-    def start(self) -> None:
-        """Serve from a background thread; returns once the server accepts connections."""
-        runner = self._new_runner()
-        runner.start_thread(self.name)
-        self._runner = runner
+    def _runner_name(self) -> str:
+        return self.name
 
-    def stop(self) -> None:
-        """Stop serving: close open streams, the socket and the thread."""
-        runner, self._runner = self._runner, None
-        if runner is None:
-            return
-        self._close_streams()
-        runner.stop()
-
-    def _close_streams(self) -> None:
-        self._state.listeners.close_all()
-        for session in self._state.sessions.alive:
-            session.outbox.put(None)
-
-    def __enter__(self) -> TestMcpServer:
-        self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> TestMcpServer:
-        if sniffio.current_async_library() != "asyncio":
-            await anyio.to_thread.run_sync(self.start)
-            return self
-        runner = self._new_runner()
-        await runner.start_task(self.name)
-        self._runner = runner
-        self._task_mode = True
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        runner = self._runner
-        if runner is None:
-            return
-        if getattr(self, "_task_mode", False):
-            self._runner = None
-            self._task_mode = False
-            self._close_streams()
-            await runner.stop_task()
-            return
-        await anyio.to_thread.run_sync(self.stop)
+    def _closing(self, *, started: bool) -> None:
+        """Close the open streams, so that their clients see them end before the socket closes."""
+        if started:
+            state = self._state
+            state.listeners.close_all()
+            for session in state.sessions.alive:
+                session.outbox.put(None)
 
 
 async def serve_stdio(server: TestMcpServer, stdin: BinaryIO, stdout: BinaryIO) -> int:

@@ -160,8 +160,7 @@ class AdminApp(Router):
 
     def _limits(self) -> tuple[int, float]:
         """The largest admin body, and how long it may take to arrive: the MCP endpoint's."""
-        state = self.server._state
-        return state.max_body, state.body_timeout
+        return self.server.max_body, self.server.body_timeout_s
 
     async def _not_found(self, scope: Scope, receive: Receive, send: Send) -> None:
         endpoints = ", ".join(f"{m} {PREFIX}/{n}" for n, ms in self._endpoints.items() for m in ms)
@@ -213,7 +212,7 @@ class AdminApp(Router):
 
     def _executions(self, request: _Request) -> tuple[int, Any]:
         params = request.params("tool")
-        ledger = dict(self.server._state.executions)
+        ledger = self.server.ledger
         tool = params.get("tool")
         if tool:
             ledger = {tool: ledger.get(tool, 0)}
@@ -240,7 +239,7 @@ class AdminApp(Router):
 
         def add(request: _Request) -> tuple[int, Any]:
             data = request.json()
-            offerings = self.server._state.offerings
+            offerings = self.server.offerings
             kinds: dict[str, Mapping[str, Any]] = {
                 "resources": offerings.resources,
                 "resource_templates": offerings.templates,
@@ -299,10 +298,9 @@ class AdminApp(Router):
         try:
             scenario = from_json(data, source="(request body)")
             server = self.server
-            state = server._state
             for key in _LIVE_SETTINGS:
                 if key in scenario.options:
-                    setattr(state, key, scenario.options[key])
+                    setattr(server, key, scenario.options[key])  # through the server's checking setters
             scenario.apply(server)
             check_transport(server.pending_faults(), stdio=False)
         except ScenarioError as exc:

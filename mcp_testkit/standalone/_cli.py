@@ -293,7 +293,7 @@ def _serve(args: argparse.Namespace) -> int:
         except ScenarioError as exc:
             raise _Refused(str(exc)) from None
         if args.stdio:
-            if server._state.required:
+            if server.required_headers:
                 print("mcp-testkit: warning: required headers mean nothing over stdio; ignored", file=sys.stderr)
             return _serve_stdio(server, args, protocol_out)
         return _serve_http(server, args, prepare)

@@ -104,3 +104,11 @@ def test_a_rule_for_an_era_the_server_does_not_speak_is_refused() -> None:
     with pytest.raises(ScenarioError, match=r"^1: inject: LoseSession\(\) has no meaning for a stateless"):
         add_rules(server, rules)
     assert server.pending_faults() == []
+
+
+def test_a_json_rule_for_an_era_the_server_does_not_speak_is_refused_on_apply() -> None:
+    """A scenario's fault rule is checked against the server's eras as `inject` checks it, naming the rule's path."""
+    scenario = from_json({"faults": [{"fault": {"type": "Drop"}}, {"fault": {"type": "Drop"}, "era": "stateless"}]})
+    server = TestMcpServer("h", eras=("handshake",))
+    with pytest.raises(ScenarioError, match=r"scenario <json>: faults/1: inject: era='stateless', but server 'h'"):
+        scenario.apply(server)

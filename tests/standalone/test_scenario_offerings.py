@@ -118,7 +118,7 @@ def test_completions_may_name_a_prompt_of_the_preset() -> None:
     from_json({"completions": [{"prompt": "test_prompt_with_arguments", "argument": "arg2", "values": ["x"]}]}).apply(
         server
     )
-    assert server._state.offerings.completions[("ref/prompt", "test_prompt_with_arguments", "arg2")] == ("x",)
+    assert server.offerings.completions[("ref/prompt", "test_prompt_with_arguments", "arg2")] == ("x",)
 
 
 def test_add_offering_checks_one_item_and_answers_its_listing_entry() -> None:

@@ -1,13 +1,15 @@
 """Scripting what a `TestMcpServer` offers besides tools: resources, templates, prompts, completion values.
 
-A mixin of `TestMcpServer`, kept apart so that the server's class holds its life cycle and tools, and this
-module the rest of what a test scripts. Every method may be called from any thread while traffic flows.
+`OfferingScripting` is a part of the server: the server's verbs of the same names call it. It changes the current
+state under the server's lock and tells open sessions what changed; every method may be called from any thread
+while traffic flows.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit.resources import ScriptedPrompt, ScriptedResource, ScriptedTemplate
@@ -15,53 +17,45 @@ from mcp_testkit.server._dispatch._offerings import notify_changed, notify_updat
 
 if TYPE_CHECKING:
     from mcp_testkit.resources import Messages, ReadsTemplate
-    from mcp_testkit.server._state import ServerState
+    from mcp_testkit.server._current import CurrentState
 
-__all__ = ["OfferingScripting"]
+__all__ = ["OfferingScripting", "OfferingsView"]
+
+
+@dataclass(frozen=True)
+class OfferingsView:
+    """What a server offers besides tools, read-only and live: resources by URI, templates by URI template, prompts
+    by name, and completion values by (`ref/prompt` or `ref/resource`, prompt or template, argument)."""
+
+    resources: Mapping[str, ScriptedResource]
+    templates: Mapping[str, ScriptedTemplate]
+    prompts: Mapping[str, ScriptedPrompt]
+    completions: Mapping[tuple[str, str, str], tuple[str, ...]]
 
 
 class OfferingScripting:
-    """`resource`, `resource_template`, `prompt`, `complete` and their changes, and the listings' cache TTL, for
-    `TestMcpServer`."""
+    """`resource`, `resource_template`, `prompt`, `complete` and their changes, on the server's current state."""
 
-    _lock: threading.RLock
-    _state: ServerState
+    def __init__(self, current: CurrentState) -> None:
+        self._current = current
 
-    @property
-    def cache_ttl_s(self) -> float:
-        """The TTL of 2026-07-28 listings (`server/discover`, `tools/list`), in seconds (the wire's `ttlMs` is it in
-        whole milliseconds); setting it lasts until `reset()`."""
-        return self._state.cache_ttl_ms / 1000
+    def view(self) -> OfferingsView:
+        """What the server offers now, as read-only mappings (they follow later changes)."""
+        offerings = self._current.state.offerings
+        return OfferingsView(
+            MappingProxyType(offerings.resources),
+            MappingProxyType(offerings.templates),
+            MappingProxyType(offerings.prompts),
+            MappingProxyType(offerings.completions),
+        )
 
-    @cache_ttl_s.setter
-    def cache_ttl_s(self, value: float) -> None:
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < float("inf"):
-            raise ValueError(f"cache_ttl_s must be a number of seconds >= 0, not {value!r}")
-        self._state.cache_ttl_ms = round(value * 1000)
-
-    @property
-    def get_stream(self) -> bool:
-        """Whether a handshake-era session may open a GET stream of server messages (else GET is answered 405);
-        setting it lasts until `reset()`."""
-        return self._state.get_stream
-
-    @get_stream.setter
-    def get_stream(self, value: bool) -> None:
-        if not isinstance(value, bool):
-            raise ValueError(f"get_stream must be True or False, not {value!r}")
-        self._state.get_stream = value
-
-    @property
-    def input_timeout_s(self) -> float:
-        """How long a tool's input request (elicitation, sampling, roots) of the handshake era waits for the client's
-        answer before the ctx call raises `InputUnavailable` (-32001); setting it lasts until `reset()`."""
-        return self._state.input_timeout_s
-
-    @input_timeout_s.setter
-    def input_timeout_s(self, value: float) -> None:
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value < float("inf"):
-            raise ValueError(f"input_timeout_s must be a number of seconds > 0, not {value!r}")
-        self._state.input_timeout_s = float(value)
+    def _put(self, table: str, key: str, offered: Any, listing: str) -> None:
+        """Offer `offered` under `key` in the offerings' `table`, and tell open sessions that `listing` changed."""
+        current = self._current
+        with current.lock:
+            state = current.state
+            getattr(state.offerings, table)[key] = offered
+        notify_changed(state, listing)
 
     def resource(
         self,
@@ -86,18 +80,22 @@ class OfferingScripting:
             description=description,
             title=title,
         )
-        with self._lock:
-            known = self._state.offerings.resources.get(uri)
-            self._state.offerings.resources[uri] = resource
-        notify_changed(self._state, "resources")
+        current = self._current
+        with current.lock:
+            state = current.state
+            known = state.offerings.resources.get(uri)
+            state.offerings.resources[uri] = resource
+        notify_changed(state, "resources")
         if known is not None and (known.text, known.blob) != (text, blob):
-            notify_updated(self._state, uri)
+            notify_updated(state, uri)
         return resource
 
     def update_resource(self, uri: str, *, text: str | None = None, blob: bytes | None = None) -> ScriptedResource:
         """Change a resource's content; every session subscribed to it gets `notifications/resources/updated`."""
-        resources = self._state.offerings.resources
-        with self._lock:
+        current = self._current
+        with current.lock:
+            state = current.state
+            resources = state.offerings.resources
             known = resources.get(uri)
             if known is None:
                 raise KeyError(f"no resource {uri!r}; resources: {', '.join(resources) or '(none)'}")
@@ -106,17 +104,19 @@ class OfferingScripting:
                 title=known.title,
             )  # fmt: skip
             resources[uri] = resource
-        notify_updated(self._state, uri)
+        notify_updated(state, uri)
         return resource
 
     def remove_resource(self, uri: str) -> None:
         """Stop offering a resource or a template (by its URI template); KeyError naming those there are."""
-        offerings = self._state.offerings
-        with self._lock:
+        current = self._current
+        with current.lock:
+            state = current.state
+            offerings = state.offerings
             if offerings.resources.pop(uri, None) is None and offerings.templates.pop(uri, None) is None:
                 there = [*offerings.resources, *offerings.templates]
                 raise KeyError(f"no resource or template {uri!r}; there are: {', '.join(there) or '(none)'}")
-        notify_changed(self._state, "resources")
+        notify_changed(state, "resources")
 
     def resource_template(
         self,
@@ -133,9 +133,7 @@ class OfferingScripting:
         template = ScriptedTemplate(
             uri_template, name or uri_template, reads, mime_type=mime_type, description=description, title=title
         )
-        with self._lock:
-            self._state.offerings.templates[uri_template] = template
-        notify_changed(self._state, "resources")
+        self._put("templates", uri_template, template, "resources")
         return template
 
     def prompt(
@@ -153,18 +151,18 @@ class OfferingScripting:
         if any(not isinstance(argument.get("name"), str) for argument in declared):
             raise ValueError(f"prompt {name!r}: every argument needs a name (a string)")
         prompt = ScriptedPrompt(name, messages, declared, description=description, title=title)
-        with self._lock:
-            self._state.offerings.prompts[name] = prompt
-        notify_changed(self._state, "prompts")
+        self._put("prompts", name, prompt, "prompts")
         return prompt
 
     def remove_prompt(self, name: str) -> None:
         """Stop offering a prompt; KeyError naming the prompts there are."""
-        prompts = self._state.offerings.prompts
-        with self._lock:
+        current = self._current
+        with current.lock:
+            state = current.state
+            prompts = state.offerings.prompts
             if prompts.pop(name, None) is None:
                 raise KeyError(f"no prompt {name!r}; prompts: {', '.join(prompts) or '(none)'}")
-        notify_changed(self._state, "prompts")
+        notify_changed(state, "prompts")
 
     def complete(
         self,
@@ -179,5 +177,6 @@ class OfferingScripting:
         if (prompt is None) == (resource_template is None):
             raise ValueError("complete() needs exactly one of prompt= or resource_template=")
         key = ("ref/prompt", prompt) if prompt is not None else ("ref/resource", resource_template)
-        with self._lock:
-            self._state.offerings.completions[(key[0], str(key[1]), argument)] = tuple(values)
+        current = self._current
+        with current.lock:
+            current.state.offerings.completions[(key[0], str(key[1]), argument)] = tuple(values)
