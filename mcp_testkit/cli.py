@@ -2,7 +2,7 @@
 `check` runs the resilience contract against bridges; `client` is the reference bridge as a client; `record` and
 `verify` make and check cassettes; `proxy` puts faults in front of a live server.
 
-The composition root: each command lives in its package (`standalone/_cli.py`, `contract/_cli.py`,
+The composition root: each command lives in its package (`standalone/_cli.py`, `contract/_cli/`,
 `bridge/_cli.py`, `cassettes/_cli.py`, `proxy/_cli.py`); this module assembles their parsers and dispatches.
 """
 

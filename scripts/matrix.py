@@ -601,7 +601,7 @@ def main() -> int:
         write_markdown(whole, count or examples, args.docs / "matrix.md", changes or CHANGES)
         published.write_text(json.dumps(whole, indent=2, sort_keys=True) + "\n")
     if args.html:
-        from mcp_testkit.contract._matrix_html import write_matrix_page
+        from mcp_testkit.contract._cli._matrix_html import write_matrix_page
 
         write_matrix_page(args.html, whole)
     for label, result in verdicts.items():

@@ -707,7 +707,7 @@ def _not_applicable(pid: str, facts: Any) -> str | None:
 def child(args: argparse.Namespace) -> int:
     """Probe the adapters named by spec, or the driver, here; write the rows as JSON to `args.out`."""
     from mcp_testkit.adapters import DriverAdapter
-    from mcp_testkit.contract._adapter_specs import label, load_factory
+    from mcp_testkit.contract._cli._adapter_specs import label, load_factory
 
     rows: list[dict[str, Any]] = []
     schema = WITH_PROPERTIES if args.with_properties else None

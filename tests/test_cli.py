@@ -11,7 +11,7 @@ import pytest
 
 import mcp_testkit
 from mcp_testkit.contract import PROPERTIES, PropertyResult
-from mcp_testkit.contract._expectations import closing_line
+from mcp_testkit.contract._cli._expectations import closing_line
 
 REFERENCE = "mcp_testkit.adapters:ReferenceBridgeAdapter"
 SDK = "mcp_testkit.adapters:SdkClientAdapter"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_diagram import CHROMIUM_FLAGS, LIMIT_S, _chromium
 
-from mcp_testkit.contract._matrix_html import matrix_page
+from mcp_testkit.contract._cli._matrix_html import matrix_page
 
 CHECK_S = 300.0
 

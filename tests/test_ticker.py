@@ -9,7 +9,7 @@ import re
 import threading
 
 from mcp_testkit.contract import _cli as _check
-from mcp_testkit.contract._ticker import Ticker
+from mcp_testkit.contract._cli._ticker import Ticker
 
 LIMIT_S = 30.0
 

@@ -132,7 +132,7 @@ def _server_limits(server: TestMcpServer) -> tuple[Any, ...]:
         server.header_timeout_s,
         server.body_timeout_s,
         server.idle_timeout_s,
-        server.sessions.idle_timeout,
+        server.sessions.idle_timeout_s,
         server._state.cache_ttl_ms,
         server._state.retry_ms,
     )

@@ -46,7 +46,7 @@ MAX_HEADERS = 64 * 1024
 MAX_HEADER_LINE = 8 * 1024
 """The default bound on one line of a request's head (a header, or the request line), in bytes."""
 BODY_TIMED_OUT = "mcp_testkit.body_timed_out"
-"""Set in a request's ASGI scope when its body did not arrive within body_timeout (the app answers 408)."""
+"""Set in a request's ASGI scope when its body did not arrive within body_timeout_s (the app answers 408)."""
 STOPPING = "mcp-testkit: the server is stopping"
 """The message of the cancellation of a request still running when the server stops; the app closes its
 connection quietly on it, where uvicorn would log the cancellation with a traceback."""
@@ -365,7 +365,7 @@ class _BoundedHttp(_Protocol):
 
 
 
-def _protocol(header_timeout: float, body_timeout: float, limits: HeadLimits, h11: bool = False) -> type[Any]:
+def _protocol(header_timeout_s: float, body_timeout_s: float, limits: HeadLimits, h11: bool = False) -> type[Any]:
     """uvicorn's HTTP protocol (httptools, else h11), plus bounds on the time a request's headers and body take,
     and on the bytes of its head.
 
@@ -388,8 +388,8 @@ def _protocol(header_timeout: float, body_timeout: float, limits: HeadLimits, h1
         except ImportError:
             from uvicorn.protocols.http.h11_impl import H11Protocol as base
     settings = {
-        "header_timeout_s": header_timeout,
-        "body_timeout_s": body_timeout,
+        "header_timeout_s": header_timeout_s,
+        "body_timeout_s": body_timeout_s,
         "max_headers": limits.max_headers,
         "max_header_line": limits.max_header_line,
         "on_refused": None if limits.on_refused is None else staticmethod(limits.on_refused),
@@ -399,7 +399,7 @@ def _protocol(header_timeout: float, body_timeout: float, limits: HeadLimits, h1
 
 
 def _config(
-    app: Any, header_timeout: float, body_timeout: float, idle_timeout: float, limits: HeadLimits, h11: bool
+    app: Any, header_timeout_s: float, body_timeout_s: float, idle_timeout_s: float, limits: HeadLimits, h11: bool
 ) -> Any:
     import uvicorn
 
@@ -408,9 +408,9 @@ def _config(
         lifespan="off",
         log_level="warning",
         access_log=False,
-        http=_protocol(header_timeout, body_timeout, limits, h11),
+        http=_protocol(header_timeout_s, body_timeout_s, limits, h11),
         h11_max_incomplete_event_size=limits.max_headers + 1,  # the bound above answers first, with its 431
-        timeout_keep_alive=idle_timeout,  # type: ignore[arg-type]
+        timeout_keep_alive=idle_timeout_s,  # type: ignore[arg-type]
         timeout_graceful_shutdown=2,
         date_header=False,
         server_header=False,
@@ -491,14 +491,14 @@ class Runner:
         host: str,
         port: int,
         *,
-        header_timeout: float,
-        body_timeout: float,
-        idle_timeout: float,
+        header_timeout_s: float,
+        body_timeout_s: float,
+        idle_timeout_s: float,
         limits: HeadLimits | None = None,
         h11: bool = False,
     ) -> None:
         """`h11`: uvicorn's h11 parser rather than httptools (both are tested)."""
-        config = _config(app, header_timeout, body_timeout, idle_timeout, limits or HeadLimits(), h11)
+        config = _config(app, header_timeout_s, body_timeout_s, idle_timeout_s, limits or HeadLimits(), h11)
         self._server = _server_class()(config)
         self.socket = bind(host, port)
         self.port: int = self.socket.getsockname()[1]

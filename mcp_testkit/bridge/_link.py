@@ -215,7 +215,7 @@ class ServerLink:
         if self._refused is not None:
             stale, self._refused = self._refused, None
             await _end(stale, credentials=credentials)
-        delays = backoff_delays(self.config)
+        delays_s = backoff_delays(self.config)
         attempts = self.config.connect_retries + 1
         for attempt in range(1, attempts + 1):
             opened: list[RpcSession] = []
@@ -240,11 +240,11 @@ class ServerLink:
                     raise MCPConnectionError(
                         name, f"could not connect after {attempts} attempt{plural}: the server {reason}"
                     ) from None
-                delay = delays[attempt - 1]
+                delay_s = delays_s[attempt - 1]
                 logger.warning(
-                    "server %r: connect attempt %d failed (%s); retrying in %ss", name, attempt, reason, delay
+                    "server %r: connect attempt %d failed (%s); retrying in %ss", name, attempt, reason, delay_s
                 )
-                await anyio.sleep(delay)
+                await anyio.sleep(delay_s)
             except BaseException:
                 await _end(*opened)
                 raise

@@ -24,7 +24,7 @@ from __future__ import annotations
 from mcp_testkit.contract._harness import BridgeFacts, ContractError, ContractHarness, ContractViolation
 from mcp_testkit.contract._machine import resilience_machine
 from mcp_testkit.contract._properties import PROPERTIES, Property, expected_kinds
-from mcp_testkit.contract._runner import check_property, run_contract
+from mcp_testkit.contract._run import check_property, run_contract
 from mcp_testkit.contract._suite import resilience_suite
 from mcp_testkit.contract._verdict import PropertyResult
 

@@ -72,12 +72,12 @@ class EventLoop:
             return self._loop.create_task(function(*args))
         return self._portal.start_task_soon(function, *args)
 
-    def join(self, handle: Any, timeout: float) -> Any:
+    def join(self, handle: Any, timeout_s: float) -> Any:
         if self._loop is not None:
             import asyncio
 
-            return self._loop.run_until_complete(asyncio.wait_for(handle, timeout))
-        return handle.result(timeout)
+            return self._loop.run_until_complete(asyncio.wait_for(handle, timeout_s))
+        return handle.result(timeout_s)
 
     def __exit__(self, *exc_info: object) -> None:
         if self._loop is None:

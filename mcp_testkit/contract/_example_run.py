@@ -55,13 +55,13 @@ class Harness(Protocol):
 
 
 class ExampleRun:
-    """One run of `example` on `harness` within `timeout` seconds; `run()` raises `ContractViolation` when the bridge
+    """One run of `example` on `harness` within `timeout_s` seconds; `run()` raises `ContractViolation` when the bridge
     broke the property or hung, `ContractError` when the harness or an adapter method raised."""
 
-    def __init__(self, harness: Harness, example: Example, timeout: float) -> None:
+    def __init__(self, harness: Harness, example: Example, timeout_s: float) -> None:
         self.harness = harness
         self.example = example
-        self.timeout = timeout
+        self.timeout_s = timeout_s
         self._finished: set[int] = set()
         self.answered: set[int] = set()
         """The requests the server had answered when the example's time ran out (closing the bridge afterwards ends
@@ -102,7 +102,7 @@ class ExampleRun:
         started = anyio.current_time()
         h.steps = [("start", started)]
         h.marks = [0]
-        h.deadline = started + self.timeout
+        h.deadline = started + self.timeout_s
         timer = asyncio.get_running_loop().call_at(h.deadline, self._time_is_up)
         raised, raised_at, cancelled = await self._attempt(adapter)
         timer.cancel()
@@ -160,14 +160,14 @@ class ExampleRun:
         index = [number for number, (_, at) in enumerate(h.steps) if at <= h.deadline][-1]
         hung_in = h.steps[index][0]
         sent = h.server.journal.records[h.marks[index] : self.sent]
-        stalled = stalled_adapter(adapter, hung_in, self.timeout, sent, self.answered)
+        stalled = stalled_adapter(adapter, hung_in, self.timeout_s, sent, self.answered)
         if stalled is not None:
             return stalled
         overran = anyio.current_time() - h.deadline
         facts = {"handler runs": handler_runs(h.server)}
         if overran > 1:
             facts["after the deadline"] = f"it went on for {overran:.1f} s more"
-        return BridgeHung(str(h.fail(f"hung in {hung_in} after {self.timeout:g} s", **facts)))
+        return BridgeHung(str(h.fail(f"hung in {hung_in} after {self.timeout_s:g} s", **facts)))
 
     def _after_close(self) -> None:
         """Every property that calls tools ends here: what the bridge sent when it closed counts too."""

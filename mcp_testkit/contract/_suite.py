@@ -11,7 +11,7 @@ from mcp_testkit._wire.eras import ERAS, named_eras
 from mcp_testkit.contract._errors import ContractError, ContractViolation
 from mcp_testkit.contract._harness import ContractHarness
 from mcp_testkit.contract._properties import PROPERTIES
-from mcp_testkit.contract._runner import check_property
+from mcp_testkit.contract._run import check_property
 
 if TYPE_CHECKING:
     from mcp_testkit.adapters import AdapterFactory

@@ -197,8 +197,8 @@ class ChaosProxy(RunnerLifecycle):
         if self._stdio is not None:
             self._stdio.probe(self._start_timeout_s)
         return Runner(
-            self._app or self._endpoint, self._host, self._port, header_timeout=60.0, body_timeout=60.0,
-            idle_timeout=75.0,
+            self._app or self._endpoint, self._host, self._port, header_timeout_s=60.0, body_timeout_s=60.0,
+            idle_timeout_s=75.0,
         )  # fmt: skip
 
     def _runner_name(self) -> str:

@@ -398,9 +398,9 @@ class TestMcpServer(RunnerLifecycle):
             self.asgi_app,
             self.host,
             self._port,
-            header_timeout=self.header_timeout_s,
-            body_timeout=self.body_timeout_s,
-            idle_timeout=self.idle_timeout_s,
+            header_timeout_s=self.header_timeout_s,
+            body_timeout_s=self.body_timeout_s,
+            idle_timeout_s=self.idle_timeout_s,
             limits=limits,
             h11=self._h11,
         )

@@ -138,7 +138,7 @@ class ServerSettings:
                 raise ValueError(f"{label} must be a positive number of seconds, not {seconds!r}")
             object.__setattr__(self, label, float(seconds))
         Journal(limit=self.journal_limit)  # checks the value now, not at the first reset
-        SessionTable(limit=self.session_limit, idle_timeout=self.session_idle_timeout_s)
+        SessionTable(limit=self.session_limit, idle_timeout_s=self.session_idle_timeout_s)
 
     def _check_preset(self) -> None:
         if self.preset is not None:
@@ -159,14 +159,14 @@ class ServerSettings:
             allow_delete=self.allow_delete,
             allowed_hosts=frozenset(name.lower() for name in (*_LOOPBACK_NAMES, self.host, *self.allowed_hosts)),
             max_body=self.max_body,
-            body_timeout=self.body_timeout_s,
+            body_timeout_s=self.body_timeout_s,
             eras=tuple(self.eras),
             cache_ttl_ms=round(self.cache_ttl_s * 1000),
             cache_scope=self.cache_scope,
             resumable=self.resumable,
             retry_ms=None if self.retry_s is None else round(self.retry_s * 1000),
             journal=Journal(limit=self.journal_limit),
-            sessions=SessionTable(limit=self.session_limit, idle_timeout=self.session_idle_timeout_s),
+            sessions=SessionTable(limit=self.session_limit, idle_timeout_s=self.session_idle_timeout_s),
         )
 
 

@@ -332,7 +332,7 @@ def test_budget_and_example_timeout_reach_the_run() -> None:
 
 def test_all_installed_runs_the_adapters_whose_bridge_imports() -> None:
     """--all-installed checks the reference bridge, the SDK client and the shipped adapters whose bridge imports."""
-    from mcp_testkit.contract._adapter_specs import SHIPPED, installed
+    from mcp_testkit.contract._cli._adapter_specs import SHIPPED, installed
 
     done = _check("--all-installed", "--property", "P1", "--examples", "1")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -667,7 +667,7 @@ def test_the_default_budget_runs_every_declared_case_then_draws_for_its_own_time
 ) -> None:
     """With no budget given every declared case runs, however long, and the draws' budget starts after them; the
     note says how many examples ran in it."""
-    from mcp_testkit.contract import _runner
+    from mcp_testkit.contract import _run as _runner
 
     monkeypatch.setattr(_runner, "DEFAULT_BUDGET_S", 1e-6)
     [result] = run_contract(ReferenceBridgeAdapter, eras=["handshake"], properties=["P6"])

@@ -36,7 +36,7 @@ async def _odd_upstream(scope: dict[str, Any], receive: Any, send: Any) -> None:
 @pytest.fixture
 def odd_upstream() -> Iterator[str]:
     """The odd upstream on a real socket; its URL."""
-    runner = Runner(_odd_upstream, "127.0.0.1", 0, header_timeout=10.0, body_timeout=10.0, idle_timeout=10.0)
+    runner = Runner(_odd_upstream, "127.0.0.1", 0, header_timeout_s=10.0, body_timeout_s=10.0, idle_timeout_s=10.0)
     runner.start_thread("odd-upstream")
     try:
         yield f"http://127.0.0.1:{runner.port}/mcp"

@@ -137,20 +137,20 @@ class _Latency(_Shaped):
     def begin(self, record: Record) -> None:
         super().begin(record)
         self.draws, self.seeded = _draws(self.fault.seed, record)
-        self.delays: list[float] = []
+        self.delays_s: list[float] = []
         self.writes = 0
 
     def _delay(self) -> float:
         fault: faults.Latency = self.fault
         if fault.distribution == "exponential":
-            delay = self.draws.expovariate(1 / fault.mean_s) if fault.mean_s else 0.0
+            delay_s = self.draws.expovariate(1 / fault.mean_s) if fault.mean_s else 0.0
         elif fault.distribution == "normal":
-            delay = self.draws.gauss(fault.mean_s, fault.jitter_s)
+            delay_s = self.draws.gauss(fault.mean_s, fault.jitter_s)
         else:
-            delay = self.draws.uniform(fault.mean_s - fault.jitter_s, fault.mean_s + fault.jitter_s)
-        delay = round(max(delay, 0.0), 6)
-        self.delays.append(delay)
-        return delay
+            delay_s = self.draws.uniform(fault.mean_s - fault.jitter_s, fault.mean_s + fault.jitter_s)
+        delay_s = round(max(delay_s, 0.0), 6)
+        self.delays_s.append(delay_s)
+        return delay_s
 
     def head_wait_s(self) -> float:
         return self._delay()
@@ -162,8 +162,8 @@ class _Latency(_Shaped):
         return [(self._delay() if self.writes > 1 else 0.0, data)]
 
     def note(self) -> str:
-        delays = ", ".join(f"{delay:g}" for delay in self.delays)
-        return f"answered after a latency of {delays} s by a fault (Latency, {self.seeded})"
+        delays_s = ", ".join(f"{delay_s:g}" for delay_s in self.delays_s)
+        return f"answered after a latency of {delays_s} s by a fault (Latency, {self.seeded})"
 
 
 @handles(faults.Bandwidth)

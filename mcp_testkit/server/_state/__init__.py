@@ -56,7 +56,7 @@ class ServerState:
     allow_delete: bool
     allowed_hosts: frozenset[str]
     max_body: int = 4 * 1024 * 1024
-    body_timeout: float = 60.0
+    body_timeout_s: float = 60.0
     eras: tuple[str, ...] = ERAS
     """The protocol eras the server speaks."""
     cache_ttl_ms: int = 0

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import sniffio
 
+from mcp_testkit._renamed import renamed_attribute, renamed_keywords
+
 if TYPE_CHECKING:
     from mcp_testkit.server._state._events import EventLog
 
@@ -135,20 +137,23 @@ class SessionTable:
 
     By default it keeps every session, so a test can inspect them all. For long runs, `limit`
     caps how many it keeps (ended sessions are forgotten first, then the least recently used
-    live ones are ended and forgotten) and `idle_timeout` ends and forgets live sessions no
+    live ones are ended and forgotten) and `idle_timeout_s` ends and forgets live sessions no
     request named for that many seconds (a session with an open GET stream is never idle).
     Both act when a session is opened. A forgotten id is answered like any unknown one.
     """
 
-    def __init__(self, *, limit: int | None = None, idle_timeout: float | None = None) -> None:
+    idle_timeout = renamed_attribute("idle_timeout", "idle_timeout_s")
+
+    @renamed_keywords(idle_timeout="idle_timeout_s")
+    def __init__(self, *, limit: int | None = None, idle_timeout_s: float | None = None) -> None:
         if limit is not None and (not isinstance(limit, int) or limit < 1):
             raise ValueError(f"session_limit must be a positive int or None (keep every session), not {limit!r}")
-        if idle_timeout is not None and idle_timeout < 0:
-            raise ValueError(f"session_idle_timeout_s must be >= 0 seconds or None, not {idle_timeout!r}")
+        if idle_timeout_s is not None and idle_timeout_s < 0:
+            raise ValueError(f"session_idle_timeout_s must be >= 0 seconds or None, not {idle_timeout_s!r}")
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
         self.limit = limit
-        self.idle_timeout = idle_timeout
+        self.idle_timeout_s = idle_timeout_s
         self.unknown_status = 404
         """What an unknown or ended session id is answered with: 404 (the spec) or 400 (old SDK servers)."""
 
@@ -164,8 +169,8 @@ class SessionTable:
     def _evict(self) -> list[Session]:
         """Forget idle and surplus sessions (under the lock); the live ones ended here, whose streams must close."""
         ended: list[Session] = []
-        if self.idle_timeout is not None:
-            oldest = time.monotonic() - self.idle_timeout
+        if self.idle_timeout_s is not None:
+            oldest = time.monotonic() - self.idle_timeout_s
             for session in list(self._sessions.values()):
                 if not session.outbox.streaming and session.last_seen <= oldest:
                     if session.alive:

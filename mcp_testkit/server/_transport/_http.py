@@ -1,6 +1,6 @@
 """The HTTP request before its era and around it: the journal's record of it, the refusals that need no body (path,
 Host, Origin, required headers: 401 or 403 with a challenge), the body read (only up to `max_body`; the server's
-protocol bounds the time with `body_timeout`) and decoded, what a POST must carry to reach an era (406, 415, 400),
+protocol bounds the time with `body_timeout_s`) and decoded, what a POST must carry to reach an era (406, 415, 400),
 an HTTP method no era has (405), and the last-resort answer to a crash of ours (-32603, 500), journaled.
 
 `serve` does these in order around the route it is given: `McpApp` (`_app.py`) gives the one to the request's
@@ -184,8 +184,8 @@ async def _read(state: ServerState, scope: Scope, receive: Receive, out: Respons
         message = f"Payload Too Large: the body (Content-Length {declared}) exceeds max_body ({limit} bytes); not read"
         return 413, INVALID_REQUEST, message, close
     body, size = await read_body(receive, limit)
-    if scope.get(BODY_TIMED_OUT):  # set by the server's protocol when the body took longer than body_timeout
-        message = f"Request Timeout: the body did not arrive within {state.body_timeout} s (body_timeout_s)"
+    if scope.get(BODY_TIMED_OUT):  # set by the server's protocol when the body took longer than body_timeout_s
+        message = f"Request Timeout: the body did not arrive within {state.body_timeout_s} s (body_timeout_s)"
         return 408, INVALID_REQUEST, message, close
     record.body = body
     if size is not None:

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from mcp_testkit._wire.eras import HANDSHAKE, STATELESS
-from mcp_testkit.contract._adapter_specs import DEFAULTS, REFERENCE, SDK_AUTO, SDK_LEGACY, SHIPPED
+from mcp_testkit.contract._cli._adapter_specs import DEFAULTS, REFERENCE, SDK_AUTO, SDK_LEGACY, SHIPPED
 
 if TYPE_CHECKING:
     import argparse
 
-    from mcp_testkit.contract._report import Verdicts
+    from mcp_testkit.contract._cli._report import Verdicts
     from mcp_testkit.contract._verdict import PropertyResult
 
 __all__ = ["KNOWN_FAILS", "closing_line", "opening_line", "unsettled"]

@@ -12,13 +12,13 @@ import sys
 from typing import Any, TextIO
 
 from mcp_testkit._wire.eras import ERAS
-from mcp_testkit.contract._adapter_specs import BadSpec, chosen_specs, label, load_factory
+from mcp_testkit.contract._cli._adapter_specs import BadSpec, chosen_specs, label, load_factory
+from mcp_testkit.contract._cli._expectations import closing_line, opening_line, unsettled
+from mcp_testkit.contract._cli._matrix_text import counterexamples, matrix
+from mcp_testkit.contract._cli._progress import Progress
+from mcp_testkit.contract._cli._report import Verdicts, report, write_json
+from mcp_testkit.contract._cli._ticker import Ticker
 from mcp_testkit.contract._ctrl_c import CtrlC
-from mcp_testkit.contract._expectations import closing_line, opening_line, unsettled
-from mcp_testkit.contract._matrix_text import counterexamples, matrix
-from mcp_testkit.contract._progress import Progress
-from mcp_testkit.contract._report import Verdicts, report, write_json
-from mcp_testkit.contract._ticker import Ticker
 
 __all__ = ["add_parser", "run"]
 
@@ -182,7 +182,7 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     if args.json:
         write_json(args.json, factories, verdicts)
     if args.html:
-        from mcp_testkit.contract._matrix_html import write_matrix_page
+        from mcp_testkit.contract._cli._matrix_html import write_matrix_page
 
         write_matrix_page(args.html, report(factories, verdicts))
     if not args.quiet:

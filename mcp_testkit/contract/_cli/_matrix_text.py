@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from mcp_testkit.contract._report import Verdicts
+    from mcp_testkit.contract._cli._report import Verdicts
     from mcp_testkit.contract._verdict import PropertyResult
 
 __all__ = ["counterexamples", "matrix"]

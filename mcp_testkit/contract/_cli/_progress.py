@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     import argparse
 
+    from mcp_testkit.contract._cli._ticker import Ticker
     from mcp_testkit.contract._ctrl_c import CtrlC
-    from mcp_testkit.contract._ticker import Ticker
     from mcp_testkit.contract._verdict import PropertyResult
 
 __all__ = ["Progress"]
@@ -37,7 +37,7 @@ class Progress:
         results: dict[tuple[str, str], PropertyResult],
     ) -> None:
         """Run the contract on one bridge in one era, printing a line per property as it ends; none after Ctrl-C."""
-        from mcp_testkit.contract._runner import run_contract
+        from mcp_testkit.contract._run import run_contract
 
         args, ticker = self.args, self.ticker
         if not args.quiet:

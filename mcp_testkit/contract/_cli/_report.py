@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mcp_testkit.contract._adapter_specs import label
+from mcp_testkit.contract._cli._adapter_specs import label
 
 if TYPE_CHECKING:
     from mcp_testkit.contract._verdict import PropertyResult
