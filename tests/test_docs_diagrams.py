@@ -101,3 +101,18 @@ def test_architecture_picture_names_only_modules_that_exist() -> None:
     page = (DOCS / "architecture.md").read_text(encoding="utf-8")
     assert "](img/architecture.svg)" in page
     assert "```mermaid" not in page
+
+
+@pytest.mark.parametrize("page", ["architecture.md", "glossary.md"])
+def test_the_map_names_only_files_that_exist(page: str) -> None:
+    """Every module or folder the architecture page and the glossary name in code (`server/_eras/_run.py`, `_wire/`,
+    a bare `_refusals.py` in its folder's paragraph) is a file or folder of the repository, so the map cannot name
+    what moved or went."""
+    known = [path.relative_to(ROOT).as_posix() for path in ROOT.rglob("*") if ".git" not in path.parts]
+    named = set(re.findall(r"`([A-Za-z_./]+(?:\.py|/))`", (DOCS / page).read_text(encoding="utf-8")))
+    missing = sorted(
+        name
+        for name in named
+        if not any(path == name.rstrip("/") or path.endswith("/" + name.rstrip("/")) for path in known)
+    )
+    assert missing == []
