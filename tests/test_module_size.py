@@ -18,7 +18,6 @@ EXCEPTIONS: dict[str, str] = {
     "verbs and properties, each one line calling a part (tools, required headers, offerings, faults: "
     "`server/_*_scripting.py`) or a few lines reading the current state; its keywords live in `_settings.py` and "
     "its life on a socket in `_wire/lifecycle.py`, and what is left is one reader's index of the whole API",
-    "journal/__init__.py:Journal": "the query API tests read (respx's shape); 5 lines over",
 }
 """`path`, `path:Class` or `path:function` (a method as `path:Class.method`) relative to the package, with the reason
 it may be longer."""

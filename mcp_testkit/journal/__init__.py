@@ -15,6 +15,7 @@ from mcp_testkit._wire.headers import Headers
 from mcp_testkit._wire.headers import is_secret_header as is_secret_header
 from mcp_testkit._wire.headers import redacted as redacted
 from mcp_testkit.journal._input_log import InputExchange, InputLog
+from mcp_testkit.journal._near_miss import cancellations_in, unasked, uncalled, uncancelled
 from mcp_testkit.journal._record import CANCELLED_BY_CLIENT, FILTERED, SEQ, Record
 from mcp_testkit.journal._writer import JournalWriter
 
@@ -158,31 +159,7 @@ class Journal:
         """Each cancellation the client sent, as `(how, cancelled)`: `how` is the `notifications/cancelled`
         record, or the request itself when its client ended the stream (2026-07-28 over HTTP); `cancelled` is
         the request it cancels (None when the notification names no request sent before on that session)."""
-        records = self._views()
-        found: list[tuple[Record, Record | None]] = []
-        for index, record in enumerate(records):
-            named = record.cancels
-            if named is None:
-                continue
-            target = next(
-                (
-                    earlier
-                    for earlier in reversed(records[:index])
-                    if earlier.rpc_id == named
-                    and earlier.session_id == record.session_id
-                    and earlier.rpc_method is not None
-                    and not earlier.rpc_method.startswith("notifications/")
-                ),
-                None,
-            )
-            found.append((record, target))
-        named_seqs = {target.seq for _, target in found if target is not None}
-        found.extend(
-            (record, record)
-            for record in records
-            if record.cancelled_by_client and record.rpc_method is not None and record.seq not in named_seqs
-        )
-        return sorted(found, key=lambda pair: pair[0].seq)
+        return cancellations_in(self._views())
 
     def cancelled(self, tool: str | None = None, *, request_id: str | int | None = None) -> list[Record]:
         """The requests the client cancelled (by `notifications/cancelled`, or in 2026-07-28 over HTTP by ending
@@ -217,19 +194,7 @@ class Journal:
         matching = [c for c in calls if arguments is None or c.arguments == dict(arguments)]
         if (times is None and matching) or (times is not None and len(matching) == times):
             return matching
-        wanted = f"tool {tool!r}" + (f" with arguments {dict(arguments)!r}" if arguments is not None else "")
-        expected = "at least once" if times is None else f"{times} time{'s' * (times != 1)}"
-        lines = [f"expected {wanted} to be called {expected}, it was called {len(matching)} times"]
-        all_calls = self.calls()
-        if all_calls:
-            lines.append("calls the server received:")
-            lines.extend(f"  #{c.seq} {c.tool}({json.dumps(c.arguments)}) -> {c._status_line()}" for c in all_calls)
-        else:
-            lines.append("the server received no tools/call at all")
-            methods = sorted({str(r.rpc_method or r.http_method) for r in self._views()})
-            if methods:
-                lines.append(f"requests it did receive: {', '.join(methods)}")
-        raise AssertionError("\n".join(lines))
+        raise AssertionError(uncalled(self._views(), tool, arguments, times, len(matching)))
 
     def assert_not_called(self, tool: str) -> None:
         """Assert `tool` was never called."""
@@ -262,16 +227,7 @@ class Journal:
         matching = [r for r in asked if arguments is None or (r.params or {}).get("arguments") == dict(arguments)]
         if (times is None and matching) or (times is not None and len(matching) == times):
             return matching
-        wanted = f"{method} of {value!r}" + (f" with arguments {dict(arguments)!r}" if arguments is not None else "")
-        expected = "at least once" if times is None else f"{times} time{'s' * (times != 1)}"
-        lines = [f"expected {wanted} {expected}, it came {len(matching)} times"]
-        every = self.requests(method)
-        if every:
-            lines.append(f"the {method} requests the server received:")
-            lines.extend(f"  #{r.seq} {json.dumps(r.params)} -> {r._status_line()}" for r in every)
-        else:
-            lines.append(f"the server received no {method} at all")
-        raise AssertionError("\n".join(lines))
+        raise AssertionError(unasked(self.requests(method), method, value, arguments, times, len(matching)))
 
     def assert_cancelled(self, tool: str | None = None, *, request_id: str | int | None = None) -> list[Record]:
         """Assert the client cancelled a call of `tool` (and/or the request with JSON-RPC id `request_id`);
@@ -280,29 +236,7 @@ class Journal:
         found = self.cancelled(tool, request_id=request_id)
         if found:
             return found
-        wanted = " and ".join(
-            part
-            for part in (
-                f"a call of tool {tool!r}" if tool is not None else "",
-                f"request id {request_id!r}" if request_id is not None else "",
-            )
-            if part
-        ) or "a request"
-        lines = [f"expected the client to cancel {wanted}, it did not"]
-        cancellations = self.cancellations()
-        if cancellations:
-            lines.append("cancellations the server received:")
-            for how, target in cancellations:
-                named = "the request's stream closed" if how is target else f"#{how.seq} {how.rpc_method}"
-                what = f"#{target.seq} {target.rpc_method} {target.tool or ''}".rstrip() if target else "no request"
-                lines.append(f"  {named} -> {what} (id {how.cancels if how is not target else target.rpc_id!r})")
-        else:
-            lines.append("the server received no cancellation at all")
-        calls = self.calls()
-        if calls:
-            lines.append("calls the server received:")
-            lines.extend(f"  #{c.seq} {c.tool} id={c.rpc_id!r} -> {c._status_line()}" for c in calls)
-        raise AssertionError("\n".join(lines))
+        raise AssertionError(uncancelled(self.cancellations(), self.calls(), tool, request_id))
 
     # -- export ----------------------------------------------------------------------------------
 
