@@ -2,7 +2,7 @@
 the wheel (not editable) into a fresh virtual environment and tries it there.
 
     python scripts/check_package.py               # what CI runs (.ci/run), in a temporary folder
-    python scripts/check_package.py --work DIR    # in DIR, kept afterwards (the archives, the venvs, the logs)
+    python scripts/check_package.py --work DIR    # in DIR, kept afterwards (the archives and the venvs)
 
 Steps, each timed, in order; the first that fails ends the run, named, with the output of what it ran:
 
@@ -19,7 +19,8 @@ Steps, each timed, in order; the first that fails ends the run, named, with the 
   a test using the `mcp_server` fixture passes (`-p no:cacheprovider`);
 - smoke: the `[dev]` extras added, a smoke set of the repository's tests (the server, the plugin, the bridge and
   the command line) run from the copy without `mcp_testkit/`, so that the package comes from the wheel: the
-  step prints `mcp_testkit.__file__` as that run imports it, and fails if it is not the environment's.
+  step prints `mcp_testkit.__file__` as a Python in that folder imports it and the file that pytest run loaded the
+  plugin from (`--trace-config`), and fails unless both are the environment's.
 """
 
 from __future__ import annotations
@@ -151,15 +152,16 @@ def _environment(run: Run) -> dict[str, str]:
     return env
 
 
-def _run(run: Run, command: Sequence[str], cwd: Path | None = None, stdin: str | None = None) -> str:
+def _run(run: Run, command: Sequence[str], cwd: Path | None = None, stdin: str | None = None, **env: str) -> str:
     """Run a command, print it, and return its output (stdout and stderr together); `StepFailed` with that
     output when it exits non-zero."""
-    print("+", " ".join(command) if stdin is None else f"{command[0]} ...", flush=True)
+    shown = [word if "\n" not in word else repr(word.splitlines()[-1] + " ...") for word in command]
+    print("+", " ".join(shown), flush=True)
     try:
         done = subprocess.run(
             list(command),
             cwd=cwd or run.work,
-            env=_environment(run),
+            env={**_environment(run), **env},
             input=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -183,7 +185,7 @@ def copy(run: Run) -> None:
     files = [name for name in listed.stdout.split("\0") if name and (ROOT / name).is_file()]
     for name in files:
         for into in (run.src, run.suite):
-            if into is run.suite and name.startswith("mcp_testkit/"):
+            if into == run.suite and name.startswith("mcp_testkit/"):
                 continue
             target = into / name
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -201,9 +203,13 @@ def tools(run: Run) -> None:
 def build(run: Run) -> None:
     """The sdist, then the wheel built from it; setuptools may not warn of anything deprecated."""
     output = _run(run, [run.tool("python"), "-m", "build", "--outdir", str(run.dist), str(run.src)])
-    warned = sorted({line.strip() for line in output.splitlines() if "Deprecat" in line})
-    if warned:
-        raise StepFailed("the build warned of something deprecated:\n" + "\n".join(warned))
+    # build prints a backend's warning as `WARNING <message>`; run without it, as `<Category>Warning: <message>`
+    warned = sorted({line.strip() for line in output.splitlines() if re.match(r"WARNING |\S*Warning: ", line)})
+    for line in warned:
+        print(line)
+    deprecated = [line for line in warned if re.search("deprecat", line, re.I)]
+    if deprecated:
+        raise StepFailed("the build warned of something deprecated:\n" + "\n".join(deprecated))
     built = sorted(path.name for path in run.dist.iterdir())
     if built != sorted([run.wheel.name, run.sdist.name]):
         raise StepFailed(f"expected {run.wheel.name} and {run.sdist.name}, the build made {built}")
@@ -212,7 +218,8 @@ def build(run: Run) -> None:
 
 def twine(run: Run) -> None:
     """`twine check --strict`: the metadata and the long description render on the package index."""
-    print(_run(run, [run.tool("twine"), "check", "--strict", str(run.wheel), str(run.sdist)]).strip())
+    command = [run.tool("twine"), "check", "--strict", str(run.wheel), str(run.sdist)]
+    print(_run(run, command, NO_COLOR="1", COLUMNS="400").strip())  # one line per archive, as a log reads best
 
 
 def contents(run: Run) -> None:
@@ -270,16 +277,14 @@ def version(run: Run) -> None:
 
 
 def plugin(run: Run) -> None:
-    """pytest in a folder with nothing but one test file: the plugin comes by its entry point."""
+    """pytest in a folder with nothing but one test file: the plugin comes by its entry point, from the wheel."""
     empty = run.work / "empty"
     empty.mkdir()
     (empty / "test_plugin.py").write_text(PLUGIN_TEST, encoding="utf-8")
-    output = _run(run, [run.user("pytest"), "-p", "no:cacheprovider", "-W", "error", "test_plugin.py"], cwd=empty)
-    plugins = next((line for line in output.splitlines() if line.startswith("plugins:")), "")
-    print(plugins)
+    command = [run.user("pytest"), "-p", "no:cacheprovider", "-W", "error", "--trace-config", "test_plugin.py"]
+    output = _run(run, command, cwd=empty)
+    _plugin_from_the_environment(run, output)
     print(output.strip().splitlines()[-1])
-    if f"{run.name}-{run.version}" not in plugins:
-        raise StepFailed(f"pytest did not list {run.name}-{run.version} among its plugins:\n{output}")
     if "configfile:" in output or not re.search(r"\b1 passed\b", output):
         raise StepFailed(f"expected one test passed and no ini file:\n{output}")
 
@@ -290,8 +295,20 @@ def smoke(run: Run) -> None:
     if (run.suite / "mcp_testkit").exists():
         raise StepFailed(f"{run.suite} holds a mcp_testkit/ that the tests would import instead of the wheel's")
     _imported_from_the_environment(run, run.suite)
-    output = _run(run, [run.user("pytest"), "-q", *SMOKE], cwd=run.suite)
+    output = _run(run, [run.user("pytest"), "-q", "--trace-config", *SMOKE], cwd=run.suite)
+    _plugin_from_the_environment(run, output)
     print(output.strip().splitlines()[-1])
+
+
+def _plugin_from_the_environment(run: Run, output: str) -> None:
+    """The plugin a pytest run loaded by its entry point, as `--trace-config` lists it (`NAME-VERSION at PATH`);
+    `StepFailed` unless it is this distribution's, in the user venv."""
+    listed = re.search(rf"^\s*{re.escape(run.name)}-{re.escape(run.version)} at (\S+)$", output, re.M)
+    if listed is None:
+        raise StepFailed(f"pytest did not load the plugin of {run.name} {run.version} by its entry point:\n{output}")
+    print(f"pytest loaded the plugin of {run.name} {run.version} from {listed.group(1)}")
+    if not Path(listed.group(1)).is_relative_to(run.work / "user"):
+        raise StepFailed(f"the plugin came from {listed.group(1)}, not from the installed wheel in {run.work / 'user'}")
 
 
 def _imported_from_the_environment(run: Run, cwd: Path) -> None:
