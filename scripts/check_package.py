@@ -284,6 +284,9 @@ def plugin(run: Run) -> None:
     command = [run.user("pytest"), "-p", "no:cacheprovider", "-W", "error", "--trace-config", "test_plugin.py"]
     output = _run(run, command, cwd=empty)
     _plugin_from_the_environment(run, output)
+    # No conftest, no -p, no ini file: pytest found it among the distributions' entry points, which it lists so.
+    if not re.search(rf"^\s*{re.escape(run.name)}-{re.escape(run.version)} at ", output, re.M):
+        raise StepFailed(f"pytest did not list {run.name}-{run.version} among the plugins of entry points:\n{output}")
     print(output.strip().splitlines()[-1])
     if "configfile:" in output or not re.search(r"\b1 passed\b", output):
         raise StepFailed(f"expected one test passed and no ini file:\n{output}")
@@ -301,14 +304,14 @@ def smoke(run: Run) -> None:
 
 
 def _plugin_from_the_environment(run: Run, output: str) -> None:
-    """The plugin a pytest run loaded by its entry point, as `--trace-config` lists it (`NAME-VERSION at PATH`);
-    `StepFailed` unless it is this distribution's, in the user venv."""
-    listed = re.search(rf"^\s*{re.escape(run.name)}-{re.escape(run.version)} at (\S+)$", output, re.M)
-    if listed is None:
-        raise StepFailed(f"pytest did not load the plugin of {run.name} {run.version} by its entry point:\n{output}")
-    print(f"pytest loaded the plugin of {run.name} {run.version} from {listed.group(1)}")
-    if not Path(listed.group(1)).is_relative_to(run.work / "user"):
-        raise StepFailed(f"the plugin came from {listed.group(1)}, not from the installed wheel in {run.work / 'user'}")
+    """The file a pytest run imported the plugin from, as `--trace-config` lists it; `StepFailed` unless it is the
+    user venv's."""
+    loaded = re.search(r"^PLUGIN registered: <module 'mcp_testkit\.pytest_plugin' from '([^']+)'>$", output, re.M)
+    if loaded is None:
+        raise StepFailed(f"pytest did not load mcp_testkit's plugin:\n{output}")
+    print("pytest imported the plugin from", loaded.group(1))
+    if not Path(loaded.group(1)).is_relative_to(run.work / "user"):
+        raise StepFailed(f"the plugin came from {loaded.group(1)}, not from the installed wheel in {run.work / 'user'}")
 
 
 def _imported_from_the_environment(run: Run, cwd: Path) -> None:
