@@ -218,8 +218,8 @@ def build(run: Run) -> None:
 
 def twine(run: Run) -> None:
     """`twine check --strict`: the metadata and the long description render on the package index."""
-    command = [run.tool("twine"), "check", "--strict", str(run.wheel), str(run.sdist)]
-    print(_run(run, command, NO_COLOR="1", COLUMNS="400").strip())  # one line per archive, as a log reads best
+    command = [run.tool("twine"), "--no-color", "check", "--strict", str(run.wheel), str(run.sdist)]
+    print(_run(run, command, COLUMNS="400").strip())  # one line per archive, as a log reads best
 
 
 def contents(run: Run) -> None:
