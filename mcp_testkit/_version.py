@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-DISTRIBUTION = "mcp-testkit"
-"""The name the toolkit is installed under (the import name is `mcp_testkit`)."""
+DISTRIBUTION = "mcp-bridge-testkit"
+"""The name the toolkit is installed under (`pip install mcp-bridge-testkit`; it imports as `mcp_testkit`)."""
 
 try:
     __version__ = version(DISTRIBUTION)

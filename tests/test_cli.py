@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import mcp_testkit
+from mcp_testkit._version import DISTRIBUTION
 from mcp_testkit.contract import PROPERTIES, PropertyResult
 from mcp_testkit.contract._cli._expectations import closing_line
 
@@ -29,8 +30,8 @@ def test_version_is_the_installed_distributions() -> None:
     """`mcp-testkit --version` prints the installed version, the one the package says it is, and exits 0."""
     done = _run("--version")
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout == f"mcp-testkit {version('mcp-testkit')}\n"
-    assert version("mcp-testkit") == mcp_testkit.__version__
+    assert done.stdout == f"mcp-testkit {version(DISTRIBUTION)}\n"
+    assert version(DISTRIBUTION) == mcp_testkit.__version__
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The fastmcp `Client` as a bridge (`pip install 'mcp-testkit[fastmcp]'`).
+"""The fastmcp `Client` as a bridge (`pip install 'mcp-bridge-testkit[fastmcp]'`).
 
 Session model: persistent. One `Client` is entered at connect (in its default mode, "auto": it
 first sends `server/discover` and falls back to `initialize` on an error) and holds one session

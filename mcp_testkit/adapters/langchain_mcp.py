@@ -1,5 +1,5 @@
 """LangChain's in-core MCP adapter, `langchain.mcp.MCPAdapter` (langchain >= 1.4, beta), as a bridge
-(`pip install 'mcp-testkit[fastmcp]' 'langchain[mcp]>=1.4'`).
+(`pip install 'mcp-bridge-testkit[fastmcp]' 'langchain[mcp]>=1.4'`).
 
 Not langchain-mcp-adapters (the separate package, run as a driver: it needs mcp<2): `langchain.mcp` is
 built on the fastmcp `Client` and mcp 2.x, so it shares a virtualenv with this toolkit.

@@ -1,4 +1,4 @@
-"""llama-index's `BasicMCPClient` and `McpToolSpec` as a bridge (`pip install 'mcp-testkit[llama-index]'`).
+"""llama-index's `BasicMCPClient` and `McpToolSpec` as a bridge (`pip install 'mcp-bridge-testkit[llama-index]'`).
 
 Session model: per call. `BasicMCPClient` opens a session (`initialize`, then the request) for
 every `list_tools` and every `call_tool`, and ends it after; so no session lives between calls,

@@ -1,4 +1,4 @@
-"""openai-agents' `MCPServerStreamableHttp` as a bridge (`pip install 'mcp-testkit[openai-agents]'`).
+"""openai-agents' `MCPServerStreamableHttp` as a bridge (`pip install 'mcp-bridge-testkit[openai-agents]'`).
 
 Session model: persistent. `connect()` opens one session (with mcp 2.x, an SDK `Client` in mode
 "auto": `server/discover`, then `initialize` on an error) that lives until `cleanup()`; a lost

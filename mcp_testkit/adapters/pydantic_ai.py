@@ -1,4 +1,4 @@
-"""pydantic-ai's `MCPToolset` as a bridge (`pip install 'mcp-testkit[pydantic-ai]'`).
+"""pydantic-ai's `MCPToolset` as a bridge (`pip install 'mcp-bridge-testkit[pydantic-ai]'`).
 
 Session model: persistent, inherited from the fastmcp `Client` the toolset is built on (default
 mode "auto": `server/discover`, then `initialize` on an error). The toolset is entered at connect
