@@ -129,9 +129,10 @@ class ContractHarness:
             self._asgi = CheckpointedTransport(self.server.asgi_app)
         elif not self.server.started:  # a server given already serving is the caller's to stop
             self._stack.enter_context(self.server)
-        import threading
+        import sys
 
-        self._unrelated = frozenset(thread.ident for thread in threading.enumerate() if thread.ident is not None)
+        # Every thread there now, those started without `threading` (execnet's, under pytest-xdist) among them.
+        self._unrelated = frozenset(sys._current_frames())
         self.loop = self._stack.enter_context(self._event_loop(self.clock))
         return self
 
