@@ -10,6 +10,8 @@ import anyio
 import anyio.lowlevel
 import httpx2
 
+from mcp_testkit.contract._virtual_time import SkippingEventLoop
+
 __all__ = ["CheckpointedTransport", "EventLoop"]
 
 
@@ -34,7 +36,25 @@ class CheckpointedTransport(httpx2.AsyncBaseTransport):
 
 class EventLoop:
     """Where examples run: an event loop of our own in this thread (no hand-off per example), or, when
-    this thread already runs one (an async test called us), a loop in a helper thread."""
+    this thread already runs one (an async test called us), a loop in a helper thread.
+
+    With `virtual`, the loop's clock skips what nothing can happen in (`SkippingEventLoop`): in-process examples
+    wait out their declared timeouts in no wall time. `unrelated` are the threads that never hold it back.
+    """
+
+    def __init__(self, *, virtual: bool = False, unrelated: frozenset[int] = frozenset()) -> None:
+        self._virtual = virtual
+        self._unrelated = unrelated
+        self.clock: SkippingEventLoop | None = None
+        """The loop on virtual time, when it is one: what says how an example's time went."""
+
+    def _new_loop(self) -> Any:
+        import asyncio
+
+        if not self._virtual:
+            return asyncio.new_event_loop()
+        self.clock = SkippingEventLoop(self._unrelated)
+        return self.clock
 
     def __enter__(self) -> EventLoop:
         import asyncio
@@ -47,7 +67,7 @@ class EventLoop:
             made: list[Any] = []
             try:
                 with held():  # Ctrl-C inside new_event_loop() would leave a half-built loop behind
-                    made.append(asyncio.new_event_loop())
+                    made.append(self._new_loop())
             except BaseException:
                 for loop in made:
                     loop.close()
@@ -58,9 +78,14 @@ class EventLoop:
             from anyio.from_thread import start_blocking_portal
 
             self._loop = None
-            self._portal_cm = start_blocking_portal()
+            self._portal_cm = start_blocking_portal("asyncio", {"loop_factory": self._new_loop})
             self._portal = self._portal_cm.__enter__()
         return self
+
+    @property
+    def virtual(self) -> bool:
+        """Whether the loop's clock skips idle time now."""
+        return self.clock is not None and self.clock.skipping
 
     def call(self, function: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         if self._loop is not None:

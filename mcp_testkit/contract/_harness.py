@@ -57,6 +57,7 @@ class ContractHarness:
         example_timeout_s: float | None = None,
         era: str = HANDSHAKE,
         server: TestMcpServer | None = None,
+        clock: str | None = None,
     ) -> None:
         if via not in ("asgi", "socket"):
             raise ValueError(f"via must be 'asgi' or 'socket' (how the bridge reaches the server), not {via!r}")
@@ -68,8 +69,18 @@ class ContractHarness:
                 f"example_timeout_s must be a positive number of seconds or None (it follows the bridge), "
                 f"not {example_timeout_s!r}"
             )
+        if clock not in (None, "virtual", "real"):
+            raise ValueError(f"clock must be 'virtual', 'real' or None (virtual in-process), not {clock!r}")
+        if clock == "virtual" and via != "asgi":
+            raise ValueError("clock='virtual' needs via='asgi': over a socket the server keeps the real clock")
         self.factory = factory
         self.via = via
+        self.clock = clock or ("virtual" if via == "asgi" else "real")
+        """The clock examples run on: 'virtual' (in-process: idle time skipped) or 'real'."""
+        self.real_clock_reason: str | None = None
+        """Why the examples went to the real clock while this harness ran (its bridge keeps time outside the event
+        loop's timers), or None."""
+        self._unrelated: frozenset[int] = frozenset()
         if server is not None and not server_fits_era(server, era):
             raise ValueError(unfit_server(server, era))
         self.era = era
@@ -118,16 +129,24 @@ class ContractHarness:
             self._asgi = CheckpointedTransport(self.server.asgi_app)
         elif not self.server.started:  # a server given already serving is the caller's to stop
             self._stack.enter_context(self.server)
-        self.loop = self._stack.enter_context(EventLoop())
+        import sys
+
+        # Every thread there now, those started without `threading` (execnet's, under pytest-xdist) among them.
+        self._unrelated = frozenset(sys._current_frames())
+        self.loop = self._stack.enter_context(self._event_loop(self.clock))
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self._stack.close()
 
+    def _event_loop(self, clock: str) -> EventLoop:
+        return EventLoop(virtual=clock == "virtual", unrelated=self._unrelated)
+
     @contextlib.contextmanager
-    def fresh_loop(self) -> Iterator[None]:
-        """A new event loop for what runs inside: a bridge that breaks its loop spoils one property only."""
-        with EventLoop() as loop:
+    def fresh_loop(self, clock: str | None = None) -> Iterator[None]:
+        """A new event loop for what runs inside: a bridge that breaks its loop spoils one property only. `clock`
+        'real' runs it on the real clock whatever the harness's (a counterexample's confirmation)."""
+        with self._event_loop(clock or self.clock) as loop:
             previous, self.loop = self.loop, loop
             try:
                 yield
@@ -194,7 +213,32 @@ class ContractHarness:
         the harness or an adapter method raised.
         """
         timeout = timeout_s if timeout_s is not None else self.example_timeout_s or DEFAULT_EXAMPLE_TIMEOUT_S
-        ExampleRun(self, example, timeout).run()
+        clock = self.loop.clock if self.loop.virtual else None
+        if clock is None:
+            ExampleRun(self, example, timeout).run()
+            return
+        clock.watch()
+        try:
+            ExampleRun(self, example, timeout).run()
+        except (ContractViolation, ContractError):
+            if not self._leaves_virtual_time():
+                raise
+        else:
+            if not self._leaves_virtual_time():
+                return
+        ExampleRun(self, example, timeout).run()  # once more, on the real clock: what virtual time may have hidden
+
+    def _leaves_virtual_time(self) -> bool:
+        """After an example in virtual time: whether its bridge keeps time outside the loop's timers, in which case
+        the harness's examples go to the real clock from now on (and the example is run again there)."""
+        clock = self.loop.clock
+        reason = clock.clock_dependence() if clock is not None else None
+        if clock is None or reason is None:
+            return False
+        clock.stop_skipping()
+        self.clock = "real"
+        self.real_clock_reason = reason
+        return True
 
     async def connect(self, adapter: BridgeAdapter, headers: Mapping[str, str] | None = None) -> None:
         """Connect `adapter` to the server, which is healthy at this point: anything but ok is a violation."""

@@ -78,6 +78,10 @@ class PropertyRun:
         self.failing = False
         self.hang = False
         """Whether the failure found last was a hang."""
+        self.failure_inputs: dict[str, Any] | None = None
+        """The inputs of the example that failed last, and whether it ran on virtual time (then it is confirmed on
+        the real clock before it is reported)."""
+        self.failed_in_virtual_time = False
         self.unrun: list[tuple[str, bool, str]] = []
         """The declared cases that did not run as planned (no fault of theirs fired): where, whether not firing
         was the bridge's doing (it never sent the request the fault waited for), and the example's trace."""
@@ -112,11 +116,16 @@ class PropertyRun:
                     "Not a verdict on the bridge."
                 ),
             )
+        virtual = self.harness.loop.virtual and self.harness.clock == "virtual"
         try:
             self.harness.run(check, limit.seconds)
+            virtual = virtual and self.harness.clock == "virtual"  # the run may have moved to the real clock
         except ContractViolation as violation:
+            virtual = virtual and self.harness.clock == "virtual"
             if counted:
                 self._count(inputs, where)
+            self.failure_inputs = dict(inputs)
+            self.failed_in_virtual_time = virtual
             self.failing = True
             self.failure = f"{self.header(inputs, where)}\n{violation}"
             self.failure_journal = tuple(self.harness.server.journal)
@@ -139,6 +148,25 @@ class PropertyRun:
             if unsent and not any(earlier for _, earlier, _ in self.unrun):
                 self.failure_journal = tuple(self.harness.server.journal)
             self.unrun.append((where, unsent, f"{self.header(inputs, where)}\n{trace}"))
+
+    def held_on_the_real_clock(self) -> tuple[bool, float]:
+        """Run the example that failed last once more, on the real clock; whether it held there, and the seconds it
+        took. An error of the harness or the adapter there is raised as `Stop`."""
+        inputs = self.failure_inputs or {}
+
+        async def check(h: ContractHarness, adapter: BridgeAdapter) -> None:
+            await self.prop.check(h, adapter, self.facts, inputs)
+
+        limit = time_limit(inputs, self.facts, self.harness.example_timeout_s)
+        started = time.perf_counter()
+        with self.harness.fresh_loop("real"):
+            try:
+                self.harness.run(check, limit.seconds)
+            except ContractViolation:
+                return False, time.perf_counter() - started
+            except ContractError as error:
+                raise Stop("error", error) from None
+        return True, time.perf_counter() - started
 
     def _count(self, inputs: dict[str, Any], where: str) -> None:
         """Count the example's labels, but those of the faults that never fired."""

@@ -4,6 +4,7 @@ by era, each on a harness of its own."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable, Sequence
@@ -81,7 +82,35 @@ def check_property(
     if not declared_cases:
         result.notes.append("the declared cases were switched off (declared_cases=False): drawn examples only")
     with harness.fresh_loop():
-        return _examples(run, cases, result, max_examples=max_examples, budget_s=budget_s, derandomize=derandomize)
+        verdict = _examples(run, cases, result, max_examples=max_examples, budget_s=budget_s, derandomize=derandomize)
+    if harness.real_clock_reason is not None:
+        reason = harness.real_clock_reason
+        note = f"ran on the real clock: the bridge keeps time outside the event loop's timers ({reason})"
+        verdict = dataclasses.replace(verdict, notes=(*verdict.notes, note))
+    return _confirmed(run, verdict)
+
+
+def _confirmed(run: PropertyRun, verdict: PropertyResult) -> PropertyResult:
+    """A failure found in virtual time, replayed once on the real clock before it is reported: one that does not
+    fail there is an `error` (it depends on virtual time), never a verdict against the bridge."""
+    if verdict.status not in ("failed", "hung") or not run.failed_in_virtual_time or run.failure_inputs is None:
+        return verdict
+    try:
+        held, seconds = run.held_on_the_real_clock()
+    except Stop as stop:
+        return dataclasses.replace(verdict, status="error", counterexample=f"{verdict.counterexample}\n{stop.error}")
+    if not held:
+        return verdict  # confirmed: the same failure on the real clock
+    return dataclasses.replace(
+        verdict,
+        status="error",
+        counterexample=(
+            f"{verdict.counterexample}\n(this example failed in virtual time but held when run again on the real "
+            f"clock ({seconds:.1f} s): the failure depends on virtual time, so it is no verdict on the bridge; "
+            "run the contract with clock='real' to check it on the real clock only)"
+        ),
+        notes=(*verdict.notes, "depends on virtual time: the failure did not reproduce on the real clock"),
+    )
 
 
 def _check_arguments(property_id: str, max_examples: int, budget_s: float | None) -> None:
@@ -220,6 +249,7 @@ def run_contract(
     progress: Callable[[PropertyResult], None] | None = None,
     server: TestMcpServer | None = None,
     on_example: Callable[[str, int, bool], None] | None = None,
+    clock: str | None = None,
 ) -> list[PropertyResult]:
     """Check every property (or those named) against the bridge that `factory` makes, in each era of `eras`.
 
@@ -237,6 +267,9 @@ def run_contract(
     era if it speaks only that one, the stateless era if it speaks 2026-07-28. Naming an era the
     server does not fit is a `ValueError` saying what to do. `progress(result)` is called as each
     property ends, `on_example(property_id, number, shrinking)` as each example starts (see `check_property`).
+    `clock`: in-process (`via='asgi'`) the examples run on virtual time by default ('virtual': the event loop skips
+    what nothing can happen in, so declared timeouts cost no wall time; a failure is confirmed on the real clock
+    before it is reported), over a socket on the real clock; 'real' keeps the real clock in-process too.
     """
     from mcp_testkit.server import TestMcpServer as _Fake
 
@@ -260,7 +293,7 @@ def run_contract(
             raise ValueError(unfit_server(server, era))
     for era in named_eras(eras):
         with ContractHarness(
-            factory, via=via, example_timeout_s=example_timeout_s, era=era, server=server
+            factory, via=via, example_timeout_s=example_timeout_s, era=era, server=server, clock=clock
         ) as harness:
             for property_id in chosen:
                 ticks = None if on_example is None else functools.partial(on_example, property_id)

@@ -30,6 +30,7 @@ def resilience_suite(
     expect_fail: Sequence[str] = (),
     example_timeout_s: float | None = None,
     budget_s: float | None = None,
+    clock: str | None = None,
 ) -> Callable[[str, str], None]:
     """A pytest test, one case per property and era it applies to: `test_my_bridge = resilience_suite(MyAdapter)`.
 
@@ -43,7 +44,7 @@ def resilience_suite(
     either. A hang fails its test with `pytest.fail` (never an xfail: it says nothing of the property's
     promise); a bridge that cannot connect to a healthy server fails one test per era with that, and the
     others are skipped as not run. An error of the harness or the adapter fails the test as a
-    `ContractError`, expected or not.
+    `ContractError`, expected or not. `clock` is `run_contract`'s: virtual time in-process by default.
     """
     import pytest
 
@@ -67,7 +68,7 @@ def resilience_suite(
 
     @pytest.mark.parametrize(("property_id", "era"), cases)
     def test_resilience(property_id: str, era: str) -> None:
-        harness = ContractHarness(factory, via=via, example_timeout_s=example_timeout_s, era=era)
+        harness = ContractHarness(factory, via=via, example_timeout_s=example_timeout_s, era=era, clock=clock)
         harness.connect_reported = connect_reported.get(era)
         with harness:
             result = check_property(harness, property_id, max_examples=max_examples, budget_s=budget_s)

@@ -209,7 +209,7 @@ def test_shrinking_a_hang_stops_at_the_budget_and_says_so() -> None:
     """Shrinking a drawn hang stops when the property's budget is spent, and the verdict says it stopped early."""
     # The first draw hangs, and its hang lasts as long as the whole budget: whatever the load, the budget is spent
     # when the hang is found, so the shrinking that follows stops at its first step (10 s: time enough to reach the
-    # first draw on a busy machine).
+    # first draw on a busy machine). On the real clock: in virtual time a hang spends none of the budget.
     [result] = run_contract(
         _HangingOnEveryCall,
         eras=["handshake"],
@@ -217,6 +217,7 @@ def test_shrinking_a_hang_stops_at_the_budget_and_says_so() -> None:
         example_timeout_s=10,
         budget_s=10,
         declared_cases=False,
+        clock="real",
     )
     assert result.status == "hung", result.counterexample
     assert "shrinking stopped early: the budget of 10 s ran out" in result.notes

@@ -71,6 +71,14 @@ def add_parser(commands: Any) -> None:
         help="in-process (the default) or over 127.0.0.1 (always, for a driver)",
     )
     check.add_argument(
+        "--clock",
+        choices=["virtual", "real"],
+        default=None,
+        help="in-process, examples run on virtual time (the default: declared timeouts cost no wall time, and a "
+        "failure is confirmed on the real clock before it is reported); 'real' waits them out. Over a socket the "
+        "clock is always the real one",
+    )
+    check.add_argument(
         "--example-timeout",
         type=_seconds,
         default=None,

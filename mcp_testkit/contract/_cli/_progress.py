@@ -65,6 +65,7 @@ class Progress:
             properties=chosen,
             eras=(era,),
             via=transport,
+            clock=getattr(args, "clock", None) if transport == "asgi" else None,
             example_timeout_s=args.example_timeout,
             budget_s=args.budget,
             progress=progress,
