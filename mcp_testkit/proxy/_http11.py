@@ -17,6 +17,9 @@ from urllib.parse import urlsplit
 
 __all__ = ["Answer", "Http11Pool", "UpstreamClosed"]
 
+_CLOSE_WAIT_S = 1.0
+"""How long closing the pool waits for its transports to close (one turn of the loop, as a rule)."""
+
 _PAUSE_AT = 1024 * 1024
 """Bytes of an answer held unread before the connection stops reading (the client reads too slowly)."""
 
@@ -129,6 +132,9 @@ class _Connection(asyncio.Protocol):
         self.reused = False
         self.close_delimited = False
         self.keep_alive = False
+        self.gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        """Done when the transport is closed for good (`connection_lost`): the pool's closing waits for it, so the
+        loop never closes on a transport still open."""
 
     # -- asyncio ----------------------------------------------------------------------------------
 
@@ -158,6 +164,8 @@ class _Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
         self.pool._forget(self)
+        if not self.gone.done():
+            self.gone.set_result(None)
         answer = self.answer
         if answer is not None:
             if self.close_delimited and answer._head.done():
@@ -245,6 +253,7 @@ class Http11Pool:
         self.idle_limit = idle
         self._idle: list[_Connection] = []
         self._all: set[_Connection] = set()
+        self._closed = False
 
     def _forget(self, connection: _Connection) -> None:
         self._all.discard(connection)
@@ -252,8 +261,13 @@ class Http11Pool:
             self._idle.remove(connection)
 
     async def _connect(self) -> _Connection:
+        if self._closed:
+            raise UpstreamClosed("the proxy is stopping: it opens no new connection upstream")
         loop = asyncio.get_running_loop()
         _, connection = await loop.create_connection(lambda: _Connection(self), self.host, self.port, ssl=self.ssl)
+        if self._closed:  # closed while this one was being made: nobody would close it later
+            connection._close()
+            raise UpstreamClosed("the proxy is stopping: it opens no new connection upstream")
         self._all.add(connection)
         return connection
 
@@ -317,7 +331,14 @@ class Http11Pool:
             timer.cancel()
 
     async def aclose(self) -> None:
-        for connection in list(self._all):
+        """Close every connection and wait (at most `_CLOSE_WAIT_S`) until each is gone; a request still under way
+        then opens no new one. The loop may close right after: no transport is left open on it."""
+        self._closed = True
+        connections = list(self._all)
+        for connection in connections:
             connection._close()
         self._idle.clear()
         self._all.clear()
+        going = [connection.gone for connection in connections if not connection.gone.done()]
+        if going:
+            await asyncio.wait(going, timeout=_CLOSE_WAIT_S)

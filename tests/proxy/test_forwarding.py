@@ -3,17 +3,23 @@ that is down, slow, garbled or cut off is answered as the fault it is, journaled
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 import socket
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import anyio
 import httpx2
 import pytest
+import uvloop
 from mcp import Client
 
 from mcp_testkit import TestMcpServer, faults
 from mcp_testkit.proxy import ChaosProxy
+from mcp_testkit.proxy._http11 import Http11Pool, UpstreamClosed
 from mcp_testkit.server import RemoteHostWarning
 
 from ._wire import ACCEPT, INIT, answer, open_session, request
@@ -196,3 +202,50 @@ def test_exactly_one_upstream() -> None:
         ChaosProxy("http://127.0.0.1:1/mcp", upstream_command=["python"])
     with pytest.raises(ValueError, match="http:// or https://"):
         ChaosProxy("ftp://example.com/mcp")
+
+
+def _awaiting(task: asyncio.Task[Any]) -> list[str]:
+    """The names of the coroutines `task` is suspended in, outermost first."""
+    names, coroutine = [], task.get_coro()
+    while coroutine is not None and hasattr(coroutine, "cr_code"):
+        names.append(coroutine.cr_code.co_name)
+        coroutine = coroutine.cr_await
+    return names
+
+
+@pytest.mark.parametrize("loop_factory", [asyncio.new_event_loop, uvloop.new_event_loop], ids=["asyncio", "uvloop"])
+def test_a_pool_closed_with_requests_under_way_leaves_no_transport_open(
+    fake: TestMcpServer, loop_factory: Callable[[], asyncio.AbstractEventLoop]
+) -> None:
+    """The proxy stops while a request is connecting upstream (its DELETEs of lost sessions, say): closing the pool
+    closes every connection, the one being made included, before the loop closes; none opens after it."""
+    headers = [(name.encode(), value.encode()) for name, value in ACCEPT.items()]
+    body = json.dumps(INIT).encode()
+
+    async def main() -> None:
+        pool = Http11Pool(fake.url)
+        first = await pool.request("POST", headers, body, LIMIT_S)
+        await first.read()
+        await first.aclose()  # its connection is idle in the pool
+        await pool.request("POST", headers, body, LIMIT_S)  # takes that connection, its answer left unread
+        late = asyncio.ensure_future(pool.request("POST", headers, body))
+        while "_connect" not in _awaiting(late):
+            await asyncio.sleep(0)  # until it is under way: a new connection being made
+        await pool.aclose()
+        with pytest.raises(UpstreamClosed):
+            await late
+        seen = len(fake.journal)
+        with pytest.raises(UpstreamClosed, match="stopping"):
+            await pool.request("POST", headers, body, LIMIT_S)
+        assert len(fake.journal) == seen
+
+    with fake, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        loop = loop_factory()
+        try:
+            loop.run_until_complete(asyncio.wait_for(main(), LIMIT_S))
+        finally:
+            loop.close()  # uvloop refuses (EBUSY) while a transport is open
+        del loop
+        gc.collect()
+    assert [str(warning.message) for warning in caught if issubclass(warning.category, ResourceWarning)] == []

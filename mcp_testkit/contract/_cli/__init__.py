@@ -50,6 +50,13 @@ def add_parser(commands: Any) -> None:
             "adapter)."
         ),
     )
+    _what_to_check(check)
+    _how_to_run(check)
+    _what_to_write(check)
+
+
+def _what_to_check(check: Any) -> None:
+    """The bridges, properties and eras."""
     check.add_argument("adapters", nargs="*", metavar="module:factory", help="adapter factories to check")
     check.add_argument(
         "--examples", type=_positive, default=100, metavar="N", help="Hypothesis examples per property (default 100)"
@@ -64,6 +71,23 @@ def add_parser(commands: Any) -> None:
         help="only this protocol era: handshake or stateless (repeat it, or give both as handshake,stateless; "
         "default both)",
     )
+    check.add_argument(
+        "--driver",
+        action="append",
+        dest="drivers",
+        default=[],
+        metavar="COMMAND",
+        help="a driver command for a bridge in another process (docs/driver.md); runs over the socket",
+    )
+    check.add_argument(
+        "--all-installed",
+        action="store_true",
+        help="also check every shipped adapter whose bridge is importable here (fastmcp, pydantic-ai, ...)",
+    )
+
+
+def _how_to_run(check: Any) -> None:
+    """The transport, the clock and the time limits."""
     check.add_argument(
         "--transport",
         choices=["asgi", "socket"],
@@ -96,19 +120,10 @@ def add_parser(commands: Any) -> None:
             "bridge's timeouts make them, then 60 s of draws and shrinking)"
         ),
     )
-    check.add_argument(
-        "--driver",
-        action="append",
-        dest="drivers",
-        default=[],
-        metavar="COMMAND",
-        help="a driver command for a bridge in another process (docs/driver.md); runs over the socket",
-    )
-    check.add_argument(
-        "--all-installed",
-        action="store_true",
-        help="also check every shipped adapter whose bridge is importable here (fastmcp, pydantic-ai, ...)",
-    )
+
+
+def _what_to_write(check: Any) -> None:
+    """The reports and how much is printed."""
     check.add_argument("--json", metavar="FILE", help="also write every verdict, with its counterexample, to FILE")
     check.add_argument(
         "--html", metavar="FILE", help="also write the matrix as one HTML page, each cell opening its counterexample"
