@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -240,14 +241,18 @@ def test_socket_transport_is_named_in_the_progress() -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("mcp_testkit.adapters", "'mcp_testkit.adapters' is not module:factory (e.g. mypkg.testing:MyAdapter)"),
+        (
+            "mcp_testkit.adapters",
+            "'mcp_testkit.adapters' is not module:factory (e.g. mypkg.testing:MyAdapter, or ./my_adapter.py:MyAdapter)",
+        ),
         (":ReferenceBridgeAdapter", "is not module:factory"),
         ("no_such_module_xyz:Adapter", "cannot import 'no_such_module_xyz'"),
         ("mcp_testkit.adapters:NoSuchAdapter", "module 'mcp_testkit.adapters' has no 'NoSuchAdapter'"),
         ("mcp_testkit.adapters:SdkClientAdapter.modern", "has no 'SdkClientAdapter.modern'"),
         ("mcp_testkit.adapters:__doc__", "'mcp_testkit.adapters:__doc__' is not callable; it must make an adapter"),
+        ("./no_such_file_xyz.py:Adapter", "no file './no_such_file_xyz.py'"),
     ],
-    ids=["no-colon", "no-module", "not-importable", "no-attribute", "no-dotted-attribute", "not-callable"],
+    ids=["no-colon", "no-module", "not-importable", "no-attribute", "no-dotted-attribute", "not-callable", "no-file"],
 )
 def test_bad_adapter_spec_is_a_clear_error(spec: str, message: str) -> None:
     """A bad module:factory spec exits 2 (a usage error, unlike a failing bridge's 1), saying what is wrong."""
@@ -288,6 +293,39 @@ class Fine(ReferenceBridgeAdapter):
 def _console(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     script = Path(sys.executable).with_name("mcp-testkit")
     return subprocess.run([str(script), "check", *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def test_an_adapter_given_as_a_file_path_is_loaded(tmp_path: Path) -> None:
+    """`check ./bridges/mymod.py:Fine` (and `bridges/mymod.py:...`) loads the file, whose own folder it can import
+    from; a file that does not import is one line, exit 2."""
+    (tmp_path / "bridges").mkdir()
+    (tmp_path / "bridges" / "helper.py").write_text("NAME = 'from-file'\n")
+    adapters = textwrap.dedent(_ADAPTERS) + "\n\nimport helper\nFine.name = helper.NAME\n"
+    (tmp_path / "bridges" / "mymod.py").write_text(adapters)
+    (tmp_path / "bridges" / "broken.py").write_text("import no_such_module_xyz\n")
+    done = _console(tmp_path, "./bridges/mymod.py:Fine", "--property", "P1", "--examples", "3")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[1].startswith("checking from-file (./bridges/mymod.py:Fine) in the handshake era")
+    broken = _console(tmp_path, "bridges/broken.py:Fine", "--examples", "1")
+    assert broken.returncode == 2
+    assert broken.stderr.count("\n") == 1
+    assert "cannot import 'bridges/broken.py'" in broken.stderr
+    assert "Traceback" not in broken.stderr
+
+
+def test_output_files_get_their_folders_and_a_folder_given_as_a_file_is_refused_up_front(tmp_path: Path) -> None:
+    """--json and --html into folders that do not exist yet are written (their folders made); a folder given as
+    the file is refused, one line, exit 2, before anything runs."""
+    json_file, html_file = tmp_path / "build" / "a" / "verdicts.json", tmp_path / "build" / "b" / "matrix.html"
+    done = _check(REFERENCE, "--property", "P1", "--examples", "3", "--era", "handshake",
+                  "--json", str(json_file), "--html", str(html_file))  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "P1@handshake" in json.loads(json_file.read_text())["reference"]["properties"]
+    assert html_file.read_text().startswith("<!DOCTYPE html>")
+    refused = _check(REFERENCE, "--examples", "1", "--json", str(tmp_path))
+    assert refused.returncode == 2
+    assert refused.stdout == ""
+    assert refused.stderr == f"mcp-testkit check: --json {tmp_path} is a folder: give a file name\n"
 
 
 def test_console_script_imports_an_adapter_from_the_current_folder(tmp_path: Path) -> None:
@@ -398,8 +436,20 @@ def test_ctrl_c_swallowed_by_a_task_group_still_stops_the_run(tmp_path: Path) ->
     """Ctrl-C landing in a task group leaves it as an exception group, which the contract takes for an error of
     the example: the run stops all the same, and that property's cell is '-', not ERROR."""
     (tmp_path / "interrupted.py").write_text(_INTERRUPTED)
-    done = _console(tmp_path, "interrupted:InTaskGroup", "--property", "P1", "--property", "P2", "--property", "P3",
-                    "--examples", "3", "--era", "handshake")
+    done = _console(
+        tmp_path,
+        "interrupted:InTaskGroup",
+        "--property",
+        "P1",
+        "--property",
+        "P2",
+        "--property",
+        "P3",
+        "--examples",
+        "3",
+        "--era",
+        "handshake",
+    )
     assert done.returncode == 130, done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
     assert "mcp-testkit check: cut by Ctrl-C after 1 verdict; those so far:" in done.stdout
@@ -425,16 +475,32 @@ def test_a_hang_and_a_bridge_that_cannot_connect_show_as_such(tmp_path: Path) ->
     common = ["--era", "handshake", "--examples", "3", "--example-timeout", "3"]
     hung = subprocess.run(
         [sys.executable, "-m", "mcp_testkit", "check", "odd_bridges:Hangs", "--property", "P7", *common],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
     )
     assert hung.returncode == 1, hung.stdout + hung.stderr
     assert "  P7  HUNG" in hung.stdout
     assert "hung in an example of P7" in hung.stdout
     assert "hung in call('tool') after 3 s" in hung.stdout
     unconnected = subprocess.run(
-        [sys.executable, "-m", "mcp_testkit", "check", "odd_bridges:CannotConnect", "--property", "P2",
-         "--property", "P3", *common],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "mcp_testkit",
+            "check",
+            "odd_bridges:CannotConnect",
+            "--property",
+            "P2",
+            "--property",
+            "P3",
+            *common,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
     )
     assert unconnected.returncode == 1, unconnected.stdout + unconnected.stderr
     assert "  P2  FAILS" in unconnected.stdout

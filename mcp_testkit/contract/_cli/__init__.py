@@ -8,7 +8,9 @@ The adapters and how they load are `_adapter_specs.py`'s, the lines printed as i
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 from mcp_testkit._wire.eras import ERAS
@@ -137,6 +139,23 @@ def _what_to_write(check: Any) -> None:
     )
 
 
+def _unwritable(args: argparse.Namespace) -> str | None:
+    """Why an output file asked for cannot be written, found before the run (its folder is made), or None."""
+    for option, path in (("--json", args.json), ("--html", args.html)):
+        if path is None:
+            continue
+        target = Path(path)
+        if target.is_dir():
+            return f"{option} {path} is a folder: give a file name"
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return f"{option} {path}: cannot make its folder ({exc.strerror or exc})"
+        if not os.access(target.parent, os.W_OK):
+            return f"{option} {path}: its folder is not writable"
+    return None
+
+
 def _eras(text: str) -> list[str]:
     """An argparse type: one era, or a comma-separated list of them."""
     named = [part.strip() for part in text.split(",")]
@@ -179,6 +198,10 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     unknown = [p for p in chosen if p not in PROPERTIES]
     if unknown:
         print(f"mcp-testkit check: unknown property {unknown[0]!r}; known: {', '.join(PROPERTIES)}", file=sys.stderr)
+        return 2
+    unwritable = _unwritable(args)
+    if unwritable:
+        print(f"mcp-testkit check: {unwritable}", file=sys.stderr)
         return 2
     eras = tuple(dict.fromkeys(era for group in (args.eras or [list(ERAS)]) for era in group))
     labels = {spec: label(factory, spec) for spec, factory in factories}

@@ -7,6 +7,8 @@ import importlib
 import importlib.util
 import os
 import sys
+from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -59,19 +61,17 @@ def chosen_specs(args: argparse.Namespace, named: list[str]) -> list[str]:
 
 
 def load_factory(spec: str) -> Any:
-    """The object `module:attribute` (or `module:attribute.attribute`, as entry points name objects) names;
-    `BadSpec` with a clear message when it cannot be loaded."""
-    module_name, _, attribute = spec.partition(":")
+    """The object `module:attribute` (or `module:attribute.attribute`, as entry points name objects) names, the
+    module given by name or as a file (`./my_adapter.py:MyAdapter`); `BadSpec` with a clear message when it cannot
+    be loaded."""
+    module_name, _, attribute = spec.rpartition(":")
     if not module_name or not attribute:
-        raise BadSpec(f"{spec!r} is not module:factory (e.g. mypkg.testing:MyAdapter)")
+        raise BadSpec(f"{spec!r} is not module:factory (e.g. mypkg.testing:MyAdapter, or ./my_adapter.py:MyAdapter)")
     here = os.getcwd()
     if here not in sys.path and "" not in sys.path:
         # As `python -m` does: a module of the current folder can be named, as from the console script too.
         sys.path.insert(0, here)
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise BadSpec(f"cannot import {module_name!r}: {exc}") from None
+    module = _module_of_file(module_name) if _is_a_file(module_name) else _module_named(module_name)
     factory: Any = module
     for part in attribute.split("."):
         try:
@@ -82,6 +82,39 @@ def load_factory(spec: str) -> Any:
         raise BadSpec(f"{spec!r} is not callable; it must make an adapter")
     _makes_an_adapter(spec, factory)
     return factory
+
+
+def _is_a_file(name: str) -> bool:
+    return name.endswith(".py") or os.sep in name or "/" in name
+
+
+def _module_named(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise BadSpec(f"cannot import {name!r}: {exc}") from None
+
+
+def _module_of_file(name: str) -> ModuleType:
+    """The module of a file path, run as a module named by its stem, its folder first on `sys.path` (so it imports
+    its neighbours, as `python my_adapter.py` would)."""
+    path = Path(name).expanduser().resolve()
+    if not path.is_file():
+        raise BadSpec(f"no file {name!r} (from {os.getcwd()}): give the adapter's file as path.py:Factory")
+    folder = str(path.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    found = importlib.util.spec_from_file_location(path.stem, path)
+    if found is None or found.loader is None:
+        raise BadSpec(f"{name!r} is not a Python module: give the adapter's .py file")
+    module = importlib.util.module_from_spec(found)
+    sys.modules[path.stem] = module
+    try:
+        found.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[path.stem]
+        raise BadSpec(f"cannot import {name!r}: {type(exc).__name__}: {exc}") from None
+    return module
 
 
 def _makes_an_adapter(spec: str, factory: Any) -> None:

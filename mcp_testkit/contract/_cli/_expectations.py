@@ -196,8 +196,7 @@ def _said_in(run: _RunVerdicts, spec: str, label: str, era: str, surprises: list
             )
         if held := run.held(label, era, fails):
             surprises.append(
-                f"{label} holds {', '.join(held)} in the {era} era here (too few --examples to find the known "
-                "failure)"
+                f"{label} holds {', '.join(held)} in the {era} era here (too few --examples to find the known failure)"
             )
     return f"fails {', '.join(fails)}" if fails else _HOLDS
 

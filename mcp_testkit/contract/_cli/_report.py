@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit.contract._cli._adapter_specs import label
@@ -19,7 +20,9 @@ Verdicts = dict[str, dict[tuple[str, str], "PropertyResult"]]
 
 
 def write_json(path: str, factories: Sequence[tuple[str, Any]], verdicts: Verdicts) -> None:
-    """Every verdict as JSON: per bridge, its spec and per `property@era` the status, counts and counterexample."""
+    """Every verdict as JSON: per bridge, its spec and per `property@era` the status, counts and counterexample;
+    the file's folder is made."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as file:
         json.dump(report(factories, verdicts), file, indent=2, sort_keys=True)
         file.write("\n")
