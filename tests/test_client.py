@@ -103,6 +103,17 @@ def test_client_refuses_what_it_cannot_run_with_exit_2(
     assert said in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("url", ["localhost:3001/mcp", "127.0.0.1:3001", "ws://127.0.0.1:3001/mcp"])
+def test_client_refuses_a_url_without_an_http_scheme_up_front(url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A URL without http:// or https:// is refused in one line, exit 2, before any connection is tried (as the
+    proxy refuses it), never retried and blamed on a lost connection."""
+    assert main(["client", url]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "url must be an http:// or https:// URL with a host" in err
+    assert repr(url) in err
+
+
 def test_client_names_a_tool_the_server_does_not_offer(
     server: TestMcpServer, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -130,6 +130,12 @@ class ServerConfig:
         if self.command is None:
             if self.args or self.env is not None:
                 raise ValueError(f"server {self.name!r}: args= and env= belong to a command server, not to url=")
+            parts = urlsplit(self.url) if isinstance(self.url, str) else None
+            if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(
+                    f"server {self.name!r}: url must be an http:// or https:// URL with a host "
+                    f"(e.g. http://127.0.0.1:8000/mcp), not {_redacted(str(self.url))!r}"
+                )
             return
         if not isinstance(self.command, str) or not self.command:
             raise ValueError(f"server {self.name!r}: command must be the executable to run, not {self.command!r}")

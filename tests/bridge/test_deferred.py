@@ -213,4 +213,4 @@ def test_bridge_c_deferring_defer_must_be_a_bool() -> None:
     from mcp_testkit.bridge import ServerConfig
 
     with pytest.raises(TypeError, match="defer must be True or False"):
-        ServerConfig(name="t", url="u", defer="no")  # type: ignore[arg-type]
+        ServerConfig(name="t", url="http://127.0.0.1/mcp", defer="no")  # type: ignore[arg-type]

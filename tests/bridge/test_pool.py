@@ -39,8 +39,8 @@ def test_config_refuses_bad_options(options: dict[str, object], message: str) ->
 
 def test_config_values_compare_and_hash() -> None:
     """Configs and credentials are values: equal when their fields are, and hashable."""
-    one = ServerConfig(name="t", url="u", allow=["a"], auth=Headers(env={"X": "V"}))
-    two = ServerConfig(name="t", url="u", allow={"a"}, auth=Headers(env={"X": "V"}))
+    one = ServerConfig(name="t", url="http://127.0.0.1/mcp", allow=["a"], auth=Headers(env={"X": "V"}))
+    two = ServerConfig(name="t", url="http://127.0.0.1/mcp", allow={"a"}, auth=Headers(env={"X": "V"}))
     assert one == two
     assert len({one, two, BearerToken(env="V"), BearerToken(env="V")}) == 2
 

@@ -149,12 +149,21 @@ def test_bridge_b_mcp_format_read_timeout_must_be_positive_and_finite(value: Any
         ({"command": "srv", "auth": BearerToken(env="TOKEN")}, "give its credentials in env="),
         ({"command": "srv", "era": "stateless"}, "handshake era only"),
         ({"command": ""}, "command must be the executable to run"),
+        ({"url": "localhost:3001/mcp"}, r"url must be an http:// or https:// URL with a host .*'localhost:3001/mcp'"),
+        ({"url": "ftp://127.0.0.1/mcp"}, "url must be an http:// or https:// URL"),
+        ({"url": "http:///mcp"}, "url must be an http:// or https:// URL with a host"),
+        ({"url": "https://user:pw@example.test/mcp?token=t"}, None),
     ],
 )
-def test_bridge_b_mcp_format_a_server_is_a_url_or_a_command(options: dict[str, Any], message: str) -> None:
-    """A server uses either an HTTP url or a local stdio command, and only a command takes args and env."""
-    with pytest.raises(ValueError, match=message):
+def test_bridge_b_mcp_format_a_server_is_a_url_or_a_command(options: dict[str, Any], message: str | None) -> None:
+    """A server uses either an HTTP url (with a scheme and a host) or a local stdio command, and only a command
+    takes args and env; a URL's credentials never reach the message."""
+    if message is None:
+        assert ServerConfig(name="local", **options).url == options["url"]
+        return
+    with pytest.raises(ValueError, match=message) as raised:
         ServerConfig(name="local", **options)
+    assert "pw" not in str(raised.value)
 
 
 def test_bridge_b_mcp_format_repr_shows_the_names_of_env_never_its_values() -> None:
