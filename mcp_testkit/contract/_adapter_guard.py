@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 from mcp_testkit.adapters import BridgeAdapter, Outcome
-from mcp_testkit.contract._errors import ContractError, traceback_text
+from mcp_testkit.contract._errors import ContractError, one_line, traceback_text
 
 __all__ = ["HOST_HINT", "GuardedAdapter", "adapter_raised", "stalled_adapter"]
 
@@ -26,7 +26,7 @@ def adapter_raised(step: str, exc: BaseException) -> ContractError:
     hint = "an adapter maps its bridge's exceptions to outcomes; one that escapes is an error of the adapter"
     if not isinstance(exc, Exception) or isinstance(getattr(exc, "exceptions", None), tuple):  # an exception group
         hint = f"{hint}; {HOST_HINT}"
-    return ContractError(f"the adapter's {step} raised {type(exc).__name__}: {exc} ({hint})\n{traceback_text(exc)}")
+    return ContractError(f"the adapter's {step} raised {one_line(exc)} ({hint})\n{traceback_text(exc)}")
 
 
 def stalled_adapter(
@@ -156,4 +156,3 @@ class GuardedAdapter:
         if not self._closed:
             self._closed = True
             await self._step("close", self._adapter.close)
-

@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from mcp_testkit.contract._errors import ContractViolation, traceback_text
+from mcp_testkit.contract._errors import ContractViolation, one_line, traceback_text
 from mcp_testkit.contract._hang import BridgeHung
 from mcp_testkit.contract._property_run import Stop as _Stop
 from mcp_testkit.contract._verdict import failure_status
@@ -110,5 +110,5 @@ def draw(run: PropertyRun, examples: int, derandomize: bool, notes: list[str]) -
             # Hypothesis could not replay the failure (a bridge that is not deterministic): it still failed.
             notes.append(f"the failure did not reproduce on replay ({type(error).__name__})")
             return failure_status(prop, run.hang), run.failure
-        return "error", f"the contract harness raised {type(error).__name__}: {error}\n{traceback_text(error)}"
+        return "error", f"the contract harness raised {one_line(error)}\n{traceback_text(error)}"
     return None

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_testkit._renamed import renamed_attribute, renamed_keywords
 from mcp_testkit._wire.eras import ERAS, HANDSHAKE, STATELESS
 from mcp_testkit.contract._era_column import Probed, column_server_eras, server_fits_era, unfit_server
-from mcp_testkit.contract._errors import ContractError, ContractViolation, traceback_text
+from mcp_testkit.contract._errors import ContractError, ContractViolation, one_line, traceback_text
 from mcp_testkit.contract._event_loop import CheckpointedTransport, EventLoop
 from mcp_testkit.contract._example_run import Example, ExampleRun
 from mcp_testkit.contract._facts import BridgeFacts, declared_eras, takes_keyword
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from mcp_testkit.server import TestMcpServer
 
 __all__ = ["BridgeFacts", "ContractError", "ContractHarness", "ContractViolation"]
+
 
 class ContractHarness:
     """A `TestMcpServer` and an event loop, shared by every example of a contract run in one protocol era.
@@ -174,9 +175,7 @@ class ContractHarness:
                 return self.factory(transport=self._asgi, era=self.era)  # type: ignore[call-arg]
             return self.factory(transport=self._asgi)
         except Exception as exc:
-            raise ContractError(
-                f"the adapter factory raised {type(exc).__name__}: {exc}\n{traceback_text(exc)}"
-            ) from exc
+            raise ContractError(f"the adapter factory raised {one_line(exc)}\n{traceback_text(exc)}") from exc
 
     def facts(self) -> BridgeFacts:
         """What the adapter declares (retry, page_limit, timeout_s, sessions, eras), from an adapter never

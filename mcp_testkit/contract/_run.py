@@ -14,7 +14,7 @@ from mcp_testkit._renamed import renamed_keywords
 from mcp_testkit._wire.eras import ERAS, named_eras
 from mcp_testkit.contract._draws import draw
 from mcp_testkit.contract._era_column import server_fits_era, unfit_server
-from mcp_testkit.contract._errors import ContractError, ContractViolation, traceback_text
+from mcp_testkit.contract._errors import ContractError, ContractViolation, one_line, traceback_text
 from mcp_testkit.contract._harness import ContractHarness
 from mcp_testkit.contract._properties import PROPERTIES, Property
 from mcp_testkit.contract._property_run import PropertyRun, Stop
@@ -72,7 +72,7 @@ def check_property(
     except ContractError as error:
         return result("error", str(error))
     except Exception as error:
-        return result("error", f"the contract harness raised {type(error).__name__}: {error}\n{traceback_text(error)}")
+        return result("error", f"the contract harness raised {one_line(error)}\n{traceback_text(error)}")
     if spoken != harness.era:
         return result("fell_back", how)
     if unconnected is not None:

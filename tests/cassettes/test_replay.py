@@ -237,6 +237,8 @@ async def test_unmatched_call_is_a_tool_error_and_a_check_failure_with_the_neare
     got = await _call(server, [("search", {"q": "lamp", "page": 2})])
     assert got[0].startswith("isError")
     assert 'search({"page": 2, "q": "lamp"})' in got[0]
+    assert "raised mcp_testkit.cassettes.UnmatchedCall: " in got[0]  # its public path, no private module named
+    assert "._" not in got[0].split(":")[0]
     with pytest.raises(AssertionError) as failure:
         server.check()
     message = str(failure.value)

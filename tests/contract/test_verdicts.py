@@ -121,6 +121,16 @@ class _RaisingCall(_Wrapper):
         raise KeyError(tool)
 
 
+class _RaisingInATaskGroup(_Wrapper):
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        async def fails() -> None:
+            raise KeyError(tool)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(fails)
+        raise AssertionError("unreachable")
+
+
 class _FailingClose(_Wrapper):
     async def close(self) -> None:
         await self.inner.close()
@@ -141,10 +151,11 @@ class _NotAnOutcome(_Wrapper):
             "the adapter's set_headers raised RuntimeError: this adapter cannot rotate credentials",
         ),
         (_RaisingCall, "P2", "the adapter's call('write') raised KeyError: 'write'"),
+        (_RaisingInATaskGroup, "P2", "the adapter's call('write') raised KeyError: 'write' (in a ExceptionGroup)"),
         (_FailingClose, "P7", "the adapter's close raised OSError: close failed"),
         (_NotAnOutcome, "P7", "the adapter's call('tool') returned 'ok', not an Outcome"),
     ],
-    ids=["set-headers", "call", "close", "not-an-outcome"],
+    ids=["set-headers", "call", "call-in-a-task-group", "close", "not-an-outcome"],
 )
 def test_an_exception_escaping_an_adapter_is_an_error_not_a_failure(factory: Any, property_id: str, says: str) -> None:
     """An exception escaping an adapter method is reported as an error of the adapter, never as the bridge's failure."""

@@ -25,7 +25,6 @@ import inspect
 import itertools
 import json
 import time
-import traceback
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -38,6 +37,7 @@ from mcp_testkit.server._dispatch._messages import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     error_response,
+    handler_raised,
     result_response,
 )
 from mcp_testkit.server._dispatch._tasks import ask_task, running_task
@@ -263,8 +263,7 @@ async def prompt_with_input(
         return error_response(request_id, exc.code, exc.message, exc.data)
     except Exception as exc:
         call.state.errors.append(exc)
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return error_response(request_id, INTERNAL_ERROR, f"prompt {name!r} raised {detail}")
+        return error_response(request_id, INTERNAL_ERROR, f"prompt {name!r} raised {handler_raised(exc)}")
 
 
 def rounds_asker(call: Call, name: str, method: str, arguments: Mapping[str, Any]) -> AskInput:

@@ -23,6 +23,7 @@ __all__ = [
     "describe",
     "dumps",
     "error_response",
+    "handler_raised",
     "kind_of",
     "result_response",
 ]
@@ -34,6 +35,19 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 RESOURCE_NOT_FOUND = -32002
 """`resources/read` of an unknown URI in the handshake era (2026-07-28 answers INVALID_PARAMS instead)."""
+
+
+def handler_raised(exc: BaseException) -> str:
+    """A handler's exception as the one line an answer carries: `KeyError: 'x'`, `mypkg.Error: ...`, and for one of
+    the toolkit's own the public path it is imported by (`mcp_testkit.cassettes.UnmatchedCall: ...`, never the
+    private module that defines it)."""
+    kind = type(exc)
+    parts = kind.__module__.split(".")
+    public = next((i for i, part in enumerate(parts) if part.startswith("_")), len(parts))
+    module = ".".join(parts[:public])
+    name = kind.__qualname__ if module in ("builtins", "") else f"{module}.{kind.__qualname__}"
+    text = str(exc)
+    return f"{name}: {text}" if text else name
 
 
 def error_response(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:

@@ -7,7 +7,6 @@ handshake era has them (2026-07-28 subscribes on `subscriptions/listen`, `server
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -16,6 +15,7 @@ from mcp_testkit.server._dispatch._messages import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     error_response,
+    handler_raised,
     result_response,
 )
 from mcp_testkit.server._dispatch._paging import LISTINGS, Page, page_of
@@ -89,8 +89,7 @@ def _scripted(request_id: Any, call: _Call, what: str, build: Callable[[], dict[
         return error_response(request_id, exc.code, exc.message, exc.data)
     except Exception as exc:
         call.state.errors.append(exc)
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return error_response(request_id, INTERNAL_ERROR, f"{what} raised {detail}")
+        return error_response(request_id, INTERNAL_ERROR, f"{what} raised {handler_raised(exc)}")
 
 
 async def _read_resource(request_id: Any, params: dict[str, Any], call: _Call) -> Any:

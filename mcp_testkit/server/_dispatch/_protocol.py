@@ -9,7 +9,6 @@ tests the era either: the `Call` carries it (`_era.py`), with the era's methods 
 from __future__ import annotations
 
 import inspect
-import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -17,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_testkit.server._dispatch._input import InputNeeded, input_required
-from mcp_testkit.server._dispatch._messages import INVALID_PARAMS, METHOD_NOT_FOUND, error_response, result_response
+from mcp_testkit.server._dispatch._messages import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    error_response,
+    handler_raised,
+    result_response,
+)
 from mcp_testkit.server._dispatch._paging import Page, page_of
 from mcp_testkit.server._state._cursors import Cursor, encode_cursor
 from mcp_testkit.tools import (
@@ -221,13 +226,13 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
         result = text_result(exc.text, is_error=True)
     except Exception as exc:
         state.errors.append(exc)
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        result = text_result(f"tool {name!r} raised {detail}", is_error=True)
+        result = text_result(f"tool {name!r} raised {handler_raised(exc)}", is_error=True)
     return result_response(request_id, result)
 
 
 _PLAIN_RESULTS = frozenset({str, dict, list, type(None)})
 """What a tool's answer often is, and no awaitable ever is: `inspect.isawaitable` is not asked."""
+
 
 def handle_notification(message: dict[str, Any], session: Session | None) -> str | None:
     """Act on a client notification: `initialized` marks the session, `cancelled` stops a call.
