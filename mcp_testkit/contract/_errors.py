@@ -33,7 +33,8 @@ def one_line(error: BaseException) -> str:
     nothing of what went wrong)."""
     leaves = _leaves(error)
     shown = "; ".join(f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__ for leaf in leaves)
-    return f"{shown} (in a {type(error).__name__})" if leaves != [error] else shown
+    group = type(error).__name__
+    return f"{shown} (in {'an' if group[0] in 'AEIOU' else 'a'} {group})" if leaves != [error] else shown
 
 
 def _leaves(error: BaseException) -> list[BaseException]:

@@ -151,7 +151,7 @@ class _NotAnOutcome(_Wrapper):
             "the adapter's set_headers raised RuntimeError: this adapter cannot rotate credentials",
         ),
         (_RaisingCall, "P2", "the adapter's call('write') raised KeyError: 'write'"),
-        (_RaisingInATaskGroup, "P2", "the adapter's call('write') raised KeyError: 'write' (in a ExceptionGroup)"),
+        (_RaisingInATaskGroup, "P2", "the adapter's call('write') raised KeyError: 'write' (in an ExceptionGroup)"),
         (_FailingClose, "P7", "the adapter's close raised OSError: close failed"),
         (_NotAnOutcome, "P7", "the adapter's call('tool') returned 'ok', not an Outcome"),
     ],
