@@ -5,7 +5,9 @@ The loop's clock is the real one plus the time it skipped (`skipped_s`): code st
 loop that never idles (a bridge spinning on `sleep(0)`) meets its deadlines in real time as before. It skips only
 when its selector would wait for a timer and nothing can wake it earlier: no I/O is ready, and no thread other than
 the loop's own is at work (a thread blocked on a lock, a queue or a selector is idle; one running code, sleeping in
-`time.sleep` among them, is at work, and the loop waits for it on the real clock). A bridge whose clock is not the
+`time.sleep` among them, is at work, and the loop waits for it on the real clock). A thread is idle only when it is
+seen at the same instruction of the same wait twice, a poll apart: one just handed work (a worker woken from its
+queue) is still in the wait's frame for an instant, and the second look finds it moving. A bridge whose clock is not the
 loop's (it sleeps in a thread, or polls `time.monotonic()`) shows it: the loop waits on its threads for long, or
 skips without end; `clock_dependence()` then says why, and the harness runs it on the real clock from then on.
 """
@@ -35,13 +37,29 @@ _STEP_S = 0.005
 _WORKERS = ("AnyIO worker thread", "asyncio_", "ThreadPoolExecutor")
 """The names of pool threads (anyio's, asyncio's default executor's): they count whenever they were started."""
 _IDLE_FILES = ("threading.py", "queue.py", "selectors.py", "thread.py")
-_IDLE_FUNCTIONS = frozenset({"wait", "get", "select", "_worker", "_wait_for_tstate_lock", "join", "acquire"})
+_IDLE_FUNCTIONS = frozenset({"wait", "select", "_worker", "_wait_for_tstate_lock", "join", "acquire"})
 
 
 def _idle(frame: Any) -> bool:
-    """Whether a thread's innermost Python frame is a wait in the standard library (a lock, a queue, a selector)."""
+    """Whether a thread's innermost Python frame is a wait in the standard library (a lock, a queue, a selector),
+    with no work handed to it yet: a worker waiting on a queue that holds work is about to run it."""
     code = frame.f_code
-    return code.co_name in _IDLE_FUNCTIONS and code.co_filename.endswith(_IDLE_FILES)
+    return code.co_name in _IDLE_FUNCTIONS and code.co_filename.endswith(_IDLE_FILES) and not _work_waiting(frame)
+
+
+def _work_waiting(frame: Any) -> bool:
+    """Whether the queue a pool worker waits on holds work: `queue.Queue.get`'s queue up the wait's frames, or
+    concurrent.futures' `work_queue` (read with the GIL held, as a debugger reads another thread's frame)."""
+    while frame is not None and frame.f_code.co_filename.endswith(_IDLE_FILES):
+        queue = frame.f_locals.get("self" if frame.f_code.co_name == "get" else "work_queue")
+        size = getattr(queue, "qsize", None)
+        if callable(size):
+            try:
+                return bool(size() > 0)
+            except Exception:
+                return True
+        frame = frame.f_back
+    return False
 
 
 class SkippingEventLoop(asyncio.SelectorEventLoop):
@@ -96,18 +114,36 @@ class SkippingEventLoop(asyncio.SelectorEventLoop):
             )
         return None
 
-    def _threads_at_work(self) -> list[str]:
-        """The names of the threads, other than the loop's, running code rather than waiting in the standard library."""
+    def _threads_at_work(self) -> tuple[list[str], dict[int, tuple[Any, int]]]:
+        """The names of the threads, other than the loop's, running code rather than waiting in the standard
+        library; and where each of the others waits (its innermost frame and instruction)."""
         own = self._loop_thread
         if own is None:
             own = self._loop_thread = threading.get_ident()
         names = {thread.ident: thread.name for thread in threading.enumerate()}
-        return [
-            names.get(ident, str(ident))
-            for ident, frame in sys._current_frames().items()
-            if ident != own and (ident not in self.unrelated or names.get(ident, "").startswith(_WORKERS))
-            and not _idle(frame)
-        ]
+        busy, waiting = [], {}
+        for ident, frame in sys._current_frames().items():
+            if ident == own or (ident in self.unrelated and not names.get(ident, "").startswith(_WORKERS)):
+                continue
+            if _idle(frame):
+                waiting[ident] = (frame, frame.f_lasti)
+            else:
+                busy.append(names.get(ident, str(ident)))
+        return busy, waiting
+
+    def _at_work(self, due: float) -> tuple[list[str], list[tuple[selectors.SelectorKey, int]]]:
+        """The threads at work, and the I/O that became ready meanwhile. A thread counts as idle only when it is
+        seen waiting at the same place twice, a poll apart (one that moved between the looks is at work)."""
+        busy, waiting = self._threads_at_work()
+        if busy or not waiting:
+            return busy, []
+        ready = self._select(max(0.0, min(_POLL_S, due - time.monotonic())))
+        if ready:
+            return [], ready
+        again, still = self._threads_at_work()
+        names = {thread.ident: thread.name for thread in threading.enumerate()}
+        moved = [names.get(ident, str(ident)) for ident, place in waiting.items() if still.get(ident) != place]
+        return again + moved, []
 
     def _skipping_select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         if not self.skipping or timeout is None or timeout <= 0:
@@ -119,7 +155,10 @@ class SkippingEventLoop(asyncio.SelectorEventLoop):
         started = time.monotonic()
         due = started + timeout - _POLL_S
         while True:
-            busy = self._threads_at_work()
+            busy, ready = self._at_work(due)
+            if ready:
+                self.real_waits_s += time.monotonic() - started
+                return ready
             if not busy:
                 break
             self._found_busy += 1

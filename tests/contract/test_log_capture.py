@@ -85,6 +85,33 @@ def test_a_propagating_bridge_logger_reaches_the_evidence(unrelated: Any) -> Non
     assert "something of its own" not in evidence
 
 
+class _Chatty(ReferenceBridgeAdapter):
+    """The reference bridge (which holds P5), logging a warning on every call, from its task and from a thread."""
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
+        import anyio
+
+        logging.getLogger("chatty.bridge").warning("calling %s", tool)
+        await anyio.to_thread.run_sync(lambda: logging.getLogger("chatty.worker").warning("in a thread"))
+        return await super().call(tool, arguments)
+
+
+def test_a_chatty_bridge_does_not_reach_the_users_handlers_during_a_passing_run() -> None:
+    """A bridge that logs on every call, run for P5 (which it holds): none of its records reach a handler the user
+    put on the root logger, during the run or after; the user's own records, logged between runs, still do; the
+    handler's filters are as they were."""
+    root, mine = logging.getLogger(), _Keep()
+    root.addHandler(mine)
+    try:
+        [result] = run_contract(_Chatty, eras=["handshake"], properties=["P5"], max_examples=5)
+        logging.getLogger("the.user").warning("after the run")
+    finally:
+        root.removeHandler(mine)
+    assert result.status == "passed", result.counterexample
+    assert [record.getMessage() for record in mine.records] == ["after the run"]
+    assert mine.filters == []
+
+
 def test_loggers_that_are_not_names_are_an_error() -> None:
     """An adapter whose `loggers` is not a collection of logger names gets an error verdict naming it."""
 
