@@ -235,7 +235,7 @@ class Offerings:
         ends = match_deadline() if deadline is None else deadline
         templates = list(self.templates.values())
         for tried, template in enumerate(templates):
-            if tried and time.monotonic() > ends:
+            if tried and time.monotonic() >= ends:
                 raise MatchingOverBudget(uri, tried, len(templates))
             params = template.match(uri)
             if params is not None:
