@@ -37,9 +37,10 @@ COMPLETION_LIMIT = 100
 """At most this many values in one `completion/complete` answer (the spec's maximum); `hasMore` says if cut."""
 
 MATCH_BUDGET_S = 0.1
-"""The time one `resources/read` may spend matching its URI against templates, in seconds (one template's match
-takes a few milliseconds at most, so the event loop is held for little more); read at each read, so a test may set
-it (`monkeypatch.setattr(mcp_testkit.resources, "MATCH_BUDGET_S", 1.0)`)."""
+"""The time one `resources/read` may spend matching its URI against templates, in seconds, checked before each
+template after the first: the event loop is held for this plus one template's match (well under a millisecond for
+a usual URI, tens of milliseconds for `MAX_URI_LENGTH` characters against `MAX_TEMPLATE_PARAMETERS`). Read at each
+read, so a test may set it (`monkeypatch.setattr(mcp_testkit.resources, "MATCH_BUDGET_S", 1.0)`)."""
 
 
 class MatchingOverBudget(Exception):

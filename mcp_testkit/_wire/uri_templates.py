@@ -19,7 +19,7 @@ MAX_URI_LENGTH = 8192
 """The longest URI `resources/read` matches (in characters; RFC 9110 asks for at least 8,000 octets of a request
 target), and so the longest value a template's parameter can take."""
 
-MAX_TEMPLATE_PARAMETERS = 16
+MAX_TEMPLATE_PARAMETERS = 8
 """The most `{parameter}`s one resource template may have, which bounds the passes one match makes over a URI."""
 
 _PARAMETER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -80,18 +80,25 @@ class UriTemplate:
     def _ends(self, scan: _Scan) -> list[list[int]]:
         """Per parameter, in ascending order, each position where its value can end such that the literal after it
         follows and the rest of the template matches the rest of the URI (the pass from the right)."""
-        uri, size = scan.uri, len(scan.uri)
+        uri, size, separators = scan.uri, len(scan.uri), scan.separators
+        bounds = len(separators)
         ends_by_parameter: list[list[int]] = [[] for _ in self.names]
         ends_by_parameter[-1].append(size - len(self.literals[-1]))
         for index in range(len(self.names) - 2, -1, -1):
             after, following = self.literals[index + 1], ends_by_parameter[index + 1]
             if not following:
                 break  # the rest matches nowhere, so neither does the whole
-            ends = ends_by_parameter[index]
+            ends, width, last = ends_by_parameter[index], len(after), len(following)
             position = uri.find(after)
             while position != -1 and position < size:
-                if scan.furthest_end(following, position + len(after)) is not None:
-                    ends.append(position)
+                # The next parameter, starting after the literal, can end somewhere: the nearest end past its
+                # start is within its segment (inlined `furthest_end`, the hot loop of a long URI).
+                start = position + width
+                nearest = bisect_right(following, start)
+                if nearest < last:
+                    bound = bisect_left(separators, start)
+                    if following[nearest] <= (separators[bound] if bound < bounds else size):
+                        ends.append(position)
                 position = uri.find(after, position + 1)
         return ends_by_parameter
 

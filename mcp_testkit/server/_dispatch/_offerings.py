@@ -111,14 +111,14 @@ async def _read_resource(request_id: Any, params: dict[str, Any], call: _Call) -
         data = {"uriLength": len(uri), "maxUriLength": MAX_URI_LENGTH}
         return error_response(request_id, call.era.unknown_resource, message, data)
     offerings, deadline = call.state.offerings, match_deadline()
-    try:
-        if not offerings.knows(uri, deadline=deadline):
-            return error_response(request_id, call.era.unknown_resource, f"Resource not found: {uri}", {"uri": uri})
-    except MatchingOverBudget as exc:
-        return error_response(request_id, INTERNAL_ERROR, f"resources/read: {exc}")
-    return _scripted(
-        request_id, call, f"reading {uri!r}", lambda: offerings.reading(uri, deadline=deadline) or {"contents": []}
-    )
+
+    def read() -> dict[str, Any]:
+        found = offerings.reading(uri, deadline=deadline)  # None exactly when `offerings.knows(uri)` is False
+        if found is None:
+            raise JsonRpcError(call.era.unknown_resource, f"Resource not found: {uri}", {"uri": uri})
+        return found
+
+    return _scripted(request_id, call, f"reading {uri!r}", read)
 
 
 def _subscription(method: str, keep: bool) -> Callable[[Any, dict[str, Any], _Call], Awaitable[Any]]:
