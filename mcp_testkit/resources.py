@@ -223,17 +223,17 @@ class Offerings:
             announced["completions"] = {}
         return announced
 
-    def knows(self, uri: str, *, deadline: float | None = None) -> bool:
+    def knows(self, uri: str, *, deadline_s: float | None = None) -> bool:
         """Whether `resources/read` of `uri` has an answer: a resource there, or a template matching it (by
-        `deadline`, see `template_for`)."""
-        return uri in self.resources or self.template_for(uri, deadline=deadline) is not None
+        `deadline_s`, see `template_for`)."""
+        return uri in self.resources or self.template_for(uri, deadline_s=deadline_s) is not None
 
     def template_for(
-        self, uri: str, *, deadline: float | None = None
+        self, uri: str, *, deadline_s: float | None = None
     ) -> tuple[ScriptedTemplate, dict[str, str]] | None:
         """The first template matching `uri` and the parameters it gives, or None; MatchingOverBudget when
-        `deadline` (a `time.monotonic()`, by default `match_deadline()`) passes before the templates are tried."""
-        ends = match_deadline() if deadline is None else deadline
+        `deadline_s` (a `time.monotonic()`, by default `match_deadline()`) passes before all are tried."""
+        ends = match_deadline() if deadline_s is None else deadline_s
         templates = list(self.templates.values())
         for tried, template in enumerate(templates):
             if tried and time.monotonic() >= ends:
@@ -250,11 +250,11 @@ class Offerings:
         more = len(values) > COMPLETION_LIMIT
         return {"completion": {"values": values[:COMPLETION_LIMIT], "total": len(values), "hasMore": more}}
 
-    def reading(self, uri: str, *, deadline: float | None = None) -> dict[str, Any] | None:
+    def reading(self, uri: str, *, deadline_s: float | None = None) -> dict[str, Any] | None:
         """The `resources/read` result for `uri`: a fixed resource first, then the first template matching it (by
-        `deadline`, see `template_for`)."""
+        `deadline_s`, see `template_for`)."""
         resource = self.resources.get(uri)
         if resource is not None:
             return resource.read()
-        found = self.template_for(uri, deadline=deadline)
+        found = self.template_for(uri, deadline_s=deadline_s)
         return None if found is None else found[0].read(uri, found[1])

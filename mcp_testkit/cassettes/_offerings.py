@@ -139,11 +139,11 @@ class RecordedOfferings(Offerings):
             announced["completions"] = {}
         return announced
 
-    def knows(self, uri: str, *, deadline: float | None = None) -> bool:
+    def knows(self, uri: str, *, deadline_s: float | None = None) -> bool:
         recorded = ("resources/read", request_key("resources/read", {"uri": uri})) in self.answers
-        return recorded or super().knows(uri, deadline=deadline)
+        return recorded or super().knows(uri, deadline_s=deadline_s)
 
-    def reading(self, uri: str, *, deadline: float | None = None) -> dict[str, Any] | None:
+    def reading(self, uri: str, *, deadline_s: float | None = None) -> dict[str, Any] | None:
         known = self.resources.get(uri)
         if known is not None and not isinstance(known, _RecordedResource):
             return known.read()  # scripted on the replay
@@ -151,7 +151,7 @@ class RecordedOfferings(Offerings):
             known, _RecordedResource
         ):
             return self._answer("resources/read", {"uri": uri})
-        found = self.template_for(uri, deadline=deadline)
+        found = self.template_for(uri, deadline_s=deadline_s)
         if found is None:
             return None
         template, params = found

@@ -110,10 +110,10 @@ async def _read_resource(request_id: Any, params: dict[str, Any], call: _Call) -
         )
         data = {"uriLength": len(uri), "maxUriLength": MAX_URI_LENGTH}
         return error_response(request_id, call.era.unknown_resource, message, data)
-    offerings, deadline = call.state.offerings, match_deadline()
+    offerings, deadline_s = call.state.offerings, match_deadline()
 
     def read() -> dict[str, Any]:
-        found = offerings.reading(uri, deadline=deadline)  # None exactly when `offerings.knows(uri)` is False
+        found = offerings.reading(uri, deadline_s=deadline_s)  # None exactly when `offerings.knows(uri)` is False
         if found is None:
             raise JsonRpcError(call.era.unknown_resource, f"Resource not found: {uri}", {"uri": uri})
         return found
