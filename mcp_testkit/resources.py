@@ -2,17 +2,33 @@
 
 `TestMcpServer.resource(...)`, `.resource_template(...)` and `.prompt(...)` build these; dispatch
 (`server/_dispatch/_offerings.py`) answers `resources/*`, `prompts/*` and `completion/complete` from them.
+
+A client chooses the URI it reads, so matching it is bounded: a template matches in time linear in the URI
+(`_wire/uri_templates.py`), a URI longer than `MAX_URI_LENGTH` matches nothing, and one read tries templates for at
+most `MATCH_BUDGET_S` before it stops with `MatchingOverBudget`.
 """
 
 from __future__ import annotations
 
 import base64
-import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-__all__ = ["Offerings", "ScriptedPrompt", "ScriptedResource", "ScriptedTemplate"]
+from mcp_testkit._wire.uri_templates import MAX_TEMPLATE_PARAMETERS, MAX_URI_LENGTH, UriTemplate, parameter_names
+
+__all__ = [
+    "MATCH_BUDGET_S",
+    "MAX_TEMPLATE_PARAMETERS",
+    "MAX_URI_LENGTH",
+    "MatchingOverBudget",
+    "Offerings",
+    "ScriptedPrompt",
+    "ScriptedResource",
+    "ScriptedTemplate",
+    "match_deadline",
+]
 
 ReadsTemplate = Callable[[dict[str, str]], "str | bytes | Mapping[str, Any]"]
 Messages = Callable[[dict[str, str]], Sequence[Mapping[str, Any]]]
@@ -20,7 +36,28 @@ Messages = Callable[[dict[str, str]], Sequence[Mapping[str, Any]]]
 COMPLETION_LIMIT = 100
 """At most this many values in one `completion/complete` answer (the spec's maximum); `hasMore` says if cut."""
 
-_PARAMETER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+MATCH_BUDGET_S = 0.1
+"""The time one `resources/read` may spend matching its URI against templates, in seconds, checked before each
+template after the first: the event loop is held for this plus one template's match (well under a millisecond for
+a usual URI, tens of milliseconds for `MAX_URI_LENGTH` characters against `MAX_TEMPLATE_PARAMETERS`). Read at each
+read, so a test may set it (`monkeypatch.setattr(mcp_testkit.resources, "MATCH_BUDGET_S", 1.0)`)."""
+
+
+class MatchingOverBudget(Exception):
+    """Matching a URI against the templates ran past its deadline (`MATCH_BUDGET_S`)."""
+
+    def __init__(self, uri: str, tried: int, offered: int) -> None:
+        self.tried, self.offered = tried, offered
+        shown = uri if len(uri) <= 80 else uri[:80] + "..."
+        super().__init__(
+            f"matching {shown!r} against resource templates ran over its budget of {MATCH_BUDGET_S} s after "
+            f"{tried} of {offered} templates; offer fewer templates or raise mcp_testkit.resources.MATCH_BUDGET_S"
+        )
+
+
+def match_deadline() -> float:
+    """The `time.monotonic()` by which one read's matching ends: now plus `MATCH_BUDGET_S`."""
+    return time.monotonic() + MATCH_BUDGET_S
 
 
 def _contents(uri: str, value: str | bytes | Mapping[str, Any], mime_type: str | None) -> dict[str, Any]:
@@ -73,7 +110,12 @@ class ScriptedResource:
 @dataclass(frozen=True)
 class ScriptedTemplate:
     """A family of resources named by a URI template (`db://rows/{id}`: simple `{name}` parameters, each matching
-    one path segment); `reads(params)` gives a URI's content: text, bytes, or a contents entry as a dict."""
+    one path segment or a part of one, at most `MAX_TEMPLATE_PARAMETERS`); `reads(params)` gives a URI's content:
+    text, bytes, or a contents entry as a dict."""
+
+    strict: ClassVar[bool] = True
+    """Whether a template we cannot match (no parameter, one named twice, too many) is refused with ValueError;
+    when False it is kept and matches no URI (a recorded server's `{+path}`)."""
 
     uri_template: str
     name: str
@@ -81,27 +123,21 @@ class ScriptedTemplate:
     mime_type: str | None = None
     description: str | None = None
     title: str | None = None
-    _pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    _matcher: UriTemplate | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        parts = _PARAMETER.split(self.uri_template)
-        if len(parts) == 1:
-            raise ValueError(
-                f"resource template {self.uri_template!r} has no {{parameter}}; use resource() for one URI"
-            )
-        names = parts[1::2]
-        twice = sorted({name for name in names if names.count(name) > 1})
-        if twice:
-            raise ValueError(f"resource template {self.uri_template!r} names {{{twice[0]}}} twice; name each once")
-        regex = "".join(
-            re.escape(part) if index % 2 == 0 else f"(?P<{part}>[^/?#]+)" for index, part in enumerate(parts)
-        )
-        object.__setattr__(self, "_pattern", re.compile(regex))
+        try:
+            matcher: UriTemplate | None = UriTemplate.parse(self.uri_template)
+        except ValueError:
+            if self.strict:
+                raise
+            matcher = None
+        object.__setattr__(self, "_matcher", matcher)
 
     @property
     def parameters(self) -> list[str]:
         """The template's parameter names, in order."""
-        return _PARAMETER.findall(self.uri_template)
+        return parameter_names(self.uri_template)
 
     @property
     def definition(self) -> dict[str, Any]:
@@ -113,9 +149,10 @@ class ScriptedTemplate:
         return entry
 
     def match(self, uri: str) -> dict[str, str] | None:
-        """The parameters a URI gives this template, or None when it is not one of its URIs."""
-        found = self._pattern.fullmatch(uri)
-        return None if found is None else found.groupdict()
+        """The parameters a URI gives this template, or None when it is not one of its URIs (nor is a URI longer
+        than `MAX_URI_LENGTH`). Each parameter is as long as the rest of the template allows, the first first, as
+        the regex `(?P<name>[^/?#]+)` per parameter would have it; found in time linear in the URI."""
+        return None if self._matcher is None else self._matcher.match(uri)
 
     def read(self, uri: str, params: dict[str, str]) -> dict[str, Any]:
         """The `resources/read` result for one of its URIs."""
@@ -186,9 +223,25 @@ class Offerings:
             announced["completions"] = {}
         return announced
 
-    def knows(self, uri: str) -> bool:
-        """Whether `resources/read` of `uri` has an answer: a resource there, or a template matching it."""
-        return uri in self.resources or any(t.match(uri) is not None for t in list(self.templates.values()))
+    def knows(self, uri: str, *, deadline_s: float | None = None) -> bool:
+        """Whether `resources/read` of `uri` has an answer: a resource there, or a template matching it (by
+        `deadline_s`, see `template_for`)."""
+        return uri in self.resources or self.template_for(uri, deadline_s=deadline_s) is not None
+
+    def template_for(
+        self, uri: str, *, deadline_s: float | None = None
+    ) -> tuple[ScriptedTemplate, dict[str, str]] | None:
+        """The first template matching `uri` and the parameters it gives, or None; MatchingOverBudget when
+        `deadline_s` (a `time.monotonic()`, by default `match_deadline()`) passes before all are tried."""
+        ends = match_deadline() if deadline_s is None else deadline_s
+        templates = list(self.templates.values())
+        for tried, template in enumerate(templates):
+            if tried and time.monotonic() >= ends:
+                raise MatchingOverBudget(uri, tried, len(templates))
+            params = template.match(uri)
+            if params is not None:
+                return template, params
+        return None
 
     def completing(self, kind: str, target: str, argument: str, value: str) -> dict[str, Any]:
         """The `completion/complete` result: the values scripted for (`kind`, `target`, `argument`) that start
@@ -197,13 +250,11 @@ class Offerings:
         more = len(values) > COMPLETION_LIMIT
         return {"completion": {"values": values[:COMPLETION_LIMIT], "total": len(values), "hasMore": more}}
 
-    def reading(self, uri: str) -> dict[str, Any] | None:
-        """The `resources/read` result for `uri`: a fixed resource first, then the first template matching it."""
+    def reading(self, uri: str, *, deadline_s: float | None = None) -> dict[str, Any] | None:
+        """The `resources/read` result for `uri`: a fixed resource first, then the first template matching it (by
+        `deadline_s`, see `template_for`)."""
         resource = self.resources.get(uri)
         if resource is not None:
             return resource.read()
-        for template in list(self.templates.values()):
-            params = template.match(uri)
-            if params is not None:
-                return template.read(uri, params)
-        return None
+        found = self.template_for(uri, deadline_s=deadline_s)
+        return None if found is None else found[0].read(uri, found[1])

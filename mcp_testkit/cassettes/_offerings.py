@@ -8,10 +8,9 @@ as an unmatched call does; what a test scripts on the replay (`server.resource(.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from mcp_testkit.cassettes._answers import handshake_result
 from mcp_testkit.cassettes._format import Cassette
@@ -73,13 +72,8 @@ class _RecordedTemplate(ScriptedTemplate):
     """A template as a recorded `resources/templates/list` listed it (one whose syntax we do not match, such as
     `{+path}`, is listed and matches nothing: its recorded reads are answered by URI)."""
 
+    strict: ClassVar[bool] = False
     entry: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        try:
-            super().__post_init__()
-        except ValueError:
-            object.__setattr__(self, "_pattern", re.compile(r"(?!)"))
 
     @property
     def definition(self) -> dict[str, Any]:
@@ -145,10 +139,11 @@ class RecordedOfferings(Offerings):
             announced["completions"] = {}
         return announced
 
-    def knows(self, uri: str) -> bool:
-        return ("resources/read", request_key("resources/read", {"uri": uri})) in self.answers or super().knows(uri)
+    def knows(self, uri: str, *, deadline_s: float | None = None) -> bool:
+        recorded = ("resources/read", request_key("resources/read", {"uri": uri})) in self.answers
+        return recorded or super().knows(uri, deadline_s=deadline_s)
 
-    def reading(self, uri: str) -> dict[str, Any] | None:
+    def reading(self, uri: str, *, deadline_s: float | None = None) -> dict[str, Any] | None:
         known = self.resources.get(uri)
         if known is not None and not isinstance(known, _RecordedResource):
             return known.read()  # scripted on the replay
@@ -156,13 +151,13 @@ class RecordedOfferings(Offerings):
             known, _RecordedResource
         ):
             return self._answer("resources/read", {"uri": uri})
-        for template in list(self.templates.values()):
-            params = template.match(uri)
-            if params is not None:
-                if isinstance(template, _RecordedTemplate):
-                    return self._answer("resources/read", {"uri": uri})
-                return template.read(uri, params)
-        return None
+        found = self.template_for(uri, deadline_s=deadline_s)
+        if found is None:
+            return None
+        template, params = found
+        if isinstance(template, _RecordedTemplate):
+            return self._answer("resources/read", {"uri": uri})
+        return template.read(uri, params)
 
     def completing(self, kind: str, target: str, argument: str, value: str) -> dict[str, Any]:
         if (kind, target, argument) in self.completions:

@@ -3,6 +3,9 @@
 Both eras answer them alike, but for two things: an unknown URI is -32002 in the handshake era and -32602
 in 2026-07-28 (`Era.unknown_resource`), and subscriptions (`resources/subscribe`) belong to a session, so only the
 handshake era has them (2026-07-28 subscribes on `subscriptions/listen`, `server/_eras/_listen.py`).
+
+A `resources/read` holds the event loop for little more than `MATCH_BUDGET_S` whatever its URI: one longer than
+`MAX_URI_LENGTH` is the era's unknown-resource error before any matching, and matching past the budget is -32603.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mcp_testkit.resources import MAX_URI_LENGTH, MatchingOverBudget, match_deadline
 from mcp_testkit.server._dispatch._messages import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -87,6 +91,8 @@ def _scripted(request_id: Any, call: _Call, what: str, build: Callable[[], dict[
         return result_response(request_id, build())
     except JsonRpcError as exc:
         return error_response(request_id, exc.code, exc.message, exc.data)
+    except MatchingOverBudget as exc:  # ours, not the test's function's: not kept for check()
+        return error_response(request_id, INTERNAL_ERROR, f"resources/read: {exc}")
     except Exception as exc:
         call.state.errors.append(exc)
         return error_response(request_id, INTERNAL_ERROR, f"{what} raised {handler_raised(exc)}")
@@ -96,10 +102,22 @@ async def _read_resource(request_id: Any, params: dict[str, Any], call: _Call) -
     uri = params.get("uri")
     if not isinstance(uri, str):
         return error_response(request_id, INVALID_PARAMS, "resources/read needs params.uri (a string)")
-    offerings = call.state.offerings
-    if not offerings.knows(uri):
-        return error_response(request_id, call.era.unknown_resource, f"Resource not found: {uri}", {"uri": uri})
-    return _scripted(request_id, call, f"reading {uri!r}", lambda: offerings.reading(uri) or {"contents": []})
+    if len(uri) > MAX_URI_LENGTH:
+        message = (
+            f"Resource not found: a URI of {len(uri)} characters, over the limit of {MAX_URI_LENGTH} "
+            "(mcp_testkit.resources.MAX_URI_LENGTH); read a shorter URI"
+        )
+        data = {"uriLength": len(uri), "maxUriLength": MAX_URI_LENGTH}
+        return error_response(request_id, call.era.unknown_resource, message, data)
+    offerings, deadline_s = call.state.offerings, match_deadline()
+
+    def read() -> dict[str, Any]:
+        found = offerings.reading(uri, deadline_s=deadline_s)  # None exactly when `offerings.knows(uri)` is False
+        if found is None:
+            raise JsonRpcError(call.era.unknown_resource, f"Resource not found: {uri}", {"uri": uri})
+        return found
+
+    return _scripted(request_id, call, f"reading {uri!r}", read)
 
 
 def _subscription(method: str, keep: bool) -> Callable[[Any, dict[str, Any], _Call], Awaitable[Any]]:
