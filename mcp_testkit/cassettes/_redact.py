@@ -1,5 +1,5 @@
-"""Keeping secrets out of cassettes: credential headers by name, `--redact` patterns and known token
-shapes in bodies by stable placeholders, and a scan of the text before it is written.
+"""Keeping secrets out of cassettes: credential headers by name, `--redact` patterns, known token shapes and URL
+passwords in bodies by stable placeholders, and a scan of the text before it is written.
 
 Which headers carry credentials is the journal's one redaction policy, `journal.is_secret_header`.
 """
@@ -36,6 +36,10 @@ _MIN_SECRET = 4
 _MIN_SUBSTRING = 12
 """Shorter secrets are replaced only where they stand as a whole value: replacing `ticket` inside the tool name
 `create_ticket` would rewrite what was recorded, not hide a secret."""
+_MIN_ELSEWHERE = 8
+"""Shorter secrets, and single words of letters shorter than `_MIN_SUBSTRING` (`demo`, `ticketing`), are replaced
+only where they stand as the secret: the header that carries one, the value of its secret-named key, the password of
+a URL. A credential `Bearer demo` is not the server named `demo`."""
 _SECRET_KEY = re.compile(
     r"(?i)(?:^|[_\-.])(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|"
     r"client[_\-]?secret|credentials?|authorization|cookie|dpop)$"
@@ -65,6 +69,10 @@ KNOWN_SHAPES: tuple[re.Pattern[str], ...] = tuple(
 )
 """Token shapes redacted in bodies even when no `--redact` pattern names them."""
 
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s/?#@:\"'<>\\]*:)([^\s/?#@\"'<>\\]+)@")
+"""A URL's user info with a password (`postgres://app:pw@host/db`, `redis://:pw@host`): the password is redacted,
+the user kept. A known shape too."""
+
 
 class Redactor:
     """Replaces secrets with placeholders: a credential header's value by its name (`<redacted:authorization>`),
@@ -93,6 +101,9 @@ class Redactor:
         """Secrets replaced wherever they appear, with their placeholders."""
         self._whole: dict[str, str] = {}
         """Secrets too short to replace inside other text: replaced only where a string is exactly one."""
+        self._in_place: dict[str, str] = {}
+        """Secrets too short (or too much a word) to look for anywhere: replaced only where they stand as the secret
+        (their header, their secret-named key, a URL's password)."""
         self._next = first_placeholder
         self.header_names: set[str] = set()
         for value in secrets:
@@ -101,14 +112,14 @@ class Redactor:
     @property
     def values(self) -> dict[str, str]:
         """Every secret seen, with its placeholder (never written anywhere)."""
-        return {**self._whole, **self._placeholders}
+        return {**self._in_place, **self._whole, **self._placeholders}
 
     def secret(self, value: str, placeholder: str | None = None) -> str:
         """Remember `value` as a secret, with the forms a body may repeat it in: the credential after a scheme
         such as 'Bearer', a Basic credential decoded and its password, and base64 encodings; its placeholder."""
         if len(value) < _MIN_SECRET or PLACEHOLDER.fullmatch(value):
             return placeholder or value
-        known = self._placeholders.get(value) or self._whole.get(value)
+        known = self._placeholders.get(value) or self._whole.get(value) or self._in_place.get(value)
         if known is not None:
             return known
         if placeholder is None:
@@ -127,6 +138,9 @@ class Redactor:
 
     def _remember(self, value: str, placeholder: str) -> None:
         if len(value) < _MIN_SECRET:
+            return
+        if len(value) < _MIN_ELSEWHERE or (len(value) < _MIN_SUBSTRING and value.isalpha()):
+            self._in_place.setdefault(value, placeholder)
             return
         if len(value) < _MIN_SUBSTRING:
             self._whole.setdefault(value, placeholder)
@@ -156,6 +170,8 @@ class Redactor:
         """`text` with every known secret, pattern match and token shape replaced; placeholders are left alone."""
         if not text:
             return text
+        if self.known_shapes:  # first, so that the password is known where the same text repeats it
+            text = _outside_placeholders(text, functools.partial(_URL_PASSWORD.sub, self._url_password))
         text = _outside_placeholders(text, self._known)
         for pattern in self._patterns:
             text = _outside_placeholders(text, functools.partial(pattern.sub, self._match))
@@ -170,6 +186,11 @@ class Redactor:
     def _match(self, match: re.Match[str]) -> str:
         return self.secret(match.group(0))
 
+    def _url_password(self, match: re.Match[str]) -> str:
+        password = match.group(2)
+        placeholder = self.secret(password)
+        return f"{match.group(1)}{placeholder if placeholder != password else '<redacted:password>'}@"
+
     def json(self, value: Any) -> Any:
         """A JSON value with `text` applied to every string and object key; the string under a secret-named key
         (`password`, `api_key`, `token`...) is a secret itself."""
@@ -179,13 +200,26 @@ class Redactor:
         if isinstance(value, list):
             return [self.json(item) for item in value]
         if isinstance(value, dict):
-            return {self.text(key): self.json(item) for key, item in value.items()}
+            return {self.text(key): self._under(key, item) for key, item in value.items()}
         return value
 
+    def _under(self, key: str, item: Any) -> Any:
+        """A value of an object as written: a string under a secret-named key is its secret's placeholder."""
+        if isinstance(item, str) and _SECRET_KEY.search(key):
+            placeholder = self.values.get(item)
+            if placeholder is not None:
+                return placeholder
+        return self.json(item)
+
     def collect(self, value: Any) -> None:
-        """Remember the string under every secret-named key of a JSON value (`password`, `api_key`, `token`...),
-        so that it is replaced wherever it appears, in this message or any other."""
-        if isinstance(value, list):
+        """Remember the string under every secret-named key of a JSON value (`password`, `api_key`, `token`...)
+        and the password of every URL in its strings, so that each is replaced wherever it appears, in this message
+        or any other."""
+        if isinstance(value, str):
+            if self.known_shapes:
+                for found in _URL_PASSWORD.finditer(value):
+                    self.secret(found.group(2))
+        elif isinstance(value, list):
             for item in value:
                 self.collect(item)
         elif isinstance(value, dict):

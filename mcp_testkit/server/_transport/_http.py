@@ -1,7 +1,8 @@
 """The HTTP request before its era and around it: the journal's record of it, the refusals that need no body (path,
-Host, Origin, required headers: 401 or 403 with a challenge), the body read (only up to `max_body`; the server's
-protocol bounds the time with `body_timeout_s`) and decoded, what a POST must carry to reach an era (406, 415, 400),
-an HTTP method no era has (405), and the last-resort answer to a crash of ours (-32603, 500), journaled.
+Host, Origin, Sec-Fetch-Site, required headers: 401 or 403 with a challenge), the body read (only up to `max_body`;
+the server's protocol bounds the time with `body_timeout_s`) and decoded, what a POST must carry to reach an era
+(406, 415, 400), an HTTP method no era has (405), and the last-resort answer to a crash of ours (-32603, 500),
+journaled.
 
 `serve` does these in order around the route it is given: `McpApp` (`_app.py`) gives the one to the request's
 era. Written as bare ASGI because it sits on every request of every test.
@@ -18,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit._wire.asgi import BODY_PREFIX, Receive, Scope, Send, read_body
-from mcp_testkit._wire.origin import hostname
+from mcp_testkit._wire.origin import cross_site_refusal, host_refusal, origin_refusal
 from mcp_testkit._wire.runner import BODY_TIMED_OUT, STOPPING
 from mcp_testkit._wire.strict_json import JsonError, loads
 from mcp_testkit.journal import Headers, Record
@@ -104,12 +105,6 @@ async def _refused_early(state: ServerState, scope: Scope, receive: Receive, out
     return True
 
 
-@functools.lru_cache(maxsize=256)
-def _foreign(host: str, allowed: frozenset[str]) -> bool:
-    """Whether a Host header names no allowed host; a client sends the same one every time."""
-    return "*" not in allowed and hostname(host).lower() not in allowed
-
-
 @functools.lru_cache(maxsize=64)
 def _accepts_both(accept: str) -> bool:
     """Whether a POST's Accept lists both JSON and SSE; clients send the same value every time."""
@@ -145,7 +140,8 @@ def admit(journal: Any, record: Record) -> None:
 
 
 def _blocked(state: ServerState, scope: Scope, headers: Headers) -> Blocked | None:
-    """Why the request is refused before its body is read (path, Host, Origin, required headers), or None."""
+    """Why the request is refused before its body is read (path, Host, Origin, Sec-Fetch-Site, required headers),
+    or None."""
     if scope["path"] != state.path:
         return 404, INVALID_REQUEST, f"no MCP endpoint at {scope['path']}: the endpoint is {state.path}", None
     raw = scope["headers"]
@@ -158,15 +154,16 @@ def _blocked(state: ServerState, scope: Scope, headers: Headers) -> Blocked | No
         problem = "more than one Host header" if hosts else "no Host header"
         return 400, INVALID_REQUEST, f"Bad Request: {problem} (RFC 9112 wants exactly one)", None
     allowed = state.allowed_hosts
-    if host is not None and _foreign(host, allowed):
-        return 421, INVALID_REQUEST, f"Host {host!r} is not a loopback name (DNS rebinding protection)", None
-    origin = header(headers, "origin")
-    if (
-        origin is not None
-        and "*" not in allowed
-        and hostname(origin.partition("://")[2].split("/", 1)[0]).lower() not in allowed
-    ):
-        return 403, INVALID_REQUEST, f"Origin {origin!r} is not allowed (DNS rebinding protection)", None
+    refused = None if host is None else host_refusal(host, allowed)
+    if refused is None:
+        origin = header(headers, "origin")
+        if origin is not None:
+            refused = origin_refusal(origin, allowed)
+        else:
+            site = header(headers, "sec-fetch-site")
+            refused = None if site is None else cross_site_refusal((site,), False, allowed)
+    if refused is not None:
+        return refused[0], INVALID_REQUEST, refused[1], None
     for required in tuple(state.required.values()):  # a snapshot: scripting may add one from another thread
         value = headers.get(required.name)
         if value is None or not hmac.compare_digest(value.encode(), required.value.encode()):
@@ -256,5 +253,3 @@ async def _crashed(state: ServerState, out: Response, exc: Exception) -> None:
             await out.send({"type": "http.response.body", "body": b""})
         except Exception:  # the connection is gone too
             pass
-
-
