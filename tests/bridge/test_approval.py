@@ -301,7 +301,9 @@ def test_bridge_b_approving_tool_calls_bad_rule_fails_when_the_config_is_built(
 
 def test_bridge_b_approving_tool_calls_rules_are_normalized_values() -> None:
     """Lists become frozensets and bools become words, so configs compare and print the same however written."""
-    one = ServerConfig(name="t", url="http://127.0.0.1/mcp", require_approval={"always": ["b", "a"], "never": {"tool_names": ["c"]}})
+    one = ServerConfig(
+        name="t", url="http://127.0.0.1/mcp", require_approval={"always": ["b", "a"], "never": {"tool_names": ["c"]}}
+    )
     two = ServerConfig(name="t", url="http://127.0.0.1/mcp", require_approval={"never": ("c",), "always": {"a", "b"}})
     assert one == two
     assert one.require_approval == {"always": frozenset({"a", "b"}), "never": frozenset({"c"})}

@@ -229,7 +229,7 @@ def test_a_pool_closed_with_requests_under_way_leaves_no_transport_open(
         await first.aclose()  # its connection is idle in the pool
         await pool.request("POST", headers, body, LIMIT_S)  # takes that connection, its answer left unread
         late = asyncio.ensure_future(pool.request("POST", headers, body))
-        while "_connect" not in _awaiting(late):
+        while "_connect" not in _awaiting(late):  # noqa: ASYNC110 (no event to wait for: the pool's own state)
             await asyncio.sleep(0)  # until it is under way: a new connection being made
         await pool.aclose()
         with pytest.raises(UpstreamClosed):
