@@ -303,7 +303,8 @@ class Forwarding:
     async def through(self) -> None:
         """Forward the request and stream the answer straight back, journaling what it was."""
         watch = _Watch(self.turn, self.endpoint, self.page)
-        await self.endpoint._forward(self.scope, self.receive, watch.send, self.body, self.turn.record.rpc_id)
+        receive = _listening(self.receive, self.turn)
+        await self.endpoint._forward(self.scope, receive, watch.send, self.body, self.turn.record.rpc_id)
         watch.finish()
 
     async def held(self) -> Held:
@@ -333,6 +334,25 @@ class Forwarding:
 
 
 _NOT_DECODED: Any = object()
+_DRAIN_S = 30.0
+"""How long the upstream's answer to a request is still read after a fault of the proxy's closed the client's
+connection, so that the journal says what the upstream did (a fault of bytes cuts the client off, not the upstream)."""
+
+
+def _listening(receive: Receive, turn: ProxyTurn) -> Receive:
+    """`receive`, with the client's disconnect held back while the upstream still answers a request whose client a
+    fault of the proxy's cut off (`turn.dropped`): a client that leaves ends the forwarding, the proxy's own cut does
+    not (within `_DRAIN_S`)."""
+
+    async def listening() -> Any:
+        message = await receive()
+        if message["type"] == "http.disconnect" and turn.dropped and turn.record.rpc_id is not None:
+            import anyio
+
+            await anyio.sleep(_DRAIN_S)
+        return message
+
+    return listening
 
 
 def _session_header(held: Held) -> list[tuple[bytes, bytes]]:
@@ -357,8 +377,9 @@ class _Watch:
         """A JSON answer as the forwarder decoded it, when it did."""
 
     async def send(self, message: Any) -> None:
+        self.upstream = message.get(UPSTREAM_KEY, self.upstream)
         if message["type"] == "http.response.start":
-            self.status, self.upstream = message["status"], message.get(UPSTREAM_KEY)
+            self.status = message["status"]
             for name, value in message.get("headers", []):
                 if name == b"content-type":
                     self.sse = value.startswith(b"text/event-stream")

@@ -30,6 +30,7 @@ __all__ = [
     "Recorder",
     "Seen",
     "gateway_error",
+    "marked",
     "upstream_error",
 ]
 
@@ -49,8 +50,9 @@ DECODED_KEY = "mcp_testkit.decoded"
 """The key of a JSON answer's body message holding the answer as the forwarder decoded it (checking it is JSON):
 the endpoint journals it without decoding it again. ASGI servers ignore keys they do not know."""
 UPSTREAM_KEY = "mcp_testkit.upstream"
-"""The key, on the start of an answer the forwarder makes itself (a 502 or 504), of what became of the request
-upstream: `UNSENT` or `LOST`. The upstream's own answers have none."""
+"""The key, on a message of an answer a link makes itself (the forwarder's 502 or 504, the stdio gateway's error for
+a process that gave no answer), of what became of the request upstream: `UNSENT` or `LOST`. The upstream's own
+answers have none; the journal's `executed` is read from it."""
 UNSENT = "unsent"
 """The request never reached the upstream (no connection was made): the upstream cannot have run it."""
 LOST = "lost"
@@ -65,6 +67,16 @@ _CLOSING_S = 5.0
 def upstream_error(request_id: Any, message: str) -> dict[str, Any]:
     """The JSON-RPC error a client gets for what went wrong upstream: -32603 (internal error), the proxy's words."""
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": message}}
+
+
+def marked(send: Send, upstream: str) -> Send:
+    """`send`, each message of it marked with what became of the request upstream (`UPSTREAM_KEY`): for an answer a
+    link makes itself, as the stdio gateway's to a call its process took and never answered."""
+
+    async def sending(message: Any) -> None:
+        await send({**message, UPSTREAM_KEY: upstream})
+
+    return sending
 
 
 async def gateway_error(send: Send, status: int, request_id: Any, message: str, upstream: str = LOST) -> None:

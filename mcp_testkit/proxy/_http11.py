@@ -59,7 +59,7 @@ class Answer:
         self._pieces: collections.deque[bytes] = collections.deque()
         self._held = 0
         self.started = False
-        """Whether a byte of the answer arrived (a request on a reused connection is retried only before that)."""
+        """Whether a byte of the answer arrived (a GET or DELETE on a reused connection is resent only before that)."""
         self.complete = False
         self.error: str | None = None
         self._head: asyncio.Future[None] = asyncio.get_running_loop().create_future()

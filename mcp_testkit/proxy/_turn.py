@@ -53,10 +53,10 @@ class Held:
     """What became of the request upstream when the forwarder answered itself (`_forward.UPSTREAM_KEY`), else None."""
 
     async def send(self, message: Any) -> None:
+        self.upstream = message.get(UPSTREAM_KEY, self.upstream)
         if message["type"] == "http.response.start":
             self.status = message["status"]
             self.headers = list(message.get("headers", []))
-            self.upstream = message.get(UPSTREAM_KEY)
         elif message["type"] == "http.response.body":
             self.chunks.append(message.get("body", b""))
             self.ended = not message.get("more_body", False)
