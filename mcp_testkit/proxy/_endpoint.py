@@ -19,7 +19,7 @@ from mcp_testkit._wire.headers import Headers
 from mcp_testkit._wire.origin import LOOPBACK_NAMES, rebinding_refusal
 from mcp_testkit.faults import request_target
 from mcp_testkit.journal import Record
-from mcp_testkit.proxy._forward import BODY_KEY, DECODED_KEY, UNRECORDED_KEY, BrokenOff
+from mcp_testkit.proxy._forward import BODY_KEY, DECODED_KEY, UNRECORDED_KEY, UNSENT, UPSTREAM_KEY, BrokenOff
 from mcp_testkit.proxy._own import SESSION_NOT_FOUND, Pages, Sessions, own_effect
 from mcp_testkit.proxy._streams import BrokenStreams
 from mcp_testkit.proxy._turn import Held, ProxyTurn, decode, dumps
@@ -46,6 +46,17 @@ class _Call:
 
     def __init__(self, record: Record) -> None:
         self.record = record
+
+
+def upstream_executed(status: int, answer: Any, upstream: str | None) -> bool | None:
+    """What the upstream did with a `tools/call`, from what came back (whatever a fault then did to the bytes):
+    True when it answered the call, False when it never received it (`UNSENT`) or refused it with a 4xx, None when
+    nobody can tell (the request was sent and no answer came: a dropped connection, a cut answer, a 5xx)."""
+    if upstream is not None:
+        return False if upstream == UNSENT else None
+    if 400 <= status < 500:
+        return False
+    return True if answer is not None and status < 300 else None
 
 
 def _holds(effect: Effect[Any]) -> bool:
@@ -266,7 +277,6 @@ class ProxyEndpoint:
             await go.through()
             return
         held = await go.held()
-        record.executed = True if record.rpc_method == "tools/call" else None
         await effect.after()
         answer, _ = held.split(record.rpc_id)
         self.pages.learn(page, answer)
@@ -293,16 +303,20 @@ class Forwarding:
     async def through(self) -> None:
         """Forward the request and stream the answer straight back, journaling what it was."""
         watch = _Watch(self.turn, self.endpoint, self.page)
-        await self.endpoint._forward(self.scope, self.receive, watch.send, self.body, self.turn.record.rpc_id)
+        receive = _listening(self.receive, self.turn)
+        await self.endpoint._forward(self.scope, receive, watch.send, self.body, self.turn.record.rpc_id)
         watch.finish()
 
     async def held(self) -> Held:
         """Forward the request; the upstream's whole answer, held back (not ended when the upstream broke off)."""
         held = Held()
+        record = self.turn.record
         try:
-            await self.endpoint._forward(self.scope, self.receive, held.send, self.body, self.turn.record.rpc_id)
+            await self.endpoint._forward(self.scope, self.receive, held.send, self.body, record.rpc_id)
         except BrokenOff:
             held.ended = False
+        if record.rpc_method == "tools/call":
+            record.executed = upstream_executed(held.status, held.split(record.rpc_id)[0], held.upstream)
         return held
 
     async def pass_on(self, held: Held) -> None:
@@ -320,6 +334,25 @@ class Forwarding:
 
 
 _NOT_DECODED: Any = object()
+_DRAIN_S = 30.0
+"""How long the upstream's answer to a request is still read after a fault of the proxy's closed the client's
+connection, so that the journal says what the upstream did (a fault of bytes cuts the client off, not the upstream)."""
+
+
+def _listening(receive: Receive, turn: ProxyTurn) -> Receive:
+    """`receive`, with the client's disconnect held back while the upstream still answers a request whose client a
+    fault of the proxy's cut off (`turn.dropped`): a client that leaves ends the forwarding, the proxy's own cut does
+    not (within `_DRAIN_S`)."""
+
+    async def listening() -> Any:
+        message = await receive()
+        if message["type"] == "http.disconnect" and turn.dropped and turn.record.rpc_id is not None:
+            import anyio
+
+            await anyio.sleep(_DRAIN_S)
+        return message
+
+    return listening
 
 
 def _session_header(held: Held) -> list[tuple[bytes, bytes]]:
@@ -337,11 +370,16 @@ class _Watch:
         self.session: str | None = None
         self.chunks: list[bytes] = []
         self.size = 0
+        self.status = 0
+        """The upstream's status (or the forwarder's own 502 or 504), whatever a fault then sent the client."""
+        self.upstream: str | None = None
         self.decoded: Any = _NOT_DECODED
         """A JSON answer as the forwarder decoded it, when it did."""
 
     async def send(self, message: Any) -> None:
+        self.upstream = message.get(UPSTREAM_KEY, self.upstream)
         if message["type"] == "http.response.start":
+            self.status = message["status"]
             for name, value in message.get("headers", []):
                 if name == b"content-type":
                     self.sse = value.startswith(b"text/event-stream")
@@ -383,4 +421,4 @@ class _Watch:
         if answer is not None and page is not None:
             endpoint.pages.learn(page, answer)
         if record.rpc_method == "tools/call":
-            record.executed = record.status is not None and record.status < 300 and answer is not None
+            record.executed = upstream_executed(self.status, answer, self.upstream)

@@ -17,16 +17,20 @@ from typing import Any, Protocol
 import anyio
 
 from mcp_testkit._wire.asgi import Receive, Scope, Send, cancel_on_disconnect, read_body
-from mcp_testkit.proxy._http11 import UpstreamClosed
+from mcp_testkit.proxy._http11 import UpstreamClosed, never_sent
 
 __all__ = [
+    "LOST",
     "NOT_FORWARDED",
     "NOT_RETURNED",
+    "UNSENT",
+    "UPSTREAM_KEY",
     "BrokenOff",
     "HttpForwarder",
     "Recorder",
     "Seen",
     "gateway_error",
+    "marked",
     "upstream_error",
 ]
 
@@ -45,6 +49,14 @@ UNRECORDED_KEY = "mcp_testkit.unrecorded"
 DECODED_KEY = "mcp_testkit.decoded"
 """The key of a JSON answer's body message holding the answer as the forwarder decoded it (checking it is JSON):
 the endpoint journals it without decoding it again. ASGI servers ignore keys they do not know."""
+UPSTREAM_KEY = "mcp_testkit.upstream"
+"""The key, on a message of an answer a link makes itself (the forwarder's 502 or 504, the stdio gateway's error for
+a process that gave no answer), of what became of the request upstream: `UNSENT` or `LOST`. The upstream's own
+answers have none; the journal's `executed` is read from it."""
+UNSENT = "unsent"
+"""The request never reached the upstream (no connection was made): the upstream cannot have run it."""
+LOST = "lost"
+"""The request was sent, and no whole answer came back: the upstream may have run it (nobody can tell)."""
 _MAX_BODY = 64 * 1024 * 1024
 _ENDING_S = 10.0
 """How long `close()` gives the DELETEs of the sessions left open upstream."""
@@ -57,11 +69,22 @@ def upstream_error(request_id: Any, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": message}}
 
 
-async def gateway_error(send: Send, status: int, request_id: Any, message: str) -> None:
-    """Answer 502 or 504 with a JSON-RPC error naming what the upstream did."""
+def marked(send: Send, upstream: str) -> Send:
+    """`send`, each message of it marked with what became of the request upstream (`UPSTREAM_KEY`): for an answer a
+    link makes itself, as the stdio gateway's to a call its process took and never answered."""
+
+    async def sending(message: Any) -> None:
+        await send({**message, UPSTREAM_KEY: upstream})
+
+    return sending
+
+
+async def gateway_error(send: Send, status: int, request_id: Any, message: str, upstream: str = LOST) -> None:
+    """Answer 502 or 504 with a JSON-RPC error naming what the upstream did; `upstream` says whether it may have
+    read the request (`LOST`) or cannot have (`UNSENT`)."""
     body = json.dumps(upstream_error(request_id, message), separators=(",", ":")).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers, UPSTREAM_KEY: upstream})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -112,7 +135,9 @@ class HttpForwarder:
             else:
                 import httpx2
 
-                limits = httpx2.Limits(max_connections=200, max_keepalive_connections=50)
+                from mcp_testkit.proxy._http11 import REUSE_S
+
+                limits = httpx2.Limits(max_connections=200, max_keepalive_connections=50, keepalive_expiry=REUSE_S)
                 timeout = httpx2.Timeout(self.timeout_s, read=None)
                 self._client = httpx2.AsyncClient(
                     timeout=timeout, follow_redirects=False, verify=tls_context(), limits=limits
@@ -129,7 +154,7 @@ class HttpForwarder:
         """The upstream's answer to a request (its head read): an `Answer`, or an httpx2 response behind the same
         face. OSError or UpstreamClosed when the upstream did not answer, TimeoutError when it took over
         `timeout_s` to begin."""
-        from mcp_testkit.proxy._http11 import Http11Pool, UpstreamClosed
+        from mcp_testkit.proxy._http11 import ConnectTimeout, Http11Pool, NeverSent, UpstreamClosed
 
         client = self._pooled()
         if isinstance(client, Http11Pool):
@@ -140,7 +165,13 @@ class HttpForwarder:
         try:
             with anyio.fail_after(self.timeout_s):
                 return _HttpxAnswer(await client.send(request, stream=True))
+        except (httpx2.ConnectTimeout, httpx2.PoolTimeout):
+            raise ConnectTimeout() from None  # no connection: the request was never written
+        except httpx2.ConnectError as exc:
+            raise NeverSent(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from None
         except httpx2.HTTPError as exc:
+            # httpcore2 sends a request once: it takes another connection (ConnectionNotAvailable) only before
+            # writing a byte, and retries only connecting (`retries`, 0 here). A request it wrote and lost is here.
             raise UpstreamClosed(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -158,15 +189,17 @@ class HttpForwarder:
         try:
             try:
                 response = await self._request(scope["method"], sent, body)
-            except TimeoutError:
+            except TimeoutError as exc:
                 why = f"chaos proxy: upstream {self.url} did not answer within {self.timeout_s:g} s"
                 _failed(seen, 504, f"the upstream did not answer within {self.timeout_s:g} s")
-                await gateway_error(send, 504, request_id, why)
+                await gateway_error(send, 504, request_id, why, UNSENT if never_sent(exc) else LOST)
                 return
             except (OSError, UpstreamClosed) as exc:
-                why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                why = str(exc) if isinstance(exc, UpstreamClosed) else f"{type(exc).__name__}: {exc}"
+                why = why or type(exc).__name__
                 _failed(seen, 502, f"the upstream did not answer: {why}")
-                await gateway_error(send, 502, request_id, f"chaos proxy: upstream {self.url} did not answer ({why})")
+                message = f"chaos proxy: upstream {self.url} did not answer ({why})"
+                await gateway_error(send, 502, request_id, message, UNSENT if never_sent(exc) else LOST)
                 return
             try:
                 await self._relay(response, request_id, receive, send, seen)

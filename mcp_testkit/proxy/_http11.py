@@ -15,17 +15,37 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["Answer", "Http11Pool", "UpstreamClosed"]
+__all__ = ["REUSE_S", "Answer", "ConnectTimeout", "Http11Pool", "NeverSent", "UpstreamClosed", "never_sent"]
 
 _CLOSE_WAIT_S = 1.0
 """How long closing the pool waits for its transports to close (one turn of the loop, as a rule)."""
 
 _PAUSE_AT = 1024 * 1024
 """Bytes of an answer held unread before the connection stops reading (the client reads too slowly)."""
+REUSE_S = 1.0
+"""How long a connection may have been idle and still be reused. A POST is never sent twice, so one written as the
+upstream closes an idle connection (its keep-alive timeout: 2 s for gunicorn, 5 s for uvicorn and Node) is a lost
+answer: a connection idle longer is closed and a new one made instead."""
 
 
 class UpstreamClosed(Exception):
     """The upstream closed the connection, or sent what is not HTTP, before its answer ended."""
+
+
+class NeverSent(UpstreamClosed):
+    """The request never left the proxy (the pool is closing): the upstream cannot have read it."""
+
+
+class ConnectTimeout(TimeoutError):
+    """No connection to the upstream was made in time: the request was never sent."""
+
+
+def never_sent(exc: BaseException) -> bool:
+    """Whether `exc`, from `Http11Pool.request`, says the upstream cannot have read the request: no connection was
+    made (refused, unreachable, timed out, the pool closing). Any other failure came after the request was written."""
+    if isinstance(exc, (NeverSent, ConnectTimeout)):
+        return True
+    return isinstance(exc, OSError) and not isinstance(exc, TimeoutError)  # OSError comes only from connecting
 
 
 class Answer:
@@ -39,7 +59,7 @@ class Answer:
         self._pieces: collections.deque[bytes] = collections.deque()
         self._held = 0
         self.started = False
-        """Whether a byte of the answer arrived (a request on a reused connection is retried only before that)."""
+        """Whether a byte of the answer arrived (a GET or DELETE on a reused connection is resent only before that)."""
         self.complete = False
         self.error: str | None = None
         self._head: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -132,6 +152,7 @@ class _Connection(asyncio.Protocol):
         self.reused = False
         self.close_delimited = False
         self.keep_alive = False
+        self.idle_since = 0.0
         self.gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         """Done when the transport is closed for good (`connection_lost`): the pool's closing waits for it, so the
         loop never closes on a transport still open."""
@@ -160,6 +181,9 @@ class _Connection(asyncio.Protocol):
             self.answer._end(f"the upstream's answer is not HTTP: {exc}")
             self.lost = True
             self._close()
+
+    def eof_received(self) -> None:
+        self.lost = True  # the upstream closed its side: never reused (the transport closes itself)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
@@ -228,6 +252,7 @@ class _Connection(asyncio.Protocol):
         keep = answer.complete and not self.lost and not self.paused and len(pool._idle) < pool.idle_limit
         if keep and self.keep_alive:
             self.reused = True
+            self.idle_since = asyncio.get_running_loop().time()
             pool._idle.append(self)
         else:
             self._close()
@@ -262,12 +287,12 @@ class Http11Pool:
 
     async def _connect(self) -> _Connection:
         if self._closed:
-            raise UpstreamClosed("the proxy is stopping: it opens no new connection upstream")
+            raise NeverSent("the proxy is stopping: it opens no new connection upstream")
         loop = asyncio.get_running_loop()
         _, connection = await loop.create_connection(lambda: _Connection(self), self.host, self.port, ssl=self.ssl)
         if self._closed:  # closed while this one was being made: nobody would close it later
             connection._close()
-            raise UpstreamClosed("the proxy is stopping: it opens no new connection upstream")
+            raise NeverSent("the proxy is stopping: it opens no new connection upstream")
         self._all.add(connection)
         return connection
 
@@ -286,31 +311,34 @@ class Http11Pool:
     ) -> Answer:
         """Send a request and wait for its answer's head; OSError when the upstream cannot be reached,
         UpstreamClosed when it closed the connection first, TimeoutError when the head took over `timeout`
-        seconds (timed by one timer of the loop: a cancel scope per request costs more than the rest of it).
-        A request sent on a reused connection that the upstream had closed meanwhile (nothing of an answer
-        came) is sent once more on a new one."""
+        seconds (timed by one timer of the loop: a cancel scope per request costs more than the rest of it);
+        `never_sent` tells which of these left the upstream without the request.
+
+        A request is sent once: the upstream may have read it before it closed the connection, and a POST (a
+        JSON-RPC message, a write perhaps) sent again would run twice. Only a GET or DELETE without a body, sent on
+        a reused connection that the upstream had closed meanwhile (nothing of an answer came), is sent once more
+        on a new one: both are idempotent."""
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         head = self._head(method, headers, body)
+        again = method in ("GET", "DELETE") and not body
         while self._idle:
             connection = self._idle.pop()
-            if connection.lost:
+            if connection.lost or loop.time() - connection.idle_since > REUSE_S:
+                connection._close()
                 continue
             answer = connection.send(head, body)
             try:
                 await self._headed(answer, deadline)
                 return answer
             except UpstreamClosed:
-                if answer.started:
+                if answer.started or not again:
                     raise
                 break  # the upstream closed this idle connection: a new one below
             except BaseException:
                 connection._close()  # cancelled or timed out with the answer under way: never reused
                 raise
-        if deadline is None:
-            connection = await self._connect()
-        else:
-            connection = await asyncio.wait_for(self._connect(), max(0.0, deadline - loop.time()))
+        connection = await self._connected(deadline)
         answer = connection.send(head, body)
         try:
             await self._headed(answer, deadline)
@@ -318,6 +346,15 @@ class Http11Pool:
             connection._close()
             raise
         return answer
+
+    async def _connected(self, deadline: float | None) -> _Connection:
+        """A new connection, made by `deadline` (ConnectTimeout otherwise)."""
+        if deadline is None:
+            return await self._connect()
+        try:
+            return await asyncio.wait_for(self._connect(), max(0.0, deadline - asyncio.get_running_loop().time()))
+        except TimeoutError:
+            raise ConnectTimeout() from None
 
     @staticmethod
     async def _headed(answer: Answer, deadline: float | None) -> None:

@@ -23,6 +23,7 @@ from mcp_testkit._wire.eras import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, VERSI
 from mcp_testkit._wire.origin import LOOPBACK_NAMES, rebinding_refusal
 from mcp_testkit._wire.strict_json import JsonError
 from mcp_testkit._wire.strict_json import loads as strict_loads
+from mcp_testkit.proxy._forward import LOST, marked
 from mcp_testkit.upstream import MAX_PROCESSES, START_TIMEOUT_S, StdioUpstream, Tape, UpstreamError
 
 __all__ = ["MAX_PROCESSES", "START_TIMEOUT_S", "StdioGateway"]
@@ -299,6 +300,8 @@ class StdioGateway(_Endpoint):
                     await _event(send, item)
                     continue
                 exchange = item
+                if exchange.response is None:  # the process took the request and gave no answer: it may have run it
+                    send = marked(send, LOST)
                 reply = exchange.response or {
                     "jsonrpc": "2.0",
                     "id": message.get("id"),

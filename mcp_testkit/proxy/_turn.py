@@ -17,6 +17,7 @@ from mcp_testkit._wire.sse import SseDecoder, SseEventTooLarge
 from mcp_testkit._wire.strict_json import JsonError
 from mcp_testkit._wire.strict_json import loads as strict_loads
 from mcp_testkit.journal import Record
+from mcp_testkit.proxy._forward import UPSTREAM_KEY
 
 if TYPE_CHECKING:
     from mcp_testkit.server.effects import Effect
@@ -48,8 +49,11 @@ class Held:
     headers: list[tuple[bytes, bytes]] = field(default_factory=list)
     chunks: list[bytes] = field(default_factory=list)
     ended: bool = False
+    upstream: str | None = None
+    """What became of the request upstream when the forwarder answered itself (`_forward.UPSTREAM_KEY`), else None."""
 
     async def send(self, message: Any) -> None:
+        self.upstream = message.get(UPSTREAM_KEY, self.upstream)
         if message["type"] == "http.response.start":
             self.status = message["status"]
             self.headers = list(message.get("headers", []))
