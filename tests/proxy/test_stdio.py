@@ -17,9 +17,7 @@ import pytest
 from mcp_testkit.proxy import ChaosProxy
 from mcp_testkit.standalone._admin import ProxyAdminApp
 
-from ._wire import ACCEPT, messages, open_session, request
-
-pytestmark = pytest.mark.anyio
+from ._wire import messages, open_session, request
 
 LIMIT_S = 60.0
 TOKEN = "admin-token"
@@ -91,9 +89,9 @@ def test_a_crashed_session_answers_404_and_the_journal_says_how_it_ended(command
         with ChaosProxy(upstream_command=command) as proxy, httpx2.Client(timeout=LIMIT_S) as http:
             session = open_session(http, proxy.url)
             crashed = _call(http, proxy.url, session, "crash")
-            assert "exited with status 4" in crashed.json()["error"]["message"]
             assert _call(http, proxy.url, session, "echo", 2).status_code == 404
             assert request(http, proxy.url, session, "ping", request_id=3).status_code == 404
+            assert "exited with status 4" in crashed.json()["error"]["message"]
             first, second = proxy.journal.requests("tools/call")
             said = "stdio server process exited with status 4: RuntimeError: the database is gone"
             assert said in (first.error or "")
@@ -120,9 +118,7 @@ def test_a_line_that_is_not_json_rpc_never_reaches_the_client(command: list[str]
                 [record] = proxy.journal.requests("tools/call")
                 assert "wrote 2 lines on stdout that are not JSON-RPC" in (record.error or "")
                 assert "'{NaN'" in (record.error or "")
-                journal = http.get(
-                    f"{proxy.base_url}/_testkit/journal", headers={"authorization": f"Bearer {TOKEN}"}
-                )
+                journal = http.get(f"{proxy.base_url}/_testkit/journal", headers={"authorization": f"Bearer {TOKEN}"})
                 kept = json.loads(journal.text, parse_constant=_refuse)
                 assert [r["error"] for r in kept["records"] if r.get("tool") == "chatty"] == [record.error]
         finally:
