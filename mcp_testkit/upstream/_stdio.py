@@ -126,11 +126,11 @@ class StdioUpstream:
         for line in stdout:
             if line.strip():
                 self._route(line.decode("utf-8", errors="replace").strip())
-        self.exit_status = self._process.wait()  # set before any waiting request hears of the end
+        code = self.exit_status = self._process.wait()  # set before any waiting request hears of the end
         self.stderr.join(1.0)
         said = f": {last}" if (last := self.stderr.last()) else ""
         with self._lock:
-            self._ended = f"the server process {self.exited} before answering{said}"
+            self._ended = f"the server process ended (exit status {code}) before answering{said}"
             waiting = list(self._waiting)
         for one in waiting:
             one.inbox.put(("ended", self._ended))

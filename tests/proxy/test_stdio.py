@@ -91,7 +91,7 @@ def test_a_crashed_session_answers_404_and_the_journal_says_how_it_ended(command
             crashed = _call(http, proxy.url, session, "crash")
             assert _call(http, proxy.url, session, "echo", 2).status_code == 404
             assert request(http, proxy.url, session, "ping", request_id=3).status_code == 404
-            assert "exited with status 4" in crashed.json()["error"]["message"]
+            assert "exit status 4" in crashed.json()["error"]["message"]  # its JSON-RPC error, as before
             first, second = proxy.journal.requests("tools/call")
             said = "stdio server process exited with status 4: RuntimeError: the database is gone"
             assert said in (first.error or "")
