@@ -367,8 +367,8 @@ def _note(link: Any, strays: int) -> str | None:
         said = f": {last}" if (last := link.stderr.last()) else ""
         notes.append(f"the stdio server process {link.exited}{said}")
     if strays:
-        lines = f"{strays} line{'s' * (strays != 1)}"
-        notes.append(f"the stdio server wrote {lines} on stdout that are not JSON-RPC (kept out of the answer), "
+        lines = f"{strays} line{'s' * (strays != 1)} on stdout that {'is' if strays == 1 else 'are'}"
+        notes.append(f"the stdio server wrote {lines} not JSON-RPC (kept out of the answer), "
                      f"the last: {link.stray[-1][:80]!r}")  # fmt: skip
     return "; ".join(notes) or None
 
