@@ -17,7 +17,7 @@ import pytest
 from mcp_testkit.proxy import ChaosProxy
 from mcp_testkit.standalone._admin import ProxyAdminApp
 
-from ._wire import messages, open_session, request
+from ._wire import ACCEPT, messages, open_session, request
 
 LIMIT_S = 60.0
 TOKEN = "admin-token"
@@ -129,3 +129,23 @@ def test_a_line_that_is_not_json_rpc_never_reaches_the_client(command: list[str]
 
 def _refuse(name: str) -> Any:
     raise AssertionError(f"{name} in what claims to be JSON")
+
+
+def test_the_shared_process_of_2026_07_28_is_started_again_after_it_exits(command: list[str]) -> None:
+    """Stateless requests share one process: once it crashed, the next request starts a new one (not an error for
+    every request after), and the crashed call's record says how the process ended."""
+    stateless = {"mcp-protocol-version": "2026-07-28"}
+
+    def call(http: httpx2.Client, url: str, tool: str, request_id: int) -> httpx2.Response:
+        message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool}}
+        return http.post(url, json=message, headers={**ACCEPT, **stateless})
+
+    def work() -> None:
+        with ChaosProxy(upstream_command=command, max_processes=1) as proxy, httpx2.Client(timeout=LIMIT_S) as http:
+            assert call(http, proxy.url, "crash", 1).json()["error"]["code"] == -32603
+            answered = call(http, proxy.url, "echo", 2)
+            assert answered.json()["result"]["content"][0]["text"] == "ran echo", answered.text
+            crashed = proxy.journal.calls("crash")[0]
+            assert "stdio server process exited with status 4" in (crashed.error or "")
+
+    _in_thread(work)
