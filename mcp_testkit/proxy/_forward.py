@@ -17,6 +17,8 @@ from typing import Any, Protocol
 import anyio
 
 from mcp_testkit._wire.asgi import Receive, Scope, Send, cancel_on_disconnect, read_body
+from mcp_testkit._wire.strict_json import JsonError
+from mcp_testkit._wire.strict_json import loads as strict_loads
 from mcp_testkit.proxy._http11 import UpstreamClosed, never_sent
 
 __all__ = [
@@ -224,9 +226,10 @@ class HttpForwarder:
                 return
             if seen is not None:
                 seen.json_body(raw)
-            decoded = _json_answer(response, raw)
-            if decoded is _GARBAGE:
-                what = f"answered HTTP {response.status} with a body that is not JSON-RPC"
+            try:
+                decoded = _json_answer(response, raw)
+            except JsonError as exc:  # deep, non-finite, not JSON: said, never passed on nor a traceback
+                what = f"answered HTTP {response.status} with a body that is not JSON-RPC: {exc}"
                 if seen is not None:
                     seen.error = f"the upstream {what}"
                 await gateway_error(send, 502, request_id, f"chaos proxy: upstream {self.url} {what}")
@@ -238,7 +241,7 @@ class HttpForwarder:
         if seen is not None:
             seen.framing = "sse"
         await send({"type": "http.response.start", "status": response.status, "headers": returned})
-        ended = False
+        ended = broken = False
         async with anyio.create_task_group() as group:
             group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
             try:
@@ -247,14 +250,17 @@ class HttpForwarder:
                     if seen is not None:
                         seen.feed(chunk)
             except UpstreamClosed as exc:
-                # The upstream broke off its stream: so does the proxy, the same connection behaviour.
                 if seen is not None:
                     seen.error = f"the upstream broke off its answer: {exc}"
-                group.cancel_scope.cancel()
-                raise BrokenOff(self.url) from None
-            await send({"type": "http.response.body", "body": b""})
-            ended = True
+                broken = True
+            else:
+                await send({"type": "http.response.body", "body": b""})
+                ended = True
             group.cancel_scope.cancel()
+        if broken:
+            # The upstream broke off its stream: so does the proxy, the same connection behaviour. Raised outside the
+            # task group, which would wrap it in an exception group the endpoint does not catch (a logged traceback).
+            raise BrokenOff(self.url)
         if not ended and seen is not None and seen.error is None:
             seen.left = True
 
@@ -466,12 +472,9 @@ class BrokenOff(Exception):
         super().__init__(f"upstream {url} broke off its SSE answer")
 
 
-_GARBAGE: Any = object()
-
-
 def _json_answer(response: Any, raw: bytes) -> Any:
-    """A non-SSE answer decoded (None when it is empty, or not JSON on an error status); `_GARBAGE` when a client
-    cannot read it.
+    """A non-SSE answer decoded as strictly as a request (None when it is empty, or not JSON on an error status);
+    `JsonError` saying why when a client cannot read it (not JSON, NaN or Infinity, nested too deeply).
 
     A body of another type passes through on an error status (a real server's plain-text 500 is its fault to show);
     a 2xx body that claims JSON and is not, or is neither JSON nor empty, is garbage the client gets a 502 for.
@@ -480,8 +483,7 @@ def _json_answer(response: Any, raw: bytes) -> Any:
         return None
     content_type = response.header(b"content-type").split(b";", 1)[0].strip().lower()
     if content_type == b"application/json":
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return _GARBAGE
-    return None if response.status >= 400 else _GARBAGE
+        return strict_loads(raw, "answer")
+    if response.status >= 400:
+        return None
+    raise JsonError(f"a {content_type.decode('latin-1') or 'body without a Content-Type'}, not application/json")
