@@ -445,6 +445,17 @@ def test_a_write_resent_when_the_bridge_closes_fails_p2() -> None:
     assert "handler runs after close(): 2" in text
 
 
+def test_a_write_run_twice_in_another_propertys_example_is_named_as_p2s_broken_promise() -> None:
+    """One root cause, one name: the bridge that resends writes fails P6's examples too, and says it breaks P2's
+    promise in a P6 example, not a promise of P6's own."""
+    property_id = "P6"
+    [result] = run_contract(_OutboxFlushedAtClose, properties=[property_id], eras=["handshake"])
+    assert result.status == "failed"
+    text = result.counterexample or ""
+    assert "breaks P2's promise (a write runs at most once, exactly once when reported ok): after close(), " in text
+    assert f"in a {property_id} example" in text
+
+
 def test_expect_fail_never_turns_a_fallback_into_an_xfail(pytester: pytest.Pytester) -> None:
     """resilience_suite with expect_fail=["P1"] fails P1-stateless of a bridge that falls back, saying it fell back,
     instead of reporting XFAIL."""
