@@ -21,9 +21,13 @@ if TYPE_CHECKING:
 
 __all__ = ["Step", "cut", "steps"]
 
-_LISTED = {"tools/list": "tool", "prompts/list": "prompt", "resources/list": "resource"}
-_LISTED_AS = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources"}
-_TEMPLATES = "resources/templates/list"
+_LISTED = {
+    "tools/list": ("tools", "tool"),
+    "prompts/list": ("prompts", "prompt"),
+    "resources/list": ("resources", "resource"),
+    "resources/templates/list": ("resourceTemplates", "template"),
+}
+"""Each listing method: the key of its result's items, and what one item is called."""
 _CURSOR_WHOLE = 16
 """Characters of a cursor shown whole; a longer one keeps its head and tail, where encoded offsets differ."""
 
@@ -77,14 +81,14 @@ def _label_of(record: Record) -> str:
     if record.rpc_method == "notifications/cancelled":
         request_id = (record.params or {}).get("requestId")
         what = f"cancel request {request_id!r}" if request_id is not None else "cancel"
-    elif record.rpc_method in _LISTED or record.rpc_method == _TEMPLATES:
+    elif record.rpc_method in _LISTED:
         what += f" {_page_asked(record)}"
     return f"#{record.seq} {what}"
 
 
 def _listed(method: str, result: dict[str, Any]) -> str:
     """`, 2 tools, next`: how many items the page holds, and whether a next page follows."""
-    key, noun = (("resourceTemplates", "template") if method == _TEMPLATES else (_LISTED_AS[method], _LISTED[method]))
+    key, noun = _LISTED[method]
     items = result.get(key)
     line = f", {len(items)} {noun}{'' if len(items) == 1 else 's'}" if isinstance(items, list) else ""
     following = result.get("nextCursor")
@@ -105,7 +109,7 @@ def _answer_of(record: Record) -> str | None:
         line += f" error {answer['error'].get('code')}"
     elif isinstance(result, dict) and result.get("isError"):
         line += " isError"
-    elif isinstance(result, dict) and (record.rpc_method in _LISTED or record.rpc_method == _TEMPLATES):
+    elif isinstance(result, dict) and (record.rpc_method in _LISTED):
         line += _listed(record.rpc_method, result)
     if record.error:
         line += f" ({record.error})"
