@@ -181,6 +181,18 @@ def test_an_exception_of_the_harness_is_an_error() -> None:
 # -- 4. hangs --------------------------------------------------------------------------------------------
 
 
+def test_a_bridge_that_retries_a_late_read_within_its_long_timeout_is_not_taken_for_a_hung_one() -> None:
+    """The reference bridge with timeout_s=30 waits 30 s for a read answered 60.5 s late, then retries it once and
+    waits 30 s more: P6 places the fault on every call, so the example's limit counts both attempts and P6 holds
+    (it was reported "hung in call('tool') after 55 s")."""
+
+    def factory(**keywords: Any) -> ReferenceBridgeAdapter:
+        return ReferenceBridgeAdapter(timeout_s=30, **keywords)
+
+    [result] = run_contract(factory, properties=["P6"], eras=["handshake"])
+    assert result.status == "passed", result.counterexample
+
+
 class _HangingOnImages(_Wrapper):
     """A bridge that never returns from a call whose result holds an image."""
 
