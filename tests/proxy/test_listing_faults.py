@@ -49,9 +49,21 @@ def _marked(journal: Any) -> list[Any]:
     return [record.fault for record in journal.requests("tools/list")]
 
 
-def test_duplicate_tool_by_name_gives_the_fakes_page_and_is_journaled_on_it() -> None:
-    """DuplicateTool(2, name="t1"): page 2 is t3, t4, t1 through the proxy as on the fake, journaled on page 2 only."""
-    fault = faults.DuplicateTool(2, name="t1")
+@pytest.mark.parametrize(
+    ("fault", "changed"),
+    [
+        (faults.DuplicateTool(2, name="t1"), ["t3", "t4", "t1"]),
+        (faults.DuplicateTool(2), ["t3", "t4", "t1"]),
+        (faults.DuplicateTool(3, name="t5"), ["t5", "t5"]),
+        (faults.DuplicateTool(3, name="t2"), ["t5", "t2"]),
+    ],
+    ids=["named-first-tool", "catalogues-first-tool", "same-page", "earlier-page"],
+)
+def test_duplicate_tool_gives_the_fakes_page_and_is_journaled_on_it(
+    fault: faults.DuplicateTool, changed: list[str]
+) -> None:
+    """DuplicateTool(2, name="t1") and kin: the page it hits is the fake's through the proxy (t3, t4, t1), and the
+    journal marks that page only, as the fake's does."""
     with _catalogue() as upstream, _catalogue() as fake, ChaosProxy(upstream.url) as proxy:
         with httpx2.Client(timeout=LIMIT_S) as client:
             proxy.inject(fault)
@@ -59,8 +71,9 @@ def test_duplicate_tool_by_name_gives_the_fakes_page_and_is_journaled_on_it() ->
             proxied = _walk(client, proxy.url)
             direct = _walk(client, fake.url)
         assert [_names(page) for page in proxied] == [_names(page) for page in direct]
-        assert _names(proxied[1]) == ["t3", "t4", "t1"]
-        assert _marked(proxy.journal) == [None, fault, None] == _marked(fake.journal)
+        assert _names(proxied[fault.page - 1]) == changed
+        marked = [fault if page == fault.page else None for page in (1, 2, 3)]
+        assert _marked(proxy.journal) == marked == _marked(fake.journal)
         assert _marked(upstream.journal) == [None, None, None]
         proxy.check(unused_faults=True)
         fake.check(unused_faults=True)
