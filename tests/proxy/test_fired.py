@@ -1,5 +1,6 @@
-"""Listing faults through the proxy fire only where they change the upstream's page, and give the listing the fake
-gives for the same fault: the journal marks a fault on the page it changed; `check()` names one that changed none."""
+"""Faults of the upstream's answer through the proxy fire only where they change it: a listing fault gives the listing
+the fake gives for the same fault, the journal marks a fault on the answer it changed, `check()` names one that
+changed none."""
 
 from __future__ import annotations
 
@@ -109,3 +110,17 @@ def test_a_page_fault_on_an_upstream_error_does_not_fire() -> None:
             with pytest.raises(AssertionError, match=type(fault).__name__):
                 proxy.check(unused_faults=True)
             proxy.reset()
+
+
+def test_break_stream_on_an_upstream_error_status_does_not_fire() -> None:
+    """BreakStream() on a call the upstream answers 503: the 503 goes on as it came, no record carries the fault,
+    and check() names it unfired."""
+    with _catalogue() as upstream, ChaosProxy(upstream.url) as proxy, httpx2.Client(timeout=LIMIT_S) as client:
+        session = open_session(client, proxy.url)
+        upstream.fail_next_call(faults.HttpStatus(503), tool="t1")
+        proxy.fail_next_call(faults.BreakStream(), tool="t1")
+        got = request(client, proxy.url, session, "tools/call", {"name": "t1", "arguments": {}})
+        assert got.status_code == 503
+        assert proxy.journal.calls("t1")[0].fault is None
+        with pytest.raises(AssertionError, match=r"never fired:\n  BreakStream\("):
+            proxy.check(unused_faults=True)
