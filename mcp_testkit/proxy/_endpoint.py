@@ -332,6 +332,12 @@ class Forwarding:
     async def refuse(self, status: int) -> None:
         await self.endpoint._refuse(self.turn, status, SESSION_NOT_FOUND)
 
+    def unchanged(self) -> None:
+        record = self.turn.record
+        if record.fault is not None:
+            self.endpoint.plan.give_back(record.fault)
+        record.fault = None
+
 
 _NOT_DECODED: Any = object()
 _DRAIN_S = 30.0
