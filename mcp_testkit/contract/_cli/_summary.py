@@ -117,9 +117,9 @@ def verdict_line(judgement: Judgement, eras: Sequence[str], *, named: bool) -> s
     status = judgement.status
     if status == 3:
         return fit(
-            f"Exit status 3: the adapter of {', '.join(judgement.errored)} (or the harness) raised, so some properties "
-            "could not be checked (ERROR above): no verdict on the bridge; fix the adapter, or report the harness bug "
-            "(--debug prints its traceback)."
+            f"Exit status 3: {', '.join(judgement.errored)}: a property could not be checked (ERROR above: the "
+            "adapter, the harness or a limit given stopped it), which is no verdict on the bridge; --debug prints any "
+            "traceback."
         )
     if judgement.failed_named:
         which = "; ".join(_shortfalls(label, judgement, eras) for label in judgement.failed_named)
