@@ -130,9 +130,10 @@ def verdict_line(judgement: Judgement, eras: Sequence[str], *, named: bool) -> s
             )
         return fit(f"Exit status 1: a bridge named on the command line fails a property ({which}).")
     if status == 1:
+        count = len(judgement.unexpected)
+        differ = "verdicts above differ" if count != 1 else "verdict above differs"
         return (
-            f"Exit status 1: {len(judgement.unexpected)} verdict{'s' * (len(judgement.unexpected) != 1)} above "
-            "differ from what is documented of the shipped bridges (a bug: please report it)."
+            f"Exit status 1: {count} {differ} from what is documented of the shipped bridges (a bug: please report it)."
         )
     if named:
         return "Exit status 0: every bridge named on the command line holds every property checked."
