@@ -252,8 +252,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             ticker.stop()
         done = sum(len(results) for results in verdicts.values())
         print(f"\nmcp-testkit check: cut by Ctrl-C after {done} verdict{'s' * (done != 1)}; those so far:", file=out)
-        _report_verdicts(args, out, labels, verdicts, chosen, eras, named, header)
-        print("\nExit status 130: the run was cut; a cell marked '-' was not checked.", file=out)
+        _report_verdicts(args, out, labels, verdicts, chosen, eras, named, header, cut=True)
         return 130
     if args.json:
         write_json(args.json, factories, verdicts)
@@ -275,6 +274,8 @@ def _report_verdicts(
     eras: tuple[str, ...],
     named: list[str],
     header: list[str],
+    *,
+    cut: bool = False,
 ) -> int:
     """The matrix, a line per unexpected verdict and the folded expected ones, where the counterexamples are
     (printed too with -v), and the verdict line; the exit status. (The verdicts so far, after Ctrl-C.)"""
@@ -284,14 +285,16 @@ def _report_verdicts(
             verdicts if args.verbose else {b: {k: r for k, r in rs.items() if r.error} for b, rs in verdicts.items()}
         )
         counterexamples(shown, out, tracebacks=args.debug, notes=args.verbose)
-    judgement = judge(
-        labels, {b: {k: r for k, r in rs.items() if k[0] in chosen} for b, rs in verdicts.items()}, eras, named
-    )
+    judgement = judge(labels, verdicts, eras, named)
     lines = summary_lines(judgement, labels, verdicts, chosen, eras)
     unwritten = write_details(verdicts, header)
     if unwritten:
         lines.append(f"mcp-testkit check: {unwritten}")
     elif DETAILS.exists():
         lines.append(f"Every counterexample and note in full: {DETAILS} (-v prints them here).")
-    print("", *lines, verdict_line(judgement, eras, named=bool(named)), sep="\n", file=out)
+    if cut:
+        last = "Exit status 130: the run was cut; a cell marked '-' was not checked."
+    else:
+        last = verdict_line(judgement, eras, named=bool(named))
+    print("", *lines, last, sep="\n", file=out)
     return judgement.status
