@@ -6,13 +6,15 @@ import subprocess
 import sys
 from importlib.metadata import version
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
 import mcp_testkit
 from mcp_testkit._version import DISTRIBUTION
 from mcp_testkit.contract import PROPERTIES, PropertyResult
-from mcp_testkit.contract._cli._expectations import closing_line
+from mcp_testkit.contract._cli._expectations import judge
+from mcp_testkit.contract._cli._summary import summary_lines, verdict_line
 
 REFERENCE = "mcp_testkit.adapters:ReferenceBridgeAdapter"
 SDK = "mcp_testkit.adapters:SdkClientAdapter"
@@ -20,9 +22,14 @@ CONTRACT_PAGE = Path(__file__).parents[1] / "docs" / "contract.md"
 LIMIT_S = 120
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
+def _run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "mcp_testkit", *args], capture_output=True, text=True, timeout=LIMIT_S, check=False
+        [sys.executable, "-m", "mcp_testkit", *args],
+        capture_output=True,
+        text=True,
+        timeout=LIMIT_S,
+        check=False,
+        cwd=cwd,
     )
 
 
@@ -84,18 +91,18 @@ def test_a_bare_command_prints_an_overview() -> None:
     assert "'mcp-testkit COMMAND --help'" in lines[-1]
 
 
-def test_check_ends_saying_which_verdicts_are_expected() -> None:
-    """With no bridge named, the last line says the reference holds in both eras, the SDK client's failures and its
-    legacy mode's fallback are known, and why exit 0."""
-    done = _run("check", "--property", "P5", "--property", "P2", "--examples", "5")
+def test_check_ends_saying_which_verdicts_are_expected(tmp_path: Path) -> None:
+    """With no bridge named, the SDK client's failures and its legacy mode's fallback are one line, as documented,
+    and the last line says why exit 0."""
+    done = _run("check", "--property", "P5", "--property", "P2", "--examples", "5", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    documented = 'as documented (docs/contract.md, "The SDK client\'s verdicts")'
-    assert done.stdout.splitlines()[-1] == (
-        "Expected: reference holds every property checked in both eras; sdk-client (auto) fails P5 in the handshake "
-        f"era and holds every property checked in the stateless era, {documented}; sdk-client (legacy) fails P5 in "
-        f"the handshake era and falls back to the handshake in the stateless era, {documented}. Exit status 0: no "
-        "bridge was named, so this run only reports; name yours (module:factory) to get exit status 1 when it fails "
-        "a property."
+    *_, expected, _, last = done.stdout.splitlines()
+    assert expected == (
+        'Expected, as documented (docs/contract.md, "The SDK client\'s verdicts"): sdk-client (auto) 1 failure; '
+        "sdk-client (legacy) 1 failure and its fallback in the stateless era."
+    )
+    assert last == (
+        "Exit status 0: every property holds or fails as documented; name your bridge (module:factory) to check it."
     )
 
 
@@ -117,9 +124,11 @@ def test_the_documented_section_exists() -> None:
     ],
     ids=["holds", "fails"],
 )
-def test_check_of_a_named_bridge_ends_with_what_its_exit_status_means(bridge: str, status: int, last: str) -> None:
+def test_check_of_a_named_bridge_ends_with_what_its_exit_status_means(
+    bridge: str, status: int, last: str, tmp_path: Path
+) -> None:
     """With a bridge named, check's last line gives the exit status and, on 1, which properties it failed."""
-    done = _run("check", bridge, "--property", "P5", "--examples", "5")
+    done = _run("check", bridge, "--property", "P5", "--examples", "5", cwd=tmp_path)
     assert done.returncode == status, done.stderr
     assert done.stdout.splitlines()[-1] == last
 
@@ -138,47 +147,66 @@ def _verdicts(held: dict[str, dict[tuple[str, str], str]]) -> dict[str, dict[tup
 LABELS = {REFERENCE: "reference", SDK: "sdk-client (auto)"}
 
 
+def _judged(verdicts: dict[str, dict[tuple[str, str], PropertyResult]], chosen: list[str], eras: list[str]) -> Judged:
+    """The lines under the matrix and the verdict line of a run that named no bridge, and its exit status."""
+    judgement = judge(LABELS, verdicts, eras, named=[])
+    lines = summary_lines(judgement, LABELS, verdicts, chosen, eras)
+    return Judged(lines, verdict_line(judgement, eras, named=False), judgement.status)
+
+
+class Judged(NamedTuple):
+    lines: list[str]
+    verdict: str
+    status: int
+
+
 def test_an_unexpected_verdict_of_a_shipped_bridge_is_called_out() -> None:
-    """A shipped bridge whose verdicts differ from the expected ones is named UNEXPECTED in the closing line, with
-    the era."""
+    """A shipped bridge that fails what it is known to hold gets a line of its own, with the era and what the
+    counterexample found, and the run exits 1 although no bridge was named."""
     verdicts = _verdicts(
         {
             "reference": {("P2", "handshake"): "failed", ("P5", "handshake"): "passed"},
             "sdk-client (auto)": {("P2", "handshake"): "passed", ("P5", "handshake"): "failed"},
         }
     )
-    line = closing_line(LABELS, verdicts, ["P2", "P5"], ["handshake"], [], named=False)
-    assert line.startswith(
-        "Expected: reference holds every property checked; sdk-client (auto) fails P5, as documented"
-    )
-    assert (
-        "UNEXPECTED: reference fails P2 in the handshake era, which it should hold (a bug: please report it)." in line
-    )
+    judged = _judged(verdicts, ["P2", "P5"], ["handshake"])
+    assert judged.lines[:2] == [
+        "reference: P2 FAILS in the handshake era: (no counterexample)",
+        'Expected, as documented (docs/contract.md, "The SDK client\'s verdicts"): sdk-client (auto) 1 failure.',
+    ]
+    assert judged.status == 1
+    assert judged.verdict.startswith("Exit status 1: 1 verdict above differs from what is documented")
 
 
 def test_a_known_failure_not_found_is_called_out() -> None:
-    """When the SDK client holds a property it is known to fail (too few examples), the closing line says so."""
-    verdicts = _verdicts(
-        {label: {("P1", "stateless"): "passed"} for label in ("reference", "sdk-client (auto)")}
-    )
-    line = closing_line(LABELS, verdicts, ["P1"], ["stateless"], [], named=False)
-    assert (
-        "UNEXPECTED: sdk-client (auto) holds P1 in the stateless era here (too few --examples to find the known "
-        "failure)." in line
-    )
+    """When the SDK client holds a property it is known to fail (too few examples), a note says so; exit 0."""
+    verdicts = _verdicts({label: {("P1", "stateless"): "passed"} for label in ("reference", "sdk-client (auto)")})
+    judged = _judged(verdicts, ["P1"], ["stateless"])
+    assert judged.lines == [
+        "Note: sdk-client (auto) holds P1 in the stateless era here, which it is known to fail (too few --examples to "
+        "find the known failure)."
+    ]
+    assert judged.status == 0
 
 
 def test_an_unexpected_fallback_of_a_shipped_bridge_is_called_out() -> None:
-    """A shipped bridge that falls back in the stateless era where it should speak it is called out as a bug."""
-    verdicts = _verdicts(
-        {label: {("P2", "stateless"): "fell_back"} for label in ("reference", "sdk-client (auto)")}
-    )
-    line = closing_line(LABELS, verdicts, ["P2"], ["stateless"], [], named=False)
-    assert "UNEXPECTED: reference fell back to the handshake era in the stateless era (a bug: please report it)" in line
+    """A shipped bridge that falls back in the stateless era where it should speak it is one line, and exit 1."""
+    verdicts = _verdicts({label: {("P2", "stateless"): "fell_back"} for label in ("reference", "sdk-client (auto)")})
+    judged = _judged(verdicts, ["P2"], ["stateless"])
+    assert judged.lines[0].startswith("reference fell back to the handshake era in the stateless era: no verdict")
+    assert judged.status == 1
+
+
+def test_an_error_exits_three_whatever_else_fails() -> None:
+    """An error verdict (an adapter's, the harness's) makes the exit status 3, even beside an unexpected failure."""
+    verdicts = _verdicts({"reference": {("P1", "handshake"): "failed", ("P2", "handshake"): "error"}})
+    judged = _judged({**verdicts, "sdk-client (auto)": {}}, ["P1", "P2"], ["handshake"])
+    assert judged.status == 3
+    assert judged.verdict.startswith("Exit status 3: reference: a property could not be checked (ERROR above")
 
 
 def test_a_property_that_does_not_apply_to_a_bridge_is_said_never_held() -> None:
-    """P8/P9 n/a for want of a capability are named per bridge in the closing line, never counted as held; P5 n/a in
+    """P8/P9 n/a for want of a capability are named per bridge under the matrix, never counted as held; P5 n/a in
     the stateless era (every bridge's) goes unsaid."""
     verdicts = _verdicts(
         {
@@ -194,20 +222,13 @@ def test_a_property_that_does_not_apply_to_a_bridge_is_said_never_held() -> None
             },
         }
     )
-    eras = ["handshake", "stateless"]
-    line = closing_line(LABELS, verdicts, ["P5", "P8", "P9"], eras, [], named=False)
-    reason = "(its adapter declares no capability or fact they need)"
-    assert line.startswith(
-        "Expected: reference holds every property checked in both eras; sdk-client (auto) fails P5 in the handshake "
-        f"era and holds every property checked in the stateless era, as documented "
-        f'(docs/contract.md, "The SDK client\'s verdicts"), and P8, P9 do not apply to it {reason}.'
-    )
-    assert "UNEXPECTED" not in line
-    named = closing_line(LABELS, verdicts, ["P8", "P9"], eras, [], named=True)
-    assert named == (
-        "Exit status 0: every bridge named on the command line holds every property checked; "
-        f"P8, P9 do not apply to sdk-client (auto) {reason}."
-    )
+    judged = _judged(verdicts, ["P5", "P8", "P9"], ["handshake", "stateless"])
+    assert judged.lines == [
+        'Expected, as documented (docs/contract.md, "The SDK client\'s verdicts"): sdk-client (auto) 1 failure.',
+        "P8, P9 do not apply to sdk-client (auto) (no capability or fact they need is declared by the adapter): n/a, "
+        "never held.",
+    ]
+    assert judged.status == 0
 
 
 def test_serve_stdio_refuses_a_scenario_of_the_stateless_era_only(tmp_path: Path) -> None:

@@ -7,6 +7,9 @@ import argparse
 import io
 import re
 import threading
+from pathlib import Path
+
+import pytest
 
 from mcp_testkit.contract import _cli as _check
 from mcp_testkit.contract._cli._ticker import Ticker
@@ -84,12 +87,19 @@ def _args(**given: object) -> argparse.Namespace:
     return args
 
 
-def test_check_draws_the_ticker_on_a_terminal_only() -> None:
-    """`check` on a terminal draws the progress line of each property; to a file, plain lines without any."""
+def test_check_draws_the_ticker_on_a_terminal_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check` on a terminal draws its line for the bridge and era with the property running and its examples;
+    to a file, the same line written as each property ends, without any."""
+    monkeypatch.chdir(tmp_path)  # where a run writes its .mcp-testkit/
+    spec = "mcp_testkit.adapters:ReferenceBridgeAdapter"
     terminal = _Terminal()
-    assert _check.run(_args(adapters=["mcp_testkit.adapters:ReferenceBridgeAdapter"]), terminal) == 0
-    assert re.search(r"\r  P4  running: 0 of 3 examples done, \d+\.\d s\x1b\[K", terminal.getvalue())
+    assert _check.run(_args(adapters=[spec]), terminal) == 0
+    running = rf"\rchecking reference \({spec}\) in the handshake era \(asgi\): P4 running: 0 of 3 examples done"
+    assert re.search(rf"{running}, \d+\.\d s\x1b\[K", terminal.getvalue())
+    assert re.search(
+        rf"\r\x1b\[Kchecking reference \({spec}\) in the handshake era \(asgi\): P4; 1 hold, ", terminal.getvalue()
+    )
     plain = io.StringIO()
-    assert _check.run(_args(adapters=["mcp_testkit.adapters:ReferenceBridgeAdapter"]), plain) == 0
+    assert _check.run(_args(adapters=[spec]), plain) == 0
     assert "\r" not in plain.getvalue()
-    assert "  P4  holds" in plain.getvalue()
+    assert f"checking reference ({spec}) in the handshake era (asgi): P4; 1 hold, " in plain.getvalue()

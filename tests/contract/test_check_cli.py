@@ -20,10 +20,16 @@ BRIDGES = {"reference": REFERENCE, "sdk-client (auto)": SDK, "sdk-client (legacy
 ERAS = ("handshake", "stateless")
 
 
-def _check(*args: str) -> subprocess.CompletedProcess[str]:
+def _check(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "mcp_testkit", "check", *args], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "mcp_testkit", "check", *args], capture_output=True, text=True, timeout=300, cwd=cwd
     )
+
+
+@pytest.fixture(autouse=True)
+def _in_a_folder_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each check runs in the test's own folder, where it writes its `.mcp-testkit/` (never into the repository)."""
+    monkeypatch.chdir(tmp_path)
 
 
 _SLOW = pytest.mark.timeout(600)
@@ -31,9 +37,15 @@ _SLOW = pytest.mark.timeout(600)
 
 
 @pytest.fixture(scope="module")
-def default_run() -> subprocess.CompletedProcess[str]:
+def default_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder `default_run` runs in, where it writes its counterexamples."""
+    return tmp_path_factory.mktemp("default-run")
+
+
+@pytest.fixture(scope="module")
+def default_run(default_folder: Path) -> subprocess.CompletedProcess[str]:
     """One run of `mcp-testkit check --examples 20` with no bridge named: the shipped bridges, in both eras."""
-    return _check("--examples", "20")
+    return _check("--examples", "20", cwd=default_folder)
 
 
 @_SLOW
@@ -45,45 +57,59 @@ def test_default_run_exits_zero(default_run: subprocess.CompletedProcess[str]) -
 
 
 @_SLOW
-def test_default_run_shows_progress_per_property(default_run: subprocess.CompletedProcess[str]) -> None:
-    """check prints a header per bridge and era, and a progress line per property with its verdict and example
-    count: the reference bridge, then the SDK client in auto and in legacy mode, each in both eras."""
+def test_default_run_shows_progress_per_bridge_and_era(default_run: subprocess.CompletedProcess[str]) -> None:
+    """check prints one line per bridge and era that names each property as it ends and closes with the tally and
+    the time: the reference bridge, then the SDK client in auto and in legacy mode, each in both eras."""
     lines = default_run.stdout.splitlines()
-    headers = [line for line in lines if line.startswith("checking ")]
-    assert headers == [
-        f"checking {label} ({spec}) in the {era} era, 20 examples per property, asgi"
-        for label, spec in BRIDGES.items()
-        for era in ERAS
+    progress = [line for line in lines if line.startswith("checking ")]
+    ids = " ".join(PROPERTIES)
+    assert [line.rpartition(",")[0] for line in progress] == [
+        f"checking {label} in the {era} era (asgi): {ids}; {tally}"
+        for label, tallies in {
+            "reference": ("14 hold, 1 n/a", "14 hold, 1 n/a"),
+            "sdk-client (auto)": ("5 fail, 6 hold, 4 n/a", "4 fail, 7 hold, 4 n/a"),
+            "sdk-client (legacy)": ("5 fail, 6 hold, 4 n/a", "11 fell back, 4 n/a"),
+        }.items()
+        for era, tally in zip(ERAS, tallies, strict=True)
     ]
-    for property_id, prop in PROPERTIES.items():
-        progress = [line for line in lines if line.startswith(f"  {property_id} ") and line.endswith(prop.title)]
-        assert len(progress) == 6, progress
-        assert progress[0].split()[1] == ("holds" if "handshake" in prop.eras else "n/a")
+    assert all(re.fullmatch(r" \d+\.\d s", line.rpartition(",")[2]) for line in progress), progress
     assert not [line for line in lines if "coverage:" in line], "coverage is for --verbose"
+
+
+@_SLOW
+def test_default_run_reads_in_a_minute(default_run: subprocess.CompletedProcess[str]) -> None:
+    """README's `mcp-testkit check` prints at most 80 lines, none over 200 characters: header, progress, matrix,
+    the expected failures folded, where the counterexamples are, the verdict. (The shape does not depend on the
+    example count; docs/contract.md prints the run at README's 100, compared line by line by tests/examples.)"""
+    lines = default_run.stdout.splitlines()
+    assert len(lines) <= 80, len(lines)
+    assert max(len(line) for line in lines) <= 200, max(lines, key=len)
+    assert "requests the bridge sent:" not in default_run.stdout, "the counterexamples are in the file"
 
 
 @_SLOW
 def test_default_run_opens_saying_what_it_compares(default_run: subprocess.CompletedProcess[str]) -> None:
     """The first line names the properties, the bridges, the eras and the example count, and says that the SDK
     client's failures are expected, before any of them is printed."""
-    first = default_run.stdout.splitlines()[0]
+    first, second = default_run.stdout.splitlines()[:2]
     assert first.startswith("mcp-testkit check: 15 properties (P1-P14) against reference, sdk-client (auto), ")
-    assert "20 examples per property" in first
-    assert "the SDK client's failures below are known and expected" in first
+    assert re.search(r"20 examples per property; about \d+ s\.$", first), first
+    assert "the SDK client's failures are known and expected" in second
 
 
 def test_verbose_adds_coverage_and_quiet_keeps_the_matrix_and_failures() -> None:
-    """-v prints each property's coverage under its line; -q prints no progress, only the matrix, the failures and
-    the closing line."""
+    """-v prints a line per property with its coverage under it, and the counterexamples in full; -q prints no
+    progress, only the matrix, the failures and the closing line."""
     verbose = _check(SDK, "--property", "P1", "--examples", "5", "--era", "handshake", "-v")
     lines = verbose.stdout.splitlines()
     [progress] = [line for line in lines if line.startswith("  P1 ")]
     assert lines[lines.index(progress) + 1].startswith("        coverage: ")
+    assert "    P1 counterexample (declared case 2 of 15): listing_is_all_or_nothing(" in lines
     quiet = _check(SDK, "--property", "P1", "--examples", "5", "--era", "handshake", "-q")
     assert quiet.returncode == verbose.returncode == 1
     assert not [line for line in quiet.stdout.splitlines() if line.startswith(("checking ", "  P1 ", "mcp-testkit"))]
     assert quiet.stdout.splitlines()[0].startswith("property ")
-    assert "sdk-client (auto) fails P1 (" in quiet.stdout
+    assert "sdk-client (auto): P1 FAILS in the handshake era: the bridge loaded a wrong tool set" in quiet.stdout
     assert quiet.stdout.strip().splitlines()[-1].startswith("Exit status 1:")
 
 
@@ -141,10 +167,17 @@ def test_default_run_prints_the_matrix(default_run: subprocess.CompletedProcess[
 
 
 @_SLOW
-def test_default_run_prints_counterexamples(default_run: subprocess.CompletedProcess[str]) -> None:
-    """Under the matrix, every failure comes with its era, its shrunk counterexample and journal; a fallback is
-    shown once per bridge and era, with the handshake the bridge spoke."""
-    out = default_run.stdout
+def test_default_run_writes_the_counterexamples_to_a_file(
+    default_run: subprocess.CompletedProcess[str], default_folder: Path
+) -> None:
+    """The run names the file of its counterexamples, `.mcp-testkit/check.txt` (its folder ignored by git): every
+    failure with its era, its shrunk counterexample and journal; a fallback once per bridge and era, with the
+    handshake the bridge spoke."""
+    assert "Every counterexample and note in full: .mcp-testkit/check.txt (-v prints them here)." in (
+        default_run.stdout.splitlines()
+    )
+    assert (default_folder / ".mcp-testkit" / ".gitignore").read_text().splitlines()[-1] == "*"
+    out = (default_folder / ".mcp-testkit" / "check.txt").read_text()
     for label, era, property_id in [
         ("sdk-client (auto)", "handshake", "P1"),
         ("sdk-client (auto)", "handshake", "P5"),
@@ -164,24 +197,22 @@ def test_default_run_prints_counterexamples(default_run: subprocess.CompletedPro
 
 @_SLOW
 def test_default_run_closes_with_what_was_expected(default_run: subprocess.CompletedProcess[str]) -> None:
-    """The last line says which verdicts were expected, era by era, that P8, P9 and P14 do not apply to the SDK client
-    (never that it holds them), and that none was unexpected."""
-    last = default_run.stdout.strip().splitlines()[-1]
-    not_applicable = ", and P8, P9, P14 do not apply to it (its adapter declares no capability or fact they need)"
-    assert last.startswith(
-        "Expected: reference holds every property checked in both eras; sdk-client (auto) fails P1, P4, P5, P6, P13 "
-        "in the handshake era and fails P1, P4, P6, P13 in the stateless era, as documented ("
+    """Under the matrix: the SDK client's failures folded in one line as expected, that P8, P9 and P14 do not apply
+    to it (never that it holds them), no unexpected verdict, and the verdict line of exit status 0."""
+    *_, expected, not_applicable, _, last = default_run.stdout.strip().splitlines()
+    assert expected == (
+        'Expected, as documented (docs/contract.md, "The SDK client\'s verdicts"): sdk-client (auto) 9 failures; '
+        "sdk-client (legacy) 5 failures and its fallback in the stateless era."
     )
-    legacy = "sdk-client (legacy) fails P1, P4, P5, P6, P13 in the handshake era and falls back to the handshake in "
-    assert legacy in last
-    assert last.count(not_applicable) == 2
-    assert f"reference holds every property checked in both eras{not_applicable}" not in last
-    assert "UNEXPECTED" not in last
+    assert not_applicable.startswith("P8, P9, P14 do not apply to sdk-client (auto), sdk-client (legacy) (")
+    assert last == (
+        "Exit status 0: every property holds or fails as documented; name your bridge (module:factory) to check it."
+    )
 
 
 def test_era_option_checks_one_era() -> None:
     """--era stateless checks the stateless era only, and a comma list names both."""
-    done = _check(REFERENCE, "--era", "stateless", "--property", "P5s", "--property", "P5", "--examples", "5")
+    done = _check(REFERENCE, "--era", "stateless", "--property", "P5s", "--property", "P5", "--examples", "5", "-v")
     assert done.returncode == 0, done.stdout + done.stderr
     assert [line for line in done.stdout.splitlines() if line.startswith("checking")] == [
         f"checking reference ({REFERENCE}) in the stateless era, 5 examples per property, asgi"
@@ -218,7 +249,9 @@ def test_named_failing_bridge_exits_one() -> None:
     """A bridge named on the command line that fails a property makes check exit 1."""
     done = _check(SDK, "--property", "P5", "--examples", "10")
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "sdk-client (auto) fails P5" in done.stdout
+    assert "sdk-client (auto): P5 FAILS in the handshake era: after the 404 (#6) the bridge did not start a new " in (
+        done.stdout
+    )
     assert "checking reference" not in done.stdout
     assert "(sdk-client (auto): P5 in the handshake era)" in done.stdout
 
@@ -227,7 +260,8 @@ def test_named_passing_bridge_exits_zero() -> None:
     """A bridge named on the command line that holds every property asked for makes check exit 0."""
     done = _check(REFERENCE, "--property", "P1", "--property", "P4", "--examples", "10")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert [line.split()[0] for line in done.stdout.splitlines() if line.startswith("  P")] == ["P1", "P4"] * 2
+    progress = [line.rpartition(",")[0] for line in done.stdout.splitlines() if line.startswith("checking ")]
+    assert progress == [f"checking reference ({REFERENCE}) in the {era} era (asgi): P1 P4; 2 hold" for era in ERAS]
     assert "FAILS" not in done.stdout
 
 
@@ -235,7 +269,7 @@ def test_socket_transport_is_named_in_the_progress() -> None:
     """--transport socket runs the bridge over 127.0.0.1 and says so."""
     done = _check(REFERENCE, "--property", "P5", "--examples", "5", "--transport", "socket", "--era", "handshake")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines()[1].endswith(", socket")
+    assert done.stdout.splitlines()[1].startswith(f"checking reference ({REFERENCE}) in the handshake era (socket): P5")
 
 
 @pytest.mark.parametrize(
@@ -334,21 +368,26 @@ def test_console_script_imports_an_adapter_from_the_current_folder(tmp_path: Pat
     done = _console(tmp_path, "mymod:Fine", "--property", "P1", "--examples", "5")
     assert done.returncode == 0, done.stdout + done.stderr
     first = done.stdout.splitlines()[1]
-    assert first == "checking fine (mymod:Fine) in the handshake era, 5 examples per property, asgi"
+    assert first.startswith("checking fine (mymod:Fine) in the handshake era (asgi): P1; 1 hold, ")
 
 
-def test_an_adapter_error_is_reported_as_error_and_exits_two(tmp_path: Path) -> None:
-    """An exception escaping an adapter is an ERROR in the matrix, with its traceback, and check exits 2."""
+def test_an_adapter_error_is_reported_as_error_and_exits_three(tmp_path: Path) -> None:
+    """An exception escaping an adapter is an ERROR in the matrix and one line under it, check exits 3 (never 1, a
+    failing bridge's, nor 2, a usage error's), and its traceback is printed only with --debug (always in the file)."""
     (tmp_path / "mymod.py").write_text(textwrap.dedent(_ADAPTERS))
     done = _console(tmp_path, "mymod:Raising", "--property", "P2", "--examples", "5", "--era", "handshake")
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert done.stdout.splitlines()[2].split()[:2] == ["P2", "ERROR"]
+    assert done.returncode == 3, done.stdout + done.stderr
+    [row] = [line for line in done.stdout.splitlines() if line.startswith("P2 ")]
+    assert row.split()[-1] == "ERROR"
     assert (
-        "raising: P2 (A write runs at most once, exactly once when reported ok) could not be checked in the "
-        "handshake era (error)"
+        "raising: P2 could not be checked in the handshake era: the adapter's call('write') raised KeyError: 'write'"
     ) in done.stdout
-    assert "the adapter's call('write') raised KeyError: 'write'" in done.stdout
-    assert "Traceback" in done.stdout
+    assert done.stdout.strip().splitlines()[-1].startswith("Exit status 3: raising: a property could not be checked")
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "Traceback (most recent call last):" in (tmp_path / ".mcp-testkit" / "check.txt").read_text()
+    debug = _console(tmp_path, "mymod:Raising", "--property", "P2", "--examples", "5", "--era", "handshake", "--debug")
+    assert debug.returncode == 3, debug.stdout + debug.stderr
+    assert "    Traceback (most recent call last):" in debug.stdout.splitlines()
 
 
 @pytest.mark.parametrize("option", ["--example-timeout", "--budget"])
@@ -363,8 +402,10 @@ def test_time_options_must_be_positive_seconds(option: str, value: str) -> None:
 
 def test_budget_and_example_timeout_reach_the_run() -> None:
     """A tiny --budget stops a property before its declared cases ran: an ERROR saying the budget ran out."""
-    done = _check(REFERENCE, "--property", "P6", "--budget", "0.001", "--example-timeout", "5", "--era", "handshake")
-    assert done.returncode == 2, done.stdout + done.stderr
+    done = _check(
+        REFERENCE, "--property", "P6", "--budget", "0.001", "--example-timeout", "5", "--era", "handshake", "-v"
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
     assert "note: the budget of 0.001 s ran out after" in done.stdout
 
 
@@ -372,7 +413,7 @@ def test_all_installed_runs_the_adapters_whose_bridge_imports() -> None:
     """--all-installed checks the reference bridge, the SDK client and the shipped adapters whose bridge imports."""
     from mcp_testkit.contract._cli._adapter_specs import SHIPPED, installed
 
-    done = _check("--all-installed", "--property", "P1", "--examples", "1")
+    done = _check("--all-installed", "--property", "P1", "--examples", "1", "-v")
     assert done.returncode == 0, done.stdout + done.stderr
     checked = re.findall(r"^checking .*? \((mcp_testkit\.[\w.:]+)\) in the (\w+) era", done.stdout, re.M)
     specs = list(dict.fromkeys(spec for spec, _ in checked))
@@ -386,7 +427,7 @@ def test_ctrl_c_stops_with_the_verdicts_so_far() -> None:
     import signal
 
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcp_testkit", "check", REFERENCE, "--examples", "100", "--era", "handshake"],
+        [sys.executable, "-m", "mcp_testkit", "check", REFERENCE, "--examples", "100", "--era", "handshake", "-v"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -481,9 +522,8 @@ def test_a_hang_and_a_bridge_that_cannot_connect_show_as_such(tmp_path: Path) ->
         cwd=tmp_path,
     )
     assert hung.returncode == 1, hung.stdout + hung.stderr
-    assert "  P7  HUNG" in hung.stdout
-    assert "hung in an example of P7" in hung.stdout
-    assert "hung in call('tool') after 3 s" in hung.stdout
+    assert "reference: P7 HUNG in the handshake era: hung in call('tool') after 3 s" in hung.stdout.splitlines()
+    assert "hung in an example of P7" in (tmp_path / ".mcp-testkit" / "check.txt").read_text()
     unconnected = subprocess.run(
         [
             sys.executable,
@@ -503,10 +543,12 @@ def test_a_hang_and_a_bridge_that_cannot_connect_show_as_such(tmp_path: Path) ->
         cwd=tmp_path,
     )
     assert unconnected.returncode == 1, unconnected.stdout + unconnected.stderr
-    assert "  P2  FAILS" in unconnected.stdout
-    assert "  P3  not run" in unconnected.stdout
-    assert "note: not run: cannot connect" in unconnected.stdout
-    assert "the bridge could not connect to a healthy server" in unconnected.stdout
+    cells = {line.split()[0]: line.split()[-1] for line in unconnected.stdout.splitlines() if line.startswith("P")}
+    assert cells == {"P2": "FAILS", "P3": "run"}, unconnected.stdout  # "not run"
+    assert "reference: P2 FAILS in the handshake era: the bridge could not connect to a healthy server" in (
+        unconnected.stdout
+    )
+    assert "note: not run: cannot connect" in (tmp_path / ".mcp-testkit" / "check.txt").read_text()
 
 
 def test_ctrl_c_during_a_held_step_is_raised_when_the_step_ends() -> None:
@@ -536,3 +578,58 @@ def test_ctrl_c_during_a_held_step_is_raised_when_the_step_ends() -> None:
             assert loop.call(anyio.sleep, 0) is None
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+_CRASHING = """
+from mcp_testkit.adapters import ReferenceBridgeAdapter
+
+
+class Unprintable:
+    def __str__(self):
+        raise RuntimeError("this name cannot be printed")
+
+
+class Crashing(ReferenceBridgeAdapter):
+    name = Unprintable()
+"""
+
+
+def test_a_crash_of_the_tool_itself_is_one_line_and_exits_three(tmp_path: Path) -> None:
+    """An exception that escapes check itself (here, labelling a bridge whose name cannot be printed) is one line
+    on stderr and exit 3, never a traceback and never 1; --debug prints the traceback."""
+    (tmp_path / "crashing.py").write_text(_CRASHING)
+    done = _console(tmp_path, "crashing:Crashing", "--property", "P1", "--examples", "1")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stderr.splitlines() == [
+        "mcp-testkit check: the tool itself failed: RuntimeError: this name cannot be printed (a bug of mcp-testkit: "
+        "please report it; --debug prints the traceback)"
+    ]
+    debug = _console(tmp_path, "crashing:Crashing", "--property", "P1", "--examples", "1", "--debug")
+    assert debug.returncode == 3
+    assert debug.stderr.startswith("Traceback (most recent call last):")
+
+
+def test_exit_statuses_are_distinct_and_documented() -> None:
+    """The exit statuses 0, 1, 2 and 3 (each reached by a test of this file) are told apart in `check --help` and
+    in docs/contract.md."""
+    done = _check("--help")
+    assert done.returncode == 0
+    text = " ".join(done.stdout.split())
+    for said in ("Exit status: 0 every property holds or fails as expected", "1 a property fails", "2 a usage or",
+                 "3 a property could not be checked"):  # fmt: skip
+        assert said in text
+    page = (Path(__file__).parents[2] / "docs" / "contract.md").read_text()
+    assert "| status | when |" in page
+    for status in ("| 0 |", "| 1 |", "| 2 |", "| 3 |", "| 130 |"):
+        assert status in page
+
+
+def test_docs_print_readmes_check_in_a_page() -> None:
+    """The run of README's `mcp-testkit check` that docs/contract.md prints (and tests/examples compares with a
+    real run) is at most 80 lines, none over 200 characters."""
+    page = (Path(__file__).parents[2] / "docs" / "contract.md").read_text()
+    block = page.split("```console\n$ mcp-testkit check\n", 1)[1].split("```", 1)[0]
+    lines = block.splitlines()
+    assert len(lines) <= 80, len(lines)
+    assert max(len(line) for line in lines) <= 200, max(lines, key=len)
+    assert "..." not in lines, "printed whole"

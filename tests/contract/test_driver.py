@@ -165,11 +165,10 @@ def test_check_runs_a_driver(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=300,
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"checking reference@0.1.0 (--driver {command}) in the handshake era, 3 examples per property, socket" in (
-        done.stdout
-    )
+    assert f"checking reference@0.1.0 (--driver {command}) in the handshake era (socket): P4; 1 hold, " in done.stdout
     verdicts = json.loads(report.read_text())["reference@0.1.0"]["properties"]
     assert verdicts["P4@handshake"]["status"] == verdicts["P4@stateless"]["status"] == "passed"
 
@@ -258,17 +257,18 @@ def test_a_wrapped_driver_that_never_answers_leaves_no_process(mode: str) -> Non
     assert _ends_within(int(found[1]), 5.0), "the wrapper's child was killed with it"
 
 
-def test_check_reports_an_odd_hello_as_an_adapter_error() -> None:
-    """`mcp-testkit check --driver` with a hello of 10**18 pages, or nested 100,000 deep, exits 2 naming the field
+def test_check_reports_an_odd_hello_as_an_adapter_error(tmp_path: Path) -> None:
+    """`mcp-testkit check --driver` with a hello of 10**18 pages, or nested 100,000 deep, exits 3 naming the field
     or the nesting: an error of the adapter, no RecursionError, no memory blown on 10**18 pages."""
     for mode, said in (("huge", "page_limit: 1000000000000000000 is greater than the maximum of 1000"), ("deep", "")):
         done = subprocess.run(
-            [*CHECK, "--driver", shlex.join(_fake(mode)), "--property", "P1", "--examples", "1"],
+            [*CHECK, "--driver", shlex.join(_fake(mode)), "--property", "P1", "--examples", "1", "-v"],
             capture_output=True,
             text=True,
             timeout=120,
+            cwd=tmp_path,
         )
         output = done.stdout + done.stderr
-        assert done.returncode == 2, output
+        assert done.returncode == 3, output
         assert "RecursionError" not in output
         assert (said or "the JSON is nested too deeply") in output

@@ -1,8 +1,13 @@
 """`mcp-testkit check`: run the resilience contract against bridges and print the guarantee matrix.
 
 The adapters and how they load are `_adapter_specs.py`'s, the lines printed as it runs `_progress.py`'s, the matrix
-`_matrix_text.py`'s, the opening and closing lines `_expectations.py`'s, the JSON and HTML `_report.py`'s and
-`_matrix_html.py`'s; this module holds the options and the run in order.
+`_matrix_text.py`'s, the header and the judgement of the verdicts `_expectations.py`'s, the lines under the matrix
+`_summary.py`'s, the file of counterexamples `_details.py`'s, the JSON and HTML `_report.py`'s and `_matrix_html.py`'s;
+this module holds the options and the run in order.
+
+Exit status: 0 every property holds or fails as expected, 1 a property fails (or hangs, or falls back) where it was
+not expected to, 2 a usage or configuration error (before anything runs), 3 the tool's own crash or an adapter's
+(an ERROR verdict), 130 Ctrl-C.
 """
 
 from __future__ import annotations
@@ -10,15 +15,18 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from pathlib import Path
 from typing import Any, TextIO
 
 from mcp_testkit._wire.eras import ERAS
 from mcp_testkit.contract._cli._adapter_specs import BadSpec, chosen_specs, label, load_factory
-from mcp_testkit.contract._cli._expectations import closing_line, opening_line, unsettled
+from mcp_testkit.contract._cli._details import DETAILS, write_details
+from mcp_testkit.contract._cli._expectations import judge, opening_lines
 from mcp_testkit.contract._cli._matrix_text import counterexamples, matrix
 from mcp_testkit.contract._cli._progress import Progress
 from mcp_testkit.contract._cli._report import Verdicts, report, write_json
+from mcp_testkit.contract._cli._summary import summary_lines, verdict_line
 from mcp_testkit.contract._cli._ticker import Ticker
 from mcp_testkit.contract._ctrl_c import CtrlC
 
@@ -45,11 +53,12 @@ def add_parser(commands: Any) -> None:
             "Checks the resilience properties against each bridge adapter, given as module:factory "
             "(default: the reference bridge and the official SDK client in auto and legacy mode), in both "
             "protocol eras (the handshake, and the stateless 2026-07-28), and prints a property x era x "
-            "bridge matrix with a shrunk counterexample under it for every failure; a property that does "
-            "not apply (to the era, or to an adapter without the capability it needs) is n/a. Exits 1 when "
-            "a bridge named on the command line fails a property or falls back to the handshake era in the "
-            "stateless era, 2 when a property could not be checked (an error of the harness or of an "
-            "adapter)."
+            "bridge matrix, a line per verdict nobody expected, and writes every counterexample in full to "
+            f"{DETAILS} (-v prints them); a property that does not apply (to the era, or to an adapter without "
+            "the capability it needs) is n/a. Exit status: 0 every property holds or fails as expected (the "
+            "shipped bridges' known failures), 1 a property fails, hangs or falls back where it was not "
+            "expected to (a bridge named on the command line is expected to hold all), 2 a usage or "
+            "configuration error, 3 a property could not be checked (the adapter or the tool itself raised)."
         ),
     )
     _what_to_check(check)
@@ -132,10 +141,16 @@ def _what_to_write(check: Any) -> None:
     )
     shown = check.add_mutually_exclusive_group()
     shown.add_argument(
-        "-v", "--verbose", action="store_true", help="also print each property's coverage (what its examples exercised)"
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also print a line per property (with its coverage and notes) and every counterexample in full",
     )
     shown.add_argument(
         "-q", "--quiet", action="store_true", help="print only the matrix, the failures and the closing line"
+    )
+    check.add_argument(
+        "--debug", action="store_true", help="print the traceback of an error (an adapter's, or the tool's own crash)"
     )
 
 
@@ -176,7 +191,22 @@ def _seconds(text: str) -> float:
 
 
 def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
-    """Run the contract, print progress, the matrix and the counterexamples; the exit status."""
+    """Run the contract, print progress, the matrix and what the verdicts mean; the exit status. A crash of the
+    tool itself is one line and exit 3 (its traceback with `--debug`)."""
+    try:
+        return _run(args, out)
+    except Exception as exc:
+        if getattr(args, "debug", False):
+            traceback.print_exc(file=sys.stderr)
+        print(
+            f"mcp-testkit check: the tool itself failed: {type(exc).__name__}: {exc} (a bug of mcp-testkit: please "
+            "report it; --debug prints the traceback)",
+            file=sys.stderr,
+        )
+        return 3
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> int:
     from mcp_testkit.adapters import DriverFactory
     from mcp_testkit.contract._properties import PROPERTIES
 
@@ -205,13 +235,14 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         return 2
     eras = tuple(dict.fromkeys(era for group in (args.eras or [list(ERAS)]) for era in group))
     labels = {spec: label(factory, spec) for spec, factory in factories}
+    header = opening_lines(labels, chosen, eras, args, named=bool(named))
     if not args.quiet:
-        print(opening_line(labels, chosen, eras, args, named=bool(named)), file=out)
+        print("\n".join(header), file=out)
     verdicts: Verdicts = {bridge: {} for bridge in labels.values()}
     ticker = Ticker(out, args.examples) if not args.quiet and out.isatty() else None
     try:
         with CtrlC() as ctrl_c:
-            progress = Progress(args, out, ticker, ctrl_c)
+            progress = Progress(args, out, ticker, ctrl_c, named)
             for spec, factory in factories:
                 transport = "socket" if isinstance(factory, DriverFactory) else (args.transport or "asgi")
                 for era in eras:
@@ -221,9 +252,7 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
             ticker.stop()
         done = sum(len(results) for results in verdicts.values())
         print(f"\nmcp-testkit check: cut by Ctrl-C after {done} verdict{'s' * (done != 1)}; those so far:", file=out)
-        matrix(verdicts, chosen, eras, out)
-        counterexamples(verdicts, out)
-        print("\nExit status 130: the run was cut; a cell marked '-' was not checked.", file=out)
+        _report_verdicts(args, out, labels, verdicts, chosen, eras, named, header, cut=True)
         return 130
     if args.json:
         write_json(args.json, factories, verdicts)
@@ -233,16 +262,39 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         write_matrix_page(args.html, report(factories, verdicts))
     if not args.quiet:
         print(file=out)
+    return _report_verdicts(args, out, labels, verdicts, chosen, eras, named, header)
+
+
+def _report_verdicts(
+    args: argparse.Namespace,
+    out: TextIO,
+    labels: dict[str, str],
+    verdicts: Verdicts,
+    chosen: list[str],
+    eras: tuple[str, ...],
+    named: list[str],
+    header: list[str],
+    *,
+    cut: bool = False,
+) -> int:
+    """The matrix, a line per unexpected verdict and the folded expected ones, where the counterexamples are
+    (printed too with -v), and the verdict line; the exit status. (The verdicts so far, after Ctrl-C.)"""
     matrix(verdicts, chosen, eras, out)
-    counterexamples(verdicts, out)
-    errored = sorted({bridge for bridge, results in verdicts.items() if any(r.error for r in results.values())})
-    if errored:
-        print(
-            f"\nExit status 2: the harness or the adapter of {', '.join(errored)} raised (ERROR above, with its "
-            "traceback); that is no verdict on the bridge: fix the adapter or report the harness bug.",
-            file=out,
+    if args.verbose or args.debug:
+        shown = (
+            verdicts if args.verbose else {b: {k: r for k, r in rs.items() if r.error} for b, rs in verdicts.items()}
         )
-        return 2
-    failed_named = [labels[spec] for spec in named if unsettled(verdicts[labels[spec]])]
-    print(f"\n{closing_line(labels, verdicts, chosen, eras, failed_named, named=bool(named))}", file=out)
-    return 1 if failed_named else 0
+        counterexamples(shown, out, tracebacks=args.debug, notes=args.verbose)
+    judgement = judge(labels, verdicts, eras, named)
+    lines = summary_lines(judgement, labels, verdicts, chosen, eras)
+    unwritten = write_details(verdicts, header)
+    if unwritten:
+        lines.append(f"mcp-testkit check: {unwritten}")
+    elif DETAILS.exists():
+        lines.append(f"Every counterexample and note in full: {DETAILS} (-v prints them here).")
+    if cut:
+        last = "Exit status 130: the run was cut; a cell marked '-' was not checked."
+    else:
+        last = verdict_line(judgement, eras, named=bool(named))
+    print("", *lines, last, sep="\n", file=out)
+    return judgement.status

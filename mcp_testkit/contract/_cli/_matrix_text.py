@@ -4,6 +4,7 @@ it the counterexample of every failure, hang or error."""
 from __future__ import annotations
 
 import itertools
+import re
 import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
@@ -12,10 +13,12 @@ if TYPE_CHECKING:
     from mcp_testkit.contract._cli._report import Verdicts
     from mcp_testkit.contract._verdict import PropertyResult
 
-__all__ = ["counterexamples", "matrix"]
+__all__ = ["TRACEBACK", "counterexamples", "matrix"]
 
 _TITLE_WIDTH = 56
 _ERA_WIDTH = 11
+TRACEBACK = re.compile(r"^\s*(\+ )?(Exception Group )?Traceback \(most recent call last\):")
+"""The first line of a traceback in a counterexample (one of an exception group too)."""
 
 
 def matrix(verdicts: Verdicts, chosen: Sequence[str], eras: Sequence[str], out: TextIO) -> None:
@@ -46,12 +49,18 @@ def _mark(result: PropertyResult | None) -> str:
     return result.mark if result is not None else "-"
 
 
-def counterexamples(verdicts: Verdicts, out: TextIO) -> None:
-    """Under the matrix, each failure, hang and error with its counterexample; a fallback once per bridge and era."""
+def counterexamples(verdicts: Verdicts, out: TextIO, *, tracebacks: bool, notes: bool = False) -> None:
+    """Each failure, hang and error with its counterexample (a traceback only with `tracebacks`), a fallback once
+    per bridge and era; with `notes`, each verdict's notes too (what limited its run)."""
     for label, results in verdicts.items():
         shown_fallback: set[str] = set()
         for (property_id, era), result in results.items():
+            said = [note for note in result.notes if not result.not_applicable] if notes else []
             if result.passed or result.not_applicable or result.status == "not_run":
+                if said:
+                    print(f"\n{label}: {property_id} {result.mark} in the {era} era, with notes:", file=out)
+                    for note in said:
+                        print(f"    note: {note}", file=out)
                 continue
             if result.status == "fell_back":
                 if era in shown_fallback:
@@ -65,5 +74,16 @@ def counterexamples(verdicts: Verdicts, out: TextIO) -> None:
                 print(f"\n{label} hung in an example of {property_id} ({result.title}) in the {era} era:", file=out)
             else:
                 print(f"\n{label} fails {property_id} ({result.title}) in the {era} era:", file=out)
-            for line in (result.counterexample or "(no counterexample)").splitlines():
+            for line in _shown(result.counterexample or "(no counterexample)", tracebacks=tracebacks):
                 print(f"    {line}", file=out)
+            for note in said:
+                print(f"    note: {note}", file=out)
+
+
+def _shown(text: str, *, tracebacks: bool) -> list[str]:
+    """The lines of a counterexample; without `tracebacks`, a traceback in it is left out, and a line says so."""
+    lines = text.splitlines()
+    if tracebacks:
+        return lines
+    cut = next((i for i, line in enumerate(lines) if TRACEBACK.match(line)), None)
+    return lines if cut is None else [*lines[:cut], "(its traceback: --debug prints it)"]

@@ -1,0 +1,152 @@
+"""The lines `mcp-testkit check` prints under its matrix: one per verdict nobody expected (with what the
+counterexample found), one folded line for the expected ones, what does not apply to whom, and the verdict line
+that says what the exit status means. Each line at most `WIDTH` characters."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from mcp_testkit.contract._cli._expectations import Judgement, documented_in
+from mcp_testkit.contract._cli._matrix_text import TRACEBACK
+
+if TYPE_CHECKING:
+    from mcp_testkit.contract._cli._report import Verdicts
+    from mcp_testkit.contract._verdict import PropertyResult
+
+__all__ = ["WIDTH", "finding", "fit", "summary_lines", "verdict_line"]
+
+WIDTH = 200
+_HEADER = re.compile(r"^P\w+ counterexample \(")
+
+
+def fit(text: str, width: int = WIDTH) -> str:
+    """`text`, cut to `width` characters with `...` when longer."""
+    return text if len(text) <= width else text[: width - 3].rstrip() + "..."
+
+
+def finding(result: PropertyResult) -> str:
+    """What a failure, hang or error found, in one line: the first line of its counterexample after the example's
+    inputs (never a traceback), else its first note."""
+    lines = [line.strip() for line in (result.counterexample or "").splitlines()]
+    start = 0
+    if lines and _HEADER.match(lines[0]):
+        closing = next((i for i, line in enumerate(lines) if line.startswith(")")), 0)
+        lines[closing] = lines[closing][1:].strip()
+        start = closing
+    for line in lines[start:]:
+        if TRACEBACK.match(line):
+            break
+        if line:
+            return line
+    return result.notes[0] if result.notes else "(no counterexample)"
+
+
+def _unexpected_line(label: str, result: PropertyResult) -> str:
+    if result.status == "fell_back":
+        return fit(
+            f"{label} fell back to the handshake era in the {result.era} era: no verdict there (a bridge of the "
+            "handshake era only is checked with --era handshake)"
+        )
+    what = "could not be checked" if result.error else result.mark
+    return fit(f"{label}: {result.property_id} {what} in the {result.era} era: {finding(result)}")
+
+
+def summary_lines(
+    judgement: Judgement, labels: dict[str, str], verdicts: Verdicts, chosen: Sequence[str], eras: Sequence[str]
+) -> list[str]:
+    """The unexpected verdicts (a line each), the expected ones (one line), the notes, and what does not apply."""
+    lines = [_unexpected_line(label, result) for label, result in judgement.unexpected]
+    expected = _expected_line(judgement, labels)
+    if expected:
+        lines.append(expected)
+    lines += [fit(f"Note: {note}.") for note in judgement.notes]
+    lines += _not_applicable_lines(verdicts, chosen, eras)
+    return lines
+
+
+def _expected_line(judgement: Judgement, labels: dict[str, str]) -> str:
+    """`Expected, as documented (...): sdk-client (auto) 9 failures; ...`: the known failures, counted per bridge."""
+    specs = {label: spec for spec, label in labels.items()}
+    parts, where = [], []
+    for label, results in judgement.expected.items():
+        failures = sum(1 for result in results if result.status != "fell_back")
+        fell_back = [result.era for result in results if result.status == "fell_back"]
+        part = f"{label} {failures} failure{'s' * (failures != 1)}"
+        if fell_back:
+            part += f" and its fallback in the {' and '.join(fell_back)} era"
+        if label in judgement.undocumented:
+            part += f" (its {judgement.undocumented[label]} era not documented yet)"
+        parts.append(part)
+        where.append(documented_in(specs[label]))
+    if not parts:
+        return ""
+    line = f"Expected, as documented ({'; '.join(dict.fromkeys(where))}): {'; '.join(parts)}."
+    return line if len(line) <= WIDTH else "\n".join(fit(f"Expected: {part}.") for part in parts)
+
+
+def _not_applicable_lines(verdicts: Verdicts, chosen: Sequence[str], eras: Sequence[str]) -> list[str]:
+    """`P8, P9, P14 do not apply to sdk-client (auto), sdk-client (legacy) (...)`: what each bridge gets no
+    verdict on for want of a capability or a declared fact; a property of another era (P5, P5s) goes unsaid."""
+    from mcp_testkit.contract._properties import PROPERTIES
+
+    by_set: dict[tuple[str, ...], list[str]] = {}
+    for label, results in verdicts.items():
+        skipped = tuple(
+            dict.fromkeys(
+                p
+                for p in chosen
+                for era in eras
+                if era in PROPERTIES[p].eras and (r := results.get((p, era))) is not None and r.not_applicable
+            )
+        )
+        if skipped:
+            by_set.setdefault(skipped, []).append(label)
+    return [
+        fit(
+            f"{', '.join(skipped)} {'does' if len(skipped) == 1 else 'do'} not apply to {', '.join(bridges)} "
+            "(no capability or fact they need is declared by the adapter): n/a, never held."
+        )
+        for skipped, bridges in by_set.items()
+    ]
+
+
+def verdict_line(judgement: Judgement, eras: Sequence[str], *, named: bool) -> str:
+    """The last line: the exit status and what it means."""
+    status = judgement.status
+    if status == 3:
+        return fit(
+            f"Exit status 3: {', '.join(judgement.errored)}: a property could not be checked (ERROR above: the "
+            "adapter, the harness or a limit given stopped it), which is no verdict on the bridge; --debug prints any "
+            "traceback."
+        )
+    if judgement.failed_named:
+        which = "; ".join(_shortfalls(label, judgement, eras) for label in judgement.failed_named)
+        if any(r.status == "fell_back" for label, r in judgement.unexpected if label in judgement.failed_named):
+            return fit(
+                f"Exit status 1: a bridge named on the command line fails a property, or fell back ({which}); check a "
+                "bridge of the handshake era only with --era handshake."
+            )
+        return fit(f"Exit status 1: a bridge named on the command line fails a property ({which}).")
+    if status == 1:
+        count = len(judgement.unexpected)
+        differ = "verdicts above differ" if count != 1 else "verdict above differs"
+        return (
+            f"Exit status 1: {count} {differ} from what is documented of the shipped bridges (a bug: please report it)."
+        )
+    if named:
+        return "Exit status 0: every bridge named on the command line holds every property checked."
+    return "Exit status 0: every property holds or fails as documented; name your bridge (module:factory) to check it."
+
+
+def _shortfalls(label: str, judgement: Judgement, eras: Sequence[str]) -> str:
+    """`mybridge: P1, P5 in the handshake era; fell back in the stateless era`."""
+    parts = []
+    for era in eras:
+        mine = [r for name, r in judgement.unexpected if name == label and r.era == era]
+        if any(r.status == "fell_back" for r in mine):
+            parts.append(f"fell back in the {era} era")
+        elif ids := [r.property_id + (" (hung)" if r.hung else "") for r in mine if r.failed or r.hung]:
+            parts.append(f"{', '.join(ids)} in the {era} era")
+    return f"{label}: {'; '.join(parts)}"
