@@ -17,7 +17,9 @@ from typing import Any, Protocol
 import anyio
 
 from mcp_testkit._wire.asgi import Receive, Scope, Send, cancel_on_disconnect, read_body
-from mcp_testkit.proxy._http11 import UpstreamClosed, never_sent
+from mcp_testkit.proxy._bounds import EventTooLarge, WholeEvents, over_limit
+from mcp_testkit.proxy._http11 import UpstreamClosed, UpstreamTooLarge, never_sent
+from mcp_testkit.upstream import MAX_UPSTREAM_BODY, MAX_UPSTREAM_HEAD, MAX_UPSTREAM_HEADERS
 
 __all__ = [
     "LOST",
@@ -102,8 +104,14 @@ class HttpForwarder:
         headers: Mapping[str, str] | None = None,
         timeout_s: float = 30.0,
         recorder: Recorder | None = None,
+        max_head: int = MAX_UPSTREAM_HEAD,
+        max_headers: int = MAX_UPSTREAM_HEADERS,
+        max_body: int = MAX_UPSTREAM_BODY,
     ) -> None:
+        """`max_head`, `max_headers` and `max_body` bound an answer's head, its header lines, and its body (a JSON
+        one) or each of its events (an SSE one): an answer past one is a 502 naming it, its connection closed."""
         self.url = url
+        self.max_head, self.max_headers, self.max_body = max_head, max_headers, max_body
         self.recorder = recorder
         """Where each exchange is kept as it was seen (a cassette's tape), or None: nothing kept, nothing decoded."""
         self.headers = {name.lower(): value for name, value in (headers or {}).items()}
@@ -131,7 +139,10 @@ class HttpForwarder:
             if library == "asyncio":
                 from mcp_testkit.proxy._http11 import Http11Pool
 
-                self._client = Http11Pool(self.url, ssl=tls_context())
+                self._client = Http11Pool(
+                    self.url, ssl=tls_context(), max_head=self.max_head, max_headers=self.max_headers,
+                    max_body=self.max_body,
+                )  # fmt: skip
             else:
                 import httpx2
 
@@ -164,7 +175,7 @@ class HttpForwarder:
         request = client.build_request(method, self.url, content=body or None, headers=sent)
         try:
             with anyio.fail_after(self.timeout_s):
-                return _HttpxAnswer(await client.send(request, stream=True))
+                return _HttpxAnswer(await client.send(request, stream=True), self.max_body)
         except (httpx2.ConnectTimeout, httpx2.PoolTimeout):
             raise ConnectTimeout() from None  # no connection: the request was never written
         except httpx2.ConnectError as exc:
@@ -194,6 +205,10 @@ class HttpForwarder:
                 _failed(seen, 504, f"the upstream did not answer within {self.timeout_s:g} s")
                 await gateway_error(send, 504, request_id, why, UNSENT if never_sent(exc) else LOST)
                 return
+            except UpstreamTooLarge as exc:
+                _failed(seen, 502, f"the upstream answered over a limit: {exc}")
+                await gateway_error(send, 502, request_id, over_limit(self.url, str(exc)))
+                return
             except (OSError, UpstreamClosed) as exc:
                 why = str(exc) if isinstance(exc, UpstreamClosed) else f"{type(exc).__name__}: {exc}"
                 why = why or type(exc).__name__
@@ -217,6 +232,10 @@ class HttpForwarder:
         if not response.header(b"content-type").startswith(b"text/event-stream"):
             try:
                 raw = await response.read()
+            except UpstreamTooLarge as exc:
+                _failed(seen, 502, f"the upstream answered over a limit: {exc}")
+                await gateway_error(send, 502, request_id, over_limit(self.url, str(exc)))
+                return
             except UpstreamClosed as exc:
                 _failed(seen, 502, f"the upstream broke off its answer: {exc}")
                 why = f"chaos proxy: upstream {self.url} broke off its answer ({exc})"
@@ -239,13 +258,23 @@ class HttpForwarder:
             seen.framing = "sse"
         await send({"type": "http.response.start", "status": response.status, "headers": returned})
         ended = False
+        events = WholeEvents(self.max_body)
         async with anyio.create_task_group() as group:
             group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
             try:
-                async for chunk in response.pieces():
+                async for piece in response.pieces():
+                    chunk = events.feed(piece)
+                    if chunk:
+                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                        if seen is not None:
+                            seen.feed(chunk)
+                chunk = events.rest()
+                if chunk:
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
                     if seen is not None:
                         seen.feed(chunk)
+            except EventTooLarge as exc:
+                await self._event_too_large(str(exc), request_id, send, seen)
             except UpstreamClosed as exc:
                 # The upstream broke off its stream: so does the proxy, the same connection behaviour.
                 if seen is not None:
@@ -257,6 +286,18 @@ class HttpForwarder:
             group.cancel_scope.cancel()
         if not ended and seen is not None and seen.error is None:
             seen.left = True
+
+    async def _event_too_large(self, why: str, request_id: Any, send: Send, seen: Seen | None) -> None:
+        """End an SSE answer whose event passed `max_body`: the event is never passed on, the stream ends with an
+        error event naming the bound (for a request; a GET stream just ends), and the upstream's connection closes
+        (the answer is closed unfinished)."""
+        if seen is not None:
+            seen.error = f"the upstream answered over a limit: {why}"
+        if request_id is None:
+            return
+        data = json.dumps(upstream_error(request_id, over_limit(self.url, why)), separators=(",", ":")).encode()
+        frame = b"event: message\ndata: " + data + b"\n\n"
+        await send({"type": "http.response.body", "body": frame, "more_body": True, UPSTREAM_KEY: LOST})
 
     async def aclose(self) -> None:
         """Close the pooled connections from the loop serving the proxy (in-process on a loop other than asyncio,
@@ -328,10 +369,12 @@ def _close_on_trio(shut: Callable[[], Awaitable[None]], token: Any) -> None:
 class _HttpxAnswer:
     """An httpx2 streamed response with the face of `_http11.Answer` (on loops other than asyncio)."""
 
-    def __init__(self, response: Any) -> None:
+    def __init__(self, response: Any, max_body: int) -> None:
         self._response = response
         self.status: int = response.status_code
         self.headers = [(name.lower(), value) for name, value in response.headers.raw]
+        self.max_body = max_body
+        """The bound on a JSON answer's body (`read`); h11 bounds the head itself (16 KiB)."""
 
     def header(self, name: bytes) -> bytes:
         return next((value for key, value in self.headers if key == name), b"")
@@ -348,7 +391,13 @@ class _HttpxAnswer:
             raise UpstreamClosed(f"{type(exc).__name__}: {exc}") from None
 
     async def read(self) -> bytes:
-        return b"".join([piece async for piece in self.pieces()])
+        pieces, size = [], 0
+        async for piece in self.pieces():
+            size += len(piece)
+            if size > self.max_body:
+                raise UpstreamTooLarge(f"its body passed {self.max_body:,} bytes (max_upstream_body)")
+            pieces.append(piece)
+        return b"".join(pieces)
 
     async def aclose(self) -> None:
         await self._response.aclose()

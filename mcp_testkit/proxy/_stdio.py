@@ -8,6 +8,7 @@ record what they see on a `Tape`.
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 import time
@@ -24,7 +25,7 @@ from mcp_testkit._wire.origin import LOOPBACK_NAMES, rebinding_refusal
 from mcp_testkit._wire.strict_json import JsonError
 from mcp_testkit._wire.strict_json import loads as strict_loads
 from mcp_testkit.proxy._forward import LOST, marked
-from mcp_testkit.upstream import MAX_PROCESSES, START_TIMEOUT_S, StdioUpstream, Tape, UpstreamError
+from mcp_testkit.upstream import MAX_PROCESSES, MAX_UPSTREAM_BODY, START_TIMEOUT_S, StdioUpstream, Tape, UpstreamError
 
 __all__ = ["MAX_PROCESSES", "START_TIMEOUT_S", "StdioGateway"]
 
@@ -125,6 +126,9 @@ class StdioGateway(_Endpoint):
     goes to one process shared by every such request, started at the first, one request at a time
     so that clients' ids never collide on it; an error answer gets the status the era gives its code.
     """
+
+    max_line = MAX_UPSTREAM_BODY
+    """The bound on one stdout line of a process: one past it ends the process, and the call it answered gets 502."""
 
     def __init__(
         self, command: Sequence[str], tape: Any, *, path: str = "/mcp", max_processes: int = MAX_PROCESSES,
@@ -229,7 +233,8 @@ class StdioGateway(_Endpoint):
             return None
         self._starting += 1
         try:
-            return self._shown(await anyio.to_thread.run_sync(lambda: StdioUpstream(self.command, tape=self.tape)))
+            started = functools.partial(StdioUpstream, self.command, tape=self.tape, max_line=self.max_line)
+            return self._shown(await anyio.to_thread.run_sync(started))
         except UpstreamError as exc:
             await _answer(send, 502, {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": str(exc)}})
             return None
@@ -311,7 +316,8 @@ class StdioGateway(_Endpoint):
                     await _event(send, reply)
                     await send({"type": "http.response.body", "body": b""})
                 else:
-                    await _answer(send, error_status(reply) if stateless else 200, reply, session)
+                    status = 502 if exchange.response is None and link.over_limit else None
+                    await _answer(send, status or (error_status(reply) if stateless else 200), reply, session)
                 break
         await sender.aclose()
 
