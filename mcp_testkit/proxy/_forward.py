@@ -226,7 +226,6 @@ class HttpForwarder:
 
     async def _relay(self, response: Any, request_id: Any, receive: Receive, send: Send, seen: Seen | None) -> None:
         answered = response.headers
-        returned = [(name, value) for name, value in answered if name not in _NOT_RETURNED]
         if seen is not None:
             seen.status, seen.raw_answered = response.status, answered
         if not response.header(b"content-type").startswith(b"text/event-stream"):
@@ -250,54 +249,12 @@ class HttpForwarder:
                     seen.error = f"the upstream {what}"
                 await gateway_error(send, 502, request_id, f"chaos proxy: upstream {self.url} {what}")
                 return
+            returned = [(name, value) for name, value in answered if name not in _NOT_RETURNED]
             head = [(b"content-length", b"%d" % len(raw)), *returned]
             await send({"type": "http.response.start", "status": response.status, "headers": head})
             await send({"type": "http.response.body", "body": raw, DECODED_KEY: decoded})
             return
-        if seen is not None:
-            seen.framing = "sse"
-        await send({"type": "http.response.start", "status": response.status, "headers": returned})
-        ended = False
-        events = WholeEvents(self.max_body)
-        async with anyio.create_task_group() as group:
-            group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
-            try:
-                async for piece in response.pieces():
-                    chunk = events.feed(piece)
-                    if chunk:
-                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                        if seen is not None:
-                            seen.feed(chunk)
-                chunk = events.rest()
-                if chunk:
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                    if seen is not None:
-                        seen.feed(chunk)
-            except EventTooLarge as exc:
-                await self._event_too_large(str(exc), request_id, send, seen)
-            except UpstreamClosed as exc:
-                # The upstream broke off its stream: so does the proxy, the same connection behaviour.
-                if seen is not None:
-                    seen.error = f"the upstream broke off its answer: {exc}"
-                group.cancel_scope.cancel()
-                raise BrokenOff(self.url) from None
-            await send({"type": "http.response.body", "body": b""})
-            ended = True
-            group.cancel_scope.cancel()
-        if not ended and seen is not None and seen.error is None:
-            seen.left = True
-
-    async def _event_too_large(self, why: str, request_id: Any, send: Send, seen: Seen | None) -> None:
-        """End an SSE answer whose event passed `max_body`: the event is never passed on, the stream ends with an
-        error event naming the bound (for a request; a GET stream just ends), and the upstream's connection closes
-        (the answer is closed unfinished)."""
-        if seen is not None:
-            seen.error = f"the upstream answered over a limit: {why}"
-        if request_id is None:
-            return
-        data = json.dumps(upstream_error(request_id, over_limit(self.url, why)), separators=(",", ":")).encode()
-        frame = b"event: message\ndata: " + data + b"\n\n"
-        await send({"type": "http.response.body", "body": frame, "more_body": True, UPSTREAM_KEY: LOST})
+        await _relay_events(response, self.url, self.max_body, request_id, receive, send, seen)
 
     async def aclose(self) -> None:
         """Close the pooled connections from the loop serving the proxy (in-process on a loop other than asyncio,
@@ -342,6 +299,69 @@ class HttpForwarder:
             future.result(_ENDING_S + _CLOSING_S)
         except (concurrent.futures.TimeoutError, RuntimeError):
             future.cancel()
+
+
+async def _relay_events(
+    response: Any, url: str, max_body: int, request_id: Any, receive: Receive, send: Send, seen: Seen | None
+) -> None:
+    """Pass an SSE answer on in whole events, each at most `max_body` bytes (`WholeEvents`): past it the client's
+    stream ends with an error event naming the bound, and the answer is cancelled at its next wait (so that each
+    generator under it ends, on trio's httpx2 client too)."""
+    if seen is not None:
+        seen.framing = "sse"
+    returned = [(name, value) for name, value in response.headers if name not in _NOT_RETURNED]
+    await send({"type": "http.response.start", "status": response.status, "headers": returned})
+    ended = False
+    events = WholeEvents(max_body)
+    async with anyio.create_task_group() as group:
+        group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
+        try:
+            async for piece in response.pieces():
+                if ended:
+                    continue  # past the bound, until the cancel lands
+                try:
+                    chunk = events.feed(piece)
+                except EventTooLarge as exc:
+                    await _event_too_large(url, str(exc), request_id, send, seen)
+                    ended = True
+                    group.cancel_scope.cancel()
+                    continue
+                if chunk:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    if seen is not None:
+                        seen.feed(chunk)
+        except UpstreamClosed as exc:
+            group.cancel_scope.cancel()
+            if ended:
+                return  # the client's stream ended at the bound already
+            # The upstream broke off its stream: so does the proxy, the same connection behaviour.
+            if seen is not None:
+                seen.error = f"the upstream broke off its answer: {exc}"
+            raise BrokenOff(url) from None
+        if not ended:
+            chunk = events.rest()
+            if chunk:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                if seen is not None:
+                    seen.feed(chunk)
+            await send({"type": "http.response.body", "body": b""})
+            ended = True
+        group.cancel_scope.cancel()
+    if not ended and seen is not None and seen.error is None:
+        seen.left = True
+
+
+async def _event_too_large(url: str, why: str, request_id: Any, send: Send, seen: Seen | None) -> None:
+    """End an SSE answer whose event passed the bound: the event is never passed on, the client's stream ends
+    after an error event naming the bound (for a request; a GET stream just ends), and the upstream's connection
+    closes (the answer is closed unfinished)."""
+    if seen is not None:
+        seen.error = f"the upstream answered over a limit: {why}"
+    if request_id is not None:
+        data = json.dumps(upstream_error(request_id, over_limit(url, why)), separators=(",", ":")).encode()
+        frame = b"event: message\ndata: " + data + b"\n\n"
+        await send({"type": "http.response.body", "body": frame, "more_body": True, UPSTREAM_KEY: LOST})
+    await send({"type": "http.response.body", "body": b""})
 
 
 def _close_on_trio(shut: Callable[[], Awaitable[None]], token: Any) -> None:
@@ -392,11 +412,16 @@ class _HttpxAnswer:
 
     async def read(self) -> bytes:
         pieces, size = [], 0
-        async for piece in self.pieces():
-            size += len(piece)
-            if size > self.max_body:
-                raise UpstreamTooLarge(f"its body passed {self.max_body:,} bytes (max_upstream_body)")
-            pieces.append(piece)
+        with anyio.CancelScope() as scope:
+            async for piece in self.pieces():
+                size += len(piece)
+                if size > self.max_body:
+                    # Cancelled at httpx2's next wait rather than left here: each of its generators then ends.
+                    scope.cancel()
+                    continue
+                pieces.append(piece)
+        if size > self.max_body:
+            raise UpstreamTooLarge(f"its body passed {self.max_body:,} bytes (max_upstream_body)")
         return b"".join(pieces)
 
     async def aclose(self) -> None:

@@ -319,3 +319,44 @@ def test_a_bound_under_one_is_refused(label: str) -> None:
     """A bound of 0 is a ValueError naming it."""
     with pytest.raises(ValueError, match=f"{label} must be a whole number of at least 1"):
         ChaosProxy("http://127.0.0.1:9/mcp", **{label: 0})
+
+
+_SSE_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+@pytest.mark.parametrize(
+    ("raw", "said"),
+    [
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n" + _result("t" * 3000),
+            "its body passed 2,048 bytes (max_upstream_body)", id="json",
+        ),
+        pytest.param(
+            _SSE_HEAD + b"data: " + b"t" * 3000, "an SSE event passed 2,048 bytes without ending (max_upstream_body)",
+            id="sse",
+        ),
+    ],
+)  # fmt: skip
+async def test_on_trio_a_message_past_max_upstream_body_is_refused(anyio_backend: str, raw: bytes, said: str) -> None:
+    """In-process on trio (the proxy's link an httpx2 client): a JSON body past `max_upstream_body` is the same 502,
+    an SSE event past it the same error event, and no generator of the client is left unfinished."""
+    import anyio
+
+    with serving(_raw_upstream(raw)) as (upstream, _):
+        proxy = ChaosProxy(upstream, max_upstream_body=2048)
+        transport = httpx2.ASGITransport(app=proxy.asgi_app)
+        try:
+            with anyio.fail_after(LIMIT_S):
+                async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+                    answered = await client.post("/mcp", json=CALL, headers=HEADERS)
+            if answered.headers["content-type"].startswith("text/event-stream"):
+                assert answered.status_code == 200
+                error = json.loads(answered.content.split(b"data: ", 1)[1])
+            else:
+                assert answered.status_code == 502
+                error = answered.json()
+            assert said in error["error"]["message"]
+        finally:
+            await anyio.to_thread.run_sync(proxy.stop)
