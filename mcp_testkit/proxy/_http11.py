@@ -172,6 +172,9 @@ class _Connection(asyncio.Protocol):
         self.close_delimited = False
         self.keep_alive = False
         self.idle_since = 0.0
+        self.gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        """Done when the transport is closed for good (`connection_lost`): the pool's closing waits for it, so the
+        loop never closes on a transport still open."""
         self._counted()
 
     def _counted(self) -> None:
@@ -186,9 +189,6 @@ class _Connection(asyncio.Protocol):
         forwarder bounds one by one)."""
         self.over: str | None = None
         """The bound the answer passed, in words, once it did."""
-        self.gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        """Done when the transport is closed for good (`connection_lost`): the pool's closing waits for it, so the
-        loop never closes on a transport still open."""
 
     # -- asyncio ----------------------------------------------------------------------------------
 
@@ -258,7 +258,8 @@ class _Connection(asyncio.Protocol):
         raise UpstreamTooLarge(self.over)
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        headers = self.answer.headers  # type: ignore[union-attr]
+        assert self.answer is not None
+        headers = self.answer.headers
         headers.append((name.lower(), value))
         pool = self.pool
         if len(headers) > pool.max_headers:
