@@ -19,6 +19,7 @@ from node_trees import on_ci
 
 from mcp_testkit import TestMcpServer, faults
 from mcp_testkit.journal import Journal
+from mcp_testkit.journal.diagram import svg
 
 LIMIT_S = 30.0
 CHROMIUM_FLAGS = (
@@ -99,7 +100,7 @@ def test_mermaid_has_one_arrow_per_request_and_per_answer(journal: Journal) -> N
     sessions = {r.session_id for r in records if r.session_id}
     assert len([line for line in lines if line.startswith("    Note over C,S: session ")]) == len(sessions) == 2
     assert any("cancel request 7" in line for line in requests)
-    assert any("(2026-07-28)" in line for line in requests)
+    assert len([line for line in lines if line.startswith("    Note over C,S: ") and " era " in line]) == 2
     assert ";" not in text.replace("#35;", "").replace("#59;", "").replace("#60;", "").replace("#62;", "")
 
 
@@ -133,6 +134,7 @@ def test_html_renders_in_chromium_with_an_arrow_per_record(journal: Journal, tmp
     records = list(journal)
     assert len(re.findall(r'class="arrow request', dom.stdout)) == len(records)
     assert len(re.findall(r'class="arrow answer', dom.stdout)) == len(records)
+    assert len(re.findall(r'<g class="era">', dom.stdout)) == 2
     fault_seqs = [int(seq) for seq in re.findall(r'class="fault" data-seq="(\d+)"', dom.stdout)]
     assert fault_seqs == [r.seq for r in records if r.fault is not None]
     assert len(re.findall(r'<details id="r\d+"', dom.stdout)) == len(records)
@@ -168,3 +170,113 @@ def test_html_redacts_credentials(tmp_path: Path) -> None:
     source = server.journal.to_html(tmp_path / "j.html").read_text(encoding="utf-8")
     assert "s3cret-token" not in source
     assert "***" in source
+
+
+PAGED_TOOLS = 5
+
+
+async def _paged_listing() -> tuple[Journal, list[str]]:
+    """Five tools listed two a page by the SDK client, following each `nextCursor`; then a listing sent with
+    a cursor of 40 characters (which the server refuses). Returns the journal and the cursors the server sent."""
+    server = TestMcpServer(name="catalogue", page_size=2)
+    for index in range(PAGED_TOOLS):
+        server.tool(f"tool{index}", returns="ok")
+    cursors: list[str] = []
+    with anyio.fail_after(LIMIT_S):
+        async with server:
+            async with Client(server.url, mode="legacy") as client:
+                page = await client.list_tools()
+                while page.next_cursor:
+                    cursors.append(page.next_cursor)
+                    page = await client.list_tools(cursor=page.next_cursor)
+            async with httpx2.AsyncClient() as http:
+                headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28"}
+                meta = {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                }
+                params = {"cursor": "c" * 36 + "tail", "_meta": meta}
+                listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params}
+                await http.post(server.url, json=listing, headers={**headers, "mcp-method": "tools/list"})
+    return server.journal, cursors
+
+
+def test_a_paged_listing_names_its_pages_counts_and_next() -> None:
+    """Each `tools/list` arrow names the page it asks for (`first page`, or the cursor the server sent, a long
+    one cut to its head and tail) and its answer the number of tools and `next` when a page follows: a
+    paging bug reads off the arrows, in the Mermaid text and the SVG alike."""
+    journal, cursors = anyio.run(_paged_listing)
+    assert len(cursors) == 2
+    lines = [re.sub(r"#35;\d+ ", "", line) for line in journal.to_mermaid().splitlines()]
+    listings = [(line, lines[index + 1]) for index, line in enumerate(lines) if "tools/list" in line]
+    assert listings[:3] == [
+        ("    C->>S: tools/list first page", "    S-->>C: 200, 2 tools, next"),
+        (f"    C->>S: tools/list cursor={cursors[0]}", "    S-->>C: 200, 2 tools, next"),
+        (f"    C->>S: tools/list cursor={cursors[1]}", "    S-->>C: 200, 1 tool"),
+    ]
+    assert listings[3][0] == "    C->>S: tools/list cursor=cccccccc…tail"
+    assert re.match(r"    S-->>C: \d+ error -32602", listings[3][1])
+    assert len(listings) == 4
+    drawn = svg(list(journal))
+    first = next(record.seq for record in journal if record.rpc_method == "tools/list")
+    assert f">#{first} tools/list first page<" in drawn
+    assert ">200, 2 tools, next<" in drawn
+    assert ">200, 1 tool<" in drawn
+
+
+def test_an_empty_next_cursor_is_shown_as_such() -> None:
+    """A page that answers `nextCursor: ""` (the EmptyCursor fault) reads `next=""` on its arrow, and the
+    listing that sends it back reads `cursor=""`, so the bug is on the picture."""
+    server = TestMcpServer(name="catalogue", page_size=2)
+    for index in range(PAGED_TOOLS):
+        server.tool(f"tool{index}", returns="ok")
+
+    async def main() -> None:
+        with anyio.fail_after(LIMIT_S):
+            async with server, Client(server.url, mode="legacy") as client:
+                server.inject(faults.EmptyCursor(page=1))
+                page = await client.list_tools()
+                assert page.next_cursor == ""
+                with pytest.raises(Exception, match="ursor"):
+                    await client.list_tools(cursor="")
+
+    anyio.run(main)
+    text = server.journal.to_mermaid()
+    assert '    S-->>C: 200, 2 tools, next=""' in text
+    assert re.search(r'    C->>S: #35;\d+ tools/list cursor=""\n    S-->>C: 200 error -32602', text)
+
+
+def test_both_eras_are_named_alike_on_no_arrow(journal: Journal) -> None:
+    """No arrow names a version; a note names the era and its version at the top and where it changes, the
+    handshake era as the stateless one, in Mermaid and in the SVG."""
+    text = journal.to_mermaid()
+    arrows = [line for line in text.splitlines() if re.match(r"    (C(->>|-\))S|S(-->>|--x)C): ", line)]
+    assert arrows
+    assert not [line for line in arrows if "2025-" in line or "2026-" in line]
+    notes = [line for line in text.splitlines() if line.startswith("    Note over C,S: ") and " era" in line]
+    assert notes == [
+        "    Note over C,S: handshake era (2025-11-25)",
+        "    Note over C,S: stateless era (2026-07-28)",
+    ]
+    lines = text.splitlines()
+    first_stateless = next(r.seq for r in journal if r.protocol_version == "2026-07-28")
+    assert lines.index(notes[1]) == lines.index(f"    C->>S: #35;{first_stateless} tools/call create") - 1
+    drawn = svg(list(journal))
+    assert re.findall(r'<g class="era">.*?<text[^>]*>([^<]+)</text>', drawn) == [
+        "handshake era (2025-11-25)",
+        "stateless era (2026-07-28)",
+    ]
+    labels = re.findall(r'<g class="arrow [^"]*"[^>]*>.*?<text[^>]*>([^<]+)</text>', drawn)
+    assert len(labels) == 2 * len(list(journal))
+    assert not [label for label in labels if "2025-" in label or "2026-" in label]
+
+
+def test_a_title_with_code_renders_code(journal: Journal, tmp_path: Path) -> None:
+    """`code` in backticks in a title is `<code>` in the HTML page's heading, and no raw backtick is left in
+    the page's `<title>` or in the Mermaid title."""
+    title = "P3 `tools/call` survives `retry` faults"
+    source = journal.to_html(tmp_path / "j.html", title=title).read_text(encoding="utf-8")
+    assert "<h1>P3 <code>tools/call</code> survives <code>retry</code> faults</h1>" in source
+    assert "<title>P3 tools/call survives retry faults</title>" in source
+    assert "`" not in source.split("<section>")[0]
+    assert journal.to_mermaid(title=title).splitlines()[1] == "    title P3 tools/call survives retry faults"

@@ -65,13 +65,15 @@ def test_each_diagram_draws_its_real_journal(hook: ModuleType, name: str) -> Non
 
 def test_diagrams_show_what_the_pages_say(hook: ModuleType) -> None:
     """The fault diagram marks the fault, the lost session opens a second one, the era fallback probes first and
-    the refused legacy client gets 400 -32022."""
+    its bands name the stateless era then the handshake era, and the refused legacy client gets 400 -32022."""
     assert "ErrorResult(text=&#x27;store unavailable&#x27;)" in hook.journal_svg("call-with-a-fault")
     lost = hook.journal_svg("lost-session")
     assert "LoseSession()" in lost
     assert lost.count('class="session"') == 2
     fallback = [r.rpc_method for r in hook.journal_of("era-modern-client-old-server")]
     assert fallback[:2] == ["server/discover", "initialize"]
+    bands = re.findall(r'<g class="era">.*?<text[^>]*>([^<]+)</text>', hook.journal_svg("era-modern-client-old-server"))
+    assert bands == ["stateless era (2026-07-28)", "handshake era (2025-11-25)"]
     assert "400 error -32022" in hook.journal_svg("era-old-client-modern-server")
 
 

@@ -90,3 +90,19 @@ def test_page_of_published_verdicts_without_eras() -> None:
     assert re.findall(r'<td class="cell (\w+)"', page) == ["failed", "missing", "missing", "passed"]
     assert page.count('class="arrow request') == 1
     assert 'class="fault" data-seq="1"' in page
+
+
+def test_era_columns_use_the_clis_names_and_titles_show_code() -> None:
+    """The era columns say `handshake` and `stateless`, as `check` prints them, with each era's revisions as the
+    column's tooltip; a property title's `code` (P3's `retry`) is `<code>` in its row and its details."""
+    cell = {"status": "passed", "examples": 3}
+    report = {"a": {"spec": "x:A", "properties": {"P3@handshake": cell, "P3@stateless": cell}}}
+    page = matrix_page(report)
+    heads = re.findall(r"<th( title=\"[^\"]*\")?>(handshake|stateless|2026-07-28)</th>", page)
+    assert heads == [
+        (' title="revisions 2025-03-26, 2025-06-18, 2025-11-25"', "handshake"),
+        (' title="revision 2026-07-28"', "stateless"),
+    ]
+    assert "<code>retry</code>" in page
+    assert page.count("<code>retry</code>") == 3  # the row's head and the two cells' details
+    assert "`" not in page.split("<style>")[0] + page.split("</script>")[1]

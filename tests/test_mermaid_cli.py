@@ -37,7 +37,7 @@ def _render(source: Path, target: Path) -> subprocess.CompletedProcess[str]:
 
 def test_journal_mermaid_parses_with_an_arrow_per_request_and_answer(tmp_path: Path) -> None:
     """mmdc renders the busy journal's Mermaid text, and the picture has one message per request and one per
-    answer, and a note per fault and per session."""
+    answer, and a note per fault, per session and where the era changes."""
     journal = anyio.run(_busy_journal)
     records = list(journal)
     source = tmp_path / "journal.mmd"
@@ -49,9 +49,10 @@ def test_journal_mermaid_parses_with_an_arrow_per_request_and_answer(tmp_path: P
     faults = sum(record.fault is not None for record in records)
     sessions = len({record.session_id for record in records if record.session_id})
     assert (faults, sessions) == (2, 2)
-    assert len(re.findall(r'class="noteText"', picture)) == faults + sessions
+    eras = 2  # a note where the handshake era starts and one where the stateless era does
+    assert len(re.findall(r'class="noteText"', picture)) == faults + sessions + eras
     assert "cancel request 7" in picture
-    assert "(2026-07-28)" in picture
+    assert "stateless era (2026-07-28)" in picture
 
 
 def test_every_mermaid_block_of_the_docs_parses(tmp_path: Path) -> None:

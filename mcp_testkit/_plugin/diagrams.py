@@ -55,6 +55,11 @@ def _redact(text: str, secrets: set[str]) -> str:
     return text
 
 
+def _code(text: str) -> str:
+    """`text` marked as code for the page's title (shown as `<code>`), unless a backtick in it would break the mark."""
+    return text if "`" in text else f"`{text}`"
+
+
 def write(item: pytest.Item, used: Used, directory: Path) -> dict[Served, Path]:
     """Write the diagram of each server `item` used into `directory`; the path of each, by server."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -63,7 +68,7 @@ def write(item: pytest.Item, used: Used, directory: Path) -> dict[Served, Path]:
     for one in used.served:
         name = _unique(item.config, file_name(item.nodeid, one.server.name if several else None), item.nodeid)
         path = directory / name
-        title = f"{item.nodeid}: server {one.server.name!r}"
+        title = f"{_code(item.nodeid)}: server {one.server.name!r}"
         one.server.journal.to_html(path, title=title)
         path.write_text(_redact(path.read_text(encoding="utf-8"), secrets_of(one, used)), encoding="utf-8")
         paths[one] = path

@@ -1,4 +1,6 @@
-"""Decoding JSON as MCP's wire has it: UTF-8 text, finite numbers, bounded nesting; anything else is a `JsonError`."""
+"""Decoding JSON as MCP's wire has it: UTF-8 text, finite numbers, bounded nesting; anything else is a `JsonError`.
+And `dumps`, the strict encoder of what the toolkit writes for others to read (the journal's exports, the admin API).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import math
 import re
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "JsonError", "loads", "unfit", "where_refused"]
+__all__ = ["MAX_DEPTH", "NON_FINITE", "JsonError", "dumps", "loads", "unfit", "where_refused"]
 
 MAX_DEPTH = 128
 """The deepest nesting of arrays and objects a message may have. Far beyond any real message, and
@@ -83,6 +85,49 @@ def _deeper_than(value: Any, limit: int) -> bool:
         stack.extend((child, depth + 1) for child in children)
     return False
 
+
+NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+"""The strings `dumps` writes for the floats RFC 8259 has no number for."""
+
+
+def dumps(value: Any, **options: Any) -> str:
+    """`json.dumps(value, **options)` that is always strict JSON: a float that is NaN or infinite is written as the
+    string "NaN", "Infinity" or "-Infinity" (`NON_FINITE`), never as the bare token that strict readers refuse."""
+    try:
+        return json.dumps(value, allow_nan=False, **options)
+    except ValueError as exc:
+        if "Out of range float values" not in str(exc):
+            raise  # a circular reference, say: not a number's doing
+    return json.dumps(_finite_copy(value), allow_nan=False, **options)
+
+
+def _name_of(number: float) -> str:
+    return "NaN" if math.isnan(number) else "Infinity" if number > 0 else "-Infinity"
+
+
+def _finite_copy(value: Any) -> Any:
+    """`value` with every non-finite float (in dicts, lists and tuples) replaced by its name: an iterative walk."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else _name_of(value)
+    if not isinstance(value, (dict, list, tuple)):
+        return value
+    top: Any = {} if isinstance(value, dict) else []
+    stack: list[tuple[Any, Any]] = [(value, top)]
+    while stack:
+        source, target = stack.pop()
+        pairs = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in pairs:
+            if isinstance(item, float) and not math.isfinite(item):
+                item = _name_of(item)
+            elif isinstance(item, (dict, list, tuple)):
+                copied: Any = {} if isinstance(item, dict) else []
+                stack.append((item, copied))
+                item = copied
+            if isinstance(target, dict):
+                target[key] = item
+            else:
+                target.append(item)
+    return top
 
 
 def unfit(value: Any, max_depth: int = MAX_DEPTH) -> str:

@@ -42,6 +42,7 @@ class Harness(Protocol):
     steps: list[tuple[str, float]]
     marks: list[int]
     deadline: float
+    property_id: str | None
 
     def adapter(self) -> BridgeAdapter: ...
 
@@ -174,7 +175,15 @@ class ExampleRun:
         h = self.harness
         breach = h.ledger.breach(h.server)
         if breach is not None:
-            raise h.fail(f"after close(): {breach.what}", **breach.facts)
+            owner = h.property_id
+            if owner in (None, "P2"):
+                raise h.fail(f"after close(): {breach.what}", **breach.facts)
+            # One root cause, one name: a write run twice is P2's broken promise, whichever property's example met it.
+            raise h.fail(
+                f"breaks P2's promise (a write runs at most once, exactly once when reported ok): after close(), "
+                f"{breach.what}, in a {owner} example",
+                **breach.facts,
+            )
         misplaced = [error for error in h.server.errors if isinstance(error, faults.MisplacedFault)]
         if misplaced:
             raise ContractError(f"the contract harness injected a fault of another era: {misplaced[0]}")

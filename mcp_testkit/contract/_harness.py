@@ -102,6 +102,9 @@ class ContractHarness:
         self._stack = contextlib.ExitStack()
         self.logs = LogCapture()
         """The log records of the running example, part of its trace."""
+        self.property_id: str | None = None
+        """The property whose examples run now (set by `check_property`): a check another property owns, met in
+        its example, is reported under that property's promise."""
         self.server: TestMcpServer
         self.loop: EventLoop
         """Where examples run (a fresh one inside `fresh_loop()`)."""

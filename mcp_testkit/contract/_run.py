@@ -79,6 +79,7 @@ def check_property(
         return _unconnected(harness, property_id, result, unconnected)
     # No budget given: the declared cases all run, and the default budget starts after them.
     run = PropertyRun(harness, prop, facts, budget_s if budget_s is not None else float("inf"), on_example)
+    harness.property_id = property_id
     if not declared_cases:
         result.notes.append("the declared cases were switched off (declared_cases=False): drawn examples only")
     with harness.fresh_loop():

@@ -37,11 +37,13 @@ class TimeLimit:
 
 
 def _faults(value: Any) -> Iterator[tuple[faults.Fault, int | None]]:
-    """The faults in an example's inputs, with how many times each hits (None: every time)."""
+    """The faults in an example's inputs, with how many times each hits (None: every time). A bare fault is placed
+    by its property, often on every call (P6 places each with times=None): it is counted as hitting every attempt,
+    the most it can cost, so a bridge that retries a late read is never taken for a hung one."""
     if isinstance(value, faults.Rule):
         yield value.fault, value.times
     elif isinstance(value, faults.Fault):
-        yield value, 1
+        yield value, None
     elif isinstance(value, (list, tuple)):
         for item in value:
             yield from _faults(item)

@@ -8,11 +8,14 @@ paginated listing, or its cursor, does wrong.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from mcp_testkit._wire.eras import HANDSHAKE, STATELESS
 from mcp_testkit.faults._base import Fault, _page, _positive
 from mcp_testkit.faults._rules import LISTING_METHODS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "CatalogueChange",
@@ -82,10 +85,17 @@ class EmptyCursor(_PageFault):
 
 @dataclass(frozen=True)
 class DuplicateTool(_PageFault):
-    """Page `page` lists a tool a second time: `name`, or else the first tool of the catalogue."""
+    """Page `page` lists a tool a second time: `name` (when the catalogue has it), or else, with no `name`, the first
+    tool of the catalogue. A page it has no such tool to add to is left as it was, and the fault did not fire there."""
 
     page: int = 1
     name: str | None = None
+
+    def repeated(self, known: Callable[[str], Any], first: Any) -> Any:
+        """The entry this fault lists again, given what is known of the catalogue: `known(name)` gives the named
+        entry (None when not known) and `first` is the catalogue's first entry (None when not known). None: this
+        page is left as it was. One definition for every place that applies it (the fake, the proxy)."""
+        return first if self.name is None else known(self.name)
 
 
 @dataclass(frozen=True)

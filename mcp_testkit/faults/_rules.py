@@ -171,6 +171,15 @@ class FaultPlan:
                     chosen = armed.rule.fault
         return chosen
 
+    def give_back(self, fault: Fault) -> None:
+        """The request `take` gave `fault` to was left as it was (the fault found nothing to change there): its
+        rule did not fire after all, and stays due for the next matching request."""
+        with self._lock:
+            for armed in reversed(self._armed):
+                if armed.rule.fault is fault and armed.fired > 0:
+                    armed.fired -= 1
+                    return
+
     def pending(self) -> list[Rule]:
         """Rules that can still fire: not yet used up."""
         return [armed.rule for armed in self._armed if not armed.spent]

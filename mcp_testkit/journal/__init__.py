@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
@@ -14,6 +13,7 @@ from mcp_testkit._wire.headers import REDACTED as REDACTED  # the redaction poli
 from mcp_testkit._wire.headers import Headers
 from mcp_testkit._wire.headers import is_secret_header as is_secret_header
 from mcp_testkit._wire.headers import redacted as redacted
+from mcp_testkit._wire.strict_json import dumps
 from mcp_testkit.journal._input_log import InputExchange, InputLog
 from mcp_testkit.journal._near_miss import cancellations_in, unasked, uncalled, uncancelled
 from mcp_testkit.journal._record import CANCELLED_BY_CLIENT, FILTERED, SEQ, Record
@@ -243,7 +243,7 @@ class Journal:
     def to_jsonl(self, *, redact: bool = True) -> str:
         """One JSON line per record; credentials and required headers read '***' unless `redact=False`."""
         hidden = self._redacted()
-        return "".join(json.dumps(r.to_json(hidden, redact=redact), default=repr) + "\n" for r in self._views())
+        return "".join(dumps(r.to_json(hidden, redact=redact), default=repr) + "\n" for r in self._views())
 
     def to_mermaid(self, *, title: str | None = None) -> str:
         """The journal as a Mermaid sequence diagram: an arrow per request and per answer, faults and session

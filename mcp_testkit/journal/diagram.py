@@ -2,8 +2,9 @@
 
 When a resilience test fails, the answer is in the order of requests, faults and answers; a dozen
 records across two sessions read faster as arrows than as lines. Both drawings come from the same
-steps (`_steps`): one arrow per request and one per answer, the fault that hit a request marked on
-it, a note where the session changes, cancels drawn as the notifications they are. The HTML page
+steps (`_steps.py`): one arrow per request and one per answer, a listing's page and count on its arrows, the
+fault that hit a request marked on it, a note where the session or the era changes, cancels drawn as the
+notifications they are. The HTML page
 needs nothing from the network when opened: its SVG, CSS and script are inline, and its content
 security policy forbids loading anything else.
 """
@@ -12,81 +13,17 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcp_testkit._wire.eras import STATELESS_VERSIONS
+from mcp_testkit.journal._steps import Step, cut, steps
 
 if TYPE_CHECKING:
     from mcp_testkit.journal._record import Record
 
-__all__ = ["POLICY", "SCRIPT", "STYLE", "fragment", "html_page", "mermaid", "records_of_json", "svg"]
-
-
-@dataclass(frozen=True)
-class _Step:
-    """What the diagram draws for one record: its request arrow, its answer arrow and the notes around them."""
-
-    seq: int
-    request: str
-    answer: str | None
-    """None: no answer reached the client (dropped, or the connection was cut)."""
-    fault: str | None
-    session: str | None
-    """A new session id first seen on this record (drawn as a note before it), else None."""
-    notification: bool
-    failed: bool
-
-
-def _label_of(record: Record) -> str:
-    what = record.rpc_method or ("batch" if isinstance(record.message, list) else record.http_method)
-    if record.http_method == "GET":
-        after = record.headers.get("last-event-id")
-        what = "GET stream" + (f" after event {after}" if after is not None else "")
-    elif record.http_method == "DELETE":
-        what = "DELETE session"
-    if record.tool:
-        what += f" {record.tool}"
-    if record.rpc_method == "notifications/cancelled":
-        request_id = (record.params or {}).get("requestId")
-        what = f"cancel request {request_id!r}" if request_id is not None else "cancel"
-    # The version the request itself names (header or `_meta`), not the era that served it: a handshake-era
-    # `initialize` refused by a server of 2026-07-28 only is served in that era, yet speaks no 2026 version.
-    era = f" ({record.protocol_version})" if record.protocol_version in STATELESS_VERSIONS else ""
-    return f"#{record.seq} {what}{era}"
-
-
-def _answer_of(record: Record) -> str | None:
-    if record.status is None:
-        return None
-    answer = record.response
-    line = str(record.status)
-    if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
-        line += f" error {answer['error'].get('code')}"
-    elif isinstance(answer, dict) and isinstance(answer.get("result"), dict) and answer["result"].get("isError"):
-        line += " isError"
-    if record.error:
-        line += f" ({record.error})"
-    return line
-
-
-def _steps(records: Iterable[Record]) -> Iterator[_Step]:
-    session: str | None = None
-    for record in records:
-        fresh = record.session_id if record.session_id and record.session_id != session else None
-        if record.session_id:
-            session = record.session_id
-        answer = _answer_of(record)
-        yield _Step(
-            seq=record.seq,
-            request=_label_of(record),
-            answer=answer,
-            fault=None if record.fault is None else repr(record.fault),
-            session=fresh,
-            notification=isinstance(record.message, dict) and "id" not in record.message and "method" in record.message,
-            failed=answer is None or (record.status or 0) >= 400 or record.error is not None,
-        )
+__all__ = ["POLICY", "SCRIPT", "STYLE", "fragment", "html_page", "mermaid", "records_of_json", "svg", "title_html"]
 
 
 # -- Mermaid -----------------------------------------------------------------------------------------
@@ -94,18 +31,34 @@ def _steps(records: Iterable[Record]) -> Iterator[_Step]:
 _MERMAID_ESCAPES = str.maketrans({"#": "#35;", ";": "#59;", "<": "#60;", ">": "#62;", "\n": " ", "\r": " "})
 
 
+_CODE = re.compile(r"`([^`]+)`")
+
+
 def _text(value: str, limit: int = 120) -> str:
-    value = value if len(value) <= limit else value[: limit - 1] + "…"
-    return value.translate(_MERMAID_ESCAPES)
+    return cut(value, limit).translate(_MERMAID_ESCAPES)
+
+
+def _plain(title: str) -> str:
+    """A title for where no markup renders (Mermaid's title, the page's `<title>`): `code` without its backticks."""
+    return _CODE.sub(r"\1", title)
+
+
+def title_html(title: str) -> str:
+    """A title as HTML: its text escaped, and `code` in backticks as `<code>`."""
+    return _CODE.sub(r"<code>\1</code>", html.escape(title))
 
 
 def mermaid(records: Iterable[Record], *, title: str | None = None) -> str:
-    """The records as a Mermaid sequence diagram, client on the left, server on the right."""
+    """The records as a Mermaid sequence diagram, client on the left, server on the right; the era (and version)
+    the requests speak, and the session, are notes where they change; `code` in the title loses its backticks,
+    which Mermaid would show as they are."""
     lines = ["sequenceDiagram"]
     if title:
-        lines.append(f"    title {_text(title)}")
+        lines.append(f"    title {_text(_plain(title))}")
     lines += ["    participant C as client", "    participant S as server"]
-    for step in _steps(records):
+    for step in steps(records):
+        if step.era:
+            lines.append(f"    Note over C,S: {_text(step.era)}")
         if step.session:
             lines.append(f"    Note over C,S: session {_text(step.session[:8])}")
         arrow = "-)" if step.notification else "->>"
@@ -122,6 +75,8 @@ def mermaid(records: Iterable[Record], *, title: str | None = None) -> str:
 # -- HTML --------------------------------------------------------------------------------------------
 
 _TOP, _ROW = 70, 64
+_ERA_ROW = 24
+"""The room an era's band takes above the step where the era changes."""
 
 
 @dataclass(frozen=True)
@@ -147,6 +102,7 @@ h1{font-size:18px}svg{display:block;max-width:100%;height:auto}
 .arrow.lost line{stroke:#b3261e;stroke-dasharray:2 3}.arrow:hover text{text-decoration:underline}
 .fault circle{fill:#b3261e}.fault text{fill:#b3261e;font-size:11px;font-weight:600}
 .session text{fill:#6b4fa0;font-size:11px}.session line{stroke:#6b4fa0}
+.era rect{fill:#eef2f7;stroke:#b8c0cc}.era text{fill:#3d4a5c;font-size:11px;font-style:italic}code{font-size:90%}
 details{border:1px solid #d5dbe3;border-radius:4px;margin:4px 0;padding:4px 8px}
 details:target,details[open]{background:#f7f9fc}pre{overflow:auto;font-size:12px;background:#fff;padding:6px}
 """
@@ -167,6 +123,8 @@ SVG_STYLE = (
     ".mcp-journal .arrow.failed line{stroke:#b3261e}.mcp-journal .arrow.lost line{stroke-dasharray:2 3}"
     ".mcp-journal .fault circle{fill:#b3261e}.mcp-journal .fault text{fill:#b3261e;font-size:11px;font-weight:600}"
     ".mcp-journal .session text{fill:#6b4fa0;font-size:11px}.mcp-journal .session line{stroke:#6b4fa0}"
+    ".mcp-journal .era rect{fill:#eef2f7;stroke:#b8c0cc}"
+    ".mcp-journal .era text{fill:#3d4a5c;font-size:11px;font-style:italic}"
 )
 """The drawing's look inside the SVG itself, every rule under `.mcp-journal`: the same in a docs page (whose own
 classes it leaves alone), in a saved .svg file and in the report page."""
@@ -179,7 +137,7 @@ def _arrow(
 ) -> str:
     x1, x2 = (lanes.right, lanes.left) if leftward else (lanes.left, lanes.right)
     head = f"url(#{prefix}head-back)" if leftward else f"url(#{prefix}head)"
-    shown = _cut(label, (lanes.right - lanes.left) // 7)  # what 12 px text fits between the lifelines
+    shown = cut(label, (lanes.right - lanes.left) // 7)  # what 12 px text fits between the lifelines
     whole = f"<title>{html.escape(label)}</title>" if shown != label else ""
     arrow = (
         f'<g class="arrow {classes}" data-seq="{seq}">{whole}'
@@ -189,10 +147,38 @@ def _arrow(
     return f'<a href="#{prefix}r{seq}">{arrow}</a>' if link else arrow
 
 
+def _rows(steps: Sequence[Step]) -> list[int]:
+    """The height of each step's request arrow: a row each, and a band above a step where the era changes."""
+    rows, y = [], _TOP
+    for step in steps:
+        y += _ERA_ROW if step.era else 0
+        rows.append(y)
+        y += _ROW
+    return rows
+
+
+def _notes(step: Step, y: int, lanes: _Lanes) -> str:
+    """The notes above a step: a band across both lifelines naming a new era, a line where a new session starts."""
+    left, right = lanes.left, lanes.right
+    parts = []
+    if step.era:
+        parts.append(
+            f'<g class="era"><rect x="{left - 70}" y="{y - 46}" width="{right - left + 140}" height="18" rx="3"/>'
+            f'<text x="{(left + right) // 2}" y="{y - 33}" text-anchor="middle">{html.escape(step.era)}</text></g>'
+        )
+    if step.session:
+        parts.append(
+            f'<g class="session"><line x1="{left - 70}" y1="{y - 24}" x2="{right + 70}" y2="{y - 24}"/>'
+            f'<text x="{right + 74}" y="{y - 20}">session {html.escape(step.session[:8])}</text></g>'
+        )
+    return "".join(parts)
+
+
 def _svg(
-    steps: Sequence[_Step], prefix: str = "", *, lanes: _Lanes = _PAGE, link: bool = True, styled: bool = False
+    steps: Sequence[Step], prefix: str = "", *, lanes: _Lanes = _PAGE, link: bool = True, styled: bool = False
 ) -> str:
-    height = _TOP + _ROW * len(steps) + 30
+    rows = _rows(steps)
+    height = (rows[-1] + _ROW if rows else _TOP) + 30
     left, right, width = lanes.left, lanes.right, lanes.width
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg"{_SVG_CLASS if styled else ""} width="{width}"'
@@ -209,20 +195,15 @@ def _svg(
             f'<text x="{x}" y="30" text-anchor="middle">{name}</text></g>'
             f'<line class="lane" x1="{x}" y1="40" x2="{x}" y2="{height - 10}"/>'
         )
-    for index, step in enumerate(steps):
-        y = _TOP + _ROW * index
-        if step.session:
-            parts.append(
-                f'<g class="session"><line x1="{left - 70}" y1="{y - 24}" x2="{right + 70}" y2="{y - 24}"/>'
-                f'<text x="{right + 74}" y="{y - 20}">session {html.escape(step.session[:8])}</text></g>'
-            )
+    for step, y in zip(steps, rows, strict=True):
+        parts.append(_notes(step, y, lanes))
         kind = "request notification" if step.notification else "request"
         parts.append(_arrow(step.seq, y, step.request, kind, leftward=False, prefix=prefix, lanes=lanes, link=link))
         if step.fault:
             room = max(8, (width - right - 14) // 7)  # characters of 11 px text that fit right of the lifeline
             parts.append(
                 f'<g class="fault" data-seq="{step.seq}"><circle cx="{right}" cy="{y}" r="6"/>'
-                f'<text x="{right + 10}" y="{y + 4}">{html.escape(_cut(step.fault, min(80, room)))}</text></g>'
+                f'<text x="{right + 10}" y="{y + 4}">{html.escape(cut(step.fault, min(80, room)))}</text></g>'
             )
         if step.answer is None:
             lost = "no answer (connection cut)"
@@ -253,13 +234,14 @@ def _details(record: Record, hidden: Collection[str], start: float, prefix: str 
 
 
 def html_page(records: Sequence[Record], *, title: str, hidden: Collection[str] = ()) -> str:
-    """One self-contained HTML page: the diagram, and under it each record's request and answer (redacted)."""
+    """One self-contained HTML page: the diagram, and under it each record's request and answer (redacted);
+    `code` in backticks in the title is shown as code."""
     faults = sum(record.fault is not None for record in records)
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{POLICY}">'
-        f"<title>{html.escape(title)}</title><style>{STYLE}</style><script>{SCRIPT}</script></head><body>"
-        f"<h1>{html.escape(title)}</h1>"
+        f"<title>{html.escape(_plain(title))}</title><style>{STYLE}</style><script>{SCRIPT}</script></head><body>"
+        f"<h1>{title_html(title)}</h1>"
         f"<p>{len(records)} request{'' if len(records) == 1 else 's'}, {faults} with a fault. "
         "Each arrow opens its request and answer below.</p>"
         f"{fragment(records, hidden=hidden)}</body></html>\n"
@@ -271,18 +253,14 @@ def fragment(records: Sequence[Record], *, hidden: Collection[str] = (), prefix:
     `prefix` keeps the ids of several diagrams in one page apart."""
     start = records[0].at if records else 0.0
     details = "".join(_details(record, hidden, start, prefix) for record in records)
-    return f"{_svg(list(_steps(records)), prefix)}<section>{details}</section>"
+    return f"{_svg(list(steps(records)), prefix)}<section>{details}</section>"
 
 
 def svg(records: Sequence[Record], *, prefix: str = "", compact: bool = False) -> str:
     """The diagram alone, one `<svg>` element carrying its own style: to inline in a page of prose (the docs draw
     their sequence diagrams with it at build time) or to save as a .svg file. Its arrows link nowhere; `prefix`
     keeps the ids of several diagrams in one page apart; `compact` draws it narrower, for a column of text."""
-    return _svg(list(_steps(records)), prefix, lanes=_COMPACT if compact else _PAGE, link=False, styled=True)
-
-
-def _cut(value: str, limit: int) -> str:
-    return value if len(value) <= limit else value[: limit - 1] + "…"
+    return _svg(list(steps(records)), prefix, lanes=_COMPACT if compact else _PAGE, link=False, styled=True)
 
 
 def records_of_json(items: Iterable[Mapping[str, Any]]) -> list[Record]:

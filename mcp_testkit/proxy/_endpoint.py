@@ -22,7 +22,7 @@ from mcp_testkit.journal import Record
 from mcp_testkit.proxy._forward import BODY_KEY, DECODED_KEY, UNRECORDED_KEY, UNSENT, UPSTREAM_KEY, BrokenOff
 from mcp_testkit.proxy._own import SESSION_NOT_FOUND, Pages, Sessions, own_effect
 from mcp_testkit.proxy._streams import BrokenStreams
-from mcp_testkit.proxy._turn import Held, ProxyTurn, decode, dumps
+from mcp_testkit.proxy._turn import NOTE_KEY, Held, ProxyTurn, decode, dumps
 from mcp_testkit.server.effects import Effect, effect_of
 
 if TYPE_CHECKING:
@@ -332,6 +332,12 @@ class Forwarding:
     async def refuse(self, status: int) -> None:
         await self.endpoint._refuse(self.turn, status, SESSION_NOT_FOUND)
 
+    def unchanged(self) -> None:
+        record = self.turn.record
+        if record.fault is not None:
+            self.endpoint.plan.give_back(record.fault)
+        record.fault = None
+
 
 _NOT_DECODED: Any = object()
 _DRAIN_S = 30.0
@@ -390,6 +396,9 @@ class _Watch:
             self.chunks.append(chunk)
             self.size += len(chunk)
             self.decoded = message.get(DECODED_KEY, _NOT_DECODED)
+            note = message.get(NOTE_KEY)
+            if note is not None and self.turn.record.error is None:
+                self.turn.record.error = note
         if message["type"] == "http.response.body" and not message.get("more_body", False):
             self.finish()
         await self.turn.pass_on(message)

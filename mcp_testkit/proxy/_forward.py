@@ -17,6 +17,8 @@ from typing import Any, Protocol
 import anyio
 
 from mcp_testkit._wire.asgi import Receive, Scope, Send, cancel_on_disconnect, read_body
+from mcp_testkit._wire.strict_json import JsonError
+from mcp_testkit._wire.strict_json import loads as strict_loads
 from mcp_testkit.proxy._bounds import EventTooLarge, WholeEvents, over_limit
 from mcp_testkit.proxy._http11 import UpstreamClosed, UpstreamTooLarge, never_sent
 from mcp_testkit.upstream import MAX_UPSTREAM_BODY, MAX_UPSTREAM_HEAD, MAX_UPSTREAM_HEADERS
@@ -242,9 +244,10 @@ class HttpForwarder:
                 return
             if seen is not None:
                 seen.json_body(raw)
-            decoded = _json_answer(response, raw)
-            if decoded is _GARBAGE:
-                what = f"answered HTTP {response.status} with a body that is not JSON-RPC"
+            try:
+                decoded = _json_answer(response, raw)
+            except JsonError as exc:  # deep, non-finite, not JSON: said, never passed on nor a traceback
+                what = f"answered HTTP {response.status} with a body that is not JSON-RPC: {exc}"
                 if seen is not None:
                     seen.error = f"the upstream {what}"
                 await gateway_error(send, 502, request_id, f"chaos proxy: upstream {self.url} {what}")
@@ -311,7 +314,7 @@ async def _relay_events(
         seen.framing = "sse"
     returned = [(name, value) for name, value in response.headers if name not in _NOT_RETURNED]
     await send({"type": "http.response.start", "status": response.status, "headers": returned})
-    ended = False
+    ended = broken = False
     events = WholeEvents(max_body)
     async with anyio.create_task_group() as group:
         group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
@@ -331,14 +334,11 @@ async def _relay_events(
                     if seen is not None:
                         seen.feed(chunk)
         except UpstreamClosed as exc:
-            group.cancel_scope.cancel()
-            if ended:
-                return  # the client's stream ended at the bound already
-            # The upstream broke off its stream: so does the proxy, the same connection behaviour.
-            if seen is not None:
-                seen.error = f"the upstream broke off its answer: {exc}"
-            raise BrokenOff(url) from None
-        if not ended:
+            if not ended:  # else the client's stream ended at the bound already
+                if seen is not None:
+                    seen.error = f"the upstream broke off its answer: {exc}"
+                broken = True
+        if not ended and not broken:
             chunk = events.rest()
             if chunk:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -347,6 +347,10 @@ async def _relay_events(
             await send({"type": "http.response.body", "body": b""})
             ended = True
         group.cancel_scope.cancel()
+    if broken:
+        # The upstream broke off its stream: so does the proxy, the same connection behaviour. Raised outside the
+        # task group, which would wrap it in an exception group the endpoint does not catch (a logged traceback).
+        raise BrokenOff(url)
     if not ended and seen is not None and seen.error is None:
         seen.left = True
 
@@ -540,12 +544,9 @@ class BrokenOff(Exception):
         super().__init__(f"upstream {url} broke off its SSE answer")
 
 
-_GARBAGE: Any = object()
-
-
 def _json_answer(response: Any, raw: bytes) -> Any:
-    """A non-SSE answer decoded (None when it is empty, or not JSON on an error status); `_GARBAGE` when a client
-    cannot read it.
+    """A non-SSE answer decoded as strictly as a request (None when it is empty, or not JSON on an error status);
+    `JsonError` saying why when a client cannot read it (not JSON, NaN or Infinity, nested too deeply).
 
     A body of another type passes through on an error status (a real server's plain-text 500 is its fault to show);
     a 2xx body that claims JSON and is not, or is neither JSON nor empty, is garbage the client gets a 502 for.
@@ -554,8 +555,7 @@ def _json_answer(response: Any, raw: bytes) -> Any:
         return None
     content_type = response.header(b"content-type").split(b";", 1)[0].strip().lower()
     if content_type == b"application/json":
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return _GARBAGE
-    return None if response.status >= 400 else _GARBAGE
+        return strict_loads(raw, "answer")
+    if response.status >= 400:
+        return None
+    raise JsonError(f"a {content_type.decode('latin-1') or 'body without a Content-Type'}, not application/json")

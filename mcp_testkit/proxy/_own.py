@@ -103,10 +103,14 @@ class Sessions:
 
 
 class Pages:
-    """Which page of a `tools/list` walk a cursor leads to, learnt from the upstream's answers."""
+    """Which page of a `tools/list` walk a cursor leads to, and the tools seen on its pages, learnt from the
+    upstream's answers: the proxy knows only the part of the catalogue that passed through it."""
 
     def __init__(self) -> None:
         self._pages: dict[str, int] = {}
+        self._tools: dict[str, Any] = {}
+        self.first: Any = None
+        """The catalogue's first tool, from the last first page the upstream answered (None before one did)."""
         self.empty: str | None = None
         """The cursor an `EmptyCursor` replaced by "": where a stateless walk sending "" back is led."""
 
@@ -116,13 +120,30 @@ class Pages:
             return 1
         return self._pages.get(cursor) if isinstance(cursor, str) else None
 
+    def tool(self, name: str) -> Any:
+        """The definition of tool `name` as a page of the upstream's last listed it, or None if none did."""
+        return self._tools.get(name)
+
     def learn(self, page: int | None, answer: Any) -> None:
         result = answer.get("result") if isinstance(answer, dict) else None
-        cursor = result.get("nextCursor") if isinstance(result, dict) else None
-        if page is not None and isinstance(cursor, str) and cursor:
+        if page is None or not isinstance(result, dict):
+            return
+        cursor = result.get("nextCursor")
+        if isinstance(cursor, str) and cursor:
             self._pages[cursor] = page + 1
             while len(self._pages) > _BOUND:
                 del self._pages[next(iter(self._pages))]
+        tools = result.get("tools")
+        if not isinstance(tools, list):
+            return
+        listed = [tool for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str)]
+        if page == 1:
+            self.first = listed[0] if listed and listed[0] is tools[0] else None
+        for tool in listed:
+            self._tools.pop(tool["name"], None)
+            self._tools[tool["name"]] = tool
+        while len(self._tools) > _BOUND:
+            del self._tools[next(iter(self._tools))]
 
 
 class Forwarding(Protocol):
@@ -145,6 +166,9 @@ class Forwarding(Protocol):
 
     async def refuse(self, status: int) -> None:
         """Answer `status` with 'Session not found', forwarding nothing."""
+
+    def unchanged(self) -> None:
+        """The fault found nothing to change in the answer: the journal says no fault hit it, its rule stays due."""
 
 
 class OwnEffect:
@@ -213,13 +237,15 @@ class _ExpireSession(OwnEffect):
 
 
 class _Answered(OwnEffect):
-    """An effect on the upstream's answer (held back): an error or a missing answer passes on untouched."""
+    """An effect on the upstream's answer (held back): an error or a missing answer passes on untouched, and the
+    fault did not fire on it."""
 
     async def act(self, go: Forwarding) -> None:
         held = await go.held()
         answer, others = held.split(go.turn.record.rpc_id)
         go.turn.session_header = [(k, v) for k, v in held.headers if k == b"mcp-session-id"]
         if answer is None or held.status != 200:
+            go.unchanged()
             await go.pass_on(held)
             return
         await self.shape(go, held, answer, others)
@@ -235,41 +261,49 @@ class _BreakStream(_Answered):
 
 
 class _Page(_Answered):
-    """A `tools/list` page reshaped: `reshaped` gives the page and the messages sent before it."""
+    """A `tools/list` page reshaped: `reshaped` gives the page and the messages sent before it, or None when the
+    fault finds nothing to change on this page (it passes on as the upstream sent it, and the fault did not fire)."""
 
     async def shape(self, go: Forwarding, held: Held, answer: Any, others: list[Any]) -> None:
         go.pages.learn(go.pages.page_of(go.turn.record.params), answer)
         result = answer.get("result") if isinstance(answer, dict) else None
-        if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+        shaped = None
+        if isinstance(result, dict) and isinstance(result.get("tools"), list):
+            shaped = self.reshaped(go, dict(result), others)
+        if shaped is None:
+            go.unchanged()
             await go.pass_on(held)
             return
-        shaped, before = self.reshaped(go, dict(result), others)
-        await go.turn.answer(200, before, {**answer, "result": shaped}, sse=held.sse or bool(before))
+        page, before = shaped
+        await go.turn.answer(200, before, {**answer, "result": page}, sse=held.sse or bool(before))
 
-    def reshaped(self, go: Forwarding, result: dict[str, Any], others: list[Any]) -> tuple[Any, list[Any]]:
+    def reshaped(self, go: Forwarding, result: dict[str, Any], others: list[Any]) -> tuple[Any, list[Any]] | None:
         raise NotImplementedError
 
 
 @_own(faults.DuplicateTool)
 class _DuplicateTool(_Page):
-    def reshaped(self, go: Forwarding, result: dict[str, Any], others: list[Any]) -> tuple[Any, list[Any]]:
-        tools = list(result["tools"])
-        name = self.fault.name
-        named = [tool for tool in tools if isinstance(tool, dict) and tool.get("name") == name]
-        if name is None or named:
-            tools.extend((named or tools)[:1])
-        return {**result, "tools": tools}, others
+    """The tool it repeats is one a page of the upstream's listed through the proxy (`Pages`): one it has not seen
+    yet (the named tool, or the first page's first) leaves the page as it was."""
+
+    def reshaped(self, go: Forwarding, result: dict[str, Any], others: list[Any]) -> tuple[Any, list[Any]] | None:
+        repeated = self.fault.repeated(go.pages.tool, go.pages.first)
+        if repeated is None:
+            return None
+        return {**result, "tools": [*result["tools"], repeated]}, others
 
 
 @_own(faults.EmptyCursor)
 class _EmptyCursor(_Page):
-    def reshaped(self, go: Forwarding, result: dict[str, Any], others: list[Any]) -> tuple[Any, list[Any]]:
+    def reshaped(self, go: Forwarding, result: dict[str, Any], others: list[Any]) -> tuple[Any, list[Any]] | None:
         real = result.get("nextCursor")
+        if real == "":
+            return None  # the upstream's own page says "" already
         go.pages.empty = real if isinstance(real, str) and real else None
         return {**result, "nextCursor": ""}, others
 
 
 @_own(faults.ListChanged)
 class _ListChanged(_Page):
-    def reshaped(self, go: Forwarding, result: dict[str, Any], others: list[Any]) -> tuple[Any, list[Any]]:
+    def reshaped(self, go: Forwarding, result: dict[str, Any], others: list[Any]) -> tuple[Any, list[Any]] | None:
         return result, [dict(_LIST_CHANGED), *others]

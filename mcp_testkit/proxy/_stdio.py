@@ -12,6 +12,7 @@ import functools
 import json
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
@@ -25,6 +26,7 @@ from mcp_testkit._wire.origin import LOOPBACK_NAMES, rebinding_refusal
 from mcp_testkit._wire.strict_json import JsonError
 from mcp_testkit._wire.strict_json import loads as strict_loads
 from mcp_testkit.proxy._forward import LOST, marked
+from mcp_testkit.proxy._turn import NOTE_KEY
 from mcp_testkit.upstream import MAX_PROCESSES, MAX_UPSTREAM_BODY, START_TIMEOUT_S, StdioUpstream, Tape, UpstreamError
 
 __all__ = ["MAX_PROCESSES", "START_TIMEOUT_S", "StdioGateway"]
@@ -32,19 +34,24 @@ __all__ = ["MAX_PROCESSES", "START_TIMEOUT_S", "StdioGateway"]
 _JSON = b"application/json"
 MAX_BODY = 64 * 1024 * 1024
 """The largest request body the proxy passes on: a live server may take more than the fake's 4 MiB."""
+_KEPT_ENDINGS = 1024
+"""How many ended sessions the gateway remembers how they ended (for the journal of their later requests)."""
 
 
 def _json_body(message: Any) -> bytes:
     return json.dumps(message, separators=(",", ":")).encode()
 
 
-async def _answer(send: Send, status: int, payload: Any, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
+async def _answer(
+    send: Send, status: int, payload: Any, headers: Sequence[tuple[bytes, bytes]] = (), note: str | None = None
+) -> None:
+    """Answer `payload` as JSON (nothing for None); `note` is what the journal's record of it says went wrong."""
     body = b"" if payload is None else _json_body(payload)
     raw = [(b"content-length", str(len(body)).encode()), *headers]
     if body:
         raw.append((b"content-type", _JSON))
     await send({"type": "http.response.start", "status": status, "headers": raw})
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": "http.response.body", "body": body, **({NOTE_KEY: note} if note else {})})
 
 
 def _refusal(message: str) -> dict[str, Any]:
@@ -125,6 +132,10 @@ class StdioGateway(_Endpoint):
     A 2026-07-28 request (no session; its version in `_meta` or the `MCP-Protocol-Version` header)
     goes to one process shared by every such request, started at the first, one request at a time
     so that clients' ids never collide on it; an error answer gets the status the era gives its code.
+
+    A process that exits ends its session at once: its slot is free, and the session's next request gets
+    404 (as a restarted server's would), its journal record saying how the process ended; a shared one
+    is started again at the next request.
     """
 
     max_line = MAX_UPSTREAM_BODY
@@ -148,6 +159,8 @@ class StdioGateway(_Endpoint):
         """Each session's server process (a `StdioUpstream`), by the session id the gateway gave it."""
         self._shared: Any = None
         self._shared_lock: anyio.Lock | None = None
+        self._endings: OrderedDict[str, str] = OrderedDict()
+        """How each session whose process exited ended, by its id (the newest `_KEPT_ENDINGS`)."""
 
     def probe(self, timeout_s: float = START_TIMEOUT_S) -> None:
         """`UpstreamError` unless the command starts and answers `initialize` within `timeout_s`: said once, before
@@ -188,10 +201,12 @@ class StdioGateway(_Endpoint):
             await _answer(send, 405, _refusal(f"HTTP {method} is not supported"), [(b"allow", b"POST, DELETE")])
             return
         session_id = headers.get("mcp-session-id")
+        if session_id is not None:
+            await self._end_if_exited(session_id)
         if method == "DELETE":
             link = self._links.pop(session_id or "", None)
             if link is None:
-                await _answer(send, 404, _refusal("Session not found"))
+                await _answer(send, 404, _refusal("Session not found"), note=self._endings.get(session_id or ""))
                 return
             await anyio.to_thread.run_sync(link.close)
             await _answer(send, 200, None)
@@ -212,17 +227,32 @@ class StdioGateway(_Endpoint):
         link = self._links.get(session_id or "")
         if link is None:
             status = 400 if session_id is None else 404
-            await _answer(send, status, _refusal("Missing Mcp-Session-Id" if status == 400 else "Session not found"))
+            refusal = _refusal("Missing Mcp-Session-Id" if status == 400 else "Session not found")
+            await _answer(send, status, refusal, note=self._endings.get(session_id or ""))
             return
         session = [(b"mcp-session-id", (session_id or "").encode())]
         if "method" not in message or "id" not in message:
             await anyio.to_thread.run_sync(lambda: link.send(message))
             await _answer(send, 202, None, session)
             return
-        await self._request(link, message, send, session)
+        await self._request(link, message, send, session, session_id=session_id)
+
+    async def _end_if_exited(self, session_id: str) -> None:
+        """End the session whose process exited: its link closed, how it ended kept for the journal."""
+        link = self._links.get(session_id)
+        if link is None or link.exited is None:
+            return
+        del self._links[session_id]
+        said = f": {last}" if (last := link.stderr.last()) else ""
+        self._endings[session_id] = f"the session's stdio server process {link.exited}{said}"
+        while len(self._endings) > _KEPT_ENDINGS:
+            self._endings.popitem(last=False)
+        await anyio.to_thread.run_sync(link.close)
 
     async def _start(self, send: Send) -> Any:
         """A new server process; None, with the reason sent, when it cannot start (502) or too many run (503)."""
+        for session_id in [key for key, link in self._links.items() if link.exited is not None]:
+            await self._end_if_exited(session_id)  # a process that exited holds no slot
         running = len(self._links) + self._starting + (self._shared is not None)
         if running >= self.max_processes:
             message = (
@@ -264,6 +294,9 @@ class StdioGateway(_Endpoint):
         if self._shared_lock is None:
             self._shared_lock = anyio.Lock()
         async with self._shared_lock:
+            if self._shared is not None and self._shared.exited is not None:
+                ended, self._shared = self._shared, None
+                await anyio.to_thread.run_sync(ended.close)
             if self._shared is None:
                 self._shared = await self._start(send)
                 if self._shared is None:
@@ -283,8 +316,10 @@ class StdioGateway(_Endpoint):
         session: list[tuple[bytes, bytes]],
         *,
         stateless: bool = False,
+        session_id: str | None = None,
     ) -> None:
         sender, inbox = anyio.create_memory_object_stream[Any](16)
+        strays = link.strays
 
         def relay(event: Any) -> None:
             anyio.from_thread.run(sender.send, ("event", event))
@@ -312,12 +347,15 @@ class StdioGateway(_Endpoint):
                     "id": message.get("id"),
                     "error": {"code": -32603, "message": f"the stdio server did not answer: {exchange.error}"},
                 }
+                note = _note(link, link.strays - strays)
+                if session_id is not None:
+                    await self._end_if_exited(session_id)
                 if streaming:
                     await _event(send, reply)
-                    await send({"type": "http.response.body", "body": b""})
+                    await send({"type": "http.response.body", "body": b"", **({NOTE_KEY: note} if note else {})})
                 else:
                     status = 502 if exchange.response is None and link.over_limit else None
-                    await _answer(send, status or (error_status(reply) if stateless else 200), reply, session)
+                    await _answer(send, status or (error_status(reply) if stateless else 200), reply, session, note)
                 break
         await sender.aclose()
 
@@ -329,6 +367,19 @@ class StdioGateway(_Endpoint):
             self._shared = None
         for link in links:
             link.close()
+
+
+def _note(link: Any, strays: int) -> str | None:
+    """What the journal's record of a request says went wrong on the process besides its answer, if anything."""
+    notes = []
+    if link.exited is not None:
+        said = f": {last}" if (last := link.stderr.last()) else ""
+        notes.append(f"the stdio server process {link.exited}{said}")
+    if strays:
+        lines = f"{strays} line{'s' * (strays != 1)} on stdout that {'is' if strays == 1 else 'are'}"
+        notes.append(f"the stdio server wrote {lines} not JSON-RPC (kept out of the answer), "
+                     f"the last: {link.stray[-1][:80]!r}")  # fmt: skip
+    return "; ".join(notes) or None
 
 
 def _is_stateless(headers: Mapping[str, str], message: Mapping[str, Any]) -> bool:

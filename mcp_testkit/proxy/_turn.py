@@ -22,7 +22,12 @@ from mcp_testkit.proxy._forward import UPSTREAM_KEY
 if TYPE_CHECKING:
     from mcp_testkit.server.effects import Effect
 
-__all__ = ["Held", "ProxyTurn", "dumps", "frame"]
+__all__ = ["NOTE_KEY", "Held", "ProxyTurn", "dumps", "frame"]
+
+NOTE_KEY = "mcp_testkit.note"
+"""The key of an answer's last body message holding what the upstream's link saw go wrong besides the answer (a
+stdio server's process that exited, lines on its stdout that are not JSON-RPC): the endpoint journals it as the
+record's `error`. ASGI servers ignore keys they do not know."""
 
 
 def dumps(payload: Any) -> bytes:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import hmac
-import json
 import traceback
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -23,6 +22,7 @@ from starlette.routing import Route, Router
 from mcp_testkit._wire.asgi import read_body
 from mcp_testkit._wire.runner import BODY_TIMED_OUT
 from mcp_testkit._wire.strict_json import JsonError, loads, where_refused
+from mcp_testkit._wire.strict_json import dumps as strict_dumps
 from mcp_testkit.scenario import ScenarioError, add_offering, add_rules, add_tool, check_transport, from_json
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ class AdminResponse(JSONResponse):
         super().__init__(content, status_code, {**(headers or {}), "cache-control": "no-store"})
 
     def render(self, content: Any) -> bytes:
-        return json.dumps(content, default=repr).encode()
+        return strict_dumps(content, default=repr).encode()
 
 
 class _Request:

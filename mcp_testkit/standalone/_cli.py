@@ -4,7 +4,6 @@ scenario file, a preset or a cassette's replay, with the admin API (`--admin`) a
 from __future__ import annotations
 
 import argparse
-import json
 import secrets
 import signal
 import sys
@@ -12,6 +11,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
+
+from mcp_testkit._wire.strict_json import dumps as strict_dumps
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Journal, Record
@@ -163,7 +164,7 @@ class _JournalFile:
         hidden = journal.writer.hidden_headers
 
         def write(record: Record) -> None:
-            line = json.dumps(record.to_json(hidden()), default=repr) + "\n"
+            line = strict_dumps(record.to_json(hidden()), default=repr) + "\n"
             with self._lock:
                 if not self._file.closed:
                     self._file.write(line)

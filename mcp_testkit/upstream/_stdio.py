@@ -12,12 +12,15 @@ import signal
 import subprocess
 import threading
 import time
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from mcp_testkit._wire.strict_json import JsonError
+from mcp_testkit._wire.strict_json import loads as strict_loads
 from mcp_testkit.upstream._exchange import Exchange, era_of, version_of
-from mcp_testkit.upstream._link import TIMEOUT_S, OnEvent, UpstreamError, decode_message, describe_upstream, is_request
+from mcp_testkit.upstream._link import TIMEOUT_S, OnEvent, UpstreamError, describe_upstream, is_request
 from mcp_testkit.upstream._options import MAX_UPSTREAM_BODY
 from mcp_testkit.upstream._stderr import StderrTail
 from mcp_testkit.upstream._tape import Tape
@@ -27,6 +30,10 @@ __all__ = ["StdioUpstream", "check_startable"]
 _GROUPS = hasattr(os, "killpg")
 """Whether a stdio server runs in a process group of its own (POSIX), which closing it ends whole."""
 _GROUP_GRACE_S = 1.0
+STRAY_LINES = 20
+"""How many of the lines a stdio server wrote on stdout that are not JSON-RPC are kept (`StdioUpstream.stray`)."""
+STRAY_CHARS = 200
+"""How much of each such line is kept."""
 
 
 def check_startable(command: Sequence[str]) -> None:
@@ -55,7 +62,9 @@ class StdioUpstream:
 
     A reader thread routes what the server writes: an answer to the request that waits for it; a
     notification or server request to the call it belongs to (by progress token, else the latest
-    one waiting), or, when none waits, to an exchange of its own.
+    one waiting), or, when none waits, to an exchange of its own. A line that is not JSON-RPC is never
+    a message: it is kept in `stray` (the last `STRAY_LINES`), counted in `strays`, and recorded as an
+    exchange of its own (`{"unparsed": line}`), so that the cassette stays strict JSON.
     """
 
     transport = "stdio"
@@ -80,6 +89,10 @@ class StdioUpstream:
         self.protocol_version: str | None = None
         self.timeout_s = timeout_s
         self.exit_status: int | None = None
+        self.stray: deque[str] = deque(maxlen=STRAY_LINES)
+        """The last lines the server wrote on stdout that are not JSON-RPC (each cut to `STRAY_CHARS`)."""
+        self.strays = 0
+        """How many such lines it wrote in all."""
         try:
             self._process = subprocess.Popen(
                 self.command,
@@ -104,6 +117,14 @@ class StdioUpstream:
 
     def describe(self) -> str:
         return describe_upstream(command=self.command)
+
+    @property
+    def exited(self) -> str | None:
+        """How the server process ended ("exited with status 4", "was ended by signal 9"), once it has; else None."""
+        code = self.exit_status
+        if code is None:
+            return None
+        return f"was ended by signal {-code}" if code < 0 else f"exited with status {code}"
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -134,7 +155,11 @@ class StdioUpstream:
         self._signal(signal.SIGKILL)
 
     def _route(self, line: str) -> None:
-        message = decode_message(line)
+        try:
+            message = strict_loads(line.encode("utf-8", "surrogatepass"), "answer")
+        except JsonError:
+            self._stray(line)
+            return
         with self._lock:
             if isinstance(message, dict) and "method" not in message and "id" in message:
                 target = next((w for w in self._waiting if w.request_id == message["id"]), None)
@@ -154,6 +179,17 @@ class StdioUpstream:
         self.tape.add(
             Exchange(seq, at, 0.0, "stdio", era_of(self.protocol_version), self.protocol_version, None,
                      session=self.session, events=[message])
+        )  # fmt: skip
+
+    def _stray(self, line: str) -> None:
+        """Keep a line that is not JSON-RPC: counted, its start kept, and recorded as an exchange of its own."""
+        with self._lock:
+            self.strays += 1
+            self.stray.append(line[:STRAY_CHARS])
+        seq, at = self.tape.start()
+        self.tape.add(
+            Exchange(seq, at, 0.0, "stdio", era_of(self.protocol_version), self.protocol_version, None,
+                     session=self.session, events=[{"unparsed": line}])
         )  # fmt: skip
 
     # -- writing ------------------------------------------------------------------------------------

@@ -62,19 +62,17 @@ def test_reference_holds_every_property_in_process(property_id: str, era: str) -
     assert result.notes == ()
 
 
-def test_reference_holds_every_property_over_a_socket() -> None:
-    """The reference bridge holds every property in both eras over a real 127.0.0.1 socket; P5 and P5s are
-    "not applicable" in the era of the other."""
-    results = run_contract(ReferenceBridgeAdapter, max_examples=30, via="socket")
-    assert [(r.property_id, r.era) for r in results] == [
-        (pid, era) for era in ("handshake", "stateless") for pid in PROPERTIES
-    ]
-    statuses = {(r.property_id, r.era): r.status for r in results}
-    assert {key for key, status in statuses.items() if status == "not_applicable"} == {
-        ("P5s", "handshake"),
-        ("P5", "stateless"),
-    }
-    failed = {(r.property_id, r.era): r.counterexample for r in results if r.status not in ("passed", "not_applicable")}
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+def test_reference_holds_every_property_over_a_socket(era: str) -> None:
+    """The reference bridge holds every property in each era over a real 127.0.0.1 socket (on the real clock:
+    each era's run waits out its declared timeouts, so the eras are two tests, each well within the time limit);
+    P5 and P5s are "not applicable" in the era of the other."""
+    results = run_contract(ReferenceBridgeAdapter, max_examples=30, via="socket", eras=[era])
+    assert [(r.property_id, r.era) for r in results] == [(pid, era) for pid in PROPERTIES]
+    statuses = {r.property_id: r.status for r in results}
+    other = {"handshake": "P5s", "stateless": "P5"}[era]
+    assert {pid for pid, status in statuses.items() if status == "not_applicable"} == {other}
+    failed = {r.property_id: r.counterexample for r in results if r.status not in ("passed", "not_applicable")}
     assert not failed
 
 

@@ -181,6 +181,18 @@ def test_an_exception_of_the_harness_is_an_error() -> None:
 # -- 4. hangs --------------------------------------------------------------------------------------------
 
 
+def test_a_bridge_that_retries_a_late_read_within_its_long_timeout_is_not_taken_for_a_hung_one() -> None:
+    """The reference bridge with timeout_s=30 waits 30 s for a read answered 60.5 s late, then retries it once and
+    waits 30 s more: P6 places the fault on every call, so the example's limit counts both attempts and P6 holds
+    (it was reported "hung in call('tool') after 55 s")."""
+
+    def factory(**keywords: Any) -> ReferenceBridgeAdapter:
+        return ReferenceBridgeAdapter(timeout_s=30, **keywords)
+
+    [result] = run_contract(factory, properties=["P6"], eras=["handshake"])
+    assert result.status == "passed", result.counterexample
+
+
 class _HangingOnImages(_Wrapper):
     """A bridge that never returns from a call whose result holds an image."""
 
@@ -443,6 +455,17 @@ def test_a_write_resent_when_the_bridge_closes_fails_p2() -> None:
     text = result.counterexample or ""
     assert "after close(): a write ran 2 times for 1 call" in text
     assert "handler runs after close(): 2" in text
+
+
+def test_a_write_run_twice_in_another_propertys_example_is_named_as_p2s_broken_promise() -> None:
+    """One root cause, one name: the bridge that resends writes fails P6's examples too, and says it breaks P2's
+    promise in a P6 example, not a promise of P6's own."""
+    property_id = "P6"
+    [result] = run_contract(_OutboxFlushedAtClose, properties=[property_id], eras=["handshake"])
+    assert result.status == "failed"
+    text = result.counterexample or ""
+    assert "breaks P2's promise (a write runs at most once, exactly once when reported ok): after close(), " in text
+    assert f"in a {property_id} example" in text
 
 
 def test_expect_fail_never_turns_a_fallback_into_an_xfail(pytester: pytest.Pytester) -> None:

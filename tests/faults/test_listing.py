@@ -127,6 +127,17 @@ async def test_duplicate_tool_lists_a_tool_twice(serve: Serve, fault: faults.Dup
     assert _faults_by_page(server) == [fault if n == fault.page else None for n in (1, 2, 3)]
 
 
+async def test_duplicate_tool_of_a_tool_not_in_the_catalogue_does_not_fire(serve: Serve) -> None:
+    """DuplicateTool(2, name=X) with no tool X leaves page 2 as it was: no record carries it, check() says unfired."""
+    server = _catalogue(serve)
+    fault = faults.DuplicateTool(2, name="nowhere")
+    pages = await _walk(server, fault)
+    assert _shape(pages) == [["t1", "t2"], ["t3", "t4"], ["t5"]]
+    assert _faults_by_page(server) == [None, None, None]
+    with pytest.raises(AssertionError, match=r"never fired:\n  DuplicateTool\(page=2, name='nowhere'\)"):
+        server.check(unused_faults=True)
+
+
 @pytest.mark.parametrize(
     ("fault", "error"),
     [

@@ -65,6 +65,8 @@ class Model:
     rules: list[faults.Fault]
     framing: str
     fired: list[bool] = field(default_factory=list)
+    last: int = 0
+    """The index of the rule `take` chose last."""
 
     def take(self, page: int | None) -> faults.Fault | None:
         """The first rule not used up that names this page (EndlessPages names every page and is never used up)."""
@@ -74,6 +76,7 @@ class Model:
             endless = isinstance(fault, faults.EndlessPages)
             if (endless or getattr(fault, "page", None) == page) and not self.fired[index]:
                 self.fired[index] = not endless
+                self.last = index
                 return fault
         return None
 
@@ -109,8 +112,12 @@ class Model:
         elif isinstance(fault, faults.EndlessPages) and following is None:
             following = Cursor(here.page + 1, len(self.catalogue))
         elif isinstance(fault, faults.DuplicateTool):
-            name = fault.name if fault.name in self.catalogue else (self.catalogue or [fault.name or "duplicate"])[0]
-            step.tools = [*step.tools, name]
+            name = fault.name if fault.name is not None else next(iter(self.catalogue), None)
+            if name in self.catalogue:
+                step.tools = [*step.tools, name]
+            else:  # nothing to list again: the page as it was, and the rule did not fire (it stays due)
+                self.fired[self.last] = False
+                step.fault = None
         elif isinstance(fault, faults.ListChanged):
             step.notified = True
         step.next = "" if isinstance(fault, faults.EmptyCursor) else following

@@ -47,7 +47,8 @@ def test_without_servers():
 
 def test_one_diagram_per_failing_test_and_none_for_passing_ones(pytester: pytest.Pytester) -> None:
     """Each failing test that used a server gets one file (a file a server when it used two), named after its node
-    id; the failure report prints the path under the journal; passing tests and tests without servers get none."""
+    id and titled with it as code; the failure report prints the path under the journal; passing tests and tests
+    without servers get none."""
     pytester.makepyfile(test_bridge=TESTS)
     result = pytester.runpytest("--mcp-report", "diagrams")
     result.assert_outcomes(passed=1, failed=5)
@@ -72,7 +73,7 @@ def test_one_diagram_per_failing_test_and_none_for_passing_ones(pytester: pytest
     assert result.stdout.str().count("\ndiagram: ") == 5
     page = (pytester.path / "diagrams" / "test_bridge.py_test_fails.html").read_text(encoding="utf-8")
     assert 'class="arrow request' in page
-    assert "test_bridge.py::test_fails" in page
+    assert "<h1><code>test_bridge.py::test_fails</code>: server &#x27;test&#x27;</h1>" in page
     assert "marker-secret-1" not in page
 
 

@@ -15,13 +15,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mcp_testkit._wire.eras import HANDSHAKE, STATELESS
-from mcp_testkit.journal.diagram import POLICY, SCRIPT, STYLE, fragment, records_of_json
+from mcp_testkit._wire.eras import HANDSHAKE, HANDSHAKE_VERSIONS, STATELESS, STATELESS_VERSIONS
+from mcp_testkit.journal.diagram import POLICY, SCRIPT, STYLE, fragment, records_of_json, title_html
 
 __all__ = ["matrix_page", "write_matrix_page"]
 
 _MARKS = {"passed": "holds", "failed": "FAILS", "error": "ERROR", "not_applicable": "n/a", "fell_back": "fell back"}
-_ERA_NAMES = {HANDSHAKE: "handshake", STATELESS: "2026-07-28"}
+_REVISIONS = {HANDSHAKE: HANDSHAKE_VERSIONS, STATELESS: STATELESS_VERSIONS}
+"""An era's revisions, shown as its column's tooltip: the column says `handshake` or `stateless`, as the CLI does."""
 
 _MATRIX_STYLE = """
 body{max-width:none}.scroll{overflow-x:auto;margin:12px 0}
@@ -47,10 +48,18 @@ def _order(ids: set[str]) -> list[str]:
 
 
 def _title(pid: str) -> str:
+    """The property's title as HTML, its `code` shown as code."""
     from mcp_testkit.contract import PROPERTIES
 
     prop = PROPERTIES.get(pid)
-    return prop.title if prop is not None else ""
+    return title_html(prop.title) if prop is not None else ""
+
+
+def _era_head(era: str) -> str:
+    """An era's column head: its name, and its revisions as a tooltip."""
+    revisions = _REVISIONS.get(era)
+    tip = f' title="revision{"s" * (len(revisions) > 1)} {", ".join(revisions)}"' if revisions else ""
+    return f"<th{tip}>{html.escape(era)}</th>"
 
 
 def _split(key: str) -> tuple[str, str]:
@@ -72,7 +81,7 @@ def _detail(anchor: str, label: str, pid: str, era: str, spec: str, cell: Mappin
     facts = "".join(f"<dt>{html.escape(name)}</dt><dd>{html.escape(value)}</dd>" for name, value in rows)
     parts = [
         f'<details class="verdict" id="{anchor}"><summary class="{html.escape(status)}">'
-        f"{html.escape(pid)} {html.escape(_title(pid))} · {html.escape(label)} · {_ERA_NAMES.get(era, era)}: "
+        f"{html.escape(pid)} {_title(pid)} · {html.escape(label)} · {html.escape(era)}: "
         f"{_MARKS.get(status, status)}</summary><dl>{facts}</dl>"
     ]
     if cell.get("counterexample"):
@@ -105,11 +114,11 @@ def matrix_page(report: Mapping[str, Mapping[str, Any]], *, title: str = "mcp-te
         span = sum(1 for one, _ in columns if one == label)
         head.append(f'<th colspan="{span}" title="{html.escape(str(report[label].get("spec", "")))}">')
         head.append(f"{html.escape(label)}</th>")
-    head.append("</tr><tr>" + "".join(f"<th>{_ERA_NAMES.get(era, era)}</th>" for _, era in columns) + "</tr>")
+    head.append("</tr><tr>" + "".join(_era_head(era) for _, era in columns) + "</tr>")
     body: list[str] = []
     details: list[str] = []
     for pid in pids:
-        row = [f'<tr><th class="prop"><span class="pid">{html.escape(pid)}</span>{html.escape(_title(pid))}</th>']
+        row = [f'<tr><th class="prop"><span class="pid">{html.escape(pid)}</span>{_title(pid)}</th>']
         for label, era in columns:
             cell = cells.get((label, pid, era))
             if cell is None:
@@ -128,7 +137,7 @@ def matrix_page(report: Mapping[str, Mapping[str, Any]], *, title: str = "mcp-te
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{POLICY}">'
         f"<title>{html.escape(title)}</title><style>{STYLE}{_MATRIX_STYLE}</style><script>{SCRIPT}</script></head>"
-        f"<body><h1>{html.escape(title)}</h1>"
+        f"<body><h1>{title_html(title)}</h1>"
         f"<p>{len(pids)} properties, {len(labels)} bridge{'s' * (len(labels) != 1)}, a column per bridge and "
         "protocol era. Each cell opens its details below: the counterexample of a failure drawn as a sequence "
         "diagram, what its examples covered, and the notes.</p>"

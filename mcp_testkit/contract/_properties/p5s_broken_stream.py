@@ -86,7 +86,12 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
             **facts_,
         )
     if sent[0].rpc_id == sent[1].rpc_id:
-        raise h.fail(f"the {kind} call was re-issued with the same JSON-RPC id {sent[1].rpc_id!r}", **facts_)
+        raise h.fail(
+            f"the server saw the {kind} call twice with JSON-RPC id {sent[1].rpc_id!r}: the second request, sent after "
+            "the broken stream, reused the first one's id (a new client that restarted its id counter does the same: "
+            "either way the server cannot tell the second request from a replay of the first)",
+            **facts_,
+        )
     if outcome.kind != "ok":
         raise h.fail(f"the re-issued {kind} call surfaced as {outcome.kind}, not ok", **facts_)
 

@@ -102,18 +102,29 @@ class _EndlessPages(_Listing):
 @handles(faults.DuplicateTool)
 class _DuplicateTool(_Listing):
     async def shape_page(self, call: Call, page: Page) -> None:
-        state, name = call.state, self.fault.name
-        if page.method != "tools/list":
-            named = [e for e in page.entries if name in (e.get("name"), e.get("uri"), e.get("uriTemplate"))]
-            if named or page.entries:
-                page.tools.append((named or list(page.entries))[0])
+        if page.method == "tools/list":
+            tools = call.state.tools
+            definitions = call.state.definitions()
+            repeated = self.fault.repeated(
+                lambda name: tools[name].definition if name in tools else None, definitions[0] if definitions else None
+            )
+        else:
+            entries = list(page.entries)
+
+            def known(name: str) -> Any:
+                return next((e for e in entries if name in (e.get("name"), e.get("uri"), e.get("uriTemplate"))), None)
+
+            repeated = self.fault.repeated(known, entries[0] if entries else None)
+        if repeated is None:
+            _unchanged(call, self.fault)
             return
-        if name is not None and name in state.tools:
-            page.tools.append(state.tools[name].definition)
-            return
-        definitions = state.definitions()
-        if definitions:
-            page.tools.append(definitions[0])
+        page.tools.append(repeated)
+
+
+def _unchanged(call: Call, fault: faults.Fault) -> None:
+    """The fault found nothing to change on this page: the journal says no fault hit it, and its rule stays due."""
+    call.state.plan.give_back(fault)
+    call.record.fault = None
 
 
 @handles(faults.EmptyCursor)

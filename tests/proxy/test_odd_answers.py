@@ -1,0 +1,153 @@
+"""An upstream written here that answers oddly over HTTP: JSON nested 100,000 deep, NaN and Infinity, an SSE
+stream cut mid-event. The client gets the documented 502 naming what is wrong, or its stream broken off, never a
+500 or a logged traceback; the journal, read through the admin API, stays strict JSON."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2
+import pytest
+
+from mcp_testkit import TestMcpServer
+from mcp_testkit.proxy import ChaosProxy
+from mcp_testkit.standalone._admin import AdminApp, ProxyAdminApp
+
+from ._wire import ACCEPT, INIT, open_session, request
+
+LIMIT_S = 60.0
+TOKEN = "admin-token"
+BEARER = {"authorization": f"Bearer {TOKEN}"}
+DEEP = b'{"jsonrpc":"2.0","id":0,"result":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+NON_FINITE = b'{"jsonrpc":"2.0","id":0,"result":{"x":NaN,"y":-Infinity}}'
+HALF_EVENT = b'event: message\ndata: {"jsonrpc":"2.0","id":0,"res'
+
+
+def _json(body: bytes) -> bytes:
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(body)
+    return head + body
+
+
+def _cut_sse() -> bytes:
+    """A chunked SSE answer whose connection closes in the middle of its first event."""
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    return head + b"%x\r\n%s\r\n" % (len(HALF_EVENT), HALF_EVENT)
+
+
+def _read_request(conn: socket.socket) -> bool:
+    """Read one request's head and body; False when the client closed first."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return False
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        (int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0
+    )
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return False
+        body += chunk
+    return True
+
+
+@contextlib.contextmanager
+def _upstream(answer: bytes) -> Iterator[str]:
+    """An HTTP upstream on 127.0.0.1 that sends `answer` to every request, then closes the connection."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(LIMIT_S)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                if _read_request(conn):
+                    conn.sendall(answer)
+
+    thread = threading.Thread(target=serve, name="odd-upstream", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+    finally:
+        listener.shutdown(socket.SHUT_RDWR)  # wakes the accept() under way (close alone does not, on Linux)
+        listener.close()
+        thread.join(LIMIT_S)
+
+
+def _strict(text: str) -> Any:
+    def refuse(name: str) -> Any:
+        raise AssertionError(f"{name} in what claims to be JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize(
+    ("answer", "named"),
+    [(DEEP, "nested too deeply (more than 128 levels)"), (NON_FINITE, "NaN is not JSON")],
+    ids=["deep", "nan"],
+)
+def test_odd_json_from_the_upstream_is_a_502_naming_it(answer: bytes, named: str) -> None:
+    """A JSON answer nested 100,000 deep, or holding NaN: 502 with a -32603 error naming what is wrong, journaled;
+    the admin API's journal parses with a strict decoder."""
+    with _upstream(_json(answer)) as url, httpx2.Client(timeout=LIMIT_S) as http:
+        proxy = ChaosProxy(url)
+        proxy.start(ProxyAdminApp(proxy, TOKEN))
+        try:
+            response = http.post(proxy.url, json=INIT, headers=ACCEPT)
+            assert response.status_code == 502, response.text
+            error = _strict(response.text)["error"]
+            assert error["code"] == -32603
+            assert named in error["message"]
+            assert "not JSON-RPC" in error["message"]
+            journal = http.get(f"{proxy.base_url}/_testkit/journal", headers=BEARER)
+            [record] = _strict(journal.text)["records"]
+            assert record["status"] == 502
+        finally:
+            proxy.stop()
+
+
+def test_a_cut_sse_answer_breaks_the_clients_stream_without_a_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    """An SSE answer cut mid-event: the client's stream is broken off the same way, the record says so, and nothing
+    logs "Exception in ASGI application"; the proxy keeps serving."""
+    caplog.set_level(logging.ERROR)
+    with _upstream(_cut_sse()) as url, ChaosProxy(url) as proxy, httpx2.Client(timeout=LIMIT_S) as http:
+        uvicorn_log = logging.getLogger("uvicorn.error")  # uvicorn's own logging config keeps it from the root's
+        uvicorn_log.addHandler(caplog.handler)  # after the proxy started: uvicorn configures its loggers then
+        try:
+            for _ in range(2):
+                with pytest.raises(httpx2.RemoteProtocolError):
+                    http.post(proxy.url, json=INIT, headers=ACCEPT)
+        finally:
+            uvicorn_log.removeHandler(caplog.handler)
+        assert "Exception in ASGI application" not in caplog.text  # logged before the connection closes
+        assert [r.status for r in proxy.journal] == [200, 200]
+        assert all("broke off its answer" in (r.error or "") for r in proxy.journal)
+
+
+def test_the_journal_writes_non_finite_numbers_as_strings() -> None:
+    """A tool answering NaN and infinities: the admin API's journal and `to_jsonl()` are strict JSON, the numbers
+    written as the strings "NaN", "Infinity" and "-Infinity"."""
+    server = TestMcpServer("odd")
+    server.tool("measure", returns={"x": math.nan, "y": math.inf, "z": -math.inf})
+    server.asgi_app = AdminApp(server, TOKEN)  # type: ignore[assignment]
+    with server, httpx2.Client(timeout=LIMIT_S) as http:
+        session = open_session(http, server.url)
+        request(http, server.url, session, "tools/call", {"name": "measure", "arguments": {}})
+        journal = http.get(f"{server.base_url}/_testkit/journal", headers=BEARER)
+    [record] = [r for r in _strict(journal.text)["records"] if r.get("tool") == "measure"]
+    assert record["response"]["result"]["structuredContent"] == {"x": "NaN", "y": "Infinity", "z": "-Infinity"}
+    [line] = [r for r in map(_strict, server.journal.to_jsonl().splitlines()) if r.get("tool") == "measure"]
+    assert line["response"]["result"]["structuredContent"]["x"] == "NaN"
