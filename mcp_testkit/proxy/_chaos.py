@@ -14,7 +14,15 @@ from mcp_testkit.journal import Journal
 from mcp_testkit.proxy._applies import refusal
 from mcp_testkit.proxy._endpoint import ProxyEndpoint
 from mcp_testkit.proxy._forward import HttpForwarder
-from mcp_testkit.upstream import MAX_PROCESSES, START_TIMEOUT_S, Tape, check_startable
+from mcp_testkit.upstream import (
+    MAX_PROCESSES,
+    MAX_UPSTREAM_BODY,
+    MAX_UPSTREAM_HEAD,
+    MAX_UPSTREAM_HEADERS,
+    START_TIMEOUT_S,
+    Tape,
+    check_startable,
+)
 
 if TYPE_CHECKING:
     from mcp_testkit._wire.runner import Runner
@@ -60,6 +68,9 @@ class ChaosProxy(RunnerLifecycle):
         journal_limit: int | None = None,
         allow_remote: bool = False,
         recording: Any = None,
+        max_upstream_head: int = MAX_UPSTREAM_HEAD,
+        max_upstream_headers: int = MAX_UPSTREAM_HEADERS,
+        max_upstream_body: int = MAX_UPSTREAM_BODY,
     ) -> None:
         """A `host` that is not loopback warns (`RemoteHostWarning`) unless `allow_remote`.
 
@@ -68,17 +79,30 @@ class ChaosProxy(RunnerLifecycle):
         `start` first runs the command and sends it `initialize` (nothing recorded or journaled), and raises
         `UpstreamError` when it exits or does not answer within `start_timeout_s`. Its stderr is kept off the
         terminal (a tail errors quote), or passed through to `upstream_stderr` (e.g. `sys.stderr`) when given.
+
+        What comes from the upstream is bounded as what comes from clients is: `max_upstream_head` bytes of an HTTP
+        answer's head and `max_upstream_headers` header lines, `max_upstream_body` bytes of one message (a JSON
+        answer's body, an SSE event, a stdio server's stdout line). An answer past one gets the client a 502 naming
+        it, and its connection (or process) is closed.
         """
         warn_if_remote(host, "the chaos proxy", allow_remote=allow_remote)
         if (upstream is None) == (upstream_command is None):
             raise ValueError("ChaosProxy needs exactly one upstream: upstream='http://...' or upstream_command=[...]")
         self.upstream = _upstream_name(upstream, upstream_command)
+        limits = {"max_upstream_head": max_upstream_head, "max_upstream_headers": max_upstream_headers,
+                  "max_upstream_body": max_upstream_body}  # fmt: skip
+        for label, value in limits.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{label} must be a whole number of at least 1, not {value!r}")
         link: Any
         self._stdio: Any = None
         if upstream is not None:
             if not upstream.startswith(("http://", "https://")):
                 raise ValueError(f"the upstream must be an http:// or https:// URL, not {self.upstream!r}")
-            link = HttpForwarder(upstream, headers=headers, timeout_s=timeout_s, recorder=recording)
+            link = HttpForwarder(
+                upstream, headers=headers, timeout_s=timeout_s, recorder=recording, max_head=max_upstream_head,
+                max_headers=max_upstream_headers, max_body=max_upstream_body,
+            )  # fmt: skip
         else:
             from mcp_testkit.proxy._stdio import StdioGateway
 
@@ -90,6 +114,7 @@ class ChaosProxy(RunnerLifecycle):
             link = self._stdio = StdioGateway(
                 command, tape, path=path, max_processes=max_processes, stderr=upstream_stderr
             )
+            link.max_line = max_upstream_body
         self._link = link
         self._plan = faults.FaultPlan()
         self._journal = Journal(limit=journal_limit)

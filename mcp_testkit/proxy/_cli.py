@@ -12,7 +12,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from mcp_testkit.upstream import MAX_PROCESSES, START_TIMEOUT_S, add_upstream_options
+from mcp_testkit.upstream import (
+    MAX_PROCESSES,
+    MAX_UPSTREAM_BODY,
+    MAX_UPSTREAM_HEAD,
+    MAX_UPSTREAM_HEADERS,
+    START_TIMEOUT_S,
+    add_upstream_options,
+)
 
 __all__ = ["add_parser", "load_faults", "run"]
 
@@ -42,6 +49,14 @@ def add_parser(commands: Any) -> None:
                        help="with --upstream-command: how long the command may take to answer a first "
                        "initialize before the proxy serves (default %(default)g); one that exits or does not answer "
                        "is exit status 2")  # fmt: skip
+    proxy.add_argument("--max-upstream-head", type=int, default=MAX_UPSTREAM_HEAD, metavar="BYTES",
+                       help="the most bytes of an upstream answer's status line and headers (default %(default)s); "
+                       "past it the client gets 502 and the connection is closed")  # fmt: skip
+    proxy.add_argument("--max-upstream-headers", type=int, default=MAX_UPSTREAM_HEADERS, metavar="N",
+                       help="the most header lines of an upstream answer (default %(default)s)")  # fmt: skip
+    proxy.add_argument("--max-upstream-body", type=int, default=MAX_UPSTREAM_BODY, metavar="BYTES",
+                       help="the most bytes of one upstream message the proxy holds: a JSON answer's body, an SSE "
+                       "event, a stdio server's stdout line (default %(default)s)")  # fmt: skip
 
 
 def load_faults(proxy: Any, path: str) -> int:
@@ -79,7 +94,8 @@ def run(args: argparse.Namespace, admin_app: Any = None) -> int:
         proxy = ChaosProxy(
             args.upstream, upstream_command=command, headers=headers, port=args.port, path=args.path,
             timeout_s=args.timeout, max_processes=args.max_processes, start_timeout_s=args.start_timeout,
-            upstream_stderr=sys.stderr if args.upstream_stderr else None,
+            upstream_stderr=sys.stderr if args.upstream_stderr else None, max_upstream_head=args.max_upstream_head,
+            max_upstream_headers=args.max_upstream_headers, max_upstream_body=args.max_upstream_body,
         )  # fmt: skip
         if args.scenario is not None:
             load_faults(proxy, args.scenario)

@@ -19,7 +19,9 @@ import anyio
 from mcp_testkit._wire.asgi import Receive, Scope, Send, cancel_on_disconnect, read_body
 from mcp_testkit._wire.strict_json import JsonError
 from mcp_testkit._wire.strict_json import loads as strict_loads
-from mcp_testkit.proxy._http11 import UpstreamClosed, never_sent
+from mcp_testkit.proxy._bounds import EventTooLarge, WholeEvents, over_limit
+from mcp_testkit.proxy._http11 import UpstreamClosed, UpstreamTooLarge, never_sent
+from mcp_testkit.upstream import MAX_UPSTREAM_BODY, MAX_UPSTREAM_HEAD, MAX_UPSTREAM_HEADERS
 
 __all__ = [
     "LOST",
@@ -104,8 +106,14 @@ class HttpForwarder:
         headers: Mapping[str, str] | None = None,
         timeout_s: float = 30.0,
         recorder: Recorder | None = None,
+        max_head: int = MAX_UPSTREAM_HEAD,
+        max_headers: int = MAX_UPSTREAM_HEADERS,
+        max_body: int = MAX_UPSTREAM_BODY,
     ) -> None:
+        """`max_head`, `max_headers` and `max_body` bound an answer's head, its header lines, and its body (a JSON
+        one) or each of its events (an SSE one): an answer past one is a 502 naming it, its connection closed."""
         self.url = url
+        self.max_head, self.max_headers, self.max_body = max_head, max_headers, max_body
         self.recorder = recorder
         """Where each exchange is kept as it was seen (a cassette's tape), or None: nothing kept, nothing decoded."""
         self.headers = {name.lower(): value for name, value in (headers or {}).items()}
@@ -133,7 +141,10 @@ class HttpForwarder:
             if library == "asyncio":
                 from mcp_testkit.proxy._http11 import Http11Pool
 
-                self._client = Http11Pool(self.url, ssl=tls_context())
+                self._client = Http11Pool(
+                    self.url, ssl=tls_context(), max_head=self.max_head, max_headers=self.max_headers,
+                    max_body=self.max_body,
+                )  # fmt: skip
             else:
                 import httpx2
 
@@ -166,7 +177,7 @@ class HttpForwarder:
         request = client.build_request(method, self.url, content=body or None, headers=sent)
         try:
             with anyio.fail_after(self.timeout_s):
-                return _HttpxAnswer(await client.send(request, stream=True))
+                return _HttpxAnswer(await client.send(request, stream=True), self.max_body)
         except (httpx2.ConnectTimeout, httpx2.PoolTimeout):
             raise ConnectTimeout() from None  # no connection: the request was never written
         except httpx2.ConnectError as exc:
@@ -196,6 +207,10 @@ class HttpForwarder:
                 _failed(seen, 504, f"the upstream did not answer within {self.timeout_s:g} s")
                 await gateway_error(send, 504, request_id, why, UNSENT if never_sent(exc) else LOST)
                 return
+            except UpstreamTooLarge as exc:
+                _failed(seen, 502, f"the upstream answered over a limit: {exc}")
+                await gateway_error(send, 502, request_id, over_limit(self.url, str(exc)))
+                return
             except (OSError, UpstreamClosed) as exc:
                 why = str(exc) if isinstance(exc, UpstreamClosed) else f"{type(exc).__name__}: {exc}"
                 why = why or type(exc).__name__
@@ -213,12 +228,15 @@ class HttpForwarder:
 
     async def _relay(self, response: Any, request_id: Any, receive: Receive, send: Send, seen: Seen | None) -> None:
         answered = response.headers
-        returned = [(name, value) for name, value in answered if name not in _NOT_RETURNED]
         if seen is not None:
             seen.status, seen.raw_answered = response.status, answered
         if not response.header(b"content-type").startswith(b"text/event-stream"):
             try:
                 raw = await response.read()
+            except UpstreamTooLarge as exc:
+                _failed(seen, 502, f"the upstream answered over a limit: {exc}")
+                await gateway_error(send, 502, request_id, over_limit(self.url, str(exc)))
+                return
             except UpstreamClosed as exc:
                 _failed(seen, 502, f"the upstream broke off its answer: {exc}")
                 why = f"chaos proxy: upstream {self.url} broke off its answer ({exc})"
@@ -234,35 +252,12 @@ class HttpForwarder:
                     seen.error = f"the upstream {what}"
                 await gateway_error(send, 502, request_id, f"chaos proxy: upstream {self.url} {what}")
                 return
+            returned = [(name, value) for name, value in answered if name not in _NOT_RETURNED]
             head = [(b"content-length", b"%d" % len(raw)), *returned]
             await send({"type": "http.response.start", "status": response.status, "headers": head})
             await send({"type": "http.response.body", "body": raw, DECODED_KEY: decoded})
             return
-        if seen is not None:
-            seen.framing = "sse"
-        await send({"type": "http.response.start", "status": response.status, "headers": returned})
-        ended = broken = False
-        async with anyio.create_task_group() as group:
-            group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
-            try:
-                async for chunk in response.pieces():
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                    if seen is not None:
-                        seen.feed(chunk)
-            except UpstreamClosed as exc:
-                if seen is not None:
-                    seen.error = f"the upstream broke off its answer: {exc}"
-                broken = True
-            else:
-                await send({"type": "http.response.body", "body": b""})
-                ended = True
-            group.cancel_scope.cancel()
-        if broken:
-            # The upstream broke off its stream: so does the proxy, the same connection behaviour. Raised outside the
-            # task group, which would wrap it in an exception group the endpoint does not catch (a logged traceback).
-            raise BrokenOff(self.url)
-        if not ended and seen is not None and seen.error is None:
-            seen.left = True
+        await _relay_events(response, self.url, self.max_body, request_id, receive, send, seen)
 
     async def aclose(self) -> None:
         """Close the pooled connections from the loop serving the proxy (in-process on a loop other than asyncio,
@@ -309,6 +304,70 @@ class HttpForwarder:
             future.cancel()
 
 
+async def _relay_events(
+    response: Any, url: str, max_body: int, request_id: Any, receive: Receive, send: Send, seen: Seen | None
+) -> None:
+    """Pass an SSE answer on in whole events, each at most `max_body` bytes (`WholeEvents`): past it the client's
+    stream ends with an error event naming the bound, and the answer is cancelled at its next wait (so that each
+    generator under it ends, on trio's httpx2 client too)."""
+    if seen is not None:
+        seen.framing = "sse"
+    returned = [(name, value) for name, value in response.headers if name not in _NOT_RETURNED]
+    await send({"type": "http.response.start", "status": response.status, "headers": returned})
+    ended = broken = False
+    events = WholeEvents(max_body)
+    async with anyio.create_task_group() as group:
+        group.start_soon(cancel_on_disconnect, receive, group.cancel_scope)
+        try:
+            async for piece in response.pieces():
+                if ended:
+                    continue  # past the bound, until the cancel lands
+                try:
+                    chunk = events.feed(piece)
+                except EventTooLarge as exc:
+                    await _event_too_large(url, str(exc), request_id, send, seen)
+                    ended = True
+                    group.cancel_scope.cancel()
+                    continue
+                if chunk:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    if seen is not None:
+                        seen.feed(chunk)
+        except UpstreamClosed as exc:
+            if not ended:  # else the client's stream ended at the bound already
+                if seen is not None:
+                    seen.error = f"the upstream broke off its answer: {exc}"
+                broken = True
+        if not ended and not broken:
+            chunk = events.rest()
+            if chunk:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                if seen is not None:
+                    seen.feed(chunk)
+            await send({"type": "http.response.body", "body": b""})
+            ended = True
+        group.cancel_scope.cancel()
+    if broken:
+        # The upstream broke off its stream: so does the proxy, the same connection behaviour. Raised outside the
+        # task group, which would wrap it in an exception group the endpoint does not catch (a logged traceback).
+        raise BrokenOff(url)
+    if not ended and seen is not None and seen.error is None:
+        seen.left = True
+
+
+async def _event_too_large(url: str, why: str, request_id: Any, send: Send, seen: Seen | None) -> None:
+    """End an SSE answer whose event passed the bound: the event is never passed on, the client's stream ends
+    after an error event naming the bound (for a request; a GET stream just ends), and the upstream's connection
+    closes (the answer is closed unfinished)."""
+    if seen is not None:
+        seen.error = f"the upstream answered over a limit: {why}"
+    if request_id is not None:
+        data = json.dumps(upstream_error(request_id, over_limit(url, why)), separators=(",", ":")).encode()
+        frame = b"event: message\ndata: " + data + b"\n\n"
+        await send({"type": "http.response.body", "body": frame, "more_body": True, UPSTREAM_KEY: LOST})
+    await send({"type": "http.response.body", "body": b""})
+
+
 def _close_on_trio(shut: Callable[[], Awaitable[None]], token: Any) -> None:
     """Run `shut` on the trio run of `token`: as a system task when called from that run's own thread (a sync
     `stop()` inside the served loop, which cannot wait on itself), else from this thread, waiting for it. On a run
@@ -334,10 +393,12 @@ def _close_on_trio(shut: Callable[[], Awaitable[None]], token: Any) -> None:
 class _HttpxAnswer:
     """An httpx2 streamed response with the face of `_http11.Answer` (on loops other than asyncio)."""
 
-    def __init__(self, response: Any) -> None:
+    def __init__(self, response: Any, max_body: int) -> None:
         self._response = response
         self.status: int = response.status_code
         self.headers = [(name.lower(), value) for name, value in response.headers.raw]
+        self.max_body = max_body
+        """The bound on a JSON answer's body (`read`); h11 bounds the head itself (16 KiB)."""
 
     def header(self, name: bytes) -> bytes:
         return next((value for key, value in self.headers if key == name), b"")
@@ -354,7 +415,18 @@ class _HttpxAnswer:
             raise UpstreamClosed(f"{type(exc).__name__}: {exc}") from None
 
     async def read(self) -> bytes:
-        return b"".join([piece async for piece in self.pieces()])
+        pieces, size = [], 0
+        with anyio.CancelScope() as scope:
+            async for piece in self.pieces():
+                size += len(piece)
+                if size > self.max_body:
+                    # Cancelled at httpx2's next wait rather than left here: each of its generators then ends.
+                    scope.cancel()
+                    continue
+                pieces.append(piece)
+        if size > self.max_body:
+            raise UpstreamTooLarge(f"its body passed {self.max_body:,} bytes (max_upstream_body)")
+        return b"".join(pieces)
 
     async def aclose(self) -> None:
         await self._response.aclose()

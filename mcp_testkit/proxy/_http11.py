@@ -15,7 +15,16 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["REUSE_S", "Answer", "ConnectTimeout", "Http11Pool", "NeverSent", "UpstreamClosed", "never_sent"]
+__all__ = [
+    "REUSE_S",
+    "Answer",
+    "ConnectTimeout",
+    "Http11Pool",
+    "NeverSent",
+    "UpstreamClosed",
+    "UpstreamTooLarge",
+    "never_sent",
+]
 
 _CLOSE_WAIT_S = 1.0
 """How long closing the pool waits for its transports to close (one turn of the loop, as a rule)."""
@@ -30,6 +39,11 @@ answer: a connection idle longer is closed and a new one made instead."""
 
 class UpstreamClosed(Exception):
     """The upstream closed the connection, or sent what is not HTTP, before its answer ended."""
+
+
+class UpstreamTooLarge(UpstreamClosed):
+    """The upstream's answer passed one of the proxy's bounds on it (its head, its header lines, its body): the
+    connection is closed at once, and the message names the bound."""
 
 
 class NeverSent(UpstreamClosed):
@@ -62,6 +76,8 @@ class Answer:
         """Whether a byte of the answer arrived (a GET or DELETE on a reused connection is resent only before that)."""
         self.complete = False
         self.error: str | None = None
+        self.too_large = False
+        """Whether the answer ended because it passed a bound (`error` names it)."""
         self._head: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._more: asyncio.Future[None] | None = None
 
@@ -78,16 +94,19 @@ class Answer:
             self._connection.pause()
         self._wake()
 
-    def _end(self, error: str | None = None) -> None:
+    def _end(self, error: str | None = None, *, too_large: bool = False) -> None:
         if self.complete or self.error is not None:
             return
         if error is None:
             self.complete = True
         else:
-            self.error = error
+            self.error, self.too_large = error, too_large
         if not self._head.done():
-            self._head.set_exception(UpstreamClosed(error or "no answer"))
+            self._head.set_exception(self._failure())
         self._wake()
+
+    def _failure(self) -> UpstreamClosed:
+        return (UpstreamTooLarge if self.too_large else UpstreamClosed)(self.error or "no answer")
 
     def _time_out(self) -> None:
         if not self._head.done():
@@ -121,7 +140,7 @@ class Answer:
             if self.complete:
                 return
             if self.error is not None:
-                raise UpstreamClosed(self.error)
+                raise self._failure()
             self._more = asyncio.get_running_loop().create_future()
             await self._more
 
@@ -156,6 +175,20 @@ class _Connection(asyncio.Protocol):
         self.gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         """Done when the transport is closed for good (`connection_lost`): the pool's closing waits for it, so the
         loop never closes on a transport still open."""
+        self._counted()
+
+    def _counted(self) -> None:
+        """Counts of a new answer, which `data_received` and the parser's callbacks hold against the pool's bounds."""
+        self.head_raw = 0
+        """Bytes received while the answer's head had not ended (a header without end grows in the parser)."""
+        self.head_size = 0
+        """Bytes of the answer's header lines parsed so far."""
+        self.body_size = 0
+        self.max_body: int | None = None
+        """The bound on this answer's body: the pool's for a JSON answer, none for an SSE one (whose events the
+        forwarder bounds one by one)."""
+        self.over: str | None = None
+        """The bound the answer passed, in words, once it did."""
 
     # -- asyncio ----------------------------------------------------------------------------------
 
@@ -174,11 +207,20 @@ class _Connection(asyncio.Protocol):
             self.lost = True  # bytes nobody asked for: this connection cannot be trusted again
             self._close()
             return
-        self.answer.started = True
+        answer = self.answer
+        answer.started = True
+        heading = not answer._head.done()
+        if heading:
+            self.head_raw += len(data)
         try:
             self.parser.feed_data(data)
-        except httptools.HttpParserError as exc:
-            self.answer._end(f"the upstream's answer is not HTTP: {exc}")
+            if heading and not answer._head.done() and self.head_raw > self.pool.max_head:
+                self._over(f"its head passed {self.pool.max_head:,} bytes without ending", "max_upstream_head")
+        except (httptools.HttpParserError, UpstreamTooLarge) as exc:
+            if self.over is not None:
+                answer._end(self.over, too_large=True)
+            else:
+                answer._end(f"the upstream's answer is not HTTP: {exc}")
             self.lost = True
             self._close()
 
@@ -209,9 +251,22 @@ class _Connection(asyncio.Protocol):
 
     # -- httptools --------------------------------------------------------------------------------
 
+    def _over(self, what: str, option: str) -> None:
+        """Stop at a bound the answer passed: raised out of the parser, which `data_received` turns into the
+        answer's end and the connection's close."""
+        self.over = f"{what} ({option})"
+        raise UpstreamTooLarge(self.over)
+
     def on_header(self, name: bytes, value: bytes) -> None:
         assert self.answer is not None
-        self.answer.headers.append((name.lower(), value))
+        headers = self.answer.headers
+        headers.append((name.lower(), value))
+        pool = self.pool
+        if len(headers) > pool.max_headers:
+            self._over(f"it sent more than {pool.max_headers} header lines", "max_upstream_headers")
+        self.head_size += len(name) + len(value) + 4  # with ": " and the line break
+        if self.head_size > pool.max_head:
+            self._over(f"its head passed {pool.max_head:,} bytes", "max_upstream_head")
 
     def on_headers_complete(self) -> None:
         answer = self.answer
@@ -220,10 +275,19 @@ class _Connection(asyncio.Protocol):
         names = {name for name, _ in answer.headers}
         self.keep_alive = self.parser.should_keep_alive()  # asked now: after the message, llhttp says False
         self.close_delimited = b"content-length" not in names and b"transfer-encoding" not in names
+        if not answer.header(b"content-type").startswith(b"text/event-stream"):
+            self.max_body = limit = self.pool.max_body
+            declared = answer.header(b"content-length").strip()
+            if declared.isdigit() and int(declared) > limit:
+                what = f"its body of {int(declared):,} bytes (Content-Length) is over {limit:,}"
+                self._over(what, "max_upstream_body")
         answer._headed()
 
     def on_body(self, body: bytes) -> None:
         assert self.answer is not None
+        self.body_size += len(body)
+        if self.max_body is not None and self.body_size > self.max_body:
+            self._over(f"its body passed {self.max_body:,} bytes", "max_upstream_body")
         self.answer._push(bytes(body))
 
     def on_message_complete(self) -> None:
@@ -237,6 +301,7 @@ class _Connection(asyncio.Protocol):
         import httptools
 
         self.parser = httptools.HttpResponseParser(self)
+        self._counted()
         answer = self.answer = Answer(self)
         assert self.transport is not None
         self.transport.write(head + body if len(body) < 65536 else head)
@@ -265,7 +330,12 @@ class _Connection(asyncio.Protocol):
 class Http11Pool:
     """Keep-alive connections to one upstream URL (http or https), made on the running asyncio loop."""
 
-    def __init__(self, url: str, *, ssl: Any = None, idle: int = 64) -> None:
+    def __init__(
+        self, url: str, *, ssl: Any = None, idle: int = 64, max_head: int = 64 * 1024, max_headers: int = 100,
+        max_body: int = 16 * 1024 * 1024,
+    ) -> None:  # fmt: skip
+        """`max_head` bytes of an answer's head, `max_headers` header lines and `max_body` bytes of a JSON answer's
+        body (an SSE answer's is unbounded here): an answer that passes one ends in `UpstreamTooLarge`."""
         parts = urlsplit(url)
         self.host = parts.hostname or "127.0.0.1"
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -276,6 +346,7 @@ class Http11Pool:
         self.authority = authority.encode("latin-1")
         self.ssl = ssl if parts.scheme == "https" else None
         self.idle_limit = idle
+        self.max_head, self.max_headers, self.max_body = max_head, max_headers, max_body
         self._idle: list[_Connection] = []
         self._all: set[_Connection] = set()
         self._closed = False

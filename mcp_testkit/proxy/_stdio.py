@@ -8,6 +8,7 @@ record what they see on a `Tape`.
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 import time
@@ -26,7 +27,7 @@ from mcp_testkit._wire.strict_json import JsonError
 from mcp_testkit._wire.strict_json import loads as strict_loads
 from mcp_testkit.proxy._forward import LOST, marked
 from mcp_testkit.proxy._turn import NOTE_KEY
-from mcp_testkit.upstream import MAX_PROCESSES, START_TIMEOUT_S, StdioUpstream, Tape, UpstreamError
+from mcp_testkit.upstream import MAX_PROCESSES, MAX_UPSTREAM_BODY, START_TIMEOUT_S, StdioUpstream, Tape, UpstreamError
 
 __all__ = ["MAX_PROCESSES", "START_TIMEOUT_S", "StdioGateway"]
 
@@ -136,6 +137,9 @@ class StdioGateway(_Endpoint):
     404 (as a restarted server's would), its journal record saying how the process ended; a shared one
     is started again at the next request.
     """
+
+    max_line = MAX_UPSTREAM_BODY
+    """The bound on one stdout line of a process: one past it ends the process, and the call it answered gets 502."""
 
     def __init__(
         self, command: Sequence[str], tape: Any, *, path: str = "/mcp", max_processes: int = MAX_PROCESSES,
@@ -259,7 +263,8 @@ class StdioGateway(_Endpoint):
             return None
         self._starting += 1
         try:
-            return self._shown(await anyio.to_thread.run_sync(lambda: StdioUpstream(self.command, tape=self.tape)))
+            started = functools.partial(StdioUpstream, self.command, tape=self.tape, max_line=self.max_line)
+            return self._shown(await anyio.to_thread.run_sync(started))
         except UpstreamError as exc:
             await _answer(send, 502, {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": str(exc)}})
             return None
@@ -349,7 +354,8 @@ class StdioGateway(_Endpoint):
                     await _event(send, reply)
                     await send({"type": "http.response.body", "body": b"", **({NOTE_KEY: note} if note else {})})
                 else:
-                    await _answer(send, error_status(reply) if stateless else 200, reply, session, note)
+                    status = 502 if exchange.response is None and link.over_limit else None
+                    await _answer(send, status or (error_status(reply) if stateless else 200), reply, session, note)
                 break
         await sender.aclose()
 

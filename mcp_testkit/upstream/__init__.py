@@ -16,6 +16,9 @@ from mcp_testkit.upstream._link import TIMEOUT_S, OnEvent, Upstream, UpstreamErr
 from mcp_testkit.upstream._open import open_upstream
 from mcp_testkit.upstream._options import (
     MAX_PROCESSES,
+    MAX_UPSTREAM_BODY,
+    MAX_UPSTREAM_HEAD,
+    MAX_UPSTREAM_HEADERS,
     START_TIMEOUT_S,
     add_upstream_options,
     from_env,
@@ -28,6 +31,9 @@ from mcp_testkit.upstream._tape import Tape
 
 __all__ = [
     "MAX_PROCESSES",
+    "MAX_UPSTREAM_BODY",
+    "MAX_UPSTREAM_HEAD",
+    "MAX_UPSTREAM_HEADERS",
     "START_TIMEOUT_S",
     "TIMEOUT_S",
     "UPSTREAM_ERAS",

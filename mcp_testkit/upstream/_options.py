@@ -7,7 +7,16 @@ import argparse
 import os
 from collections.abc import Mapping, Sequence
 
-__all__ = ["MAX_PROCESSES", "START_TIMEOUT_S", "add_upstream_options", "from_env", "headers_from"]
+__all__ = [
+    "MAX_PROCESSES",
+    "MAX_UPSTREAM_BODY",
+    "MAX_UPSTREAM_HEAD",
+    "MAX_UPSTREAM_HEADERS",
+    "START_TIMEOUT_S",
+    "add_upstream_options",
+    "from_env",
+    "headers_from",
+]
 
 START_TIMEOUT_S = 10.0
 """How long a stdio server's command may take, before a proxy or a recording serves, to start and answer a probing
@@ -16,6 +25,18 @@ MAX_PROCESSES = 8
 """How many stdio server processes a proxy or a recording runs at once by default (`--max-processes`,
 `max_processes=`): one per session of the handshake era (a stdio server takes one `initialize`), one shared by every
 2026-07-28 request."""
+MAX_UPSTREAM_HEAD = 64 * 1024
+"""The most bytes of an HTTP upstream's answer head (status line and headers) a proxy reads (`--max-upstream-head`,
+`max_upstream_head=`): as much as `TestMcpServer` takes of a request's head (`max_headers`), 4 times what Node's
+parser takes; a server that sends headers without end is cut off there."""
+MAX_UPSTREAM_HEADERS = 100
+"""The most header lines of an upstream's answer a proxy reads (`--max-upstream-headers`, `max_upstream_headers=`):
+as many as Python's `http.client` reads of an answer."""
+MAX_UPSTREAM_BODY = 16 * 1024 * 1024
+"""The most bytes of one message from an upstream a proxy holds (`--max-upstream-body`, `max_upstream_body=`): a
+JSON answer's body, one SSE event, one stdout line of a stdio server. 4 times the 4 MiB a request may have on the
+SDK's server and on `TestMcpServer`, so that a real server's large listing or resource passes; a longer one would
+cost the proxy several times its size in memory, decoded."""
 
 
 def add_upstream_options(parser: argparse.ArgumentParser, *, header_hidden_from: str) -> None:

@@ -21,6 +21,7 @@ from mcp_testkit._wire.strict_json import JsonError
 from mcp_testkit._wire.strict_json import loads as strict_loads
 from mcp_testkit.upstream._exchange import Exchange, era_of, version_of
 from mcp_testkit.upstream._link import TIMEOUT_S, OnEvent, UpstreamError, describe_upstream, is_request
+from mcp_testkit.upstream._options import MAX_UPSTREAM_BODY
 from mcp_testkit.upstream._stderr import StderrTail
 from mcp_testkit.upstream._tape import Tape
 
@@ -76,8 +77,14 @@ class StdioUpstream:
         timeout_s: float = TIMEOUT_S,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
+        max_line: int = MAX_UPSTREAM_BODY,
     ) -> None:
+        """`max_line` bounds one line the server writes on stdout: a longer one ends the process (see `over_limit`)."""
         self.command = list(command)
+        self.max_line = max_line
+        self.over_limit: str | None = None
+        """Why the link ended the process, when it wrote a line over `max_line` bytes (every request waiting, and
+        every later one, is told so); None otherwise."""
         self.tape = tape if tape is not None else Tape()
         self.protocol_version: str | None = None
         self.timeout_s = timeout_s
@@ -123,17 +130,29 @@ class StdioUpstream:
 
     def _read(self) -> None:
         stdout: IO[bytes] = self._process.stdout  # type: ignore[assignment]
-        for line in stdout:
+        limit = self.max_line
+        while line := stdout.readline(limit + 1):  # never more than a line's bound held, whatever the server writes
+            if len(line) > limit and not line.endswith(b"\n"):
+                self._too_long()
+                break
             if line.strip():
                 self._route(line.decode("utf-8", errors="replace").strip())
         code = self.exit_status = self._process.wait()  # set before any waiting request hears of the end
         self.stderr.join(1.0)
         said = f": {last}" if (last := self.stderr.last()) else ""
         with self._lock:
-            self._ended = f"the server process ended (exit status {code}) before answering{said}"
+            self._ended = self.over_limit or f"the server process ended (exit status {code}) before answering{said}"
             waiting = list(self._waiting)
         for one in waiting:
             one.inbox.put(("ended", self._ended))
+
+    def _too_long(self) -> None:
+        """A line past `max_line`: the process (its group) is killed, as a connection past a bound is closed; a
+        request still waiting is answered that it wrote too long a line, not with the line's first part."""
+        self.over_limit = (
+            f"the server process wrote a stdout line over {self.max_line:,} bytes (max_upstream_body); it was ended"
+        )
+        self._signal(signal.SIGKILL)
 
     def _route(self, line: str) -> None:
         try:
