@@ -5,6 +5,7 @@ Run it from the repository root::
     python benchmarks/bench_check.py                        # this checkout, on virtual time and on the real clock
     python benchmarks/bench_check.py --baseline ef26d25     # and a git commit (or a checkout) beside it
     python benchmarks/bench_check.py --only readme          # README's `mcp-testkit check` only
+    python benchmarks/bench_check.py --clock virtual        # this checkout on virtual time only
 
 A contract run in-process mostly waits: the bridges' declared timeouts, backoffs and the faults' late answers. On
 the real clock that waiting is wall time with the CPU idle; on virtual time (the default since issue 35) the event
@@ -86,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", metavar="DIR|REF", help="also measure this checkout or git commit (before)")
     parser.add_argument("--only", choices=["readme", "timeout30"], action="append", help="only these runs")
     parser.add_argument("--examples", type=int, default=100, help="examples per property of the timeout-30 run")
+    parser.add_argument(
+        "--clock", choices=["virtual", "real"], action="append", help="this checkout's clocks (default both)"
+    )
     args = parser.parse_args(argv)
     whats = args.only or ["readme", "timeout30"]
     rows: list[Row] = []
@@ -95,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
             from bench_server import baseline_checkout
 
             sources.append((f"baseline {args.baseline}", baseline_checkout(args.baseline, cleanup), ["default"]))
-        sources.append(("this checkout", HERE.parent, ["virtual", "real"]))
+        sources.append(("this checkout", HERE.parent, args.clock or ["virtual", "real"]))
         for what in whats:
             for label, source, clocks in sources:
                 for clock in clocks:
