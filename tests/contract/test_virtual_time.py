@@ -53,16 +53,14 @@ def test_a_thread_at_work_holds_the_loop_back() -> None:
     try:
         loop.watch()
 
-        async def main() -> float:
-            started = loop.time()
+        async def main() -> None:
             async with anyio.create_task_group() as group:
                 group.start_soon(anyio.sleep, 30)  # a timer the loop could skip to...
                 await anyio.to_thread.run_sync(time.sleep, REAL_WAIT_LIMIT_S + 0.2)  # ...but a thread is at work
                 group.cancel_scope.cancel()
-            return loop.time() - started
 
-        elapsed = loop.run_until_complete(main())
-        assert elapsed < 30, "the loop skipped to its timer while the thread still worked"
+        loop.run_until_complete(main())
+        assert loop.skips == 0, "the loop skipped to its timer while the thread still worked"
         assert loop.real_waits_s > REAL_WAIT_LIMIT_S
         reason = loop.clock_dependence()
         assert reason is not None
@@ -94,13 +92,15 @@ def test_a_bridge_sleeping_in_a_thread_is_found_out_and_run_on_the_real_clock() 
 
 class _TrustsItsOwnClock(ReferenceBridgeAdapter):
     """A bridge that paces itself by `time.monotonic()`: it waits 1 s on the loop, and renders a result wrong
-    unless the real clock says the second passed. On virtual time the wait passes in no real time."""
+    unless the real clock agrees that the second passed. On virtual time the wait passes in no real time, so the
+    two clocks disagree by the second; on the real clock they agree, however slow the machine."""
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> Outcome:
-        started = time.monotonic()
+        real, loop = time.monotonic(), anyio.current_time()
         await anyio.sleep(1)
         outcome = await super().call(tool, arguments)
-        if time.monotonic() - started < 0.75 and outcome.kind == "ok":
+        behind = (anyio.current_time() - loop) - (time.monotonic() - real)
+        if behind > 0.5 and outcome.kind == "ok":
             return Outcome.ok("rendered too soon")
         return outcome
 
