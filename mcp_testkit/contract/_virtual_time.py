@@ -5,9 +5,8 @@ The loop's clock is the real one plus the time it skipped (`skipped_s`): code st
 loop that never idles (a bridge spinning on `sleep(0)`) meets its deadlines in real time as before. It skips only
 when its selector would wait for a timer and nothing can wake it earlier: no I/O is ready, and no thread other than
 the loop's own is at work (a thread blocked on a lock, a queue or a selector is idle; one running code, sleeping in
-`time.sleep` among them, is at work, and the loop waits for it on the real clock). A thread is idle only when it is
-seen at the same instruction of the same wait twice, a poll apart: one just handed work (a worker woken from its
-queue) is still in the wait's frame for an instant, and the second look finds it moving. A bridge whose clock is not the
+`time.sleep` among them, is at work, and the loop waits for it on the real clock). A pool worker waiting on a queue
+that holds work is at work: it was handed a job and has not run yet. A bridge whose clock is not the
 loop's (it sleeps in a thread, or polls `time.monotonic()`) shows it: the loop waits on its threads for long, or
 skips without end; `clock_dependence()` then says why, and the harness runs it on the real clock from then on.
 """
@@ -114,36 +113,18 @@ class SkippingEventLoop(asyncio.SelectorEventLoop):
             )
         return None
 
-    def _threads_at_work(self) -> tuple[list[str], dict[int, tuple[Any, int]]]:
-        """The names of the threads, other than the loop's, running code rather than waiting in the standard
-        library; and where each of the others waits (its innermost frame and instruction)."""
+    def _threads_at_work(self) -> list[str]:
+        """The names of the threads, other than the loop's, running code rather than waiting in the standard library."""
         own = self._loop_thread
         if own is None:
             own = self._loop_thread = threading.get_ident()
         names = {thread.ident: thread.name for thread in threading.enumerate()}
-        busy, waiting = [], {}
-        for ident, frame in sys._current_frames().items():
-            if ident == own or (ident in self.unrelated and not names.get(ident, "").startswith(_WORKERS)):
-                continue
-            if _idle(frame):
-                waiting[ident] = (frame, frame.f_lasti)
-            else:
-                busy.append(names.get(ident, str(ident)))
-        return busy, waiting
-
-    def _at_work(self, due: float) -> tuple[list[str], list[tuple[selectors.SelectorKey, int]]]:
-        """The threads at work, and the I/O that became ready meanwhile. A thread counts as idle only when it is
-        seen waiting at the same place twice, a poll apart (one that moved between the looks is at work)."""
-        busy, waiting = self._threads_at_work()
-        if busy or not waiting:
-            return busy, []
-        ready = self._select(max(0.0, min(_POLL_S, due - time.monotonic())))
-        if ready:
-            return [], ready
-        again, still = self._threads_at_work()
-        names = {thread.ident: thread.name for thread in threading.enumerate()}
-        moved = [names.get(ident, str(ident)) for ident, place in waiting.items() if still.get(ident) != place]
-        return again + moved, []
+        return [
+            names.get(ident, str(ident))
+            for ident, frame in sys._current_frames().items()
+            if ident != own and (ident not in self.unrelated or names.get(ident, "").startswith(_WORKERS))
+            and not _idle(frame)
+        ]
 
     def _skipping_select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         if not self.skipping or timeout is None or timeout <= 0:
@@ -155,10 +136,7 @@ class SkippingEventLoop(asyncio.SelectorEventLoop):
         started = time.monotonic()
         due = started + timeout - _POLL_S
         while True:
-            busy, ready = self._at_work(due)
-            if ready:
-                self.real_waits_s += time.monotonic() - started
-                return ready
+            busy = self._threads_at_work()
             if not busy:
                 break
             self._found_busy += 1
