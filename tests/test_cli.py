@@ -133,11 +133,19 @@ def test_check_of_a_named_bridge_ends_with_what_its_exit_status_means(
     assert done.stdout.splitlines()[-1] == last
 
 
+_REASONS = {
+    "P8": ("it needs the 'approvals' capability, which the adapter does not declare",),
+    "P9": ("it needs the 'tool_cache' capability, which the adapter does not declare",),
+}
+
+
 def _verdicts(held: dict[str, dict[tuple[str, str], str]]) -> dict[str, dict[tuple[str, str], PropertyResult]]:
     """Verdicts by bridge label and (property, era), from their statuses."""
     return {
         label: {
-            (pid, era): PropertyResult(pid, PROPERTIES[pid].title, status, None, 5, 0.0, era=era)
+            (pid, era): PropertyResult(
+                pid, PROPERTIES[pid].title, status, None, 5, 0.0, notes=_REASONS.get(pid, ()), era=era
+            )
             for (pid, era), status in statuses.items()
         }
         for label, statuses in held.items()
@@ -225,8 +233,10 @@ def test_a_property_that_does_not_apply_to_a_bridge_is_said_never_held() -> None
     judged = _judged(verdicts, ["P5", "P8", "P9"], ["handshake", "stateless"])
     assert judged.lines == [
         'Expected, as documented (docs/contract.md, "The SDK client\'s verdicts"): sdk-client (auto) 1 failure.',
-        "P8, P9 do not apply to sdk-client (auto) (no capability or fact they need is declared by the adapter): n/a, "
-        "never held.",
+        "P8 does not apply to sdk-client (auto): it needs the 'approvals' capability, which the adapter does not "
+        "declare (n/a, never held).",
+        "P9 does not apply to sdk-client (auto): it needs the 'tool_cache' capability, which the adapter does not "
+        "declare (n/a, never held).",
     ]
     assert judged.status == 0
 

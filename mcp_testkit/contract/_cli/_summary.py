@@ -87,28 +87,26 @@ def _expected_line(judgement: Judgement, labels: dict[str, str]) -> str:
 
 
 def _not_applicable_lines(verdicts: Verdicts, chosen: Sequence[str], eras: Sequence[str]) -> list[str]:
-    """`P8, P9, P14 do not apply to sdk-client (auto), sdk-client (legacy) (...)`: what each bridge gets no
-    verdict on for want of a capability or a declared fact; a property of another era (P5, P5s) goes unsaid."""
+    """`P9, P14 do not apply to sdk-client (auto), sdk-client (legacy): it needs the 'tool_cache' capability, ...`:
+    what each bridge gets no verdict on, one line per reason (the capability it lacks, or what its adapter says the
+    contract cannot do); a property of another era (P5, P5s) goes unsaid."""
     from mcp_testkit.contract._properties import PROPERTIES
 
-    by_set: dict[tuple[str, ...], list[str]] = {}
+    by_reason: dict[str, tuple[dict[str, None], dict[str, None]]] = {}
     for label, results in verdicts.items():
-        skipped = tuple(
-            dict.fromkeys(
-                p
-                for p in chosen
-                for era in eras
-                if era in PROPERTIES[p].eras and (r := results.get((p, era))) is not None and r.not_applicable
-            )
-        )
-        if skipped:
-            by_set.setdefault(skipped, []).append(label)
+        for p in chosen:
+            for era in eras:
+                r = results.get((p, era))
+                if era in PROPERTIES[p].eras and r is not None and r.not_applicable:
+                    pids, bridges = by_reason.setdefault(r.notes[0] if r.notes else "no reason given", ({}, {}))
+                    pids[p] = None
+                    bridges[label] = None
     return [
         fit(
-            f"{', '.join(skipped)} {'does' if len(skipped) == 1 else 'do'} not apply to {', '.join(bridges)} "
-            "(no capability or fact they need is declared by the adapter): n/a, never held."
+            f"{', '.join(pids)} {'does' if len(pids) == 1 else 'do'} not apply to {', '.join(bridges)}: {reason} "
+            "(n/a, never held)."
         )
-        for skipped, bridges in by_set.items()
+        for reason, (pids, bridges) in by_reason.items()
     ]
 
 
