@@ -251,3 +251,28 @@ def test_serve_stdio_refuses_a_scenario_of_the_stateless_era_only(tmp_path: Path
         f"mcp-testkit serve: --scenario {scenario}: its eras are stateless only, which needs HTTP: over --stdio the "
         "server speaks the handshake era only\n"
     )
+
+
+def test_a_write_run_twice_is_one_broken_promise_listed_once_with_the_properties_that_met_it() -> None:
+    """P2 failing, and P6 and P12 failing because a write ran twice in their examples, are one broken promise (P2's)
+    on one line naming the three properties; P4's own failure is its own promise."""
+    from mcp_testkit.contract._cli._expectations import Judgement
+    from mcp_testkit.contract._cli._summary import summary_lines
+
+    def failed(pid: str, what: str, era: str = "handshake") -> PropertyResult:
+        text = f"{pid} counterexample (declared case 1 of 3): name(\n    x=1,\n)\n{what}\n  faults fired: -"
+        return PropertyResult(pid, PROPERTIES[pid].title, "failed", text, 1, 0.0, era=era)
+
+    twice = "breaks P2's promise (a write runs at most once, exactly once when reported ok): after close(), a write ran"
+    unexpected = [
+        ("mine", failed("P2", "a write ran 2 times for 1 call")),
+        ("mine", failed("P4", "a refused credential was sent again")),
+        ("mine", failed("P6", f"{twice} 2 times, in a P6 example")),
+        ("mine", failed("P12", f"{twice} 3 times, in a P12 example", era="stateless")),
+        ("mine", failed("P2", "a write ran 2 times for 1 call", era="stateless")),
+    ]
+    lines = summary_lines(Judgement(unexpected=unexpected), {"x:Mine": "mine"}, {}, [], [])
+    promises = [line for line in lines if "promise" in line and line.startswith("mine breaks")]
+    assert promises == ["mine breaks 2 promises: P2 (in examples of P2, P6, P12), P4 (in examples of P4)."]
+    alone = summary_lines(Judgement(unexpected=unexpected[:2]), {"x:Mine": "mine"}, {}, [], [])
+    assert not any(line.startswith("mine breaks") for line in alone), "said only where a promise crosses properties"

@@ -17,8 +17,8 @@ does not apply it is `not_applicable`, with the reason: it has no meaning in the
 stateless era, P5s in the handshake era), it needs a capability the adapter does not declare (P8
 approvals, P9 a tool cache), or the adapter declares the contract `cannot` do what it takes (abandon a call for
 P10, overlap calls for P13). A wait or a count the adapter does not declare has a default (`DEFAULT_WAIT_S` a
-request, `DEFAULT_CONCURRENCY` calls at once), never a reason for n/a. Where the bridge spoke the handshake era to the stateless era's server,
-it is `fell_back`.
+request, `DEFAULT_CONCURRENCY` calls at once), never a reason for n/a. Where the bridge spoke the handshake era
+to the stateless era's server, it is `fell_back`.
 """
 
 from __future__ import annotations

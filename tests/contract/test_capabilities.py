@@ -68,7 +68,8 @@ def test_the_shipped_adapters_declare_what_their_bridges_have() -> None:
     assert ReferenceBridgeAdapter.capabilities == {"approvals", "tool_cache"}
     assert PerCallReferenceAdapter.capabilities == {"tool_cache"}
     assert getattr(SdkClientAdapter, "capabilities", frozenset()) == frozenset()
-    assert not any(getattr(a, "cannot", ()) for a in (ReferenceBridgeAdapter, PerCallReferenceAdapter, SdkClientAdapter))
+    shipped = (ReferenceBridgeAdapter, PerCallReferenceAdapter, SdkClientAdapter)
+    assert not any(getattr(adapter, "cannot", ()) for adapter in shipped)
     assert isinstance(ReferenceBridgeAdapter(), ApprovalAdapter)
     assert isinstance(ReferenceBridgeAdapter(), ToolCacheAdapter)
     assert isinstance(_Minimal(), BridgeAdapter)

@@ -81,9 +81,12 @@ def test_without_declarations_p10_to_p13_apply_and_only_cannot_takes_them_away()
     assert all(PROPERTIES[pid].requires is None for pid in needs)
     unable = BridgeFacts.of(_Declared(cannot=("abandon_calls", "overlap_calls")))
     reasons = {pid: need(unable) for pid, need in needs.items() if need is not None}
-    assert reasons["P10"] is not None and "abandon_calls" in reasons["P10"]
-    assert reasons["P13"] is not None and "overlap_calls" in reasons["P13"]
-    assert reasons.get("P12") is None and needs["P11"] is None
+    assert reasons["P10"] is not None
+    assert "abandon_calls" in reasons["P10"]
+    assert reasons["P13"] is not None
+    assert "overlap_calls" in reasons["P13"]
+    assert reasons.get("P12") is None
+    assert needs["P11"] is None
 
 
 def test_p11_bounds_each_attempt_and_lets_declared_progress_extend_it() -> None:

@@ -19,6 +19,7 @@ __all__ = ["WIDTH", "finding", "fit", "summary_lines", "verdict_line"]
 
 WIDTH = 200
 _HEADER = re.compile(r"^P\w+ counterexample \(")
+_OTHERS_PROMISE = re.compile(r"\bbreaks (P\d+s?)'s promise\b")
 
 
 def fit(text: str, width: int = WIDTH) -> str:
@@ -58,11 +59,36 @@ def summary_lines(
 ) -> list[str]:
     """The unexpected verdicts (a line each), the expected ones (one line), the notes, and what does not apply."""
     lines = [_unexpected_line(label, result) for label, result in judgement.unexpected]
+    lines += _promise_lines(judgement)
     expected = _expected_line(judgement, labels)
     if expected:
         lines.append(expected)
     lines += [fit(f"Note: {note}.") for note in judgement.notes]
     lines += _not_applicable_lines(verdicts, chosen, eras)
+    return lines
+
+
+def promise_of(result: PropertyResult) -> str:
+    """The property whose promise a failure breaks: its own, or the one its finding names (a write run twice in a P6
+    example breaks P2's)."""
+    named = _OTHERS_PROMISE.search(finding(result))
+    return named.group(1) if named else result.property_id
+
+
+def _promise_lines(judgement: Judgement) -> list[str]:
+    """`mybridge breaks 2 promises: P2 (in examples of P2, P6, P12), P4 (P4)`: each broken promise once per bridge,
+    with the properties whose examples met it; said only where some failure broke another property's promise."""
+    by_bridge: dict[str, dict[str, dict[str, None]]] = {}
+    for label, result in judgement.unexpected:
+        if result.failed:
+            by_bridge.setdefault(label, {}).setdefault(promise_of(result), {})[result.property_id] = None
+    lines = []
+    for label, promises in by_bridge.items():
+        if all(list(met) == [promise] for promise, met in promises.items()):
+            continue
+        count = f"{len(promises)} promise{'s' * (len(promises) != 1)}"
+        said = ", ".join(f"{promise} (in examples of {', '.join(met)})" for promise, met in promises.items())
+        lines.append(fit(f"{label} breaks {count}: {said}."))
     return lines
 
 
