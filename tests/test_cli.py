@@ -133,11 +133,19 @@ def test_check_of_a_named_bridge_ends_with_what_its_exit_status_means(
     assert done.stdout.splitlines()[-1] == last
 
 
+_REASONS = {
+    "P8": ("it needs the 'approvals' capability, which the adapter does not declare",),
+    "P9": ("it needs the 'tool_cache' capability, which the adapter does not declare",),
+}
+
+
 def _verdicts(held: dict[str, dict[tuple[str, str], str]]) -> dict[str, dict[tuple[str, str], PropertyResult]]:
     """Verdicts by bridge label and (property, era), from their statuses."""
     return {
         label: {
-            (pid, era): PropertyResult(pid, PROPERTIES[pid].title, status, None, 5, 0.0, era=era)
+            (pid, era): PropertyResult(
+                pid, PROPERTIES[pid].title, status, None, 5, 0.0, notes=_REASONS.get(pid, ()), era=era
+            )
             for (pid, era), status in statuses.items()
         }
         for label, statuses in held.items()
@@ -225,8 +233,10 @@ def test_a_property_that_does_not_apply_to_a_bridge_is_said_never_held() -> None
     judged = _judged(verdicts, ["P5", "P8", "P9"], ["handshake", "stateless"])
     assert judged.lines == [
         'Expected, as documented (docs/contract.md, "The SDK client\'s verdicts"): sdk-client (auto) 1 failure.',
-        "P8, P9 do not apply to sdk-client (auto) (no capability or fact they need is declared by the adapter): n/a, "
-        "never held.",
+        "P8 does not apply to sdk-client (auto): it needs the 'approvals' capability, which the adapter does not "
+        "declare (n/a, never held).",
+        "P9 does not apply to sdk-client (auto): it needs the 'tool_cache' capability, which the adapter does not "
+        "declare (n/a, never held).",
     ]
     assert judged.status == 0
 
@@ -241,3 +251,28 @@ def test_serve_stdio_refuses_a_scenario_of_the_stateless_era_only(tmp_path: Path
         f"mcp-testkit serve: --scenario {scenario}: its eras are stateless only, which needs HTTP: over --stdio the "
         "server speaks the handshake era only\n"
     )
+
+
+def test_a_write_run_twice_is_one_broken_promise_listed_once_with_the_properties_that_met_it() -> None:
+    """P2 failing, and P6 and P12 failing because a write ran twice in their examples, are one broken promise (P2's)
+    on one line naming the three properties; P4's own failure is its own promise."""
+    from mcp_testkit.contract._cli._expectations import Judgement
+    from mcp_testkit.contract._cli._summary import summary_lines
+
+    def failed(pid: str, what: str, era: str = "handshake") -> PropertyResult:
+        text = f"{pid} counterexample (declared case 1 of 3): name(\n    x=1,\n)\n{what}\n  faults fired: -"
+        return PropertyResult(pid, PROPERTIES[pid].title, "failed", text, 1, 0.0, era=era)
+
+    twice = "breaks P2's promise (a write runs at most once, exactly once when reported ok): after close(), a write ran"
+    unexpected = [
+        ("mine", failed("P2", "a write ran 2 times for 1 call")),
+        ("mine", failed("P4", "a refused credential was sent again")),
+        ("mine", failed("P6", f"{twice} 2 times, in a P6 example")),
+        ("mine", failed("P12", f"{twice} 3 times, in a P12 example", era="stateless")),
+        ("mine", failed("P2", "a write ran 2 times for 1 call", era="stateless")),
+    ]
+    lines = summary_lines(Judgement(unexpected=unexpected), {"x:Mine": "mine"}, {}, [], [])
+    promises = [line for line in lines if "promise" in line and line.startswith("mine breaks")]
+    assert promises == ["mine breaks 2 promises: P2 (in examples of P2, P6, P12), P4 (in examples of P4)."]
+    alone = summary_lines(Judgement(unexpected=unexpected[:2]), {"x:Mine": "mine"}, {}, [], [])
+    assert not any(line.startswith("mine breaks") for line in alone), "said only where a promise crosses properties"

@@ -19,10 +19,12 @@ from __future__ import annotations
 from mcp_testkit.adapters._driver import DriverAdapter, DriverError, DriverFactory
 from mcp_testkit.adapters._outcome import (
     CAPABILITIES,
+    INABILITIES,
     AdapterFactory,
     ApprovalAdapter,
     BridgeAdapter,
     Capability,
+    Inability,
     Outcome,
     OutcomeKind,
     SessionMode,
@@ -34,6 +36,7 @@ from mcp_testkit.adapters._task import TaskHost
 
 __all__ = [
     "CAPABILITIES",
+    "INABILITIES",
     "AdapterFactory",
     "ApprovalAdapter",
     "BridgeAdapter",
@@ -41,6 +44,7 @@ __all__ = [
     "DriverAdapter",
     "DriverError",
     "DriverFactory",
+    "Inability",
     "Outcome",
     "OutcomeKind",
     "PerCallReferenceAdapter",

@@ -49,9 +49,12 @@ _ANSWERS = {
 }
 """The answer kinds each request may have, besides `hung` and `driver_error`."""
 _WATCHDOG_MARGIN_S = 1.5
-"""How long before the example's deadline a driver's watchdog fires, so that its `hung` arrives in time."""
+"""How long before the example's deadline a driver's watchdog fires, so that its `hung` arrives in time; at most
+a quarter of the time left, so that a short deadline (a property's own bound on a wait, as P11's of 1.6 s for a
+bridge whose timeout is 0.5 s) leaves the bridge its declared wait rather than a watchdog that fires first."""
 _ANSWER_MARGIN_S = 0.5
-"""How long before the example's deadline the adapter stops waiting for a driver that does not answer."""
+"""How long before the example's deadline the adapter stops waiting for a driver that does not answer (a third
+of the watchdog's margin, where that is shorter)."""
 _STDERR_LINES = 20
 
 
@@ -356,6 +359,9 @@ class DriverAdapter:
     """
 
     name: ClassVar[str] = "driver"
+    cannot: ClassVar[frozenset[str]] = frozenset({"abandon_calls", "overlap_calls"})
+    """The driver protocol carries one request at a time and has no way to abandon one: the contract can neither
+    overlap a driver's calls (P13) nor abandon one (P10)."""
 
     def __init__(self, factory: DriverFactory) -> None:
         hello = factory.hello
@@ -365,8 +371,7 @@ class DriverAdapter:
         self.retry: int = hello["retry"]
         self.timeout_s: float | None = hello["timeout_s"]
         self.sessions: SessionMode = hello["sessions"]
-        # Optional in the hello (P11, P12): absent is not declared. A driver answers one request at a time, so it
-        # declares no `concurrency` (P13), and it cannot abandon a call, so no "cancellation" (P10).
+        # Optional in the hello (P11, P12): absent is not declared.
         self.connect_timeout_s: float | None = hello.get("connect_timeout_s")
         self.progress_timeout_s: float | None = hello.get("progress_timeout_s")
         self.max_result_bytes: int | None = hello.get("max_result_bytes")
@@ -387,8 +392,9 @@ class DriverAdapter:
             if math.isinf(remaining):
                 return 30.0, 35.0
             within = remaining
-        watchdog = max(within - _WATCHDOG_MARGIN_S, 0.1)
-        return watchdog, max(within - _ANSWER_MARGIN_S, watchdog + 0.5)
+        margin = min(_WATCHDOG_MARGIN_S, within / 4)
+        watchdog = max(within - margin, 0.1)
+        return watchdog, max(within - min(_ANSWER_MARGIN_S, margin / 3), watchdog + 0.1)
 
     async def _ask(self, op: str, within: float | None = None, **fields: Any) -> dict[str, Any]:
         if self._process is None:

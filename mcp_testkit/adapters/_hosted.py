@@ -55,8 +55,8 @@ class HostedBridgeAdapter(TaskHost):
     sessions: SessionMode = "persistent"
     # An application abandons a call to any of these bridges by cancelling the task awaiting it (a cancel scope, a
     # deadline); this host forwards that cancel to the bridge's own call (`TaskHost._answer`). What the bridge then
-    # tells the server is P10's verdict.
-    capabilities: ClassVar[frozenset[Capability]] = frozenset({"cancellation"})
+    # tells the server is P10's verdict (it applies to every adapter that does not declare `cannot`).
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()
     connect_timeout_s: float | None = None
     """How long a connect may wait in all (P11); each subclass declares its bridge's, from its source."""
     progress_timeout_s: float | None = None
@@ -67,7 +67,7 @@ class HostedBridgeAdapter(TaskHost):
     `mcp/client/streamable_http.py`) but reads a JSON answer whole (`response.aread()`), so no size is refused
     whatever the framing: P12 checks that a large result ends within P11's bounds and leaves the bridge usable."""
     concurrency: int | None = None
-    """How many calls may be in flight at once (P13); declared by each subclass whose bridge allows it."""
+    """How many calls may be in flight at once (P13); None: the contract's default, 2."""
 
     def __init__(self, *, transport: httpx2.AsyncBaseTransport | None = None, timeout_s: float | None = 1.0) -> None:
         self._transport = transport

@@ -11,10 +11,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CAPABILITIES",
+    "INABILITIES",
     "AdapterFactory",
     "ApprovalAdapter",
     "BridgeAdapter",
     "Capability",
+    "Inability",
     "Outcome",
     "OutcomeKind",
     "SessionMode",
@@ -25,7 +27,14 @@ OutcomeKind = Literal["ok", "tool_error", "auth_error", "outcome_unknown", "conn
 SessionMode = Literal["persistent", "per_call"]
 Capability = Literal["approvals", "tool_cache", "cancellation"]
 CAPABILITIES: tuple[Capability, ...] = ("approvals", "tool_cache", "cancellation")
-"""What an adapter may declare in `capabilities`: the properties that need one apply only to bridges that have it."""
+"""What an adapter may declare in `capabilities`: the properties that need one apply only to bridges that have it.
+("cancellation" is kept for adapters written before P10 applied by default; it declares nothing now.)"""
+Inability = Literal["abandon_calls", "overlap_calls"]
+INABILITIES: tuple[Inability, ...] = ("abandon_calls", "overlap_calls")
+"""What an adapter may declare in `cannot`: what the contract cannot do to the bridge through it, structurally.
+"abandon_calls": cancelling the task that awaits `call` does not abandon the bridge's call (P10 does not apply);
+"overlap_calls": the adapter cannot have two calls in flight at once (P13 does not apply). A driver, whose protocol
+carries one request at a time, declares both."""
 
 
 @dataclass(frozen=True)
@@ -84,14 +93,15 @@ class BridgeAdapter(Protocol):
 
     Four attributes are optional and read with a default: `sessions` ("persistent", the default, or
     "per_call" for a bridge that opens a session for every operation), `timeout_s` (how long the
-    bridge waits for a call's answer; None, the default, runs no late-answer cases), `eras` (the
-    protocol eras the factory can be asked to speak with `era=`; None, the default, never asks) and
-    `capabilities` (what the bridge has beyond the core, from `CAPABILITIES`: "approvals" makes it an
-    `ApprovalAdapter` and P8 applies, "tool_cache" a `ToolCacheAdapter` and P9 applies, "cancellation"
-    says that cancelling the task awaiting `call` abandons the bridge's call as an application's cancel scope
-    would (the bridge's own call is cancelled, not only the wait for it) and P10 applies; by default
-    none, and those properties are "not applicable", never "holds"). Four more facts, also optional,
-    make P11-P13 apply: `connect_timeout_s`, `progress_timeout_s`, `max_result_bytes` and `concurrency`
+    bridge waits for a call's answer; None, the default, runs no late-answer cases, and P11 bounds its waits by
+    the contract's default, `DEFAULT_WAIT_S`), `eras` (the protocol eras the factory can be asked to speak with
+    `era=`; None, the default, never asks) and `capabilities` (what the bridge has beyond the core, from
+    `CAPABILITIES`: "approvals" makes it an `ApprovalAdapter` and P8 applies, "tool_cache" a `ToolCacheAdapter`
+    and P9 applies; by default none, and those properties are "not applicable", never "holds"). Every other
+    property applies unless the adapter says it structurally cannot: `cannot` (from `INABILITIES`) names what the
+    contract cannot do through it (abandon a call: P10; overlap calls: P13). Four more facts, also optional, sharpen
+    P11-P13: `connect_timeout_s` (default: each of the connect's requests within `timeout_s`, its listing tried
+    1 + `retry` times), `progress_timeout_s`, `max_result_bytes` and `concurrency` (default 2)
     (docs/contract.md, "Waits, large results and concurrent calls").
     """
 

@@ -37,7 +37,7 @@ class ReferenceBridgeAdapter:
     server_name: ClassVar[str] = "srv"
     sessions: SessionMode = "persistent"
     eras: ClassVar[tuple[str, ...]] = ("handshake", "stateless")
-    capabilities: ClassVar[frozenset[Capability]] = frozenset({"approvals", "tool_cache", "cancellation"})
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({"approvals", "tool_cache"})
     cache_ttl_s: float = 300.0
     concurrency: int = 16
     """Calls in flight at once on one pool: each is a request of its own, its answer matched by id."""
@@ -189,7 +189,7 @@ class PerCallReferenceAdapter(ReferenceBridgeAdapter):
     name: ClassVar[str] = "reference-per-call"
     sessions: SessionMode = "per_call"
     # A paused call belongs to the pool it paused in, and this adapter closes every pool it opens.
-    capabilities: ClassVar[frozenset[Capability]] = frozenset({"tool_cache", "cancellation"})
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({"tool_cache"})
 
     def __init__(self, *, transport: httpx2.AsyncBaseTransport | None = None, **options: Any) -> None:
         super().__init__(transport=transport, **options)

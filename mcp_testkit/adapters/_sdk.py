@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Literal
 import httpx2
 
 from mcp_testkit._wire.eras import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION
-from mcp_testkit.adapters._outcome import Capability, Outcome, SessionMode
+from mcp_testkit.adapters._outcome import Outcome, SessionMode
 from mcp_testkit.adapters._task import TaskHost
 
 __all__ = ["HTTP_STAND_IN", "SAME_FOR_EVERY_STATUS", "SdkClientAdapter", "SdkErrorClassifier"]
@@ -122,7 +122,6 @@ class SdkClientAdapter(TaskHost):
     # mcp 2.3's request options document `cancel_on_abandon` (default True): "abandoning this request (timeout or
     # caller cancellation) sends notifications/cancelled" (mcp/shared/dispatcher.py). This host forwards a
     # caller's cancel to the client's task (`TaskHost._answer`), so the contract can abandon a call (P10).
-    capabilities: ClassVar[frozenset[Capability]] = frozenset({"cancellation"})
     task_name = "SDK client"  # errors say "the SDK client task ended"
     concurrency = 16
     """The client's session matches each answer to its request by id (`JSONRPCDispatcher._pending`,

@@ -34,7 +34,7 @@ class TaskHost:
 
     A serve loop that answers each call with `_answer` lets a caller abandon a call: cancelling the task awaiting
     `call` cancels the bridge's call in its own task too, as the application's cancel scope around it would
-    (what an adapter declaring the "cancellation" capability promises).
+    (what P10 takes of every adapter that does not declare cannot "abandon_calls").
 
     A call sent to a task that has ended is a `connection_error` (nothing was sent); a call whose task ended
     while it was in flight is an `outcome_unknown` (it was sent, so it may have run).

@@ -52,9 +52,11 @@ class ServerAdapter(HostedBridgeAdapter):
         # (`_MCPServerWithClientSession._retry_backoff_seconds` in agents/mcp/server.py).
         backoffs = sum(self.backoff_s * 2**n for n in range(self.retry))
         self.connect_timeout_s = (2 + 1 + self.retry) * self.wait_s + backoffs
-        # No `concurrency`: `MCPServerStreamableHttp` runs one request at a time on its session
-        # (`self._serialize_session_requests = True`, each request under `_request_lock`, agents/mcp/server.py), so
-        # no two calls are ever in flight on one bridge and P13 does not apply.
+        # `concurrency` 4: an agent's tool calls run as parallel tasks (the Agents SDK's run loop gathers the
+        # function tool calls of one model turn, agents/_run_impl.py), so an application has several in flight on
+        # one bridge. `MCPServerStreamableHttp` then runs them one at a time (`_serialize_session_requests`, each
+        # under `_request_lock`, agents/mcp/server.py): what a fault on one of them does to the others is P13's.
+        self.concurrency = 4
 
     default_retries: ClassVar[int] = 0
 

@@ -14,13 +14,16 @@ example), `hung` (the bridge did not finish an example in its time limit: its ow
 property failing), `not_run` (the bridge cannot connect to a healthy server, which one property of
 the era reports) or `error` (the harness or the adapter raised: no verdict on the bridge). Where a property
 does not apply it is `not_applicable`, with the reason: it has no meaning in the era (P5 in the
-stateless era, P5s in the handshake era), or it needs a capability the adapter does not declare (P8
-approvals, P9 a tool cache). Where the bridge spoke the handshake era to the stateless era's server,
-it is `fell_back`.
+stateless era, P5s in the handshake era), it needs a capability the adapter does not declare (P8
+approvals, P9 a tool cache), or the adapter declares the contract `cannot` do what it takes (abandon a call for
+P10, overlap calls for P13). A wait or a count the adapter does not declare has a default (`DEFAULT_WAIT_S` a
+request, `DEFAULT_CONCURRENCY` calls at once), never a reason for n/a. Where the bridge spoke the handshake era
+to the stateless era's server, it is `fell_back`.
 """
 
 from __future__ import annotations
 
+from mcp_testkit.contract._facts import DEFAULT_CONCURRENCY, DEFAULT_WAIT_S
 from mcp_testkit.contract._harness import BridgeFacts, ContractError, ContractHarness, ContractViolation
 from mcp_testkit.contract._machine import resilience_machine
 from mcp_testkit.contract._properties import PROPERTIES, Property, expected_kinds
@@ -29,6 +32,8 @@ from mcp_testkit.contract._suite import resilience_suite
 from mcp_testkit.contract._verdict import PropertyResult
 
 __all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_WAIT_S",
     "PROPERTIES",
     "BridgeFacts",
     "ContractError",

@@ -9,10 +9,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_testkit._wire.eras import ERAS, HANDSHAKE
-from mcp_testkit.adapters import CAPABILITIES, SessionMode
+from mcp_testkit.adapters import CAPABILITIES, INABILITIES, SessionMode
 from mcp_testkit.contract._errors import ContractError
 
-__all__ = ["BridgeFacts", "declared_eras", "declared_loggers", "takes_keyword"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_WAIT_S",
+    "BridgeFacts",
+    "declared_eras",
+    "declared_loggers",
+    "takes_keyword",
+]
+
+DEFAULT_WAIT_S = 30.0
+"""The most one request of a bridge that declares no `timeout_s` may wait, as P11 (and P12) judge it: a bridge
+that waits past it on a silent server waits without end."""
+DEFAULT_CONCURRENCY = 2
+"""How many calls P13 has in flight on a bridge whose adapter declares no `concurrency` (and can overlap calls)."""
 
 
 @dataclass(frozen=True)
@@ -30,8 +43,7 @@ class BridgeFacts:
     era: str = HANDSHAKE
     """The protocol era the run checks: 'handshake' or 'stateless' (2026-07-28)."""
     capabilities: frozenset[str] = frozenset()
-    """What the bridge has beyond the core ("approvals", "tool_cache", "cancellation"): the properties needing one
-    apply."""
+    """What the bridge has beyond the core ("approvals", "tool_cache"): the properties needing one apply."""
     cache_ttl_s: float | None = None
     """With "tool_cache": how long its cache keeps a listing."""
     connect_timeout_s: float | None = None
@@ -41,7 +53,24 @@ class BridgeFacts:
     max_result_bytes: int | None = None
     """The largest result the bridge takes; one over it is an error of its own kind (None: no declared limit)."""
     concurrency: int | None = None
-    """How many calls the bridge lets run at once on one connection (None: not declared)."""
+    """How many calls the bridge lets run at once on one connection: as declared, else `DEFAULT_CONCURRENCY`;
+    None only where the adapter cannot overlap calls."""
+    cannot: frozenset[str] = frozenset()
+    """What the contract cannot do through the adapter, structurally (`INABILITIES`): "abandon_calls" (P10),
+    "overlap_calls" (P13)."""
+
+    @property
+    def wait_s(self) -> float:
+        """The most one request may wait: the declared `timeout_s`, else the contract's `DEFAULT_WAIT_S`."""
+        return self.timeout_s if self.timeout_s is not None else DEFAULT_WAIT_S
+
+    @property
+    def connect_wait_s(self) -> float:
+        """The most a whole connect may wait: the declared `connect_timeout_s`, else its listing (a read) tried
+        1 + `retry` times, each within `wait_s`."""
+        if self.connect_timeout_s is not None:
+            return self.connect_timeout_s
+        return (1 + self.retry) * self.wait_s
 
     @classmethod
     def of(cls, adapter: Any, era: str = HANDSHAKE) -> BridgeFacts:
@@ -62,6 +91,12 @@ class BridgeFacts:
                 f"adapter {_name(adapter)}: timeout_s must be a positive number or None, not {timeout_s!r}"
             )
         capabilities = _capabilities(adapter)
+        cannot = _inabilities(adapter)
+        concurrency = _count(adapter, "concurrency", 2)
+        if "overlap_calls" in cannot:
+            concurrency = None
+        elif concurrency is None:
+            concurrency = DEFAULT_CONCURRENCY
         cache_ttl_s = getattr(adapter, "cache_ttl_s", None) if "tool_cache" in capabilities else None
         if "tool_cache" in capabilities and (
             not isinstance(cache_ttl_s, (int, float)) or isinstance(cache_ttl_s, bool) or not cache_ttl_s > 0
@@ -82,7 +117,8 @@ class BridgeFacts:
             _seconds(adapter, "connect_timeout_s"),
             _seconds(adapter, "progress_timeout_s"),
             _count(adapter, "max_result_bytes", 1),
-            _count(adapter, "concurrency", 2),
+            concurrency,
+            cannot,
         )
 
 
@@ -128,6 +164,20 @@ def _capabilities(adapter: Any) -> frozenset[str]:
         missing = [method for method in _NEEDS[capability] if not callable(getattr(adapter, method, None))]
         if missing:
             raise ContractError(f"adapter {_name(adapter)}: it declares {capability!r} but has no {', '.join(missing)}")
+    return frozenset(declared)
+
+
+def _inabilities(adapter: Any) -> frozenset[str]:
+    """What the adapter says the contract cannot do through it, checked: known names only."""
+    declared = getattr(adapter, "cannot", ())
+    if isinstance(declared, str) or not isinstance(declared, Collection) or not all(
+        isinstance(name, str) for name in declared
+    ):
+        raise ContractError(f"adapter {_name(adapter)}: cannot must be a collection of names, not {declared!r}")
+    unknown = sorted(set(declared) - set(INABILITIES))
+    if unknown:
+        known = ", ".join(INABILITIES)
+        raise ContractError(f"adapter {_name(adapter)}: unknown names in cannot {unknown}; known: {known}")
     return frozenset(declared)
 
 

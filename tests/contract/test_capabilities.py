@@ -46,22 +46,30 @@ class _Minimal:
         return None
 
 
-def test_p8_p9_p10_and_p14_need_their_capability() -> None:
-    """P8 needs "approvals", P9 and P14 "tool_cache", P10 "cancellation"; every other property needs nothing more."""
+class _Unable(_Minimal):
+    """The minimal adapter, saying the contract cannot abandon or overlap its calls (as a driver does)."""
+
+    cannot: ClassVar[frozenset[str]] = frozenset({"abandon_calls", "overlap_calls"})
+
+
+def test_p8_p9_and_p14_need_their_capability() -> None:
+    """P8 needs "approvals", P9 and P14 "tool_cache"; every other property needs no capability (P10 applies to
+    every adapter that does not declare it cannot abandon a call)."""
     assert {pid: prop.requires for pid, prop in PROPERTIES.items() if prop.requires} == {
         "P8": "approvals",
         "P9": "tool_cache",
-        "P10": "cancellation",
         "P14": "tool_cache",
     }
 
 
 def test_the_shipped_adapters_declare_what_their_bridges_have() -> None:
-    """The reference bridge has all three; with a pool per call it keeps no paused call; the SDK client can only
-    be cancelled (its host forwards the application's cancel to the client's task)."""
-    assert ReferenceBridgeAdapter.capabilities == {"approvals", "tool_cache", "cancellation"}
-    assert PerCallReferenceAdapter.capabilities == {"tool_cache", "cancellation"}
-    assert SdkClientAdapter.capabilities == {"cancellation"}
+    """The reference bridge has both; with a pool per call it keeps no paused call; the SDK client has neither. None
+    of them declares the contract cannot abandon or overlap its calls: P10 and P13 apply to each."""
+    assert ReferenceBridgeAdapter.capabilities == {"approvals", "tool_cache"}
+    assert PerCallReferenceAdapter.capabilities == {"tool_cache"}
+    assert getattr(SdkClientAdapter, "capabilities", frozenset()) == frozenset()
+    shipped = (ReferenceBridgeAdapter, PerCallReferenceAdapter, SdkClientAdapter)
+    assert not any(getattr(adapter, "cannot", ()) for adapter in shipped)
     assert isinstance(ReferenceBridgeAdapter(), ApprovalAdapter)
     assert isinstance(ReferenceBridgeAdapter(), ToolCacheAdapter)
     assert isinstance(_Minimal(), BridgeAdapter)
@@ -71,7 +79,7 @@ def test_the_shipped_adapters_declare_what_their_bridges_have() -> None:
 def test_a_property_needing_a_capability_the_adapter_lacks_is_not_applicable() -> None:
     """Without the capability, P8 and P9 run nothing and are "not_applicable" (n/a) in both eras, with a note
     saying why, which the coverage line repeats."""
-    results = run_contract(_Minimal, properties=["P8", "P9", "P10"])
+    results = run_contract(_Unable, properties=["P8", "P9", "P10"])
     assert [(r.property_id, r.era, r.status, r.mark, r.examples) for r in results] == [
         ("P8", "handshake", "not_applicable", "n/a", 0),
         ("P9", "handshake", "not_applicable", "n/a", 0),
@@ -85,7 +93,15 @@ def test_a_property_needing_a_capability_the_adapter_lacks_is_not_applicable() -
     assert results[1].coverage_line() == (
         "no examples: it needs the 'tool_cache' capability, which the adapter does not declare"
     )
-    assert results[2].notes == ("it needs the 'cancellation' capability, which the adapter does not declare",)
+    assert results[2].notes == ('its adapter cannot abandon a call (it declares cannot "abandon_calls")',)
+
+
+def test_p10_applies_to_an_adapter_that_declares_nothing_and_fails_a_bridge_that_never_calls() -> None:
+    """Fail closed: without `cannot`, P10 runs on the minimal adapter (whose calls never reach the server) and fails
+    it, in both eras, rather than calling it n/a."""
+    results = run_contract(_Minimal, properties=["P10"], max_examples=2)
+    assert [(r.era, r.status) for r in results] == [("handshake", "failed"), ("stateless", "failed")]
+    assert all("never sent the call" in (r.counterexample or "") for r in results), results
 
 
 def test_not_applicable_has_one_meaning_for_an_era_and_a_capability() -> None:

@@ -198,13 +198,15 @@ def test_default_run_writes_the_counterexamples_to_a_file(
 @_SLOW
 def test_default_run_closes_with_what_was_expected(default_run: subprocess.CompletedProcess[str]) -> None:
     """Under the matrix: the SDK client's failures folded in one line as expected, that P8, P9 and P14 do not apply
-    to it (never that it holds them), no unexpected verdict, and the verdict line of exit status 0."""
-    *_, expected, not_applicable, _, last = default_run.stdout.strip().splitlines()
+    to it (never that it holds them), each with its reason, no unexpected verdict, and the verdict line of exit
+    status 0."""
+    *_, expected, approvals, cache, _, last = default_run.stdout.strip().splitlines()
     assert expected == (
         'Expected, as documented (docs/contract.md, "The SDK client\'s verdicts"): sdk-client (auto) 9 failures; '
         "sdk-client (legacy) 5 failures and its fallback in the stateless era."
     )
-    assert not_applicable.startswith("P8, P9, P14 do not apply to sdk-client (auto), sdk-client (legacy) (")
+    assert approvals.startswith("P8 does not apply to sdk-client (auto), sdk-client (legacy): it needs the 'approvals'")
+    assert cache.startswith("P9, P14 do not apply to sdk-client (auto), sdk-client (legacy): it needs the 'tool_cache'")
     assert last == (
         "Exit status 0: every property holds or fails as documented; name your bridge (module:factory) to check it."
     )

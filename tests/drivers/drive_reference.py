@@ -56,6 +56,7 @@ if __name__ == "__main__":
             "page_limit": probe.page_limit,
             "retry": probe.retry,
             "timeout_s": probe.timeout_s,
+            "connect_timeout_s": probe.connect_timeout_s,
             "sessions": probe.sessions,
         },
     )

@@ -27,8 +27,11 @@ KNOWN_FAILS: dict[str, dict[str, tuple[str, ...] | str]] = {
     SDK_LEGACY: {HANDSHAKE: ("P1", "P4", "P5", "P6", "P13"), STATELESS: FELL_BACK},
     "mcp_testkit.adapters.fastmcp:FastMcpClientAdapter": {HANDSHAKE: ("P1", "P4", "P5", "P6", "P7", "P13")},
     "mcp_testkit.adapters.pydantic_ai:PydanticAiToolsetAdapter": {HANDSHAKE: ("P1", "P4", "P5", "P6", "P13")},
-    "mcp_testkit.adapters.openai_agents:ServerAdapter": {HANDSHAKE: ("P1", "P4", "P5", "P6", "P10")},
-    "mcp_testkit.adapters.openai_agents:InvokeAdapter": {HANDSHAKE: ("P1", "P2", "P4", "P5", "P6", "P7", "P10")},
+    # P13: its agents call tools in parallel, and a connection lost under one of them fails the others unsent.
+    "mcp_testkit.adapters.openai_agents:ServerAdapter": {HANDSHAKE: ("P1", "P4", "P5", "P6", "P10", "P13")},
+    "mcp_testkit.adapters.openai_agents:InvokeAdapter": {
+        HANDSHAKE: ("P1", "P2", "P4", "P5", "P6", "P7", "P10", "P13")
+    },
     "mcp_testkit.adapters.llama_index:ToolSpecAdapter": {HANDSHAKE: ("P1", "P2", "P4", "P5", "P6", "P7", "P10")},
 }
 """What each shipped bridge is expected to fail, era by era: the reference bridge nothing, the SDK client its

@@ -19,6 +19,7 @@ __all__ = ["WIDTH", "finding", "fit", "summary_lines", "verdict_line"]
 
 WIDTH = 200
 _HEADER = re.compile(r"^P\w+ counterexample \(")
+_OTHERS_PROMISE = re.compile(r"\bbreaks (P\d+s?)'s promise\b")
 
 
 def fit(text: str, width: int = WIDTH) -> str:
@@ -58,11 +59,36 @@ def summary_lines(
 ) -> list[str]:
     """The unexpected verdicts (a line each), the expected ones (one line), the notes, and what does not apply."""
     lines = [_unexpected_line(label, result) for label, result in judgement.unexpected]
+    lines += _promise_lines(judgement)
     expected = _expected_line(judgement, labels)
     if expected:
         lines.append(expected)
     lines += [fit(f"Note: {note}.") for note in judgement.notes]
     lines += _not_applicable_lines(verdicts, chosen, eras)
+    return lines
+
+
+def promise_of(result: PropertyResult) -> str:
+    """The property whose promise a failure breaks: its own, or the one its finding names (a write run twice in a P6
+    example breaks P2's)."""
+    named = _OTHERS_PROMISE.search(finding(result))
+    return named.group(1) if named else result.property_id
+
+
+def _promise_lines(judgement: Judgement) -> list[str]:
+    """`mybridge breaks 2 promises: P2 (in examples of P2, P6, P12), P4 (P4)`: each broken promise once per bridge,
+    with the properties whose examples met it; said only where some failure broke another property's promise."""
+    by_bridge: dict[str, dict[str, dict[str, None]]] = {}
+    for label, result in judgement.unexpected:
+        if result.failed:
+            by_bridge.setdefault(label, {}).setdefault(promise_of(result), {})[result.property_id] = None
+    lines = []
+    for label, promises in by_bridge.items():
+        if all(list(met) == [promise] for promise, met in promises.items()):
+            continue
+        count = f"{len(promises)} promise{'s' * (len(promises) != 1)}"
+        said = ", ".join(f"{promise} (in examples of {', '.join(met)})" for promise, met in promises.items())
+        lines.append(fit(f"{label} breaks {count}: {said}."))
     return lines
 
 
@@ -87,28 +113,26 @@ def _expected_line(judgement: Judgement, labels: dict[str, str]) -> str:
 
 
 def _not_applicable_lines(verdicts: Verdicts, chosen: Sequence[str], eras: Sequence[str]) -> list[str]:
-    """`P8, P9, P14 do not apply to sdk-client (auto), sdk-client (legacy) (...)`: what each bridge gets no
-    verdict on for want of a capability or a declared fact; a property of another era (P5, P5s) goes unsaid."""
+    """`P9, P14 do not apply to sdk-client (auto), sdk-client (legacy): it needs the 'tool_cache' capability, ...`:
+    what each bridge gets no verdict on, one line per reason (the capability it lacks, or what its adapter says the
+    contract cannot do); a property of another era (P5, P5s) goes unsaid."""
     from mcp_testkit.contract._properties import PROPERTIES
 
-    by_set: dict[tuple[str, ...], list[str]] = {}
+    by_reason: dict[str, tuple[dict[str, None], dict[str, None]]] = {}
     for label, results in verdicts.items():
-        skipped = tuple(
-            dict.fromkeys(
-                p
-                for p in chosen
-                for era in eras
-                if era in PROPERTIES[p].eras and (r := results.get((p, era))) is not None and r.not_applicable
-            )
-        )
-        if skipped:
-            by_set.setdefault(skipped, []).append(label)
+        for p in chosen:
+            for era in eras:
+                r = results.get((p, era))
+                if era in PROPERTIES[p].eras and r is not None and r.not_applicable:
+                    pids, bridges = by_reason.setdefault(r.notes[0] if r.notes else "no reason given", ({}, {}))
+                    pids[p] = None
+                    bridges[label] = None
     return [
         fit(
-            f"{', '.join(skipped)} {'does' if len(skipped) == 1 else 'do'} not apply to {', '.join(bridges)} "
-            "(no capability or fact they need is declared by the adapter): n/a, never held."
+            f"{', '.join(pids)} {'does' if len(pids) == 1 else 'do'} not apply to {', '.join(bridges)}: {reason} "
+            "(n/a, never held)."
         )
-        for skipped, bridges in by_set.items()
+        for reason, (pids, bridges) in by_reason.items()
     ]
 
 

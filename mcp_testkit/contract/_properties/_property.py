@@ -42,7 +42,7 @@ class Property:
     check: Check
     eras: tuple[str, ...] = ERAS
     requires: str | None = None
-    """The adapter capability the property needs ("approvals", "tool_cache", "cancellation"); without it, n/a."""
+    """The adapter capability the property needs ("approvals", "tool_cache"); without it, n/a."""
     hang_fails: bool = False
     """Whether a wait without end is this property's failure (a property about bounded waits); otherwise a hang is
     the verdict's own status, "hung", and says nothing about what the property promises."""

@@ -1,4 +1,4 @@
-"""P10 (for adapters declaring "cancellation"): a call the application abandons, or the bridge's own timeout ends,
+"""P10 (for adapters that can abandon a call): a call the application abandons, or the bridge's own timeout ends,
 is cancelled at the server the way the call's era says; a late answer after it goes to no other call."""
 
 from __future__ import annotations
@@ -34,6 +34,12 @@ CANCEL_GRACE_S = 2.0
 _LATE = "the abandoned call's late answer"
 _HOWS = ("scope", "timeout")
 _HOLDS = ("handler", "late_answer")
+
+
+def _needs(facts: BridgeFacts) -> str | None:
+    if "abandon_calls" in facts.cannot:
+        return "its adapter cannot abandon a call (it declares cannot \"abandon_calls\")"
+    return None
 
 
 def _hold(facts: BridgeFacts, how: str) -> faults.LateAnswer:
@@ -200,12 +206,12 @@ PROPERTY = Property(
     _cases,
     _labels,
     _check,
-    requires="cancellation",
+    needs=_needs,
     guarantee=(
         "A call the application abandons (its cancel scope, a deadline) or the bridge's own timeout ends is "
         "cancelled at the server as the call's era says: `notifications/cancelled` with the call's id on its "
         "session in the handshake era, the request's stream closed in 2026-07-28; never `initialize`. A late "
-        "answer goes to no other call, and the next call works. Applies to adapters declaring `\"cancellation\"`."
+        "answer goes to no other call, and the next call works. Applies unless the adapter cannot abandon a call."
     ),
     breaks="never sending the cancel; naming the wrong request; handing the late answer to the next call",
 )

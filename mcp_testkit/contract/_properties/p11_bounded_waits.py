@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import strategies as st
 
 from mcp_testkit import faults
+from mcp_testkit.contract._facts import DEFAULT_WAIT_S
 from mcp_testkit.contract._properties._example_steps import place, tool
 from mcp_testkit.contract._properties._fault_sets import fault_label
 from mcp_testkit.contract._properties._property import Inputs, Property
@@ -35,24 +36,17 @@ _WHERE = {"handshake": ("initialize", "tools/list"), "stateless": ("tools/list",
 bridge need not send `server/discover`)."""
 
 
-def _needs(facts: BridgeFacts) -> str | None:
-    missing = [name for name in ("timeout_s", "connect_timeout_s") if getattr(facts, name) is None]
-    if missing:
-        return f"it needs the adapter to declare {' and '.join(f'`{name}`' for name in missing)} (the bridge's waits)"
-    return None
-
-
 def _hold(facts: BridgeFacts) -> list[faults.Fault]:
     """What the server does instead of answering: nothing after the headers, a dribble, progress only."""
-    interval_s = round(min(0.1, (facts.timeout_s or 1.0) / 4), 3)
+    interval_s = round(min(0.1, facts.wait_s / 4), 3)
     return [faults.NeverAnswer(), faults.Dribble(bytes_per_s=DRIBBLE_BYTES_PER_S), faults.ProgressOnly(interval_s)]
 
 
 def _attempt_s(facts: BridgeFacts, fault: faults.Fault) -> float:
-    """How long one attempt of a call may wait: its timeout, or where progress extends it, the declared maximum."""
-    assert facts.timeout_s is not None
+    """How long one attempt of a call may wait: its timeout (the contract's default where none is declared), or where
+    progress extends it, the declared maximum."""
     extends = fault.extends_waits and facts.progress_timeout_s is not None
-    return max(facts.timeout_s, facts.progress_timeout_s or 0.0) if extends else facts.timeout_s
+    return max(facts.wait_s, facts.progress_timeout_s or 0.0) if extends else facts.wait_s
 
 
 @contextlib.contextmanager
@@ -67,20 +61,18 @@ def _abandoning(adapter: BridgeAdapter) -> Iterator[None]:
 
 
 def bound_s(facts: BridgeFacts, where: str, fault: faults.Fault, kind: str) -> float:
-    """The declared waits of one example: the connect's timeout, or each attempt of the call (1 + retry for a read)."""
+    """The declared waits of one example: the connect's timeout, or each attempt of the call (1 + retry for a read);
+    where the adapter declares no wait, the defaults of `BridgeFacts.wait_s` and `connect_wait_s`."""
     if where != "call":
-        assert facts.connect_timeout_s is not None
-        return facts.connect_timeout_s
+        return facts.connect_wait_s
     attempts = 1 + facts.retry if kind == "read" else 1
     return attempts * _attempt_s(facts, fault)
 
 
 def _most_s(facts: BridgeFacts) -> float:
     """The longest declared wait of any example: what the harness's time limit makes room for."""
-    if _needs(facts) is not None:
-        return 0.0
     worst = max(_attempt_s(facts, fault) for fault in _hold(facts))
-    return max(facts.connect_timeout_s or 0.0, (1 + facts.retry) * worst)
+    return max(facts.connect_wait_s, (1 + facts.retry) * worst)
 
 
 def _cases(facts: BridgeFacts) -> list[Inputs]:
@@ -139,12 +131,18 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
         what = f"a {kind} call the server holds ({fault!r})"
     took = time.perf_counter() - started
     facts_ = {
-        "declared waits": f"{declared:g} s",
-        "limit (declared x {MARGIN:g} + {SLACK_S:g} s)": f"{limit_s:g} s",
+        "declared waits": f"{declared:g} s" + ("" if facts.timeout_s is not None else " (the contract's default)"),
+        f"limit (declared x {MARGIN:g} + {SLACK_S:g} s)": f"{limit_s:g} s",
         "outcome": outcome if outcome is not None else "none: still waiting",
         "took": f"{took:.2f} s",
     }
     if outcome is None:
+        if facts.timeout_s is None:
+            raise h.fail(
+                f"{what} waits without end (its adapter declares no timeout): it did not end within the contract's "
+                f"default of {DEFAULT_WAIT_S:g} s a request plus a margin",
+                **facts_,
+            )
         raise h.fail(f"{what} did not end within the bridge's declared waits plus a margin", **facts_)
     if where == "call" and outcome.kind == "ok" and not fault.answers_in_the_end:
         raise h.fail(f"{what} was reported ok although the server never answered it", **facts_)
@@ -159,11 +157,11 @@ PROPERTY = Property(
     _cases,
     _labels,
     _check,
-    needs=_needs,
     hang_fails=True,  # here a wait without end is the failure itself
     guarantee=(
         "Every connect and call ends within the bridge's declared timeouts (`connect_timeout_s`, `timeout_s` per "
-        "attempt, `progress_timeout_s` where progress extends a wait) plus a margin, whatever the server does."
+        "attempt, `progress_timeout_s` where progress extends a wait) plus a margin, whatever the server does. "
+        f"Undeclared, a connect may take its listing's 1 + `retry` attempts and a request {DEFAULT_WAIT_S:g} s."
     ),
     breaks=(
         "no timeout, or one lost on some path; a timeout that restarts with every byte of a dribbled answer; "

@@ -33,7 +33,7 @@ _ANSWER = re.compile(r"\[answer (\d+)\]")
 
 def _needs(facts: BridgeFacts) -> str | None:
     if facts.concurrency is None:
-        return "it needs the adapter to declare `concurrency` (how many calls may be in flight at once)"
+        return "its adapter cannot have two calls in flight at once (it declares cannot \"overlap_calls\")"
     if facts.sessions == "per_call":
         return "its bridge opens a session for every call, so no calls share one"
     return None
