@@ -353,3 +353,13 @@ def test_masking_and_ellipsis() -> None:
     assert differences(stable(["#1 POST session=deadbeef initialize -> 404"]), stable(printed[4:5])) is not None
     assert differences(["usage: serve [-h] ..."], ["usage: serve [-h] [--port PORT]"]) is None
     assert differences(["usage: serve [-h] ..."], ["usage: check [-h] [--port PORT]"]) is not None
+
+
+def test_a_star_count_is_any_number_but_zero() -> None:
+    """`passed=* xfailed=*` holds for any counts of those outcomes, not for none of one, nor with another outcome."""
+    said = {"passed": "*", "xfailed": "*"}
+    assert outcomes_as_said({"passed": 48, "xfailed": 14}, said)
+    assert not outcomes_as_said({"passed": 48}, said)
+    assert not outcomes_as_said({"passed": 48, "xfailed": 14, "failed": 1}, said)
+    assert outcomes_as_said({"passed": 2}, {"passed": "2"})
+    assert not outcomes_as_said({"passed": 3}, {"passed": "2"})
