@@ -134,3 +134,20 @@ def test_the_tutorial_says_what_its_bridge_fails(tmp_path: Path, monkeypatch: py
             sys.modules.pop(module, None)
     failed = {result.property_id for result in results if result.failed}
     assert set(re.findall(r"P\d+s?", said[1])) == failed
+
+
+def test_the_reference_bridges_limits_on_the_contract_page_are_its_defaults() -> None:
+    """The waits and the size limit docs/contract.md gives the reference bridge are its `ServerConfig` defaults and
+    `ReferenceBridgeAdapter`'s declaration."""
+    from mcp_testkit.adapters import ReferenceBridgeAdapter
+    from mcp_testkit.bridge import ServerConfig
+
+    text = _words((DOCS / "contract.md").read_text(encoding="utf-8"))
+    waits = re.search(r"`timeout_s` \((\d+) s by default\) and a connect at most `connect_timeout_s` \((\d+) s\)", text)
+    sizes = re.search(r"\((\d+) MiB by default, (\d+) MiB in `ReferenceBridgeAdapter`\)", text)
+    assert waits is not None, "docs/contract.md: the reference bridge's waits are not stated"
+    assert sizes is not None, "docs/contract.md: the reference bridge's size limit is not stated"
+    config = ServerConfig(name="srv", url="http://127.0.0.1/mcp")
+    assert (float(waits[1]), float(waits[2])) == (config.timeout_s, config.connect_timeout_s)
+    adapter = ReferenceBridgeAdapter()
+    assert (int(sizes[1]) * 2**20, int(sizes[2]) * 2**20) == (config.max_result_bytes, adapter.max_result_bytes)
