@@ -190,7 +190,9 @@ CHANGES = """
   `matrix.json`. What they show: the SDK client, fastmcp and pydantic-ai cancel an abandoned call as their era
   says (P10), but a connection lost under one of several calls in flight ends their one session and every other
   call with it (P13: a `Drop` on one of 4 calls fails all 4 and the client stays dead); openai-agents (its three
-  paths) and llama-index never tell the server about a call the application abandoned (P10); openai-agents
+  paths) and llama-index send `notifications/cancelled` when their own timeout ends a call (the `mcp` session
+  under them does), and fail P10 only where the application abandons a call (its cancel scope, a deadline): then
+  they tell the server nothing ([the probes](matrix-probes.md) show both, a row each); openai-agents
   with retries resends a held or huge write, so a write waits 3 times its timeout (P11) and runs again (P12);
   langchain-mcp-adapters and the TypeScript SDK client, as their drivers run them, are still waiting at
   2.25 s on a call the server never answers although each declares a 1 s timeout (P11, `NeverAnswer`: headers

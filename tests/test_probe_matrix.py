@@ -56,3 +56,18 @@ def test_a_probe_finds_a_verdict_that_an_adapter_made_wrong() -> None:
     assert "handler ran 2x" in row["saw"]
     assert probes._agreement("passed", row["holds"]) == "WRONG"
     assert probes.table([row], {"reference": {"P3": "passed"}})[-1].endswith("| FAILS | WRONG |")
+
+
+def test_a_probe_of_one_case_holding_where_the_property_fails_agrees() -> None:
+    """P10's own-timeout probe checks one case: holding where P10 FAILS (another case, the application abandoning the
+    call, fails) is right, failing where P10 holds is WRONG; the probes of openai-agents and llama-index include it."""
+    probes = _script()
+    assert probes._agreement("failed", True, part=True) == "right (another case fails)"
+    assert probes._agreement("passed", False, part=True) == "WRONG"
+    assert probes._agreement("failed", True) == "WRONG"
+    for column in ("openai-agents", "openai-agents-invoke", "openai-agents-retrying", "llama-index"):
+        probe = probes.probes_for(column, "handshake")["P10 (own timeout)"]
+        assert (probe.pid, probe.part) == ("P10", True)
+        assert "own timeout" in probe.label
+    row = {"column": "c", "property": "P10", "probe": "p", "saw": "s", "holds": True, "part": True}
+    assert probes.table([row], {"c": {"P10": "failed"}})[-1].endswith("| holds | right (another case fails) |")

@@ -9,19 +9,26 @@ How to write an example that this test runs (the convention, for every page):
   with the next block of the same language, and the two run as one (a chain may be longer).
 - `<!-- pytester: passed=2 failed=1 -->` before a Python block makes it a test file instead: it is
   run by pytest in a folder of its own, plainly (no ini file) and with `-W error`, and must end
-  with exactly those outcomes and no warning. With the word `journal` in the marker, the next
-  `console` block shows the failure report's `mcp journal` section, and its lines must be printed.
+  with exactly those outcomes and no warning. A count `*` (`passed=* xfailed=*`) is any number
+  but 0, for a suite whose size follows the contract's properties: those outcomes and no other.
+  With the word `journal` in the marker, the next `console` block shows the failure report's
+  `mcp journal` section, and its lines must be printed.
 - `<!-- file: toolbox.py -->` before a Python block names it as a module: it does not run on its
   own; every later pytester block of the page finds it beside its test file (as do later modules),
   so a tutorial writes its code once and tests it step by step (`from toolbox import ...`).
-- A ```` ```console ```` block whose commands (`$ mcp-testkit ...`) are followed by output is run,
-  each command in a temporary folder, and the output it shows is compared with what the command
+- A ```` ```console ```` block's commands (`$ mcp-testkit ...`, `$ pytest ...`) run as printed,
+  each in a temporary folder that holds the page's modules written so far (`<!-- file: ... -->`;
+  for `pytest`, also the page's pytester blocks so far, as its test files). A command with no output
+  under it must exit 0; the output a command shows is compared with what it
   printed (stdout and stderr), line by line, after masking what changes from run to run:
   durations, example counts, session ids, ports, tokens, and a counterexample's heading and
   arguments as Hypothesis lays them out (its wording, not ours); blank lines are not compared. A
   line `...` in the page stands for any number of lines, and a line ending in ` ...` for any line
-  that starts as shown (for a long usage line that grows with every option). A console block with
-  commands and no output is not run.
+  that starts as shown (for a long usage line that grows with every option), so a block can show
+  only the lines that state verdicts.
+- `<!-- not run: REASON -->` before a block says why it cannot run as a test (an install command, a
+  list of invocations of modules of yours); the pages whose every block must be a test are
+  `CONTRACT_PAGES` (tests/examples/test_docs_blocks.py fails a block there that is none of these).
 
 A failure names the page and line of the block, and for console blocks shows what differed.
 """
@@ -42,11 +49,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+CONTRACT_PAGES = ("contract.md", "adapters.md", "tutorial.md")
+"""The pages whose every block runs as a test, or says why it cannot: there a console command with no output
+under it runs too (elsewhere only one that shows output does)."""
 COMMAND_TIMEOUT_S = 300.0
-PYTESTER_TIMEOUT_S = 120.0
+PYTESTER_TIMEOUT_S = 600.0  # a hang guard: the resilience suite of docs/contract.md runs every property
 
 _FENCE = re.compile(r"^```(\w*)\s*$")
-_MARKER = re.compile(r"^<!--\s*(continues|pytester:[^>]*?|file:\s*[\w.]+)\s*-->$")
+_MARKER = re.compile(r"^<!--\s*(continues|pytester:[^>]*?|file:\s*[\w.]+|not run:[^>]*?)\s*-->$")
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,8 @@ class Block:
     pytester: str | None = None
     file: str | None = None
     """The module name a later pytester block of the page imports it by (`<!-- file: x.py -->`)."""
+    not_run: str | None = None
+    """Why the block cannot run as a test (`<!-- not run: reason -->`)."""
 
     @property
     def name(self) -> str:
@@ -107,7 +119,8 @@ def blocks(page: Path) -> list[Block]:
         else:
             pytester = marker.partition(":")[2].strip() if marker and marker.startswith("pytester:") else None
             module = marker.partition(":")[2].strip() if marker and marker.startswith("file:") else None
-            block = Block(page, first, language, (part,), pytester, module)
+            reason = marker.partition(":")[2].strip() if marker and marker.startswith("not run:") else None
+            block = Block(page, first, language, (part,), pytester, module, reason)
         if marker == "continues":
             pending = block
         else:
@@ -119,21 +132,27 @@ def blocks(page: Path) -> list[Block]:
 
 
 def _runnable(block: Block) -> bool:
+    if block.not_run is not None:
+        return False
     if block.language == "python":
         return True
     return block.language == "console" and any(command for command, _ in _commands(block))
 
 
+RUNS = ("mcp-testkit", "pytest")
+"""The commands a console block may run: this package's, and pytest (with the plugin)."""
+
+
 def _commands(block: Block) -> list[tuple[list[str], list[str]]]:
-    """Each `$ mcp-testkit ...` command of a console block with the output lines shown under it."""
+    """Each `$ mcp-testkit ...` or `$ pytest ...` command of a console block, with the output lines shown under it."""
     found: list[tuple[list[str], list[str]]] = []
     for line in block.text.splitlines():
         if line.startswith("$ "):
             words = shlex.split(line[2:], comments=True)
-            found.append((words if words[:1] == ["mcp-testkit"] else [], []))
+            found.append((words if words[:1] and words[0] in RUNS else [], []))
         elif found:
             found[-1][1].append(line)
-    return [(command, shown) for command, shown in found if command and shown]
+    return [(command, shown) for command, shown in found if command and (shown or block.page.name in CONTRACT_PAGES)]
 
 
 EXAMPLES = [block for page in PAGES for block in blocks(page) if _runnable(block)]
@@ -201,7 +220,7 @@ def differences(shown: list[str], printed: list[str]) -> list[str] | None:
 def test_the_pages_have_examples_of_every_kind() -> None:
     """The collection finds examples on every page that has code, of each kind, so none can silently vanish."""
     assert {block.page.name for block in PYTHON} >= {"README.md", "index.md", "bridge.md", "contract.md", "server.md"}
-    assert len(PYTESTER) == 17
+    assert len(PYTESTER) == 18
     modules = [block.file for page in PAGES for block in blocks(page) if block.file is not None]
     assert modules == ["toolbox.py", "toolbox_adapter.py"]
     assert any(command[:2] == ["mcp-testkit", "check"] for block in CONSOLE for command, _ in _commands(block))
@@ -223,17 +242,16 @@ def test_python_example_runs(block: Block, tmp_path: Path, monkeypatch: pytest.M
     assert not changed, f"{block.name}: the example changed the environment {changed}; use a mapping of its own"
 
 
+@pytest.mark.timeout(PYTESTER_TIMEOUT_S + 60)
 @pytest.mark.parametrize("block", PYTESTER, ids=[block.name for block in PYTESTER])
 def test_pytest_example_has_its_stated_outcomes(block: Block, pytester: pytest.Pytester) -> None:
     """The block, run as a test file by a plain `pytest -W error` (no ini), ends as its marker says, warning-free."""
     expected = dict(word.split("=") for word in block.pytester.split() if "=" in word)  # type: ignore[union-attr]
-    for module in blocks(block.page):
-        if module.file is not None and module.line < block.line:
-            (pytester.path / module.file).write_text(module.text, encoding="utf-8")
+    _write_modules(block, pytester.path)
     pytester.makepyfile(**{f"test_{block.page.stem}_{block.line}": block.text})
     result = pytester.runpytest_subprocess("-W", "error", "-p", "no:cacheprovider", timeout=PYTESTER_TIMEOUT_S)
     outcomes = {name: count for name, count in result.parseoutcomes().items() if name != "warnings"}
-    assert outcomes == {name: int(count) for name, count in expected.items()}, (
+    assert outcomes_as_said(outcomes, expected), (
         f"{block.name}: the page says {block.pytester}; pytest said:\n{result.stdout.str()}"
     )
     assert "warnings" not in result.parseoutcomes(), f"{block.name}: the run warned:\n{result.stdout.str()}"
@@ -245,13 +263,34 @@ def test_pytest_example_has_its_stated_outcomes(block: Block, pytester: pytest.P
         assert diff is None, f"{report.name}: the report's mcp journal differs from the page's:\n" + "\n".join(diff)
 
 
+def outcomes_as_said(outcomes: dict[str, int], said: dict[str, str]) -> bool:
+    """Whether pytest's `outcomes` are the ones a pytester marker `said`: each count as given, `*` any but 0."""
+    return outcomes.keys() == said.keys() and all(
+        count > 0 if said[name] == "*" else count == int(said[name]) for name, count in outcomes.items()
+    )
+
+
+def _write_modules(block: Block, folder: Path, *, tests: bool = False) -> None:
+    """Write the page's modules before `block` into `folder` (with `tests`, its pytester blocks too, as test files)."""
+    for earlier in blocks(block.page):
+        if earlier.line >= block.line:
+            break
+        if earlier.file is not None:
+            (folder / earlier.file).write_text(earlier.text, encoding="utf-8")
+        elif tests and earlier.pytester is not None:
+            (folder / f"test_{block.page.stem}_{earlier.line}.py").write_text(earlier.text, encoding="utf-8")
+
+
 @pytest.mark.timeout(2 * COMMAND_TIMEOUT_S)  # docs/contract.md runs all of `mcp-testkit check`, whose P11 waits
 @pytest.mark.parametrize("block", CONSOLE, ids=[block.name for block in CONSOLE])
 def test_console_example_prints_what_the_page_shows(block: Block, tmp_path: Path) -> None:
-    """Each `mcp-testkit` command of the block prints the lines the page shows under it (what varies masked)."""
+    """Each command of the block, run as printed, prints the lines the page shows under it (what varies masked), or
+    exits 0 when the page shows none."""
     for command, shown in _commands(block):
+        _write_modules(block, tmp_path, tests=command[0] == "pytest")
+        module = "mcp_testkit" if command[0] == "mcp-testkit" else "pytest"
         ran = subprocess.run(
-            [sys.executable, "-m", "mcp_testkit", *command[1:]],
+            [sys.executable, "-m", module, *command[1:]],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -260,6 +299,9 @@ def test_console_example_prints_what_the_page_shows(block: Block, tmp_path: Path
             timeout=COMMAND_TIMEOUT_S,
             check=False,
         )
+        if not shown:
+            assert ran.returncode == 0, f"{block.name}: `{shlex.join(command)}` exited {ran.returncode}:\n{ran.stdout}"
+            continue
         diff = differences(stable(shown), stable(ran.stdout.splitlines()))
         assert diff is None, (
             f"{block.name}: `{shlex.join(command)}` (exit status {ran.returncode}) printed other lines "
@@ -311,3 +353,13 @@ def test_masking_and_ellipsis() -> None:
     assert differences(stable(["#1 POST session=deadbeef initialize -> 404"]), stable(printed[4:5])) is not None
     assert differences(["usage: serve [-h] ..."], ["usage: serve [-h] [--port PORT]"]) is None
     assert differences(["usage: serve [-h] ..."], ["usage: check [-h] [--port PORT]"]) is not None
+
+
+def test_a_star_count_is_any_number_but_zero() -> None:
+    """`passed=* xfailed=*` holds for any counts of those outcomes, not for none of one, nor with another outcome."""
+    said = {"passed": "*", "xfailed": "*"}
+    assert outcomes_as_said({"passed": 48, "xfailed": 14}, said)
+    assert not outcomes_as_said({"passed": 48}, said)
+    assert not outcomes_as_said({"passed": 48, "xfailed": 14, "failed": 1}, said)
+    assert outcomes_as_said({"passed": 2}, {"passed": "2"})
+    assert not outcomes_as_said({"passed": 3}, {"passed": "2"})
