@@ -280,10 +280,8 @@ def run_contract(
     `clock`: in-process (`via='asgi'`) the examples run on virtual time by default ('virtual': the event loop skips
     what nothing can happen in, so declared timeouts cost no wall time; a failure is confirmed on the real clock
     before it is reported), over a socket on the real clock; 'real' keeps the real clock in-process too.
-    `database`: where Hypothesis keeps the failing examples it found, so that every later run sharing it tries them
-    first (on another machine too): a folder, `"redis://host:port"` (Hypothesis' Redis database, from
-    `pip install 'hypothesis[redis]'`) or a Hypothesis `ExampleDatabase`; None (the default) keeps nothing. With one,
-    the draws after the saved examples are still the derandomized ones.
+    `database`: where the failing examples found are kept, for every run sharing it to try first: a folder,
+    `"redis://host:port"` (`pip install 'hypothesis[redis]'`) or an `ExampleDatabase`; None keeps nothing.
     """
     from mcp_testkit.server import TestMcpServer as _Fake
 
