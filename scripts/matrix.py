@@ -11,6 +11,12 @@ runs the contract over the socket and writes docs/matrix.md (and docs/matrix.jso
     python scripts/matrix.py --docs /tmp/docs ... # read and write /tmp/docs/matrix.{md,json} instead
     python scripts/matrix.py --reuse ...          # run nothing: read each bridge's report of an earlier run
                                                   # (a run with --no-write, e.g. bridges run side by side)
+    python scripts/matrix.py --only fastmcp --json shards/fastmcp.json
+                                                  # a shard: one job's bridge, its cells, the toolkit's version
+                                                  # and the settings, written to that file and nowhere else
+    python scripts/matrix.py --merge shards/*.json --html docs/matrix.html
+                                                  # run nothing: the shards of one run (one toolkit, one set of
+                                                  # settings), written as that run unsharded would write them
     python scripts/matrix.py --ci                 # what CI runs: the bridges installable alongside the
                                                   # toolkit and the TypeScript driver, 10 examples, each
                                                   # cell asserted against .ci/matrix-expected.json
@@ -33,6 +39,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPECTED = ROOT / ".ci" / "matrix-expected.json"
@@ -570,7 +577,8 @@ def compare(verdicts: dict[str, dict[str, object]], expected_path: Path) -> list
     return wrong
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (the docs' CI example names only options it has: a test checks)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--examples", type=int, default=100)
     parser.add_argument(
@@ -605,14 +613,39 @@ def main() -> int:
         metavar="DIR",
         help="the folder whose matrix.md and matrix.json are read and written (default: this repository's docs/)",
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--json",
+        type=Path,
+        metavar="SHARD.json",
+        help="a shard: write the chosen bridges' cells, the toolkit's version and the run's settings to this file "
+        "and nothing else (one job per bridge; --merge publishes them)",
+    )
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        nargs="+",
+        metavar="SHARD.json",
+        help="run nothing: merge these shards (--json) and write docs/matrix.md, matrix.json and --html as one run "
+        "of their bridges would; shards of another toolkit version or other settings are refused",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.merge:
+        try:
+            run_now = merge_shards(args.merge)
+        except ShardError as error:
+            print(f"matrix.py --merge: {error}", file=sys.stderr)
+            return 2
+        return publish(args, run_now)
     properties = tuple(args.properties)
     chosen = [b for b in BRIDGES if (b.in_ci if args.ci else (not args.only or b.key in args.only))]
     examples = 10 if args.ci else args.examples
-    expected = EXPECTED if args.ci else args.check
     out = args.cache / "reports"
     out.mkdir(parents=True, exist_ok=True)
-    verdicts: dict[str, dict[str, object]] = {}
+    by_bridge: dict[str, dict[str, dict[str, object]]] = {}
     jobs = max(1, min(args.jobs, len(chosen)))
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         # The bridges' runs mostly wait on their declared timeouts over the socket: side by side they share the
@@ -620,14 +653,46 @@ def main() -> int:
         runs = [
             pool.submit(check, bridge, args.cache, examples, out, properties, args.reuse, jobs > 1) for bridge in chosen
         ]
-        for done in runs:
-            verdicts.update(done.result())
+        for bridge, done in zip(chosen, runs, strict=True):
+            by_bridge[bridge.key] = done.result()
+    run_now = Run(by_bridge, examples, properties, ci=args.ci, partial=bool(args.only or properties))
+    if args.json is not None:
+        write_shard(args.json, run_now)
+        print(f"::: shard of {', '.join(by_bridge)} written to {args.json}")
+        print_cells(run_now.verdicts)
+        return 0
+    return publish(args, run_now)
+
+
+@dataclass(frozen=True)
+class Run:
+    """The columns of a run by bridge key (in the order of BRIDGES) and the settings they were run with."""
+
+    by_bridge: dict[str, dict[str, dict[str, object]]]
+    examples: int
+    properties: tuple[str, ...] = ()
+    ci: bool = False
+    """The CI run's bridges and example count (--ci): the expected file checks it, nothing is written."""
+    partial: bool = False
+    """Whether the run chose bridges or properties (--only, --property): its cells are merged into the published
+    ones instead of replacing them."""
+
+    @property
+    def verdicts(self) -> dict[str, dict[str, object]]:
+        return {label: value for columns in self.by_bridge.values() for label, value in columns.items()}
+
+
+def publish(args: argparse.Namespace, run_now: Run) -> int:
+    """Write docs/matrix.md and matrix.json (and the --html page) from a run's cells, print them, and check them
+    against the expected file: what a run does after its bridges, and what a merge of its shards does."""
+    verdicts, examples, properties = run_now.verdicts, run_now.examples, run_now.properties
+    expected = EXPECTED if run_now.ci else args.check
     published = args.docs / "matrix.json"
-    write = not (args.ci or args.no_write)
+    write = not (run_now.ci or args.no_write)
     # A partial run (some bridges, some properties) merges its cells into the published ones and says which it
     # replaced: it never drops the others.
     whole = verdicts
-    if (args.only or properties) and (write or args.html):
+    if run_now.partial and (write or args.html):
         whole = merged(verdicts, published, properties)
         before = json.loads(published.read_text()) if published.exists() else {}
         for line in changed_cells(before, whole):
@@ -642,10 +707,7 @@ def main() -> int:
         from mcp_testkit.contract._cli._matrix_html import write_matrix_page
 
         write_matrix_page(args.html, whole)
-    for label, result in verdicts.items():
-        properties = result["properties"].items()  # type: ignore[attr-defined]
-        cells = " ".join(f"{pid}={cell['status']}" for pid, cell in properties)
-        print(f"{label}: {cells}")
+    print_cells(verdicts)
     if expected is not None:
         wrong = compare(verdicts, expected)
         for line in wrong:
@@ -654,6 +716,94 @@ def main() -> int:
         print(f"matrix: {cells - len(wrong)} passed, {len(wrong)} failed")
         return 1 if wrong else 0
     return 0
+
+
+def print_cells(verdicts: dict[str, dict[str, object]]) -> None:
+    for label, result in verdicts.items():
+        properties = result["properties"].items()  # type: ignore[attr-defined]
+        cells = " ".join(f"{pid}={cell['status']}" for pid, cell in properties)
+        print(f"{label}: {cells}")
+
+
+SHARD_FORMAT = 1
+
+
+class ShardError(Exception):
+    """A shard that cannot be merged with the others, said in one line."""
+
+
+def toolkit_version() -> dict[str, str]:
+    """The toolkit a shard was run with: its version, and the commit of this checkout when it is one."""
+    from mcp_testkit import __version__
+
+    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
+    commit = done.stdout.strip() if done.returncode == 0 else ""
+    return {"version": __version__, **({"commit": commit} if commit else {})}
+
+
+def write_shard(path: Path, run_now: Run) -> None:
+    """One job's part of the matrix: its bridges' columns, the toolkit's version and the settings they ran with."""
+    shard = {
+        "format": SHARD_FORMAT,
+        "toolkit": toolkit_version(),
+        "settings": {"examples": run_now.examples, "properties": list(run_now.properties), "ci": run_now.ci},
+        "bridges": run_now.by_bridge,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(shard, indent=2, sort_keys=True) + "\n")
+
+
+def read_shard(path: Path) -> dict[str, object]:
+    try:
+        shard = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise ShardError(f"cannot read shard {path}: {error}") from None
+    if not isinstance(shard, dict) or shard.get("format") != SHARD_FORMAT or not isinstance(shard.get("bridges"), dict):
+        raise ShardError(f"{path} is not a shard of this script (write one with --only BRIDGE --json {path.name})")
+    return shard
+
+
+def merge_shards(paths: list[Path]) -> Run:
+    """The run the shards are parts of: every shard of one toolkit (version and commit) and one set of settings,
+    each bridge in one shard only; its columns in the order of BRIDGES, as one run of those bridges gives them."""
+    first, shards = paths[0], [read_shard(path) for path in paths]
+    by_bridge: dict[str, dict[str, dict[str, object]]] = {}
+    found_in: dict[str, Path] = {}
+    for path, shard in zip(paths, shards, strict=True):
+        for key, what in (("toolkit", "toolkit"), ("settings", "settings")):
+            if shard[key] != shards[0][key]:
+                raise ShardError(
+                    f"{path} was run with {what} {_said(shard[key])}, but {first} with {_said(shards[0][key])}: "  # type: ignore[arg-type]
+                    "merge only shards of one run (one commit, one --examples and --property)"
+                )
+        for key, columns in shard["bridges"].items():  # type: ignore[attr-defined]
+            if key in found_in:
+                raise ShardError(f"bridge {key!r} is in two shards, {found_in[key]} and {path}: give each bridge once")
+            if key not in {b.key for b in BRIDGES}:
+                raise ShardError(f"{path} has bridge {key!r}, which this script does not know")
+            found_in[key], by_bridge[key] = path, columns
+    settings: dict[str, Any] = shards[0]["settings"]  # type: ignore[assignment]
+    order = [b.key for b in BRIDGES]
+    every = {b.key for b in BRIDGES if b.in_ci or not settings["ci"]}
+    properties = tuple(settings["properties"])
+    return Run(
+        {key: by_bridge[key] for key in sorted(by_bridge, key=order.index)},
+        int(settings["examples"]),
+        properties,
+        ci=bool(settings["ci"]),
+        partial=bool(properties) or set(by_bridge) != every,  # as --only of these bridges, unless they are all
+    )
+
+
+def _said(value: dict[str, Any]) -> str:
+    """A shard's toolkit or settings as the refusal says them: `version 0.9.0, commit 1a2b3c4d5e6f` or
+    `--examples 10, every property` (with `--ci` when it was the CI run)."""
+    if "version" in value:
+        return ", ".join(
+            [f"version {value['version']}", *([f"commit {value['commit'][:12]}"] if "commit" in value else [])]
+        )
+    chosen = " ".join(f"--property {pid}" for pid in value.get("properties", ())) or "every property"
+    return ", ".join([f"--examples {value.get('examples')}", chosen, *(["--ci"] if value.get("ci") else [])])
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""Hypothesis' draws of a property, after its declared cases: its settings (derandomized by default, no database,
-every health check off) and draws that do not depend on which modules happen to be loaded."""
+"""Hypothesis' draws of a property, after its declared cases: its settings (derandomized by default, no database
+unless one is given, every health check off) and draws that do not depend on which modules happen to be loaded."""
 
 from __future__ import annotations
 
@@ -7,12 +7,15 @@ import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from mcp_testkit.contract._database import seeded_like_derandomize
 from mcp_testkit.contract._errors import ContractViolation, one_line, traceback_text
 from mcp_testkit.contract._hang import BridgeHung
 from mcp_testkit.contract._property_run import Stop as _Stop
 from mcp_testkit.contract._verdict import failure_status
 
 if TYPE_CHECKING:
+    from hypothesis.database import ExampleDatabase
+
     from mcp_testkit.contract._property_run import PropertyRun
     from mcp_testkit.contract._verdict import Status
 
@@ -48,24 +51,34 @@ def _context_free_draws() -> Iterator[None]:
         cache.cache.clear()
 
 
-def _settings(max_examples: int, derandomize: bool) -> Any:
+def _settings(max_examples: int, derandomize: bool, database: ExampleDatabase | None) -> Any:
+    """With a database, its saved examples are replayed first (Hypothesis' reuse phase), and the draws after them
+    keep the derandomized seed (`seeded_like_derandomize`): Hypothesis allows no database beside derandomize."""
     from hypothesis import HealthCheck, Phase, settings
 
+    reuse = [Phase.reuse] if database is not None else []
     return settings(
         max_examples=max_examples,
         deadline=None,
-        database=None,
-        derandomize=derandomize,
+        database=database,
+        derandomize=derandomize and database is None,
         suppress_health_check=list(HealthCheck),
         print_blob=False,
         report_multiple_bugs=False,
-        phases=[Phase.generate, Phase.target, Phase.shrink],
+        phases=[*reuse, Phase.generate, Phase.target, Phase.shrink],
     )
 
 
-def draw(run: PropertyRun, examples: int, derandomize: bool, notes: list[str]) -> tuple[Status, str] | None:
+def draw(
+    run: PropertyRun,
+    examples: int,
+    derandomize: bool,
+    notes: list[str],
+    database: ExampleDatabase | None = None,
+) -> tuple[Status, str] | None:
     """Hypothesis' draws after the declared cases, `examples` of them; the verdict they found, or None when the
-    property held through them (`notes` say what cut them short)."""
+    property held through them (`notes` say what cut them short). With `database`, the examples it holds for this
+    property run first: a failure found before, here or on another machine sharing it, is the first one tried."""
     from hypothesis import given
 
     prop = run.prop
@@ -78,7 +91,8 @@ def draw(run: PropertyRun, examples: int, derandomize: bool, notes: list[str]) -
         run.example(inputs, "drawn")
 
     body.__name__ = body.__qualname__ = prop.name
-    test = _settings(examples, derandomize)(given(**strategies)(body))
+    seeded = seeded_like_derandomize(body) if derandomize and database is not None else body
+    test = _settings(examples, derandomize, database)(given(**strategies)(seeded))
     try:
         with _context_free_draws():
             test()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_testkit import faults
 from mcp_testkit.contract._errors import ContractError, ContractViolation
 from mcp_testkit.contract._hang import BridgeHung
+from mcp_testkit.contract._hypothesis_events import tell_hypothesis
 from mcp_testkit.contract._properties._fault_sets import fault_label
 from mcp_testkit.contract._time_limit import time_limit
 
@@ -123,7 +124,8 @@ class PropertyRun:
         except ContractViolation as violation:
             virtual = virtual and self.harness.clock == "virtual"
             if counted:
-                self._count(inputs, where)
+                self._count(inputs)
+            self._tell(inputs, where)
             self.failure_inputs = dict(inputs)
             self.failed_in_virtual_time = virtual
             self.failing = True
@@ -134,7 +136,8 @@ class PropertyRun:
         except ContractError as error:
             raise Stop("error", error) from None
         if counted:
-            self._count(inputs, where)
+            self._count(inputs)
+        self._tell(inputs, where)
         fired = self.harness.firing
         if where.startswith("declared") and not fired.ran:
             unsent = bool(fired.unsent) and len(fired.unsent) == len(fired.unfired)
@@ -168,21 +171,24 @@ class PropertyRun:
                 raise Stop("error", error) from None
         return True, time.perf_counter() - started
 
-    def _count(self, inputs: dict[str, Any], where: str) -> None:
-        """Count the example's labels, but those of the faults that never fired."""
+    def _labels(self, inputs: dict[str, Any]) -> list[str]:
+        """The example's labels, but those of the faults that never fired."""
         labels = list(self.prop.labels(inputs))
         for rule in self.harness.firing.unfired:
             label = fault_label(rule.fault)
             if label in labels:
                 labels.remove(label)
-        if not labels:
-            labels = ["no fault fired"]
-        self.coverage.update(labels)
-        if where == "drawn":
-            from hypothesis import event
+        return labels or ["no fault fired"]
 
-            for label in labels:
-                event(f"{self.prop.property_id} {label}")
+    def _count(self, inputs: dict[str, Any]) -> None:
+        """Count the example's labels in the coverage; a drawn example's are Hypothesis' events too."""
+        self.coverage.update(self._labels(inputs))
+
+    def _tell(self, inputs: dict[str, Any], where: str) -> None:
+        """A drawn example (shrinking tries included) tells Hypothesis what it covered: `event()`, `note()`."""
+        if where == "drawn":
+            h = self.harness
+            tell_hypothesis(self.prop.property_id, h.era, self._labels(inputs), h.firing, h.server.journal.records)
 
     def over_budget(self) -> bool:
         return time.perf_counter() > self.deadline

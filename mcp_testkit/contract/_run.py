@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from mcp_testkit._renamed import renamed_keywords
 from mcp_testkit._wire.eras import ERAS, named_eras
+from mcp_testkit.contract._database import example_database
 from mcp_testkit.contract._draws import draw
 from mcp_testkit.contract._era_column import server_fits_era, unfit_server
 from mcp_testkit.contract._errors import ContractError, ContractViolation, one_line, traceback_text
@@ -21,6 +22,8 @@ from mcp_testkit.contract._property_run import PropertyRun, Stop
 from mcp_testkit.contract._verdict import PropertyResult, Status, failure_status
 
 if TYPE_CHECKING:
+    from hypothesis.database import ExampleDatabase
+
     from mcp_testkit.adapters import AdapterFactory
     from mcp_testkit.contract._facts import BridgeFacts
     from mcp_testkit.contract._properties._property import Inputs
@@ -41,6 +44,7 @@ def check_property(
     budget_s: float | None = None,
     on_example: Callable[[int, bool], None] | None = None,
     declared_cases: bool = True,
+    database: object = None,
 ) -> PropertyResult:
     """Check one property with `harness`; never raises for a failing bridge, returns its verdict.
 
@@ -54,9 +58,10 @@ def check_property(
     `max_examples`: to see what the draws alone find (a property cannot be said to hold that way, and the
     result's note says the declared cases did not run). `on_example(number, shrinking)` is called as each example
     starts (for a progress display): its number among those counted, and whether Hypothesis is
-    shrinking a failure (whose tries are not counted).
+    shrinking a failure (whose tries are not counted). `database` is `run_contract`'s.
     """
     _check_arguments(property_id, max_examples, budget_s)
+    examples_db = example_database(database)
     prop = PROPERTIES[property_id]
     result = _Verdict(prop, harness.era)
     if harness.era not in prop.eras:
@@ -83,7 +88,9 @@ def check_property(
     if not declared_cases:
         result.notes.append("the declared cases were switched off (declared_cases=False): drawn examples only")
     with harness.fresh_loop():
-        verdict = _examples(run, cases, result, max_examples=max_examples, budget_s=budget_s, derandomize=derandomize)
+        verdict = _examples(
+            run, cases, result, max_examples=max_examples, budget_s=budget_s, derandomize=derandomize, db=examples_db
+        )
     if harness.real_clock_reason is not None:
         reason = harness.real_clock_reason
         note = f"ran on the real clock: the bridge keeps time outside the event loop's timers ({reason})"
@@ -183,6 +190,7 @@ def _examples(
     max_examples: int,
     budget_s: float | None,
     derandomize: bool,
+    db: ExampleDatabase | None,
 ) -> PropertyResult:
     """The declared cases in order, then Hypothesis' draws for the rest of `max_examples`; the verdict."""
     for number, case in enumerate(cases, 1):
@@ -206,7 +214,7 @@ def _examples(
         run.deadline, run.budget = time.perf_counter() + DEFAULT_BUDGET_S, DEFAULT_BUDGET_S
     remaining = max_examples - len(cases)
     if remaining > 0:
-        found = draw(run, remaining, derandomize, result.notes)
+        found = draw(run, remaining, derandomize, result.notes, db)
         if found is not None:
             status, text = found
             return result(status, text, run, len(cases))
@@ -251,6 +259,7 @@ def run_contract(
     server: TestMcpServer | None = None,
     on_example: Callable[[str, int, bool], None] | None = None,
     clock: str | None = None,
+    database: object = None,
 ) -> list[PropertyResult]:
     """Check every property (or those named) against the bridge that `factory` makes, in each era of `eras`.
 
@@ -271,6 +280,8 @@ def run_contract(
     `clock`: in-process (`via='asgi'`) the examples run on virtual time by default ('virtual': the event loop skips
     what nothing can happen in, so declared timeouts cost no wall time; a failure is confirmed on the real clock
     before it is reported), over a socket on the real clock; 'real' keeps the real clock in-process too.
+    `database`: where the failing examples found are kept, for every run sharing it to try first: a folder,
+    `"redis://host:port"` (`pip install 'hypothesis[redis]'`) or an `ExampleDatabase`; None keeps nothing.
     """
     from mcp_testkit.server import TestMcpServer as _Fake
 
@@ -286,6 +297,7 @@ def run_contract(
     unknown = [p for p in chosen if p not in PROPERTIES]
     if unknown:
         raise ValueError(f"unknown properties {unknown}; known: {', '.join(PROPERTIES)}")
+    examples_db = example_database(database)
     results = []
     if eras is None:
         eras = ERAS if server is None else [era for era in ERAS if server_fits_era(server, era)]
@@ -306,6 +318,7 @@ def run_contract(
                     budget_s=budget_s,
                     on_example=ticks,
                     declared_cases=declared_cases,
+                    database=examples_db,
                 )
                 results.append(result)
                 if progress is not None:

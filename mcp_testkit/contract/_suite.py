@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_testkit._renamed import renamed_keywords
 from mcp_testkit._wire.eras import ERAS, named_eras
+from mcp_testkit.contract._database import example_database
 from mcp_testkit.contract._errors import ContractError, ContractViolation
 from mcp_testkit.contract._harness import ContractHarness
+from mcp_testkit.contract._hypothesis_events import statistics_for
 from mcp_testkit.contract._properties import PROPERTIES
 from mcp_testkit.contract._run import check_property
 
@@ -31,7 +33,8 @@ def resilience_suite(
     example_timeout_s: float | None = None,
     budget_s: float | None = None,
     clock: str | None = None,
-) -> Callable[[str, str], None]:
+    database: object = None,
+) -> Callable[..., None]:
     """A pytest test, one case per property and era it applies to: `test_my_bridge = resilience_suite(MyAdapter)`.
 
     The cases are named `P1-handshake`, `P1-stateless`, ..., `P5-handshake`, `P5s-stateless`.
@@ -45,8 +48,14 @@ def resilience_suite(
     promise); a bridge that cannot connect to a healthy server fails one test per era with that, and the
     others are skipped as not run. An error of the harness or the adapter fails the test as a
     `ContractError`, expected or not. `clock` is `run_contract`'s: virtual time in-process by default.
+    `database` is `run_contract`'s too: a folder or `"redis://host:port"` that every run sharing it replays the
+    failures found before from. Each test's draws tell Hypothesis what they covered (`event()`: the fault classes
+    that fired, the era, the listing's requests), which `pytest --hypothesis-show-statistics` prints per test.
+    The test takes pytest's `request` (for those statistics); called directly, pass None.
     """
     import pytest
+
+    examples_db = example_database(database)
 
     chosen = named_eras(eras)
     expected = _expected_failures(expect_fail, chosen)
@@ -67,11 +76,13 @@ def resilience_suite(
     """Per era, the property whose test reported that the bridge cannot connect: one failure, not one per test."""
 
     @pytest.mark.parametrize(("property_id", "era"), cases)
-    def test_resilience(property_id: str, era: str) -> None:
+    def test_resilience(property_id: str, era: str, request: pytest.FixtureRequest | None) -> None:
         harness = ContractHarness(factory, via=via, example_timeout_s=example_timeout_s, era=era, clock=clock)
         harness.connect_reported = connect_reported.get(era)
-        with harness:
-            result = check_property(harness, property_id, max_examples=max_examples, budget_s=budget_s)
+        with harness, statistics_for(request.node if request is not None else None):
+            result = check_property(
+                harness, property_id, max_examples=max_examples, budget_s=budget_s, database=examples_db
+            )
         if harness.connect_reported is not None:
             connect_reported[era] = harness.connect_reported
         _as_pytest_outcome(result, f"{property_id} ({result.title}) in the {era} era")
@@ -121,4 +132,3 @@ def _as_pytest_outcome(result: PropertyResult, where: str) -> None:
             f"handshake era only with eras=('handshake',)):\n{result.counterexample}",
             pytrace=False,
         )
-

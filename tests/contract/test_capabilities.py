@@ -151,4 +151,4 @@ def test_resilience_suite_skips_what_does_not_apply_saying_why() -> None:
     test = resilience_suite(SdkClientAdapter, max_examples=1)
     said = r"in the stateless era does not apply: it needs the 'approvals' capability, which the adapter does not"
     with pytest.raises(pytest.skip.Exception, match=said):
-        test("P8", "stateless")
+        test("P8", "stateless", None)

@@ -132,7 +132,7 @@ def test_the_pytest_suite_fails_a_bridge_that_falls_back() -> None:
     """resilience_suite makes a fallback a failing test that says so (not a ContractViolation), never a pass."""
     test = resilience_suite(_HandshakeOnly, max_examples=5, eras=["stateless"])
     with pytest.raises(pytest.fail.Exception, match="has no verdict: the bridge fell back to the handshake era"):
-        test("P7", "stateless")
+        test("P7", "stateless", None)
 
 
 def _params(test: Any) -> dict[str, list[Any]]:

@@ -63,6 +63,7 @@ def add_parser(commands: Any) -> None:
     )
     _what_to_check(check)
     _how_to_run(check)
+    _what_to_share(check)
     _what_to_write(check)
 
 
@@ -131,6 +132,28 @@ def _how_to_run(check: Any) -> None:
             "bridge's timeouts make them, then 60 s of draws and shrinking)"
         ),
     )
+
+
+def _what_to_share(check: Any) -> None:
+    """The example database runs share."""
+    check.add_argument(
+        "--database",
+        metavar="DIR|redis://HOST:PORT",
+        help="keep the failing examples Hypothesis finds in this folder, or in a Redis server (pip install "
+        "'hypothesis[redis]'), and try those it holds first: a failure found by one run, here or on another "
+        "machine sharing it, is the first example of the next (default: none kept)",
+    )
+
+
+def _example_database(args: argparse.Namespace) -> str | None:
+    """Open `--database` into `args.example_db` (None without it); why it cannot be opened, or None."""
+    from mcp_testkit.contract._database import example_database
+
+    try:
+        args.example_db = example_database(getattr(args, "database", None))
+    except ValueError as exc:
+        return f"--database: {exc}"
+    return None
 
 
 def _what_to_write(check: Any) -> None:
@@ -229,7 +252,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     if unknown:
         print(f"mcp-testkit check: unknown property {unknown[0]!r}; known: {', '.join(PROPERTIES)}", file=sys.stderr)
         return 2
-    unwritable = _unwritable(args)
+    unwritable = _unwritable(args) or _example_database(args)
     if unwritable:
         print(f"mcp-testkit check: {unwritable}", file=sys.stderr)
         return 2

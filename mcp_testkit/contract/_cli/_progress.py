@@ -84,6 +84,7 @@ class Progress:
             budget_s=args.budget,
             progress=progress,
             on_example=self._example,
+            database=getattr(args, "example_db", None),
         ):
             results[result.property_id, era] = result
         if ticker is not None:
