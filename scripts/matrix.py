@@ -186,6 +186,18 @@ NOTES = {
 
 
 CHANGES = """
+- **Fail closed on needs** (issue 36): a property is n/a only where the contract structurally cannot do what it
+  takes, never because an adapter declared no number (an undeclared `connect_timeout_s` is the listing's 1 + retry
+  attempts of `timeout_s`, an undeclared `timeout_s` 30 s a request, an undeclared `concurrency` 2). Cells that
+  changed: openai-agents, openai-agents-invoke and openai-agents-retrying, both eras, P13 n/a -> FAILS (their
+  adapters now declare `concurrency` 4: the Agents SDK runs an agent's tool calls as parallel tasks, and the bridge
+  then runs them one at a time, so a `Drop` on the first fails the others unsent, and every later call too);
+  `@modelcontextprotocol/sdk` P11 FAILS -> holds: the old verdict was the toolkit's own fault, not the bridge's
+  (a driver's watchdog fired 1.5 s before the example's deadline, which under P11's 2.25 s bound was 0.75 s,
+  before the bridge's 1 s timeout could; the watchdog now leaves a short deadline three quarters of its time).
+  langchain-mcp-adapters' P11 still FAILS with the watchdog fixed (still waiting at 1.7 s on a 1 s timeout).
+  Checked with `python scripts/matrix.py --only openai-agents --only llama-index` and
+  `--only typescript --only langchain --property P11`; the other columns declare every fact already.
 - **P14 judges `list_changed` on the handshake era's GET stream** (issue 23): in P14's examples the contract's
   server offers the GET stream, and a bridge that opened one and is told of a change there must offer the current
   tools, as on 2026-07-28's `subscriptions/listen`. No cell changed: the reference bridge, which now opens the GET
@@ -507,11 +519,11 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
         "driver's header) says how the bridge is driven: its session model, its retries, how its errors map.",
         "Each verdict was also checked by hand once, with a one-fault probe: [the matrix, checked by",
         "hand](matrix-probes.md) (`python scripts/probe_matrix.py`).",
-        "P8 and P9 apply only to a bridge whose adapter declares approvals or a tool cache: n/a elsewhere; so do P10",
-        "(cancellation: n/a for a bridge run by a driver, which cannot abandon a call) and P14 (a tool cache). P11",
-        "needs the bridge's declared waits (`timeout_s`, `connect_timeout_s`), P12 a declared size limit or",
-        "`timeout_s`, P13 a declared `concurrency` on one session: each adapter and driver declares them from its",
-        "bridge's source ([adapters](adapters.md)), and a bridge without one is n/a there.",
+        "P8, P9 and P14 apply only to a bridge whose adapter declares approvals or a tool cache: n/a elsewhere. P10",
+        "and P13 apply unless the contract structurally cannot abandon or overlap the bridge's calls (a bridge run",
+        "by a driver, whose protocol carries one request at a time; or, for P13, a session per call). P11 and P12",
+        "judge the waits and size limit each adapter and driver declares from its bridge's source",
+        "([adapters](adapters.md)), and where none is declared the contract's defaults: never n/a.",
         "The whole matrix can also be browsed as [one page](matrix.html), each cell opening its counterexample.",
         "Each column is checked in one protocol era, shown in the `era` row: the handshake era against a server",
         "from before 2026-07-28, and, for the bridges that speak 2026-07-28 (the SDK client in auto mode, fastmcp,",
