@@ -310,6 +310,13 @@ def _inspect_takes_context(handler: Callable[..., Any]) -> bool:
     return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in positional)
 
 
+_NAME_LISTS = {
+    "requires": "client capability names, such as ['sampling']",
+    "scopes": "OAuth scope names, such as ['tickets:write']",
+}
+"""What each list of names a tool takes holds, for the error that refuses a bad one."""
+
+
 @dataclass(eq=False)
 class ScriptedTool:
     """One tool of a `TestMcpServer`: its wire definition and what it answers, call after call.
@@ -365,10 +372,9 @@ class ScriptedTool:
             raise ValueError(f"tool {name!r}: give either returns= or answers=, not both")
         if answers is not None and (isinstance(answers, (str, bytes, Mapping)) or len(answers) == 0):
             raise ValueError(f"tool {name!r}: answers= must be a non-empty list, one answer per call")
-        if isinstance(requires, str) or not all(isinstance(capability, str) and capability for capability in requires):
-            raise ValueError(f"tool {name!r}: requires= is a list of client capability names, such as ['sampling']")
-        if isinstance(scopes, str) or not all(isinstance(scope, str) and scope for scope in scopes):
-            raise ValueError(f"tool {name!r}: scopes= is a list of OAuth scope names, such as ['tickets:write']")
+        for label, names in (("requires", requires), ("scopes", scopes)):
+            if isinstance(names, str) or not all(isinstance(one, str) and one for one in names):
+                raise ValueError(f"tool {name!r}: {label}= is a list of {_NAME_LISTS[label]}")
         schema = dict(input_schema) if input_schema is not None else {"type": "object"}
         if schema.get("type") != "object":
             raise ValueError(f'tool {name!r}: input_schema must have "type": "object" at its root')
@@ -407,14 +413,7 @@ class ScriptedTool:
             definition["execution"] = {"taskSupport": task}
         validator = _validator_for(name, schema)
         script = list(answers) if answers is not None else [returns]
-        return cls(
-            name=name,
-            definition=definition,
-            answers=script,
-            validator=validator,
-            requires=tuple(requires),
-            scopes=tuple(scopes),
-        )
+        return cls(name, definition, script, validator, tuple(requires), tuple(scopes))
 
     def __call__(self, handler: Callable[..., Any]) -> Callable[..., Any]:
         """Make `handler` this tool's only answer; returns it unchanged, so this works as a decorator."""

@@ -53,10 +53,8 @@ class Journal:
         """What a transport writes this journal with (`JournalWriter`); tests only read."""
         self.inputs = InputLog()
         """What tools asked the client for (elicitation, sampling, roots) and the answers (docs/input.md)."""
-        self.auth = AuthLog()
-        """The exchanges with the authorization server and the resource's metadata, redacted (docs/auth.md)."""
-        self.tokens = TokenLog()
-        """Which access token (by label: 'token 1') each MCP request carried, by the request's seq (docs/auth.md)."""
+        self.auth = AuthLog()  # the exchanges with the authorization server, redacted (docs/auth.md)
+        self.tokens = TokenLog()  # which token (by label) each MCP request carried, by its seq (docs/auth.md)
 
     @property
     def _records(self) -> deque[Record | tuple[Any, ...]]:
@@ -79,9 +77,7 @@ class Journal:
     def clear(self) -> None:
         """Forget every record (and the count of dropped ones); numbering starts again at 1."""
         self.writer.clear()
-        self.inputs = InputLog()
-        self.auth = AuthLog()
-        self.tokens = TokenLog()
+        self.inputs, self.auth, self.tokens = InputLog(), AuthLog(), TokenLog()
 
     # -- reading ---------------------------------------------------------------------------------
 

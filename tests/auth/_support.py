@@ -44,7 +44,10 @@ def sdk_provider(url: str, browser: Browserless, **metadata: Any) -> tuple[OAuth
         **metadata,
     )
     provider = OAuthClientProvider(
-        url, client_metadata, storage, redirect_handler=browser.redirect_handler,
+        url,
+        client_metadata,
+        storage,
+        redirect_handler=browser.redirect_handler,
         callback_handler=browser.callback_handler,
     )
     return provider, storage
@@ -60,3 +63,29 @@ def secrets_of(storage: MemoryStorage) -> dict[str, str]:
     if storage.client_info is not None and storage.client_info.client_secret:
         found["client_secret"] = storage.client_info.client_secret
     return found
+
+
+ACCEPT = "application/json, text/event-stream"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
+def mcp_post(http: Any, url: str, message: dict[str, Any], token: str | None = None) -> Any:
+    """POST one JSON-RPC message to the MCP endpoint, with a bearer token if given (an awaitable response)."""
+    headers = {"accept": ACCEPT, "content-type": "application/json"}
+    if token is not None:
+        headers["authorization"] = f"Bearer {token}"
+    return http.post(url, json=message, headers=headers)
+
+
+def challenge_of(response: Any) -> dict[str, str]:
+    """The parameters of a `WWW-Authenticate: Bearer ...` challenge."""
+    import re
+
+    value = response.headers["www-authenticate"]
+    assert value.startswith("Bearer ")
+    return dict(re.findall(r'(\w+)="([^"]*)"', value))

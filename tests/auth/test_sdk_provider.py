@@ -12,7 +12,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_testkit import TestMcpServer
 from mcp_testkit.auth import AuthServer, Browserless
 
-from ._support import LIMIT_S, secrets_of, sdk_provider
+from ._support import LIMIT_S, sdk_provider, secrets_of
 
 pytestmark = pytest.mark.anyio
 
@@ -53,17 +53,28 @@ async def test_sdk_provider_completes_the_code_flow_without_a_browser_and_lists_
     authorize, token = auth.at_endpoint("authorize")[0], auth.at_endpoint("token")[0]
     assert authorize.parameters["code_challenge_method"] == "S256"
     assert (authorize.scope, authorize.resource, token.resource) == ("tickets:read", url, url)
-    assert (token.grant_type, token.client_auth, token.issued) == ("authorization_code", "client_secret_basic",
-                                                                    ("token 1", "refresh 1"))
+    assert (token.grant_type, token.client_auth, token.issued) == (
+        "authorization_code",
+        "client_secret_basic",
+        ("token 1", "refresh 1"),
+    )
     assert token.parameters["code"] == token.parameters["code_verifier"] == "***"
     first = server.journal[0]
     assert (first.rpc_method, first.status, first.era) == (FIRST[mode], 401, None)
     assert server.journal.tokens[first.seq] is None
     assert server.journal.tokens.labels() == ["token 1"]
     assert {r.era for r in server.journal.requests(status=200)} == {era}
+    assert server.auth is not None
     everything = "\n".join(
-        [server.journal.to_jsonl(redact=False), server.journal.format(), auth.format(), repr(list(auth)),
-         repr(server.journal.records), repr(server.auth.grants), repr(server.auth.clients)]
+        [
+            server.journal.to_jsonl(redact=False),
+            server.journal.format(),
+            auth.format(),
+            repr(list(auth)),
+            repr(server.journal.records),
+            repr(server.auth.grants),
+            repr(server.auth.clients),
+        ]
     )
     leaked = [name for name, value in secrets_of(storage).items() if value in everything]
     assert leaked == []
@@ -71,7 +82,7 @@ async def test_sdk_provider_completes_the_code_flow_without_a_browser_and_lists_
 
 @pytest.mark.parametrize(("mode", "era"), MODES)
 async def test_sdk_provider_steps_up_to_the_union_of_scopes_for_a_tool_that_needs_more(mode: str, era: str) -> None:
-    """A 403 insufficient_scope naming tickets:write makes the SDK authorize again for both scopes; the call runs once."""
+    """A 403 insufficient_scope for tickets:write makes the SDK authorize again for both scopes; the call runs once."""
     server = _server()
     browser = Browserless()
     with anyio.fail_after(LIMIT_S):
@@ -88,4 +99,5 @@ async def test_sdk_provider_steps_up_to_the_union_of_scopes_for_a_tool_that_need
     assert server.executions("create") == 1
     scopes = [e.scope for e in server.journal.auth.at_endpoint("authorize")]
     assert scopes == ["tickets:read", "tickets:read tickets:write"]
+    assert server.auth is not None
     assert server.auth.grant("token 2").scopes == ("tickets:read", "tickets:write")
