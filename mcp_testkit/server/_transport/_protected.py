@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from mcp_testkit._wire.asgi import origin_of
-from mcp_testkit.auth import PRM_PATH
+from mcp_testkit.server._framing._challenges import refuse_token
 from mcp_testkit.server._framing._response import Response, header
 
 if TYPE_CHECKING:
@@ -50,10 +50,8 @@ async def refuse_unauthorized(state: ServerState, scope: Scope, out: Response) -
     tool = state.tools.get(record.tool) if record.tool is not None and record.rpc_method == "tools/call" else None
     needed = tuple(dict.fromkeys((*state.auth_scopes, *(tool.scopes if tool is not None else ()))))
     problem = _invalid(token, grant, resource)
-    challenge = {"resource_metadata": base + PRM_PATH + state.path}
     if problem is not None:
-        status, error = 401, "invalid_token"
-        scopes = state.auth_scopes
+        status, error, scopes = 401, "invalid_token", state.auth_scopes
     else:
         assert grant is not None
         lacking = [name for name in needed if name not in grant.scopes]
@@ -62,12 +60,7 @@ async def refuse_unauthorized(state: ServerState, scope: Scope, out: Response) -
         status, error, scopes = 403, "insufficient_scope", needed
         whose = f"tool {tool.name!r}" if tool is not None and set(lacking) & set(tool.scopes) else "this server"
         problem = f"{grant.label} lacks the scope {' '.join(lacking)!r} that {whose} needs"
-    if scopes:
-        challenge["scope"] = " ".join(scopes)
-    fields = ({"error": error, "error_description": problem} if token is not None else {}) | challenge
-    value = "Bearer " + ", ".join(f'{name}="{text}"' for name, text in fields.items())
-    record.error = problem
-    await out.json(status, {"error": error, "error_description": problem}, [(b"www-authenticate", value.encode())])
+    await refuse_token(out, base, state.path, status, error, problem, scopes, sent=token is not None)
     return True
 
 
