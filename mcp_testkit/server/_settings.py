@@ -6,7 +6,7 @@ Every fresh state (the first, and each `reset()`) starts from the settings: `Ser
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
@@ -114,7 +114,7 @@ class ServerSettings:
     retry_s: float | None = None
     allow_remote: bool = False
     replaying: Recording | None = None
-    auth: AuthServer | bool | None = None
+    auth: AuthServer | bool | Mapping[str, Any] | None = None
     scopes: Sequence[str] = ()
 
     def __post_init__(self) -> None:
@@ -149,6 +149,8 @@ class ServerSettings:
 
         if self.auth is True:
             object.__setattr__(self, "auth", AuthServer())
+        elif isinstance(self.auth, Mapping):  # a scenario's: the keywords of an AuthServer
+            object.__setattr__(self, "auth", AuthServer(**self.auth))
         elif self.auth is False:
             object.__setattr__(self, "auth", None)
         elif self.auth is not None and not isinstance(self.auth, AuthServer):
