@@ -19,9 +19,12 @@ class Browserless:
     an async `redirect_handler(url)` and `callback_handler()`), consenting through the fake's authorization endpoint.
 
     `visited` lists the authorization URLs it was sent to, so a test can read the scope and resource a client asked.
+    `http` is the `httpx2.AsyncClient` it fetches with (one of its own per fetch by default): one over
+    `httpx2.ASGITransport(app=server.asgi_app)` consents in-process.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, http: Any = None) -> None:
+        self.http = http
         self.visited: list[str] = []
         self._answer: dict[str, str] | None = None
 
@@ -30,8 +33,11 @@ class Browserless:
         import httpx2
 
         self.visited.append(authorization_url)
-        async with httpx2.AsyncClient() as http:
-            response = await http.get(authorization_url, follow_redirects=False)
+        if self.http is not None:
+            response = await self.http.get(authorization_url, follow_redirects=False)
+        else:
+            async with httpx2.AsyncClient() as http:
+                response = await http.get(authorization_url, follow_redirects=False)
         location = response.headers.get("location")
         if response.status_code not in (302, 303) or location is None:
             raise AuthorizationRefused(

@@ -101,3 +101,19 @@ async def test_sdk_provider_steps_up_to_the_union_of_scopes_for_a_tool_that_need
     assert scopes == ["tickets:read", "tickets:read tickets:write"]
     assert server.auth is not None
     assert server.auth.grant("token 2").scopes == ("tickets:read", "tickets:write")
+
+
+async def test_the_flow_also_runs_in_process_through_the_asgi_app() -> None:
+    """With httpx2's ASGI transport for the client and the browser, the same flow needs no socket."""
+    server = _server()
+    transport = httpx2.ASGITransport(app=server.asgi_app)
+    url = "http://127.0.0.1/mcp"
+    with anyio.fail_after(LIMIT_S):
+        async with httpx2.AsyncClient(transport=transport) as browser_http:
+            provider, _ = sdk_provider(url, Browserless(browser_http))
+            async with httpx2.AsyncClient(auth=provider, transport=transport) as http:
+                async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+                    tools = await client.list_tools()
+    assert [tool.name for tool in tools.tools] == ["list_tickets", "create"]
+    assert server.auth is not None
+    assert server.auth.grant("token 1").resource == url
