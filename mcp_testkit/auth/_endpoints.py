@@ -6,6 +6,7 @@ redacted."""
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -188,8 +189,6 @@ class AuthEndpoints:
             return failed(400, "invalid_redirect_uri", "redirect_uris must be a list of URIs")
         if "authorization_code" in grant_types and not redirect_uris:
             return failed(400, "invalid_redirect_uri", "the authorization_code grant needs redirect_uris")
-        import secrets
-
         client = RegisteredClient(
             self.store.new_client_id(),
             None if method == "none" else secrets.token_urlsafe(24),

@@ -98,24 +98,24 @@ def token_grant(
 ) -> Outcome:
     """Answer a token request of an authenticated client by its `grant_type`."""
     grant_type = params.get("grant_type")
-    if grant_type is not None and grant_type not in client.grant_types and grant_type != "client_credentials":
+    if grant_type not in ("authorization_code", "refresh_token", "client_credentials"):
+        supported = "authorization_code, refresh_token or client_credentials"
+        return failed(400, "unsupported_grant_type", f"grant_type {grant_type!r} is not supported: use {supported}")
+    if grant_type not in client.grant_types:
         message = f"client {client.client_id!r} is not registered for the {grant_type} grant"
         return failed(400, "unauthorized_client", message)
     if grant_type == "authorization_code":
         return _code_grant(store, settings, params, client)
     if grant_type == "refresh_token":
         return _refresh_grant(store, settings, params, client)
-    if grant_type == "client_credentials":
-        if client.auth_method == "none":
-            message = f"client {client.client_id!r} is a public client: client_credentials needs a client secret"
-            return failed(400, "unauthorized_client", message)
-        scopes = tuple(params.get("scope", "").split())
-        unknown = _unknown_scopes(settings, scopes)
-        if unknown:
-            return failed(400, "invalid_scope", f"unknown scope {unknown!r}")
-        return _issued(store, settings, client, scopes, params.get("resource"), refresh=False)
-    supported = "authorization_code, refresh_token or client_credentials"
-    return failed(400, "unsupported_grant_type", f"grant_type {grant_type!r} is not supported: use {supported}")
+    if client.auth_method == "none":
+        message = f"client {client.client_id!r} is a public client: client_credentials needs a client secret"
+        return failed(400, "unauthorized_client", message)
+    scopes = tuple(params.get("scope", "").split())
+    unknown = _unknown_scopes(settings, scopes)
+    if unknown:
+        return failed(400, "invalid_scope", f"unknown scope {unknown!r}")
+    return _issued(store, settings, client, scopes, params.get("resource"), refresh=False)
 
 
 def _code_grant(

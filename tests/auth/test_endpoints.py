@@ -293,3 +293,12 @@ async def test_the_auth_log_never_holds_a_code_verifier_secret_or_token(fake: Fa
     for secret in (code, verifier, client.client_secret, body["access_token"], body["refresh_token"]):
         assert secret is not None
         assert secret not in rendered
+
+
+async def test_an_unknown_grant_or_one_the_client_did_not_register_is_refused(fake: Fake) -> None:
+    """unsupported_grant_type for a grant the server has none of; unauthorized_client for one not registered."""
+    client = fake.auth.register_client(auth_method="client_secret_post", grant_types=["client_credentials"])
+    password = await fake.token(client, "post", grant_type="password")
+    refresh = await fake.token(client, "post", grant_type="refresh_token", refresh_token="x")
+    assert (password.status_code, password.json()["error"]) == (400, "unsupported_grant_type")
+    assert (refresh.status_code, refresh.json()["error"]) == (400, "unauthorized_client")
