@@ -2,9 +2,9 @@
 endpoint, and `Browserless`, which consents through it for an OAuth client under test (docs/auth.md).
 
 Inside, a module per concern: what it holds (`_store.py`: clients, codes, tokens by label), the discovery documents
-and their paths (`_metadata.py`), the token endpoint's client authentication and grants (`_grants.py`), the HTTP
-endpoints as bare ASGI, writing the journal's auth log (`_endpoints.py`), the facade (`_server.py`), and the
-browser played for a client (`_browserless.py`).
+and their paths (`_metadata.py`), the token endpoint's client authentication and grants (`_grants.py`), JWT access
+tokens (`_jwt.py`), the HTTP endpoints as bare ASGI, writing the journal's auth log (`_endpoints.py`), the facade
+(`_server.py`), and the browser played for a client (`_browserless.py`).
 """
 
 from __future__ import annotations

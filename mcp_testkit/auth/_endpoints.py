@@ -122,7 +122,9 @@ class AuthEndpoints:
             return refused
         assert client is not None
         outcome = (
-            token_grant(self.store, self.settings, params, client) if endpoint == "token" else self._revoke(params)
+            token_grant(self.store, self.settings, params, client, self.issuer(base))
+            if endpoint == "token"
+            else self._revoke(params)
         )
         outcome.client_id, outcome.client_auth = client.client_id, method_used
         return outcome

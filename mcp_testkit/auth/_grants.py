@@ -94,7 +94,7 @@ def document_client(store: GrantStore, settings: AuthSettings, client_id: str) -
 
 
 def token_grant(
-    store: GrantStore, settings: AuthSettings, params: Mapping[str, str], client: RegisteredClient
+    store: GrantStore, settings: AuthSettings, params: Mapping[str, str], client: RegisteredClient, issuer: str
 ) -> Outcome:
     """Answer a token request of an authenticated client by its `grant_type`."""
     grant_type = params.get("grant_type")
@@ -105,9 +105,9 @@ def token_grant(
         message = f"client {client.client_id!r} is not registered for the {grant_type} grant"
         return failed(400, "unauthorized_client", message)
     if grant_type == "authorization_code":
-        return _code_grant(store, settings, params, client)
+        return _code_grant(store, settings, params, client, issuer)
     if grant_type == "refresh_token":
-        return _refresh_grant(store, settings, params, client)
+        return _refresh_grant(store, settings, params, client, issuer)
     if client.auth_method == "none":
         message = f"client {client.client_id!r} is a public client: client_credentials needs a client secret"
         return failed(400, "unauthorized_client", message)
@@ -115,11 +115,11 @@ def token_grant(
     unknown = _unknown_scopes(settings, scopes)
     if unknown:
         return failed(400, "invalid_scope", f"unknown scope {unknown!r}")
-    return _issued(store, settings, client, scopes, params.get("resource"), refresh=False)
+    return _issued(store, settings, client, scopes, params.get("resource"), issuer, refresh=False)
 
 
 def _code_grant(
-    store: GrantStore, settings: AuthSettings, params: Mapping[str, str], client: RegisteredClient
+    store: GrantStore, settings: AuthSettings, params: Mapping[str, str], client: RegisteredClient, issuer: str
 ) -> Outcome:
     code = store.take_code(params.get("code", ""))
     if code is None or code.expires_at < time.time():
@@ -137,11 +137,12 @@ def _code_grant(
     resource = params.get("resource", code.resource)
     if code.resource is not None and resource != code.resource:
         return failed(400, "invalid_target", "resource differs from the one of the authorization request (RFC 8707)")
-    return _issued(store, settings, client, code.scopes, resource, refresh="refresh_token" in client.grant_types)
+    refresh = "refresh_token" in client.grant_types
+    return _issued(store, settings, client, code.scopes, resource, issuer, refresh=refresh)
 
 
 def _refresh_grant(
-    store: GrantStore, settings: AuthSettings, params: Mapping[str, str], client: RegisteredClient
+    store: GrantStore, settings: AuthSettings, params: Mapping[str, str], client: RegisteredClient, issuer: str
 ) -> Outcome:
     found = store.spend_refresh(params.get("refresh_token", ""))
     if found is None or found.client_id != client.client_id:
@@ -156,7 +157,7 @@ def _refresh_grant(
     resource = params.get("resource", found.resource)
     if found.resource is not None and resource != found.resource:
         return failed(400, "invalid_target", "resource differs from the one the refresh token was issued for")
-    return _issued(store, settings, client, asked, resource, refresh=True)
+    return _issued(store, settings, client, asked, resource, issuer, refresh=True)
 
 
 def _unknown_scopes(settings: AuthSettings, scopes: tuple[str, ...]) -> str | None:
@@ -172,11 +173,12 @@ def _issued(
     client: RegisteredClient,
     scopes: tuple[str, ...],
     resource: str | None,
+    issuer: str,
     *,
     refresh: bool,
 ) -> Outcome:
     token, grant, refresh_token = store.issue(
-        client.client_id, scopes, resource, settings.token_ttl_s, refresh and settings.refresh_tokens
+        client.client_id, scopes, resource, settings.token_ttl_s, refresh and settings.refresh_tokens, issuer
     )
     body: dict[str, Any] = {"access_token": token, "token_type": "Bearer", "expires_in": round(settings.token_ttl_s)}
     if scopes:

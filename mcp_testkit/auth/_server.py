@@ -34,8 +34,9 @@ class AuthServer:
     metadata documents the test scripts, RFC 7009 revocation, and RFC 9207 `iss` on every authorization response.
 
     Give it to `TestMcpServer(auth=...)`, which serves it at `issuer_path` beside the MCP endpoint and makes that
-    endpoint a protected resource. `scopes` are the scopes it grants (None: whatever is asked). Tokens are opaque
-    strings, known to tests by label ('token 1', 'refresh 1'); it keeps them across the server's `reset()`.
+    endpoint a protected resource. `scopes` are the scopes it grants (None: whatever is asked). Access tokens are
+    opaque strings, or with `tokens="jwt"` JWTs (HS256, with `iss`, `aud`, `sub`, `scope`, `exp`); tests know them
+    by label ('token 1', 'refresh 1'). It keeps its clients and tokens across the server's `reset()`.
     """
 
     __test__ = False
@@ -50,12 +51,15 @@ class AuthServer:
         refresh_tokens: bool = True,
         registration: bool = True,
         consent: bool = True,
+        tokens: str = "opaque",
     ) -> None:
         if issuer_path and (not issuer_path.startswith("/") or issuer_path.endswith("/")):
             raise ValueError(f"issuer_path must be '' or start with '/' and not end with one, not {issuer_path!r}")
         for label, seconds in (("token_ttl_s", token_ttl_s), ("code_ttl_s", code_ttl_s)):
             if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds <= 0:
                 raise ValueError(f"{label} must be a positive number of seconds, not {seconds!r}")
+        if tokens not in ("opaque", "jwt"):
+            raise ValueError(f"tokens must be 'opaque' or 'jwt', not {tokens!r}")
         if isinstance(scopes, str):
             raise ValueError("scopes is a list of scope names, such as ['tickets:read']")
         self._settings = AuthSettings(
@@ -68,6 +72,8 @@ class AuthServer:
             consent,
         )
         self._store = GrantStore()
+        if tokens == "jwt":
+            self._store.jwt_key = secrets.token_bytes(32)
         self._endpoints = AuthEndpoints(self._store, self._settings)
 
     def __repr__(self) -> str:

@@ -10,6 +10,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from mcp_testkit.auth._jwt import access_jwt
+
 __all__ = ["TOKEN_AUTH_METHODS", "AuthorizationCode", "Grant", "GrantStore", "RefreshGrant", "RegisteredClient"]
 
 TOKEN_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
@@ -85,6 +87,8 @@ class GrantStore:
         self.codes: dict[str, AuthorizationCode] = {}
         self.access: dict[str, Grant] = {}
         self.refresh: dict[str, RefreshGrant] = {}
+        self.jwt_key: bytes | None = None
+        """Set: access tokens are JWTs signed with it (`AuthServer(tokens="jwt")`)."""
         self._numbers = itertools.count(1)
         self._client_numbers = itertools.count(1)
 
@@ -108,12 +112,32 @@ class GrantStore:
             return self.codes.pop(value, None)
 
     def issue(
-        self, client_id: str | None, scopes: Sequence[str], resource: str | None, ttl_s: float, refresh: bool
+        self,
+        client_id: str | None,
+        scopes: Sequence[str],
+        resource: str | None,
+        ttl_s: float,
+        refresh: bool,
+        issuer: str | None = None,
     ) -> tuple[str, Grant, str | None]:
-        """A new access token (and a refresh token if asked): (token, its grant, refresh token or None)."""
+        """A new access token (and a refresh token if asked): (token, its grant, refresh token or None); a JWT
+        naming `issuer` when the store has a `jwt_key`, else an opaque string."""
         number = next(self._numbers)
-        grant = Grant(f"token {number}", client_id, tuple(scopes), resource, time.time() + ttl_s)
-        token = secrets.token_urlsafe(32)
+        now = time.time()
+        grant = Grant(f"token {number}", client_id, tuple(scopes), resource, now + ttl_s)
+        key = self.jwt_key
+        if key is None:
+            token = secrets.token_urlsafe(32)
+        else:
+            token = access_jwt(
+                key,
+                issuer=issuer,
+                client_id=client_id,
+                resource=resource,
+                scopes=scopes,
+                issued_at=now,
+                expires_at=grant.expires_at,
+            )
         refresh_token = secrets.token_urlsafe(32) if refresh and client_id is not None else None
         with self.lock:
             self.access[token] = grant

@@ -145,3 +145,39 @@ def test_scopes_need_auth_and_are_a_list() -> None:
         TestMcpServer(auth=True).tool("t", scopes="a")
     with pytest.raises(ValueError, match="auth must be an AuthServer"):
         TestMcpServer(auth="yes")  # type: ignore[arg-type]
+
+
+async def test_jwt_access_tokens_carry_issuer_audience_scope_and_expiry_and_open_the_endpoint() -> None:
+    """AuthServer(tokens="jwt"): the token endpoint issues an at+jwt whose claims say what the grant says."""
+    import base64
+    import json
+
+    server = TestMcpServer(auth=AuthServer(tokens="jwt"), scopes=["tickets:read"])
+    assert server.auth is not None
+    client = server.auth.register_client(auth_method="client_secret_post")
+    with anyio.fail_after(LIMIT_S):
+        async with server, httpx2.AsyncClient() as http:
+            url, base = server.url, server.base_url
+            form = {
+                "grant_type": "client_credentials",
+                "scope": "tickets:read",
+                "resource": url,
+                "client_id": client.client_id,
+                "client_secret": client.client_secret or "",
+            }
+            token = (await http.post(base + "/oauth/token", data=form)).json()["access_token"]
+            opened = await mcp_post(http, url, INITIALIZE, token)
+    head, body, _signature = token.split(".")
+    header = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+    claims = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    assert header == {"alg": "HS256", "typ": "at+jwt"}
+    assert (claims["iss"], claims["aud"], claims["sub"], claims["scope"]) == (
+        base + "/oauth",
+        url,
+        client.client_id,
+        "tickets:read",
+    )
+    assert claims["exp"] - claims["iat"] == 3600
+    assert opened.status_code == 200
+    assert server.journal.tokens.labels() == ["token 1"]
+    assert token not in server.journal.to_jsonl(redact=False)
