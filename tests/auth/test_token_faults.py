@@ -82,3 +82,12 @@ async def test_the_sdk_provider_authorizes_again_when_its_token_expires_mid_sess
     grants = [e.grant_type for e in server.journal.auth.at_endpoint("token")]
     assert grants == ["authorization_code", "authorization_code"]  # refresh 1 was never used
     assert len(server.journal.auth.at_endpoint("authorize")) == 2
+
+
+def test_the_chaos_proxy_refuses_a_token_fault_naming_why() -> None:
+    """The proxy holds no authorization server, so inject refuses ExpireToken at once."""
+    from mcp_testkit import ChaosProxy
+
+    proxy = ChaosProxy("http://127.0.0.1:8000/mcp")  # not started: inject checks the fault at once
+    with pytest.raises(ValueError, match="cannot apply ExpireToken: the proxy holds no authorization server"):
+        proxy.inject(faults.ExpireToken())
