@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         SdkClientAdapter,
         SdkErrorClassifier,
     )
+    from mcp_testkit.auth import AuthServer
     from mcp_testkit.contract import PropertyResult, resilience_machine, resilience_suite, run_contract
     from mcp_testkit.faults import Fault, Rule
     from mcp_testkit.journal import Headers, Journal, Record
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from mcp_testkit.tools import ScriptedTool, ToolContext, ToolError
 
 __all__ = [
+    "AuthServer",
     "BridgeAdapter",
     "ChaosProxy",
     "DriverAdapter",
@@ -62,6 +64,7 @@ __all__ = [
 
 _HOMES = {
     "__version__": "mcp_testkit._version",
+    "AuthServer": "mcp_testkit.auth",
     "BridgeAdapter": "mcp_testkit.adapters",
     "DriverAdapter": "mcp_testkit.adapters",
     "Outcome": "mcp_testkit.adapters",

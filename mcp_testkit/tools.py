@@ -310,6 +310,13 @@ def _inspect_takes_context(handler: Callable[..., Any]) -> bool:
     return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in positional)
 
 
+_NAME_LISTS = {
+    "requires": "client capability names, such as ['sampling']",
+    "scopes": "OAuth scope names, such as ['tickets:write']",
+}
+"""What each list of names a tool takes holds, for the error that refuses a bad one."""
+
+
 @dataclass(eq=False)
 class ScriptedTool:
     """One tool of a `TestMcpServer`: its wire definition and what it answers, call after call.
@@ -325,6 +332,9 @@ class ScriptedTool:
     requires: tuple[str, ...] = ()
     """Client capabilities a call needs ('sampling', 'elicitation', ...): a 2026-07-28 call whose `_meta`
     does not declare them all is refused with -32021 before the tool runs."""
+    scopes: tuple[str, ...] = ()
+    """OAuth scopes a call needs on a `TestMcpServer(auth=...)`: a token without them all gets 403
+    insufficient_scope naming them, before the tool runs."""
     _served: int = field(default=0, repr=False)
     _mirrored: tuple[Any, list[tuple[tuple[str, ...], str]]] | None = field(default=None, repr=False)
     _handler: tuple[Any, bool] | None = field(default=None, repr=False)
@@ -348,6 +358,7 @@ class ScriptedTool:
         answers: Sequence[Any] | None = None,
         requires: Sequence[str] = (),
         task: str | None = None,
+        scopes: Sequence[str] = (),
     ) -> ScriptedTool:
         """Check a tool definition against the spec and build it; raises ValueError naming the problem.
 
@@ -361,8 +372,9 @@ class ScriptedTool:
             raise ValueError(f"tool {name!r}: give either returns= or answers=, not both")
         if answers is not None and (isinstance(answers, (str, bytes, Mapping)) or len(answers) == 0):
             raise ValueError(f"tool {name!r}: answers= must be a non-empty list, one answer per call")
-        if isinstance(requires, str) or not all(isinstance(capability, str) and capability for capability in requires):
-            raise ValueError(f"tool {name!r}: requires= is a list of client capability names, such as ['sampling']")
+        for label, names in (("requires", requires), ("scopes", scopes)):
+            if isinstance(names, str) or not all(isinstance(one, str) and one for one in names):
+                raise ValueError(f"tool {name!r}: {label}= is a list of {_NAME_LISTS[label]}")
         schema = dict(input_schema) if input_schema is not None else {"type": "object"}
         if schema.get("type") != "object":
             raise ValueError(f'tool {name!r}: input_schema must have "type": "object" at its root')
@@ -401,7 +413,7 @@ class ScriptedTool:
             definition["execution"] = {"taskSupport": task}
         validator = _validator_for(name, schema)
         script = list(answers) if answers is not None else [returns]
-        return cls(name=name, definition=definition, answers=script, validator=validator, requires=tuple(requires))
+        return cls(name, definition, script, validator, tuple(requires), tuple(scopes))
 
     def __call__(self, handler: Callable[..., Any]) -> Callable[..., Any]:
         """Make `handler` this tool's only answer; returns it unchanged, so this works as a decorator."""

@@ -129,6 +129,8 @@ def journal_text(served: Served, used: Used, limit: int) -> str:
     where = server.url if server.started else f"in-process at {served.path}"
     lines = [f"server {server.name!r} {where}: {len(journal)} request{'s' * (len(journal) != 1)}"]
     lines.append(journal.format(limit=limit))
+    if journal.auth:  # a protected server: its exchanges with the authorization server, redacted at the source
+        lines.append(journal.auth.format())
     errors = server.errors
     if errors:
         lines.append(f"tool handlers raised {len(errors)} exception{'s' * (len(errors) != 1)}:")

@@ -138,6 +138,15 @@ async def read_body(receive: Receive, limit: int) -> tuple[bytes, int | None]:
     return b"".join(chunks), None
 
 
+def origin_of(scope: Scope) -> str:
+    """`http://host:port` as a request reached the app (its Host header, else the server's socket)."""
+    for name, value in scope.get("headers", ()):
+        if name == b"host":
+            return "http://" + bytes(value).decode("latin-1")
+    host, port = scope.get("server") or ("127.0.0.1", 80)
+    return f"http://{host}:{port}"
+
+
 async def lifespan(receive: Receive, send: Send) -> None:
     """Answer an ASGI lifespan scope: nothing to start or stop."""
     while True:

@@ -22,6 +22,7 @@ from mcp_testkit.faults._answers import (
     ProtocolError,
     WrongContentType,
 )
+from mcp_testkit.faults._auth import ExpireToken
 from mcp_testkit.faults._base import _ANY as _ANY
 from mcp_testkit.faults._base import _KINDS as _KINDS
 from mcp_testkit.faults._base import Fault, from_json
@@ -82,6 +83,7 @@ __all__ = [
     "ErrorResult",
     "Exit",
     "ExpireSession",
+    "ExpireToken",
     "Fault",
     "HeaderMismatch",
     "HttpStatus",

@@ -14,12 +14,23 @@ from mcp_testkit._wire.headers import Headers
 from mcp_testkit._wire.headers import is_secret_header as is_secret_header
 from mcp_testkit._wire.headers import redacted as redacted
 from mcp_testkit._wire.strict_json import dumps
+from mcp_testkit.journal._auth_log import AuthExchange, AuthLog, TokenLog
 from mcp_testkit.journal._input_log import InputExchange, InputLog
 from mcp_testkit.journal._near_miss import cancellations_in, unasked, uncalled, uncancelled
 from mcp_testkit.journal._record import CANCELLED_BY_CLIENT, FILTERED, SEQ, Record
 from mcp_testkit.journal._writer import JournalWriter
 
-__all__ = ["CANCELLED_BY_CLIENT", "Headers", "InputExchange", "Journal", "JournalWriter", "Record"]
+__all__ = [
+    "CANCELLED_BY_CLIENT",
+    "AuthExchange",
+    "AuthLog",
+    "Headers",
+    "InputExchange",
+    "Journal",
+    "JournalWriter",
+    "Record",
+    "TokenLog",
+]
 
 _MISSING = object()
 
@@ -42,6 +53,8 @@ class Journal:
         """What a transport writes this journal with (`JournalWriter`); tests only read."""
         self.inputs = InputLog()
         """What tools asked the client for (elicitation, sampling, roots) and the answers (docs/input.md)."""
+        self.auth = AuthLog()  # the exchanges with the authorization server, redacted (docs/auth.md)
+        self.tokens = TokenLog()  # which token (by label) each MCP request carried, by its seq (docs/auth.md)
 
     @property
     def _records(self) -> deque[Record | tuple[Any, ...]]:
@@ -64,7 +77,7 @@ class Journal:
     def clear(self) -> None:
         """Forget every record (and the count of dropped ones); numbering starts again at 1."""
         self.writer.clear()
-        self.inputs = InputLog()
+        self.inputs, self.auth, self.tokens = InputLog(), AuthLog(), TokenLog()
 
     # -- reading ---------------------------------------------------------------------------------
 

@@ -46,7 +46,7 @@ __all__ = [
     "validate",
 ]
 
-_OPTIONS = ("name", "preset", "page_size", "response_mode", "get_stream", "eras", "resumable", "retry_s")
+_OPTIONS = ("name", "preset", "page_size", "response_mode", "get_stream", "eras", "resumable", "retry_s", "scopes")
 """Top-level keys of a JSON scenario that are `TestMcpServer` keyword arguments."""
 
 
@@ -116,6 +116,8 @@ def from_json(data: Any, *, source: str = "<json>") -> Scenario:
             offer(server)
 
     options = {key: data[key] for key in _OPTIONS if key in data}
+    if data.get("auth"):
+        options["auth"] = data["auth"]  # each server built from the scenario gets an authorization server of its own
     if "retry_ms" in data:
         if "retry_s" in data:
             raise ScenarioError(f"scenario {source}: give retry_s only (retry_ms is its old spelling, in milliseconds)")

@@ -34,6 +34,7 @@ def built_tool(data: Mapping[str, Any], where: str) -> ScriptedTool:
         "output_schema": data.get("outputSchema"),
         "annotations": data.get("annotations"),
         "task": data.get("task"),
+        "scopes": tuple(data.get("scopes", ())),
     }
     if "asks" in data:
         arguments["returns"] = _asking(data, where)

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from typing import BinaryIO
 
     from mcp_testkit._wire.runner import Runner
+    from mcp_testkit.auth import AuthServer
     from mcp_testkit.journal import Record
     from mcp_testkit.server._state import ServerState
     from mcp_testkit.server._state._sessions import Session
@@ -136,6 +137,9 @@ class TestMcpServer(RunnerLifecycle):
         when that is set. Every duration is in seconds. A `host` that is not loopback warns
         (`RemoteHostWarning`, as the command line refuses it without `--allow-remote`) unless `allow_remote`.
         `replaying` serves a recording instead of the scripted answers (`mcp_testkit.cassettes.replay` passes one).
+        `auth` (an `mcp_testkit.auth.AuthServer`, or True for a default one) makes the MCP endpoint an OAuth
+        protected resource and serves that authorization server beside it; `scopes` are the scopes every request
+        needs, and a tool's own `scopes=` add to them for its calls (docs/auth.md).
         The settings are checked here (`server/_settings.py`), ValueError naming the keyword.
         """
         settings = self._settings = ServerSettings(name, **keywords)
@@ -273,6 +277,11 @@ class TestMcpServer(RunnerLifecycle):
 
     require_header = delegated(HeaderScripting.require_header, via=_HEADERS)
     rotate_header = delegated(HeaderScripting.rotate_header, via=_HEADERS)
+
+    @property
+    def auth(self) -> AuthServer | None:
+        """The authorization server protecting the MCP endpoint (`auth=`), None when the endpoint is open."""
+        return self._state.auth  # type: ignore[no-any-return]
 
     @property
     def required_headers(self) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ Every fresh state (the first, and each `reset()`) starts from the settings: `Ser
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
@@ -17,6 +17,7 @@ from mcp_testkit.server._state import ServerState
 from mcp_testkit.server._state._sessions import SessionTable
 
 if TYPE_CHECKING:
+    from mcp_testkit.auth import AuthServer
     from mcp_testkit.journal import Record
     from mcp_testkit.server._current import CurrentState
     from mcp_testkit.server._recording import Recording
@@ -113,8 +114,11 @@ class ServerSettings:
     retry_s: float | None = None
     allow_remote: bool = False
     replaying: Recording | None = None
+    auth: AuthServer | bool | Mapping[str, Any] | None = None
+    scopes: Sequence[str] = ()
 
     def __post_init__(self) -> None:
+        self._check_auth()
         chosen = named_eras(self.eras)
         object.__setattr__(self, "eras", tuple(era for era in ERAS if era in chosen))
         _bool_checked("resumable", self.resumable)
@@ -139,6 +143,23 @@ class ServerSettings:
             object.__setattr__(self, label, float(seconds))
         Journal(limit=self.journal_limit)  # checks the value now, not at the first reset
         SessionTable(limit=self.session_limit, idle_timeout_s=self.session_idle_timeout_s)
+
+    def _check_auth(self) -> None:
+        from mcp_testkit.auth import AuthServer
+
+        if self.auth is True:
+            object.__setattr__(self, "auth", AuthServer())
+        elif isinstance(self.auth, Mapping):  # a scenario's: the keywords of an AuthServer
+            object.__setattr__(self, "auth", AuthServer(**self.auth))
+        elif self.auth is False:
+            object.__setattr__(self, "auth", None)
+        elif self.auth is not None and not isinstance(self.auth, AuthServer):
+            raise ValueError(f"auth must be an AuthServer (mcp_testkit.auth), True or None, not {self.auth!r}")
+        if isinstance(self.scopes, str) or not all(isinstance(scope, str) and scope for scope in self.scopes):
+            raise ValueError(f"scopes must be a list of scope names, such as ['tickets:read'], not {self.scopes!r}")
+        if self.scopes and self.auth is None:
+            raise ValueError("scopes= needs auth=: give TestMcpServer(auth=AuthServer(), scopes=[...])")
+        object.__setattr__(self, "scopes", tuple(self.scopes))
 
     def _check_preset(self) -> None:
         if self.preset is not None:
@@ -167,6 +188,8 @@ class ServerSettings:
             retry_ms=None if self.retry_s is None else round(self.retry_s * 1000),
             journal=Journal(limit=self.journal_limit),
             sessions=SessionTable(limit=self.session_limit, idle_timeout_s=self.session_idle_timeout_s),
+            auth=self.auth,
+            auth_scopes=tuple(self.scopes),
         )
 
 

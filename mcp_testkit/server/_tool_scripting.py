@@ -34,7 +34,9 @@ class ToolScripting:
         `CallToolResult`, a `ToolError`, or a callable taking the arguments (and optionally a
         `ToolContext`) that returns one of those, sync or async. `requires` names client
         capabilities a call needs: a 2026-07-28 call whose `_meta` lacks one is refused with
-        400 and -32021 (MissingRequiredClientCapability) before the tool runs. `task`: docs/tasks.md.
+        400 and -32021 (MissingRequiredClientCapability) before the tool runs. `task`: docs/tasks.md. `scopes` are
+        the OAuth scopes a call needs on a server with `auth=`: a token without them gets 403 insufficient_scope
+        (docs/auth.md).
         The keywords are `ScriptedTool.build`'s, which checks the definition.
         """
         tool = ScriptedTool.build(name, **options)

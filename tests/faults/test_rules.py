@@ -367,6 +367,7 @@ EXAMPLES: list[faults.Fault] = [
     faults.ResetPeer(after_execution=False),
     faults.SlowClose(delay_s=0.5),
     faults.StdoutNoise(lines=("starting", "ready")),
+    faults.ExpireToken(),
 ]
 FAULT_CLASSES = {
     cls for name in faults.__all__ if isinstance(cls := getattr(faults, name), type) and issubclass(cls, faults.Fault)

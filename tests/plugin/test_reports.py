@@ -195,3 +195,31 @@ def test_a_stateless_clients_failure_report_shows_its_requests(pytester: pytest.
             "#2 POST stateless tools/call create -> 200",
         ]
     )
+
+
+PROTECTED = """
+import httpx2
+import pytest
+
+@pytest.mark.mcp_server(auth=True)
+def test_fails(mcp_server):
+    token = mcp_server.auth.issue_token(resource=mcp_server.url)
+    meta = httpx2.get(mcp_server.base_url + "/.well-known/oauth-protected-resource/mcp")
+    headers = {"accept": "application/json, text/event-stream", "authorization": "Bearer " + token.access_token}
+    httpx2.post(mcp_server.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=headers)
+    assert meta.status_code == 500, "the bridge did something wrong"
+"""
+
+
+def test_a_protected_servers_report_has_its_auth_log_and_the_token_labels_only(pytester: pytest.Pytester) -> None:
+    """The failure report of a test with a TestMcpServer(auth=...) adds its auth log after the requests."""
+    pytester.makepyfile(PROTECTED)
+    result = pytester.runpytest("-rA")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*- mcp journal -*",
+            "#1 POST session=* ping -> *",
+            "auth#1 GET /.well-known/oauth-protected-resource/mcp resource metadata -> 200",
+        ]
+    )

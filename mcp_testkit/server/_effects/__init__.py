@@ -12,13 +12,14 @@ handler acts only in the phases it defines (the base class does nothing in every
 - connection, for a notification: `after_notification` (HTTP), `notification_line` (stdio).
 
 Adding a fault is one value in `faults/` plus one handler in the module of its kind here
-(`_answers`, `_bytes`, `_connection`, `_sessions`, `_listing`, `_eras`, `_waits`), registered with `@handles`.
+(`_answers`, `_auth`, `_bytes`, `_connection`, `_sessions`, `_listing`, `_eras`, `_waits`), registered with
+`@handles`.
 No request without a fault pays for any of this: `effect_of(None)` is None and the transports skip it.
 """
 
 from __future__ import annotations
 
-from mcp_testkit.server._effects import _answers, _bytes, _connection, _eras, _listing, _sessions, _waits
+from mcp_testkit.server._effects import _answers, _auth, _bytes, _connection, _eras, _listing, _sessions, _waits
 from mcp_testkit.server._effects._base import (
     HANDLERS,
     Effect,
@@ -32,5 +33,5 @@ from mcp_testkit.server._effects._base import (
 
 __all__ = ["HANDLERS", "Effect", "HttpTurn", "LineTurn", "Wire", "effect_of", "handles", "supports_stdio"]
 
-REGISTERED = (_answers, _bytes, _connection, _eras, _listing, _sessions, _waits)
+REGISTERED = (_answers, _auth, _bytes, _connection, _eras, _listing, _sessions, _waits)
 """The handler modules, imported for what they register."""

@@ -92,6 +92,10 @@ class ServerState:
     """How long a handshake-era input request (elicitation, sampling, roots) waits for the client's answer."""
     input_key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
     """Signs the `requestState` of 2026-07-28 input rounds (`server/_dispatch/_input.py`); new with every state."""
+    auth: Any = None
+    """The `AuthServer` that protects the MCP endpoint (`TestMcpServer(auth=...)`), None when it is open."""
+    auth_scopes: tuple[str, ...] = ()
+    """The scopes every request to a protected MCP endpoint needs (`TestMcpServer(scopes=...)`)."""
     _definitions: list[dict[str, Any]] | None = None
     _catalogue_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

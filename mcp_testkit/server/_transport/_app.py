@@ -1,8 +1,9 @@
 """The ASGI app of a `TestMcpServer`: one Streamable HTTP endpoint (POST, GET, DELETE), routed to its era.
 
-It only routes: the transport (`_http.serve`) records the request, refuses what may not reach an era, reads the
-body and answers a crash of ours, and hands the rest to `_route`, which gives it to its era's POST, GET or DELETE
-(`server/_eras/`: `era_of` says which era a request belongs to).
+It only routes: a protected endpoint's authorization server and resource metadata (`TestMcpServer(auth=...)`)
+answer their own paths (`mcp_testkit.auth`); the transport (`_http.serve`) records the request, refuses what may
+not reach an era, reads the body and answers a crash of ours, and hands the rest to `_route`, which gives it to its
+era's POST, GET or DELETE (`server/_eras/`: `era_of` says which era a request belongs to).
 """
 
 from __future__ import annotations
@@ -45,7 +46,14 @@ class McpApp:
                 path: str = scope["path"]
                 if path.startswith(root) and path[len(root) : len(root) + 1] in ("", "/"):
                     scope = {**scope, "path": path[len(root) :] or "/"}
-        await serve(self._state(), scope, receive, send, self._route)
+        state = self._state()
+        auth = state.auth
+        if auth is not None and scope["path"] != state.path:
+            protected = (state.path, state.auth_scopes)
+            if auth.serves(scope["path"], protected):
+                await auth.serve(scope, receive, send, state.journal, protected)
+                return
+        await serve(state, scope, receive, send, self._route)
 
     async def _route(self, state: ServerState, method: str, receive: Receive, out: Response) -> None:
         """Give a request that passed the transport's checks to its era: a POST, GET or DELETE."""

@@ -1,5 +1,6 @@
 """The HTTP request before its era and around it: the journal's record of it, the refusals that need no body (path,
-Host, Origin, Sec-Fetch-Site, required headers: 401 or 403 with a challenge), the body read (only up to `max_body`;
+Host, Origin, Sec-Fetch-Site, required headers: 401 or 403 with a challenge; a bearer token on a protected
+endpoint, `_protected.py`), the body read (only up to `max_body`;
 the server's protocol bounds the time with `body_timeout_s`) and decoded, what a POST must carry to reach an era
 (406, 415, 400), an HTTP method no era has (405), and the last-resort answer to a crash of ours (-32603, 500),
 journaled.
@@ -25,6 +26,7 @@ from mcp_testkit._wire.strict_json import JsonError, loads
 from mcp_testkit.journal import Headers, Record
 from mcp_testkit.server._dispatch._messages import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, describe
 from mcp_testkit.server._framing._response import Response, accepts, header
+from mcp_testkit.server._transport._protected import refuse_unauthorized
 
 if TYPE_CHECKING:
     from mcp_testkit.server._state import ServerState
@@ -86,6 +88,8 @@ async def _refused_early(state: ServerState, scope: Scope, receive: Receive, out
         # one is refused at once, as a bad Host or Origin is, without waiting for a body.
         refusal = await _read(state, scope, receive, out) or refusal
     admit(state.journal, record)
+    if refusal is None and state.auth is not None and await refuse_unauthorized(state, scope, out):
+        return True
     if refusal is None:
         if method == "POST":
             return not await _usable_post(out)
