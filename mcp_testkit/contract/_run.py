@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -16,6 +17,7 @@ from mcp_testkit.contract._draws import draw
 from mcp_testkit.contract._era_column import server_fits_era, unfit_server
 from mcp_testkit.contract._errors import ContractError, ContractViolation, one_line, traceback_text
 from mcp_testkit.contract._harness import ContractHarness
+from mcp_testkit.contract._keep import failure_keeper
 from mcp_testkit.contract._properties import PROPERTIES, Property
 from mcp_testkit.contract._property_run import PropertyRun, Stop
 from mcp_testkit.contract._verdict import PropertyResult, Status, failure_status
@@ -149,11 +151,23 @@ class _Verdict:
             tuple(self.notes),
             self.era,
             run.failure_journal if run and status == "failed" else (),
+            *_counterexample_of(run, status),
         )
 
     def not_applicable(self, reason: str) -> PropertyResult:
         self.notes.append(reason)
         return self("not_applicable")
+
+
+def _counterexample_of(run: PropertyRun | None, status: Status) -> tuple[Inputs | None, str | None]:
+    """The inputs of a failed or hung verdict's example and which example it was (None, None for any other)."""
+    if run is None or status not in ("failed", "hung"):
+        return None, None
+    if run.failure_inputs is not None:
+        return run.failure_inputs, run.failure_where
+    if run.unsent_inputs is not None:
+        return run.unsent_inputs
+    return None, None
 
 
 def _missing(prop: Property, facts: BridgeFacts) -> str | None:
@@ -251,6 +265,7 @@ def run_contract(
     server: TestMcpServer | None = None,
     on_example: Callable[[str, int, bool], None] | None = None,
     clock: str | None = None,
+    keep_failures: str | os.PathLike[str] | None = None,
 ) -> list[PropertyResult]:
     """Check every property (or those named) against the bridge that `factory` makes, in each era of `eras`.
 
@@ -271,6 +286,7 @@ def run_contract(
     `clock`: in-process (`via='asgi'`) the examples run on virtual time by default ('virtual': the event loop skips
     what nothing can happen in, so declared timeouts cost no wall time; a failure is confirmed on the real clock
     before it is reported), over a socket on the real clock; 'real' keeps the real clock in-process too.
+    `keep_failures`: a folder to write each failed or hung verdict to, as a test file replaying it (`keep_failure`).
     """
     from mcp_testkit.server import TestMcpServer as _Fake
 
@@ -286,6 +302,7 @@ def run_contract(
     unknown = [p for p in chosen if p not in PROPERTIES]
     if unknown:
         raise ValueError(f"unknown properties {unknown}; known: {', '.join(PROPERTIES)}")
+    keep = failure_keeper(keep_failures, factory, via, clock, example_timeout_s, server)
     results = []
     if eras is None:
         eras = ERAS if server is None else [era for era in ERAS if server_fits_era(server, era)]
@@ -308,6 +325,7 @@ def run_contract(
                     declared_cases=declared_cases,
                 )
                 results.append(result)
+                keep(result)
                 if progress is not None:
                     progress(result)
     return results

@@ -3,6 +3,7 @@ reports: a pass, a failure, an expected failure (`expect_fail`), or a skip where
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +11,7 @@ from mcp_testkit._renamed import renamed_keywords
 from mcp_testkit._wire.eras import ERAS, named_eras
 from mcp_testkit.contract._errors import ContractError, ContractViolation
 from mcp_testkit.contract._harness import ContractHarness
+from mcp_testkit.contract._keep import failure_keeper
 from mcp_testkit.contract._properties import PROPERTIES
 from mcp_testkit.contract._run import check_property
 
@@ -31,6 +33,7 @@ def resilience_suite(
     example_timeout_s: float | None = None,
     budget_s: float | None = None,
     clock: str | None = None,
+    keep_failures: str | os.PathLike[str] | None = None,
 ) -> Callable[[str, str], None]:
     """A pytest test, one case per property and era it applies to: `test_my_bridge = resilience_suite(MyAdapter)`.
 
@@ -45,10 +48,13 @@ def resilience_suite(
     promise); a bridge that cannot connect to a healthy server fails one test per era with that, and the
     others are skipped as not run. An error of the harness or the adapter fails the test as a
     `ContractError`, expected or not. `clock` is `run_contract`'s: virtual time in-process by default.
+    `keep_failures` a folder where each failed or hung test writes a pytest file replaying its counterexample
+    (`keep_failure`), named in its failure; the factory must be importable by name (or a driver's).
     """
     import pytest
 
     chosen = named_eras(eras)
+    keep = failure_keeper(keep_failures, factory, via, clock, example_timeout_s)
     expected = _expected_failures(expect_fail, chosen)
 
     def marks(pid: str, era: str) -> list[Any]:
@@ -74,7 +80,11 @@ def resilience_suite(
             result = check_property(harness, property_id, max_examples=max_examples, budget_s=budget_s)
         if harness.connect_reported is not None:
             connect_reported[era] = harness.connect_reported
-        _as_pytest_outcome(result, f"{property_id} ({result.title}) in the {era} era")
+        # An expected failure is the bridge's documented state, not a finding to keep.
+        kept = keep(result) if (property_id, era) not in expected else None
+        _as_pytest_outcome(
+            result, f"{property_id} ({result.title}) in the {era} era" + (f" (kept as {kept})" * bool(kept))
+        )
 
     test_resilience.__doc__ = (
         f"The resilience contract holds for the bridge {getattr(factory, 'name', '')!r} in each era checked."
@@ -121,4 +131,3 @@ def _as_pytest_outcome(result: PropertyResult, where: str) -> None:
             f"handshake era only with eras=('handshake',)):\n{result.counterexample}",
             pytrace=False,
         )
-
