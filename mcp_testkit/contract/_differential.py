@@ -188,7 +188,7 @@ def _stretches(first_name: str, base: list[str], name: str, other: list[str], wi
 def _row(mark: str, left: int | None, base: list[str], right: int | None, other: list[str], width: int) -> str:
     shown_left = f"#{left + 1} {base[left]}" if left is not None else ""
     shown_right = f"#{right + 1} {other[right]}" if right is not None else ""
-    return f"  {mark} {_cut(shown_left, width).ljust(width)} | {shown_right}"
+    return f"  {mark} {_cut(shown_left, width).ljust(width)} | {shown_right}".rstrip()
 
 
 def _cut(text: str, width: int) -> str:

@@ -33,7 +33,7 @@ def add_parser(commands: Any) -> None:
     diff.add_argument(
         "--driver", action="append", dest="drivers", default=[], metavar="COMMAND", help="a driver's bridge too"
     )
-    diff.add_argument("--property", default="P5", metavar="P", help="the property whose example runs (default P5)")
+    diff.add_argument("--property", default=None, metavar="P", help="the property whose example runs")
     diff.add_argument("--era", choices=ERAS, default=None, help="the protocol era (default: the property's first)")
     chosen = diff.add_mutually_exclusive_group()
     chosen.add_argument("--case", type=int, default=None, metavar="K", help="declared case K (default 1)")
@@ -45,10 +45,11 @@ def add_parser(commands: Any) -> None:
     diff.add_argument("--debug", action="store_true", help="print the traceback of the tool's own crash")
 
 
-def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
-    """Run the example through each bridge and print where they differ; the exit status."""
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Run the example through each bridge and print where they differ (to `out`, stdout by default); the exit
+    status."""
     try:
-        return _run(args, out)
+        return _run(args, out or sys.stdout)
     except _Usage as exc:
         print(f"mcp-testkit diff: {exc}", file=sys.stderr)
         return 2
@@ -90,6 +91,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         except ValueError as exc:
             raise _Usage(str(exc)) from None
     else:
+        if args.property is None:
+            raise _Usage("name the property whose example runs (--property P5), or give a kept failure (--kept FILE)")
         if args.property not in PROPERTIES:
             raise _Usage(f"unknown property {args.property!r}; known: {', '.join(PROPERTIES)}")
         prop = PROPERTIES[args.property]
