@@ -257,3 +257,28 @@ def test_replay_example_names_what_it_cannot_run() -> None:
         replay_example(ReferenceBridgeAdapter, "P5", "stateless", {})
     with pytest.raises(ValueError, match="replay_example: cannot import 'no_such_module'"):
         replay_example("no_such_module:Adapter", "P2", "handshake", {})
+
+
+def test_a_drawn_failure_is_kept_as_the_shrunk_example(tmp_path: Path) -> None:
+    """A failure Hypothesis drew and shrank is kept as the shrunk example, and replays with the same counterexample."""
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(Resending, "resends", True)
+    try:
+        (result,) = run_contract(
+            Resending,
+            properties=["P2"],
+            eras=["handshake"],
+            declared_cases=False,
+            max_examples=60,
+            keep_failures=tmp_path,
+        )
+        assert result.failed
+        assert result.found_as == "drawn"
+        assert result.counterexample is not None
+        assert "FOUND_AS = 'drawn'" in (tmp_path / "test_kept_resending_p2_handshake.py").read_text()
+        with pytest.raises(ContractViolation) as raised:
+            replay_example(Resending, "P2", "handshake", result.inputs or {})
+        assert str(raised.value).startswith("P2 counterexample (drawn, replayed): ")
+        assert _heading_and_what(str(raised.value)) == _heading_and_what(result.counterexample)
+    finally:
+        monkey.undo()
