@@ -92,7 +92,8 @@ def replayed(
             except Stop as stop:
                 return Replayed("error", str(stop.error or stop.reason), tuple(harness.server.journal))
         journal = tuple(harness.server.journal)
-    for _where, unsent, trace in run.unrun:
+    if run.unrun:  # a declared case none of whose faults fired checked nothing, as in `check_property`
+        _where, unsent, trace = run.unrun[0]
         status = "failed" if unsent else "error"
         why = "never sent what this declared case's faults wait for" if unsent else "did not fire this case's faults"
         return Replayed(status, f"{trace}\n(the bridge {why}, so the property cannot be checked)", journal)
