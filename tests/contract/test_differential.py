@@ -39,7 +39,7 @@ def _diff(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str
 
 def _marked(out: str) -> list[tuple[str, str]]:
     """The rows marked as differing: (left, right), each as shown."""
-    rows = [line[4:].split(" | ", 1) for line in out.splitlines() if line.startswith("  > ")]
+    rows = [line[4:].split(" |", 1) for line in out.splitlines() if line.startswith("  > ")]
     return [(left.strip(), right.strip()) for left, right in rows]
 
 
