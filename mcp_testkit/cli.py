@@ -1,6 +1,7 @@
 """The `mcp-testkit` command: `serve` runs a scripted MCP server (HTTP or stdio) until stopped;
-`check` runs the resilience contract against bridges; `client` is the reference bridge as a client; `record` and
-`verify` make and check cassettes; `proxy` puts faults in front of a live server.
+`check` runs the resilience contract against bridges; `diff` runs one example through several bridges; `client` is
+the reference bridge as a client; `record` and `verify` make and check cassettes; `proxy` puts faults in front of a
+live server.
 
 The composition root: each command lives in its package (`standalone/_cli.py`, `contract/_cli/`,
 `bridge/_cli.py`, `cassettes/_cli.py`, `proxy/_cli.py`); this module assembles their parsers and dispatches.
@@ -18,6 +19,7 @@ from typing import NoReturn
 from mcp_testkit.bridge import _cli as _client
 from mcp_testkit.cassettes import _cli as _cassettes
 from mcp_testkit.contract import _cli as _check
+from mcp_testkit.contract._cli import _diff
 from mcp_testkit.proxy import _cli as _proxy_cli
 from mcp_testkit.standalone import _cli as _serve
 
@@ -74,6 +76,7 @@ def _parser() -> tuple[_Parser, dict[str, _Parser]]:
     serve = _serve.add_parser(commands)
     _cassettes.add_serve_options(serve)
     _check.add_parser(commands)
+    _diff.add_parser(commands)
     _cassettes.add_parsers(commands)
     _proxy_cli.add_parser(commands)
     _client.add_parser(commands)
@@ -98,6 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _serve.run(args)
     if args.command == "check":
         return _check.run(args)
+    if args.command == "diff":
+        return _diff.run(args)
     if args.command == "record":
         return _cassettes.run_record(args)
     if args.command == "verify":

@@ -86,7 +86,7 @@ def test_a_bare_command_prints_an_overview() -> None:
     assert (done.returncode, done.stderr) == (0, "")
     lines = done.stdout.splitlines()
     listed = [line.split()[0] for line in lines if line.startswith("  ")]
-    assert listed == ["serve", "check", "record", "verify", "proxy", "client"]
+    assert listed == ["serve", "check", "diff", "record", "verify", "proxy", "client"]
     assert all(len(line.split(maxsplit=1)) == 2 for line in lines if line.startswith("  ")), "each has its help"
     assert "'mcp-testkit COMMAND --help'" in lines[-1]
 

@@ -7,6 +7,9 @@ Run it three ways:
 - Python: `run_contract(MyAdapter, max_examples=200)` returns a `PropertyResult` per property and era;
 - shell: `mcp-testkit check mypackage.adapters:MyAdapter`.
 
+A failure can be kept as a test file (`keep_failure`, `--keep-failures DIR`, `keep_failures=`) that replays its one
+example through `replay_example`.
+
 Each property first runs its declared cases (every fault class and call kind it covers), then
 Hypothesis' draws. A verdict is `passed`, `failed` (the bridge broke the property: the shortest
 counterexample with the faults that fired, every request the bridge sent and the logs of the
@@ -25,8 +28,10 @@ from __future__ import annotations
 
 from mcp_testkit.contract._facts import DEFAULT_CONCURRENCY, DEFAULT_WAIT_S
 from mcp_testkit.contract._harness import BridgeFacts, ContractError, ContractHarness, ContractViolation
+from mcp_testkit.contract._keep import keep_failure
 from mcp_testkit.contract._machine import resilience_machine
 from mcp_testkit.contract._properties import PROPERTIES, Property, expected_kinds
+from mcp_testkit.contract._replay import replay_example
 from mcp_testkit.contract._run import check_property, run_contract
 from mcp_testkit.contract._suite import resilience_suite
 from mcp_testkit.contract._verdict import PropertyResult
@@ -43,6 +48,8 @@ __all__ = [
     "PropertyResult",
     "check_property",
     "expected_kinds",
+    "keep_failure",
+    "replay_example",
     "resilience_machine",
     "resilience_suite",
     "run_contract",

@@ -83,6 +83,10 @@ class PropertyRun:
         """The inputs of the example that failed last, and whether it ran on virtual time (then it is confirmed on
         the real clock before it is reported)."""
         self.failed_in_virtual_time = False
+        self.failure_where: str | None = None
+        """Which example failed last: "drawn", or "declared case 3 of 20" (what a kept failure says it replays)."""
+        self.unsent_inputs: tuple[dict[str, Any], str] | None = None
+        """The inputs and place of the first declared case whose faults waited for a request the bridge never sent."""
         self.unrun: list[tuple[str, bool, str]] = []
         """The declared cases that did not run as planned (no fault of theirs fired): where, whether not firing
         was the bridge's doing (it never sent the request the fault waited for), and the example's trace."""
@@ -127,6 +131,7 @@ class PropertyRun:
                 self._count(inputs)
             self._tell(inputs, where)
             self.failure_inputs = dict(inputs)
+            self.failure_where = where
             self.failed_in_virtual_time = virtual
             self.failing = True
             self.failure = f"{self.header(inputs, where)}\n{violation}"
@@ -150,6 +155,7 @@ class PropertyRun:
             trace = self.harness.fail(f"no fault of this declared case fired ({planned}): {why}")
             if unsent and not any(earlier for _, earlier, _ in self.unrun):
                 self.failure_journal = tuple(self.harness.server.journal)
+                self.unsent_inputs = (dict(inputs), where)
             self.unrun.append((where, unsent, f"{self.header(inputs, where)}\n{trace}"))
 
     def held_on_the_real_clock(self) -> tuple[bool, float]:

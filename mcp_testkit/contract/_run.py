@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -17,6 +18,7 @@ from mcp_testkit.contract._draws import draw
 from mcp_testkit.contract._era_column import server_fits_era, unfit_server
 from mcp_testkit.contract._errors import ContractError, ContractViolation, one_line, traceback_text
 from mcp_testkit.contract._harness import ContractHarness
+from mcp_testkit.contract._keep import failure_keeper
 from mcp_testkit.contract._properties import PROPERTIES, Property
 from mcp_testkit.contract._property_run import PropertyRun, Stop
 from mcp_testkit.contract._verdict import PropertyResult, Status, failure_status
@@ -156,11 +158,23 @@ class _Verdict:
             tuple(self.notes),
             self.era,
             run.failure_journal if run and status == "failed" else (),
+            *_counterexample_of(run, status),
         )
 
     def not_applicable(self, reason: str) -> PropertyResult:
         self.notes.append(reason)
         return self("not_applicable")
+
+
+def _counterexample_of(run: PropertyRun | None, status: Status) -> tuple[Inputs | None, str | None]:
+    """The inputs of a failed or hung verdict's example and which example it was (None, None for any other)."""
+    if run is None or status not in ("failed", "hung"):
+        return None, None
+    if run.failure_inputs is not None:
+        return run.failure_inputs, run.failure_where
+    if run.unsent_inputs is not None:
+        return run.unsent_inputs
+    return None, None
 
 
 def _missing(prop: Property, facts: BridgeFacts) -> str | None:
@@ -260,6 +274,7 @@ def run_contract(
     on_example: Callable[[str, int, bool], None] | None = None,
     clock: str | None = None,
     database: object = None,
+    keep_failures: str | os.PathLike[str] | None = None,
 ) -> list[PropertyResult]:
     """Check every property (or those named) against the bridge that `factory` makes, in each era of `eras`.
 
@@ -282,22 +297,15 @@ def run_contract(
     before it is reported), over a socket on the real clock; 'real' keeps the real clock in-process too.
     `database`: where the failing examples found are kept, for every run sharing it to try first: a folder,
     `"redis://host:port"` (`pip install 'hypothesis[redis]'`) or an `ExampleDatabase`; None keeps nothing.
+    `keep_failures`: a folder to write each failed or hung verdict to, as a test file replaying it (`keep_failure`).
     """
-    from mcp_testkit.server import TestMcpServer as _Fake
-
-    if server is not None and not isinstance(server, _Fake):
-        raise ValueError(
-            f"run_contract(server={server!r}): the contract scripts its own tools on every example (a read, a write, "
-            "a slow and a failing one, named by the contract) and counts their runs in the server's ledger; a live "
-            f"server behind a chaos proxy has its own tools, not these, and its runs cannot be counted from outside. "
-            "Run the contract on TestMcpServer, or on TestMcpServer.from_cassette(...) of a recording of that "
-            "server (its catalogue, with the contract's tools beside it), and use the proxy for your own tests"
-        )
+    _check_server(server)
     chosen = list(properties) if properties is not None else list(PROPERTIES)
     unknown = [p for p in chosen if p not in PROPERTIES]
     if unknown:
         raise ValueError(f"unknown properties {unknown}; known: {', '.join(PROPERTIES)}")
     examples_db = example_database(database)
+    keep = failure_keeper(keep_failures, factory, via, clock, example_timeout_s, server)
     results = []
     if eras is None:
         eras = ERAS if server is None else [era for era in ERAS if server_fits_era(server, era)]
@@ -321,6 +329,21 @@ def run_contract(
                     database=examples_db,
                 )
                 results.append(result)
+                keep(result)
                 if progress is not None:
                     progress(result)
     return results
+
+
+def _check_server(server: object) -> None:
+    """A server given to `run_contract` must be a `TestMcpServer` (the contract scripts and counts its tools)."""
+    from mcp_testkit.server import TestMcpServer as _Fake
+
+    if server is not None and not isinstance(server, _Fake):
+        raise ValueError(
+            f"run_contract(server={server!r}): the contract scripts its own tools on every example (a read, a write, "
+            "a slow and a failing one, named by the contract) and counts their runs in the server's ledger; a live "
+            f"server behind a chaos proxy has its own tools, not these, and its runs cannot be counted from outside. "
+            "Run the contract on TestMcpServer, or on TestMcpServer.from_cassette(...) of a recording of that "
+            "server (its catalogue, with the contract's tools beside it), and use the proxy for your own tests"
+        )

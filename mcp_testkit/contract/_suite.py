@@ -3,6 +3,7 @@ reports: a pass, a failure, an expected failure (`expect_fail`), or a skip where
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ from mcp_testkit.contract._database import example_database
 from mcp_testkit.contract._errors import ContractError, ContractViolation
 from mcp_testkit.contract._harness import ContractHarness
 from mcp_testkit.contract._hypothesis_events import statistics_for
+from mcp_testkit.contract._keep import failure_keeper
 from mcp_testkit.contract._properties import PROPERTIES
 from mcp_testkit.contract._run import check_property
 
@@ -34,6 +36,7 @@ def resilience_suite(
     budget_s: float | None = None,
     clock: str | None = None,
     database: object = None,
+    keep_failures: str | os.PathLike[str] | None = None,
 ) -> Callable[..., None]:
     """A pytest test, one case per property and era it applies to: `test_my_bridge = resilience_suite(MyAdapter)`.
 
@@ -52,12 +55,15 @@ def resilience_suite(
     failures found before from. Each test's draws tell Hypothesis what they covered (`event()`: the fault classes
     that fired, the era, the listing's requests), which `pytest --hypothesis-show-statistics` prints per test.
     The test takes pytest's `request` (for those statistics); called directly, pass None.
+    `keep_failures` a folder where each failed or hung test writes a pytest file replaying its counterexample
+    (`keep_failure`), named in its failure; the factory must be importable by name (or a driver's).
     """
     import pytest
 
     examples_db = example_database(database)
 
     chosen = named_eras(eras)
+    keep = failure_keeper(keep_failures, factory, via, clock, example_timeout_s)
     expected = _expected_failures(expect_fail, chosen)
 
     def marks(pid: str, era: str) -> list[Any]:
@@ -85,7 +91,11 @@ def resilience_suite(
             )
         if harness.connect_reported is not None:
             connect_reported[era] = harness.connect_reported
-        _as_pytest_outcome(result, f"{property_id} ({result.title}) in the {era} era")
+        # An expected failure is the bridge's documented state, not a finding to keep.
+        kept = keep(result) if (property_id, era) not in expected else None
+        _as_pytest_outcome(
+            result, f"{property_id} ({result.title}) in the {era} era" + (f" (kept as {kept})" * bool(kept))
+        )
 
     test_resilience.__doc__ = (
         f"The resilience contract holds for the bridge {getattr(factory, 'name', '')!r} in each era checked."

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_testkit._wire.eras import ERAS, HANDSHAKE
 
@@ -64,6 +64,10 @@ class PropertyResult:
     era: str = HANDSHAKE
     journal: tuple[Record, ...] = field(default=(), repr=False, compare=False)
     """For "failed": the requests of the counterexample's example as the server journaled them (to draw it)."""
+    inputs: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
+    """For "failed" and "hung": the inputs of the counterexample's example, what `replay_example` runs again."""
+    found_as: str | None = field(default=None, repr=False, compare=False)
+    """For "failed" and "hung": which example the counterexample is, "drawn" or "declared case 3 of 20"."""
 
     def __post_init__(self) -> None:
         if self.status not in _STATUSES:

@@ -23,6 +23,7 @@ from mcp_testkit._wire.eras import ERAS
 from mcp_testkit.contract._cli._adapter_specs import BadSpec, chosen_specs, label, load_factory
 from mcp_testkit.contract._cli._details import DETAILS, write_details
 from mcp_testkit.contract._cli._expectations import judge, opening_lines
+from mcp_testkit.contract._cli._keep import add_keep_option, keep_failures
 from mcp_testkit.contract._cli._matrix_text import counterexamples, matrix
 from mcp_testkit.contract._cli._progress import Progress
 from mcp_testkit.contract._cli._report import Verdicts, report, write_json
@@ -65,6 +66,7 @@ def add_parser(commands: Any) -> None:
     _how_to_run(check)
     _what_to_share(check)
     _what_to_write(check)
+    add_keep_option(check)
 
 
 def _what_to_check(check: Any) -> None:
@@ -283,9 +285,10 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         from mcp_testkit.contract._cli._matrix_html import write_matrix_page
 
         write_matrix_page(args.html, report(factories, verdicts))
+    kept = keep_failures(args, factories, labels, verdicts)
     if not args.quiet:
         print(file=out)
-    return _report_verdicts(args, out, labels, verdicts, chosen, eras, named, header)
+    return _report_verdicts(args, out, labels, verdicts, chosen, eras, named, header, kept=kept)
 
 
 def _report_verdicts(
@@ -299,6 +302,7 @@ def _report_verdicts(
     header: list[str],
     *,
     cut: bool = False,
+    kept: list[str] | None = None,
 ) -> int:
     """The matrix, a line per unexpected verdict and the folded expected ones, where the counterexamples are
     (printed too with -v), and the verdict line; the exit status. (The verdicts so far, after Ctrl-C.)"""
@@ -315,6 +319,7 @@ def _report_verdicts(
         lines.append(f"mcp-testkit check: {unwritten}")
     elif DETAILS.exists():
         lines.append(f"Every counterexample and note in full: {DETAILS} (-v prints them here).")
+    lines += kept or []
     if cut:
         last = "Exit status 130: the run was cut; a cell marked '-' was not checked."
     else:
