@@ -136,6 +136,9 @@ class TestMcpServer(RunnerLifecycle):
         when that is set. Every duration is in seconds. A `host` that is not loopback warns
         (`RemoteHostWarning`, as the command line refuses it without `--allow-remote`) unless `allow_remote`.
         `replaying` serves a recording instead of the scripted answers (`mcp_testkit.cassettes.replay` passes one).
+        `referee`: what a client message that breaks MCP's rules gets (`docs/referee.md`): 'observe' (the default)
+        answers it as ever and notes each violation in the journal; 'refuse' answers it the JSON-RPC error the spec
+        gives (-32600 for the envelope, -32602 for the params).
         The settings are checked here (`server/_settings.py`), ValueError naming the keyword.
         """
         settings = self._settings = ServerSettings(name, **keywords)

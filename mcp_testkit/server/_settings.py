@@ -113,8 +113,14 @@ class ServerSettings:
     retry_s: float | None = None
     allow_remote: bool = False
     replaying: Recording | None = None
+    referee: str = "observe"
 
     def __post_init__(self) -> None:
+        if self.referee not in ("observe", "refuse"):
+            raise ValueError(
+                f"referee must be 'observe' (answer as ever, note violations in the journal) or 'refuse' "
+                f"(answer a violation with its JSON-RPC error), not {self.referee!r}"
+            )
         chosen = named_eras(self.eras)
         object.__setattr__(self, "eras", tuple(era for era in ERAS if era in chosen))
         _bool_checked("resumable", self.resumable)
@@ -167,6 +173,7 @@ class ServerSettings:
             retry_ms=None if self.retry_s is None else round(self.retry_s * 1000),
             journal=Journal(limit=self.journal_limit),
             sessions=SessionTable(limit=self.session_limit, idle_timeout_s=self.session_idle_timeout_s),
+            referee=self.referee,
         )
 
 

@@ -219,7 +219,7 @@ class StdioServer:
             return
         describe(record, message)
         if kind == "response":
-            record.error = answer_arrived(session, message, record.seq)  # an answer to a tool's input request
+            record.error = answer_arrived(session, message, record)  # an answer to a tool's input request
             journal.writer.finish(record)
             return
         effect = None
