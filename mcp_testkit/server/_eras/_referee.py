@@ -32,7 +32,7 @@ def arrived(state: ServerState, message: dict[str, Any], record: Record, session
     if method in LISTINGS:
         params = message.get("params")
         cursor = params.get("cursor") if isinstance(params, dict) else None
-        if cursor is not None and (method, cursor) not in state.cursors_given:
+        if isinstance(cursor, str) and (method, cursor) not in state.cursors_given:  # not a string: schema's
             record.note(
                 Violation(
                     "cursor-not-given",
