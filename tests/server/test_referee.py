@@ -68,7 +68,8 @@ async def test_each_invalid_handshake_message_is_a_violation_with_its_rule_and_p
     record = server.journal.last
     assert [(v.rule, v.path) for v in record.violations] == [(rule, path)], record.violations
     assert [(v.rule, v.path, v.seq) for v in server.journal.violations] == [(rule, path, record.seq)]
-    assert server.journal[:-1] and all(not r.violations for r in server.journal[:-1])  # the handshake was valid
+    assert server.journal[:-1]
+    assert all(not r.violations for r in server.journal[:-1])
 
 
 def _modern_cases() -> list[tuple[str, str, dict[str, Any], dict[str, Any], str, str]]:
@@ -149,7 +150,8 @@ async def test_the_message_names_the_nearest_valid_shape(via: str) -> None:
         await wire.post(rpc("tools/call", {"name": "t1", "arguments": "x"}))
     [violation] = server.journal.violations
     assert violation.message.startswith('Input should be a valid dictionary (got "x"); expected {')
-    assert "name: string" in violation.message and "arguments?: object" in violation.message
+    assert "name: string" in violation.message
+    assert "arguments?: object" in violation.message
     assert str(violation) == f"#{violation.seq} schema at $.params.arguments: {violation.message}"
 
 
@@ -162,7 +164,8 @@ async def test_assert_conformant_lists_each_violation_under_its_request_and_allo
         server.journal.assert_conformant()
     text = str(failed.value)
     assert "the client broke MCP's rules 1 time (docs/referee.md):" in text
-    assert "tools/list" in text and "cursor-not-given at $.params.cursor: 'bogus'" in text
+    assert "tools/list" in text
+    assert "cursor-not-given at $.params.cursor: 'bogus'" in text
     server.journal.assert_conformant(allow=["cursor-not-given"])
     with pytest.raises(ValueError, match="allow names no referee rule: nope"):
         server.journal.assert_conformant(allow=["nope"])
@@ -193,9 +196,11 @@ async def test_the_referee_observes_by_default_and_refuses_when_told(via: str) -
             )
         answers[mode] = (response.json(), server.executions("t1"), [v.rule for v in server.journal.violations])
     observed, refused = answers["observe"], answers["refuse"]
-    assert observed[0]["result"]["content"][0]["text"] == "t1 ran" and observed[1] == 1
+    assert observed[0]["result"]["content"][0]["text"] == "t1 ran"
+    assert observed[1] == 1
     assert observed[2] == refused[2] == ["version-header"]
-    assert refused[0]["error"]["code"] == -32600 and refused[1] == 0
+    assert refused[0]["error"]["code"] == -32600
+    assert refused[1] == 0
     assert refused[0]["error"]["message"].startswith("Invalid Request: version-header at $: ")
     assert refused[0]["error"]["data"]["violations"][0]["rule"] == "version-header"
 
@@ -210,7 +215,8 @@ async def test_refuse_answers_bad_params_32602_in_each_era(via: str) -> None:
         first = await handshake.post(rpc("tools/call", {"name": "t1", "arguments": {}, "_meta": 5}))
         second = await Stateless(wire).post("tools/call", {"name": "t1", "arguments": {}, "requestState": 5})
     assert first.json()["error"]["code"] == -32602
-    assert second.status_code == 400 and second.json()["error"]["code"] == -32602
+    assert second.status_code == 400
+    assert second.json()["error"]["code"] == -32602
     assert second.json()["error"]["message"].startswith("Invalid params: schema at $.params.requestState: ")
     assert server.executions("t1") == 0
 
