@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -15,11 +16,12 @@ from cancellable import slow_server
 from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from mcp_testkit import TestMcpServer, Violation
+from mcp_testkit import TestMcpServer, ToolContext, Violation
 from mcp_testkit._wire.eras import VERSION_KEY
 from mcp_testkit.bridge import ServerConfig, ToolPool
+from mcp_testkit.standalone._admin import PREFIX, AdminApp
 
-from ._support import LIMIT_S, Stateless, Wire, note, rpc, sdk_transport, serving
+from ._support import CLIENT_INFO, LIMIT_S, Stateless, Wire, note, rpc, sdk_transport, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -287,3 +289,82 @@ async def test_the_reference_bridge_sends_no_violation_across_a_session(via: str
 
 def test_violation_is_public() -> None:
     assert Violation("schema", "$.id", "x", 3).to_json() == {"rule": "schema", "path": "$.id", "message": "x", "seq": 3}
+
+
+# -- where violations show: a client's answer to the server, the admin API, the HTML journal ---------------
+
+
+async def test_an_invalid_answer_to_an_elicitation_is_a_schema_violation_at_its_result() -> None:
+    """A raw client answers a tool's elicitation (handshake era) with an action no revision has: the record of
+    that answer holds a schema violation at $.result.action, judged against ElicitResult. Over a socket only:
+    the in-process transport hands out a response once it is whole, and this one waits for the answer."""
+    via = "socket"
+    server = TestMcpServer("referee")
+
+    @server.tool("book")
+    async def book(arguments: dict[str, Any], ctx: ToolContext) -> str:
+        answer = await ctx.elicit("Which date?", {"type": "object", "properties": {}})
+        return f"got {answer.get('action')}"
+
+    async with serving(server, via) as wire:
+        params = {"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}, "clientInfo": CLIENT_INFO}
+        opened = await wire.post(rpc("initialize", params, request_id=0))
+        wire.session_id, wire.version = opened.headers["mcp-session-id"], "2025-11-25"
+        await wire.post(note("notifications/initialized"))
+        call = json.dumps(rpc("tools/call", {"name": "book", "arguments": {}})).encode()
+        with anyio.fail_after(LIMIT_S):
+            async with wire.client.stream("POST", wire.path, content=call, headers=wire.headers()) as stream:
+                lines = stream.aiter_lines()
+                async for line in lines:  # the call's SSE stream carries the elicitation first
+                    if line.startswith("data: "):
+                        asked = json.loads(line[len("data: ") :])
+                        break
+                await wire.post({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "maybe"}})
+                rest = [line async for line in lines]
+    assert asked["method"] == "elicitation/create"
+    assert any(line.startswith("data: ") for line in rest)  # the call was answered
+    [answer] = [record for record in server.journal if record.rpc_method is None and record.http_method == "POST"]
+    [violation] = answer.violations
+    assert (violation.rule, violation.path) == ("schema", "$.result.action")
+    assert "accept" in violation.message
+    assert "decline" in violation.message
+
+
+async def test_the_admin_api_lists_violations_by_rule_and_since() -> None:
+    server = _server()
+    server.asgi_app = AdminApp(server, "admin-token")  # type: ignore[assignment]
+    bearer = {"authorization": "Bearer admin-token"}
+    async with serving(server, "socket") as wire:
+        await wire.initialize()
+        await wire.post(rpc("tools/list", {"cursor": "bogus"}))
+        await wire.post(rpc("tools/call", {"name": "t1", "arguments": "x"}, request_id=2))
+        every = (await wire.client.get(f"{PREFIX}/violations", headers=bearer)).json()
+        schema = (await wire.client.get(f"{PREFIX}/violations", params={"rule": "schema"}, headers=bearer)).json()
+        since = (await wire.client.get(f"{PREFIX}/violations", params={"since": 4}, headers=bearer)).json()
+        journal = (await wire.client.get(f"{PREFIX}/journal", headers=bearer)).json()
+        bad = await wire.client.get(f"{PREFIX}/violations", params={"tool": "t1"}, headers=bearer)
+    assert [(v["rule"], v["path"], v["seq"]) for v in every["violations"]] == [
+        ("cursor-not-given", "$.params.cursor", 3),
+        ("schema", "$.params.arguments", 4),
+    ]
+    assert every["count"] == 2
+    assert schema["violations"] == every["violations"][1:]
+    assert since["count"] == 0
+    assert [len(r["violations"]) for r in journal["records"]] == [0, 0, 1, 1]
+    assert bad.status_code == 400
+
+
+def test_the_html_journal_shows_each_record_s_violations(tmp_path: Path) -> None:
+    server = _server()
+    with server:
+        with httpx2.Client(base_url=server.base_url) as client:
+            headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+            opened = client.post("/mcp", json=rpc("initialize", {"protocolVersion": "2025-11-25"}), headers=headers)
+            headers |= {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+            client.post("/mcp", json=rpc("tools/list", {"cursor": "bogus"}, request_id=2), headers=headers)
+    page = server.journal.to_html(tmp_path / "journal.html").read_text(encoding="utf-8")
+    assert "3 requests" not in page
+    assert "2 requests, 0 with a fault, 2 with a violation of MCP's rules." in page
+    assert "1 violation</summary>" in page
+    assert "<code>cursor-not-given</code> at <code>$.params.cursor</code>" in page
+    assert "<code>schema</code> at <code>$.params.capabilities</code>: Field required" in page
