@@ -237,10 +237,12 @@ class Record:
 
         What the message breaks by itself (its revision's wire model, its headers) is judged when this is read;
         what only the server could tell (a cursor it never handed out, an id in flight, the negotiated version)
-        was noted as the request arrived. A request refused before it reached an era is not judged.
+        was noted as the request arrived. A request refused before it reached an era is not judged; a stdio line
+        is judged as the handshake era's.
         """
         seq = self.seq
-        found = [] if self.era is None else judge(self.message, self.era, self.protocol_version, self.headers)
+        era = self.era or ("handshake" if self.http_method == "STDIO" else None)  # stdio speaks the handshake era
+        found = [] if era is None else judge(self.message, era, self.protocol_version, self.headers)
         found += self._noted or ()
         return [Violation(v.rule, v.path, v.message, seq) for v in found]
 

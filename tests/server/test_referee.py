@@ -5,6 +5,7 @@ with the spec's JSON-RPC error under `referee="refuse"`; and none from the SDK c
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_testkit import TestMcpServer, ToolContext, Violation
 from mcp_testkit._wire.eras import VERSION_KEY
 from mcp_testkit.bridge import ServerConfig, ToolPool
+from mcp_testkit.server import serve_stdio
 from mcp_testkit.standalone._admin import PREFIX, AdminApp
 
 from ._support import CLIENT_INFO, LIMIT_S, Stateless, Wire, note, rpc, sdk_transport, serving
@@ -368,3 +370,23 @@ def test_the_html_journal_shows_each_record_s_violations(tmp_path: Path) -> None
     assert "1 violation</summary>" in page
     assert "<code>cursor-not-given</code> at <code>$.params.cursor</code>" in page
     assert "<code>schema</code> at <code>$.params.capabilities</code>: Field required" in page
+
+
+async def test_stdio_lines_are_judged_as_the_handshake_era_s() -> None:
+    """Over stdio: a schema violation and a cursor never given, each on its line's record; the rest valid."""
+    server = _server()
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO}
+    lines = [
+        rpc("initialize", params, request_id=0),
+        note("notifications/initialized"),
+        rpc("tools/list", {"cursor": "bogus"}, request_id=1),
+        rpc("tools/call", {"name": "t1", "arguments": "x"}, request_id=2),
+        rpc("tools/call", {"name": "t1", "arguments": {}}, request_id=3),
+    ]
+    stdin = io.BytesIO(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    with anyio.fail_after(LIMIT_S):
+        await serve_stdio(server, stdin, io.BytesIO())
+    assert [(v.seq, v.rule, v.path) for v in server.journal.violations] == [
+        (3, "cursor-not-given", "$.params.cursor"),
+        (4, "schema", "$.params.arguments"),
+    ]
