@@ -23,7 +23,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Literal
 
-__all__ = ["Problem", "revision_for", "schema_problems"]
+__all__ = ["Problem", "revision_for", "schema_problems", "warm"]
 
 Problem = tuple[str, str]
 """(JSON path, one-line message) of one place a message breaks its model."""
@@ -48,6 +48,12 @@ def _maps() -> tuple[Mapping[tuple[str, str], Any], Mapping[tuple[str, str], Any
     from mcp_types import methods
 
     return methods.CLIENT_REQUESTS, methods.CLIENT_NOTIFICATIONS, methods.CLIENT_RESULTS
+
+
+def warm() -> None:
+    """Import the models now (a second or so, once), so that no request's journal line waits for them later."""
+    _maps()
+    _envelopes()
 
 
 @functools.cache
