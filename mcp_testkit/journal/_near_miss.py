@@ -110,4 +110,3 @@ def uncancelled(
         lines.append("calls the server received:")
         lines.extend(f"  #{c.seq} {c.tool} id={c.rpc_id!r} -> {c._status_line()}" for c in calls)
     return "\n".join(lines)
-
