@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from mcp_testkit.auth import AuthServer
     from mcp_testkit.contract import PropertyResult, resilience_machine, resilience_suite, run_contract
     from mcp_testkit.faults import Fault, Rule
-    from mcp_testkit.journal import Headers, Journal, Record
+    from mcp_testkit.journal import Headers, Journal, Record, Violation
     from mcp_testkit.proxy import ChaosProxy
     from mcp_testkit.resources import ScriptedPrompt, ScriptedResource, ScriptedTemplate
     from mcp_testkit.server import TestMcpServer
@@ -54,6 +54,7 @@ __all__ = [
     "TestMcpServer",
     "ToolContext",
     "ToolError",
+    "Violation",
     "cassettes",
     "faults",
     "resilience_machine",
@@ -79,6 +80,7 @@ _HOMES = {
     "Headers": "mcp_testkit.journal",
     "Journal": "mcp_testkit.journal",
     "Record": "mcp_testkit.journal",
+    "Violation": "mcp_testkit.journal",
     "ChaosProxy": "mcp_testkit.proxy",
     "ScriptedPrompt": "mcp_testkit.resources",
     "ScriptedResource": "mcp_testkit.resources",

@@ -13,8 +13,10 @@ from mcp_testkit._wire.headers import REDACTED as REDACTED  # the redaction poli
 from mcp_testkit._wire.headers import Headers
 from mcp_testkit._wire.headers import is_secret_header as is_secret_header
 from mcp_testkit._wire.headers import redacted as redacted
+from mcp_testkit._wire.referee import RULES, Violation
 from mcp_testkit._wire.strict_json import dumps
 from mcp_testkit.journal._auth_log import AuthExchange, AuthLog, TokenLog
+from mcp_testkit.journal._conformance import Conformance
 from mcp_testkit.journal._input_log import InputExchange, InputLog
 from mcp_testkit.journal._near_miss import cancellations_in, unasked, uncalled, uncancelled
 from mcp_testkit.journal._record import CANCELLED_BY_CLIENT, FILTERED, SEQ, Record
@@ -22,6 +24,7 @@ from mcp_testkit.journal._writer import JournalWriter
 
 __all__ = [
     "CANCELLED_BY_CLIENT",
+    "RULES",
     "AuthExchange",
     "AuthLog",
     "Headers",
@@ -30,12 +33,13 @@ __all__ = [
     "JournalWriter",
     "Record",
     "TokenLog",
+    "Violation",
 ]
 
 _MISSING = object()
 
 
-class Journal:
+class Journal(Conformance):
     """Every request the server received, in arrival order, with respx-like queries and assertions.
 
     With a `limit`, only the newest `limit` records are kept (a long `serve` run or a soak test

@@ -10,6 +10,7 @@ from typing import Any
 
 from mcp_testkit._wire.eras import CAPABILITIES_KEY, CLIENT_INFO_KEY, STATELESS
 from mcp_testkit._wire.headers import Headers, redacted
+from mcp_testkit._wire.referee import Violation, judge
 
 __all__ = ["CANCELLED_BY_CLIENT", "FILTERED", "SEQ", "Record", "record_of_row", "row_of"]
 
@@ -25,7 +26,7 @@ _UNDECODED: Any = object()
 # each. The row: the fields below, then the number of required header names, those names, and the
 # headers as name, value, name, value, ... (names lower-case).
 (SEQ, _AT, _HTTP_METHOD, _PATH, _BODY, _RPC_METHOD, _RPC_ID, _TOOL, _SESSION_ID, _PROTOCOL_VERSION,
- _STATUS, _FAULT, _EXECUTED, _ERROR, _ERA, _RESPONSE, _REQUIRED) = range(17)
+ _STATUS, _FAULT, _EXECUTED, _ERROR, _ERA, _RESPONSE, _NOTED, _REQUIRED) = range(18)
 FILTERED = operator.itemgetter(_RPC_METHOD, _TOOL, _SESSION_ID, _HTTP_METHOD, _STATUS, _ERA)
 """The fields `Journal.requests` filters on, read straight from a row (no `Record` built)."""
 _flatten = itertools.chain.from_iterable
@@ -50,6 +51,7 @@ class Record:
 
     __slots__ = (
         "_message",
+        "_noted",
         "_response",
         "_response_raw",
         "at",
@@ -87,6 +89,7 @@ class Record:
     era: str | None
     headers: Mapping[str, str]
     _message: Any
+    _noted: tuple[Violation, ...] | None
     _response: Any
     _response_raw: bytes | None
 
@@ -119,6 +122,7 @@ class Record:
         self.protocol_version, self.status, self.fault, self.executed = protocol_version, status, fault, executed
         self.error, self.era = error, era
         self._message, self._response, self._response_raw = _message, _response, _response_raw
+        self._noted = None
 
     def __repr__(self) -> str:
         fields = ", ".join(
@@ -222,6 +226,26 @@ class Record:
         self._response = value
         self._response_raw = None
 
+    def note(self, violation: Violation) -> None:
+        """Note a rule this request broke that only its server could tell (`mcp_testkit._wire.referee`)."""
+        noted = self._noted
+        self._noted = (violation,) if noted is None else (*noted, violation)
+
+    @property
+    def violations(self) -> list[Violation]:
+        """The referee's rules this request broke, each with its rule id, JSON path and message (`docs/referee.md`).
+
+        What the message breaks by itself (its revision's wire model, its headers) is judged when this is read;
+        what only the server could tell (a cursor it never handed out, an id in flight, the negotiated version)
+        was noted as the request arrived. A request refused before it reached an era is not judged; a stdio line
+        is judged as the handshake era's.
+        """
+        seq = self.seq
+        era = self.era or ("handshake" if self.http_method == "STDIO" else None)  # stdio speaks the handshake era
+        found = [] if era is None else judge(self.message, era, self.protocol_version, self.headers)
+        found += self._noted or ()
+        return [Violation(v.rule, v.path, v.message, seq) for v in found]
+
     def keep_response(self, raw: bytes | None) -> None:
         """Keep the answer as the bytes of JSON that were sent, decoded on the first read of `response`.
 
@@ -290,7 +314,7 @@ def record_of_row(row: tuple[Any, ...], faults: list[Any]) -> Record:
     (
         record.seq, record.at, record.http_method, record.path, record.body, record.rpc_method,
         record.rpc_id, record.tool, record.session_id, record.protocol_version, record.status, fault,
-        record.executed, record.error, record.era, response,
+        record.executed, record.error, record.era, response, record._noted,
     ) = row[:_REQUIRED]
     record._row_data = row
     record._built = None
@@ -339,6 +363,7 @@ def _exported(record: Record, required: Collection[str], redact: bool) -> dict[s
         "fault": fault,
         "executed": record.executed,
         "error": record.error,
+        "violations": [violation.to_json() for violation in record.violations],
     }
 
 
@@ -367,5 +392,5 @@ def row_of(record: Record, fault: int | None) -> tuple[Any, ...]:
     return (
         record.seq, record.at, record.http_method, record.path, record.body, record.rpc_method, record.rpc_id,
         record.tool, record.session_id, record.protocol_version, record.status, fault, record.executed,
-        record.error, record.era, response, len(required), *required, *flat,
+        record.error, record.era, response, record._noted, len(required), *required, *flat,
     )

@@ -104,7 +104,8 @@ h1{font-size:18px}svg{display:block;max-width:100%;height:auto}
 .session text{fill:#6b4fa0;font-size:11px}.session line{stroke:#6b4fa0}
 .era rect{fill:#eef2f7;stroke:#b8c0cc}.era text{fill:#3d4a5c;font-size:11px;font-style:italic}code{font-size:90%}
 details{border:1px solid #d5dbe3;border-radius:4px;margin:4px 0;padding:4px 8px}
-details:target,details[open]{background:#f7f9fc}pre{overflow:auto;font-size:12px;background:#fff;padding:6px}
+details:target,details[open]{background:#f7f9fc}.violations li{color:#b3261e}
+pre{overflow:auto;font-size:12px;background:#fff;padding:6px}
 """
 
 SCRIPT = """
@@ -224,10 +225,19 @@ def _pretty(value: Any) -> str:
 def _details(record: Record, hidden: Collection[str], start: float, prefix: str = "") -> str:
     data = record.to_json(hidden)
     request = {"headers": data["headers"], "message": data["message"] if data["message"] is not None else data["body"]}
+    broken = data["violations"]
+    count = f" · {len(broken)} violation{'s' * (len(broken) != 1)}" if broken else ""
+    listed = "".join(
+        f"<li><code>{html.escape(v['rule'])}</code> at <code>{html.escape(v['path'])}</code>: "
+        f"{html.escape(v['message'])}</li>"
+        for v in broken
+    )
+    section = f'<h3>violations</h3><ul class="violations">{listed}</ul>' if broken else ""
     return (
-        f'<details id="{prefix}r{record.seq}"><summary>{html.escape(record.summary())}</summary>'
+        f'<details id="{prefix}r{record.seq}"><summary>{html.escape(record.summary())}{count}</summary>'
         f"<p>received at +{(record.at - start) * 1000:.1f} ms"
         f"{'' if record.fault is None else ' · fault ' + html.escape(repr(record.fault))}</p>"
+        f"{section}"
         f"<h3>request</h3><pre>{_pretty(request)}</pre>"
         f"<h3>answer</h3><pre>{_pretty({'status': data['status'], 'response': data['response']})}</pre></details>"
     )
@@ -237,12 +247,14 @@ def html_page(records: Sequence[Record], *, title: str, hidden: Collection[str] 
     """One self-contained HTML page: the diagram, and under it each record's request and answer (redacted);
     `code` in backticks in the title is shown as code."""
     faults = sum(record.fault is not None for record in records)
+    broken = sum(bool(record.violations) for record in records)
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{POLICY}">'
         f"<title>{html.escape(_plain(title))}</title><style>{STYLE}</style><script>{SCRIPT}</script></head><body>"
         f"<h1>{title_html(title)}</h1>"
-        f"<p>{len(records)} request{'' if len(records) == 1 else 's'}, {faults} with a fault. "
+        f"<p>{len(records)} request{'' if len(records) == 1 else 's'}, {faults} with a fault, "
+        f"{broken} with a violation of MCP's rules. "
         "Each arrow opens its request and answer below.</p>"
         f"{fragment(records, hidden=hidden)}</body></html>\n"
     )

@@ -140,6 +140,9 @@ class TestMcpServer(RunnerLifecycle):
         `auth` (an `mcp_testkit.auth.AuthServer`, or True for a default one) makes the MCP endpoint an OAuth
         protected resource and serves that authorization server beside it; `scopes` are the scopes every request
         needs, and a tool's own `scopes=` add to them for its calls (docs/auth.md).
+        `referee`: what a client message that breaks MCP's rules gets (`docs/referee.md`): 'observe' (the default)
+        answers it as ever and notes each violation in the journal; 'refuse' answers it the JSON-RPC error the spec
+        gives (-32600 for the envelope, -32602 for the params).
         The settings are checked here (`server/_settings.py`), ValueError naming the keyword.
         """
         settings = self._settings = ServerSettings(name, **keywords)

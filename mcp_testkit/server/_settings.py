@@ -116,9 +116,15 @@ class ServerSettings:
     replaying: Recording | None = None
     auth: AuthServer | bool | Mapping[str, Any] | None = None
     scopes: Sequence[str] = ()
+    referee: str = "observe"
 
     def __post_init__(self) -> None:
         self._check_auth()
+        if self.referee not in ("observe", "refuse"):
+            raise ValueError(
+                f"referee must be 'observe' (answer as ever, note violations in the journal) or 'refuse' "
+                f"(answer a violation with its JSON-RPC error), not {self.referee!r}"
+            )
         chosen = named_eras(self.eras)
         object.__setattr__(self, "eras", tuple(era for era in ERAS if era in chosen))
         _bool_checked("resumable", self.resumable)
@@ -190,6 +196,7 @@ class ServerSettings:
             sessions=SessionTable(limit=self.session_limit, idle_timeout_s=self.session_idle_timeout_s),
             auth=self.auth,
             auth_scopes=tuple(self.scopes),
+            referee=self.referee,
         )
 
 

@@ -143,6 +143,7 @@ class AdminApp(Router):
             "journal": {"GET": self._journal},
             "executions": {"GET": self._executions},
             "inputs": {"GET": self._inputs},
+            "violations": {"GET": self._violations},
             "tools": {"POST": self._tools},
             "resources": {"POST": self._offering("resources", "resource"), "DELETE": self._remove_resource},
             "resource-templates": {
@@ -224,6 +225,18 @@ class AdminApp(Router):
         asked = self.server.journal.inputs.asked(params.get("tool") or None, kind=params.get("kind") or None)
         inputs = [{**dataclasses.asdict(e), "kind": e.kind, "answered": e.answered} for e in asked]
         return 200, {"count": len(inputs), "inputs": inputs}
+
+    def _violations(self, request: _Request) -> tuple[int, Any]:
+        """The referee's violations (`journal.violations`), of one rule if named, after request `since` if given."""
+        params = request.params("rule", "since")
+        since = _int_param(params, "since", 0)
+        rule = params.get("rule") or None
+        found = [
+            violation.to_json()
+            for violation in self.server.journal.violations
+            if violation.seq > since and (rule is None or violation.rule == rule)
+        ]
+        return 200, {"count": len(found), "violations": found}
 
     def _tools(self, request: _Request) -> tuple[int, Any]:
         data = request.json()

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 from mcp_testkit._wire.strict_json import dumps as strict_dumps
+from mcp_testkit._wire.wire_models import warm
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Journal, Record
@@ -162,6 +163,7 @@ class _JournalFile:
         if self._unsubscribe is not None:
             self._unsubscribe()
         hidden = journal.writer.hidden_headers
+        warm()  # each line carries its record's violations, judged against the wire models
 
         def write(record: Record) -> None:
             line = strict_dumps(record.to_json(hidden()), default=repr) + "\n"

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from mcp_testkit._wire.eras import HANDSHAKE, STATELESS
+from mcp_testkit._wire.referee import judge_result
 from mcp_testkit.journal import InputExchange
 from mcp_testkit.server._dispatch._messages import (
     INTERNAL_ERROR,
@@ -418,12 +419,18 @@ async def _ask_client(call: Call, name: str, requests: dict[str, InputRequest]) 
     return answers
 
 
-def answer_arrived(session: Session | None, message: dict[str, Any], seq: int) -> str | None:
-    """Hand a client's JSON-RPC response to the input request waiting for it; why it was ignored, for the journal."""
+def answer_arrived(session: Session | None, message: dict[str, Any], record: Record) -> str | None:
+    """Hand a client's JSON-RPC response to the input request waiting for it; why it was ignored, for the journal.
+
+    The referee judges the result against the model of the request it answers (its violations go on `record`).
+    """
+    seq = record.seq
     request_id = message.get("id")
     slot = session.waiting.pop(request_id, None) if session is not None else None
     if not isinstance(slot, _Waiting):
         return f"ignored: a response to {request_id!r}, which names no input request of this session still waiting"
+    for violation in judge_result(slot.exchange.method, record.era, record.protocol_version, message):
+        record.note(violation)
     error = message.get("error")
     if error is not None:
         slot.error = error if isinstance(error, dict) else {"message": str(error)}

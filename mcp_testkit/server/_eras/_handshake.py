@@ -40,6 +40,7 @@ from mcp_testkit.server._dispatch._protocol import (
     handle_notification,
     list_tools,
 )
+from mcp_testkit.server._eras._referee import version_checked
 from mcp_testkit.server._eras._run import answer, faulted, sse_chosen
 from mcp_testkit.server._eras._served import ServedEra
 from mcp_testkit.server._framing._response import accepts, header
@@ -111,6 +112,8 @@ async def post(state: ServerState, out: Response, receive: Receive | None = None
         return
     session.requests += 1
     record.protocol_version = version or session.protocol_version or DEFAULT_VERSION
+    if version != session.protocol_version:
+        version_checked(record, version, session)
     effect = None
     if state.plan:
         params = message.get("params")
@@ -124,7 +127,7 @@ async def post(state: ServerState, out: Response, receive: Receive | None = None
                 return
     if kind != "request":
         if kind == "response":  # the client's answer to a tool's input request
-            record.error = answer_arrived(session, message, record.seq)
+            record.error = answer_arrived(session, message, record)
         else:
             record.error = handle_notification(message, session)
         if effect is None or not await effect.after_notification(out):

@@ -17,6 +17,7 @@ from mcp_testkit._wire.eras import HANDSHAKE
 from mcp_testkit.server._dispatch._messages import INTERNAL_ERROR, error_response
 from mcp_testkit.server._dispatch._protocol import CANCELLED, Call, dispatch
 from mcp_testkit.server._effects import effect_of
+from mcp_testkit.server._eras._referee import arrived, left
 
 if TYPE_CHECKING:
     from mcp_testkit.journal import Record
@@ -104,7 +105,13 @@ async def answer(
             await open_stream(state, out, call, effect)
     if call.session is not None and out.record.rpc_method in _ASKING:
         call.to_client = functools.partial(_to_client, state, out)
-    response = await dispatch(message, call)
+    record = out.record
+    response: Any = arrived(state, message, record, call.session)  # a refusal, under referee="refuse"
+    try:
+        if response is None:
+            response = await dispatch(message, call)
+    finally:
+        left(state, record, call.session, response)
     sse = sse or out.streaming  # a tool that asked the client for input switched a JSON answer to SSE
     if effect is not None:
         await effect.after()

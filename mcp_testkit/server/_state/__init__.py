@@ -90,6 +90,11 @@ class ServerState:
     """What `server/discover` answers: a replay's recorded answer; None for the scripted server's own."""
     input_timeout_s: float = 60.0
     """How long a handshake-era input request (elicitation, sampling, roots) waits for the client's answer."""
+    referee: str = "observe"
+    """What the server does with a client message that breaks a referee rule: `observe` (answer as ever; the
+    journal notes it) or `refuse` (answer the JSON-RPC error the spec gives, -32600 or -32602)."""
+    cursors_given: set[tuple[str, str]] = field(default_factory=set, repr=False)
+    """(listing method, cursor) of every cursor a listing handed out, for the referee's `cursor-not-given`."""
     input_key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
     """Signs the `requestState` of 2026-07-28 input rounds (`server/_dispatch/_input.py`); new with every state."""
     auth: Any = None

@@ -122,6 +122,9 @@ class Session:
     """The events of its resumable SSE streams, for a GET with `Last-Event-ID` to replay (made at the first)."""
     client_capabilities: dict[str, Any] = field(default_factory=dict, repr=False)
     """What the client declared in `initialize`: which input requests (elicitation, sampling, roots) it answers."""
+    in_flight: dict[Any, int] = field(default_factory=dict, repr=False)
+    """The ids of the client's requests this session is answering now, each with how many carry it (the referee's
+    `id-in-flight`)."""
     waiting: dict[Any, Any] = field(default_factory=dict, repr=False)
     """Server-to-client input requests waiting for the client's response, by JSON-RPC id (`_dispatch/_input.py`)."""
     subscriptions: set[str] = field(default_factory=set, repr=False)

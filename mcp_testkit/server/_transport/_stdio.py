@@ -41,6 +41,7 @@ from mcp_testkit.server._dispatch._paging import LISTINGS, page_number, request_
 from mcp_testkit.server._dispatch._protocol import CANCELLED, DEFAULT_VERSION, Call, dispatch, handle_notification
 from mcp_testkit.server._effects import effect_of
 from mcp_testkit.server._eras._handshake import ERA
+from mcp_testkit.server._eras._referee import arrived, left
 from mcp_testkit.server._transport._http import JOURNAL_PREFIX, ServerCrash
 
 if TYPE_CHECKING:
@@ -219,7 +220,7 @@ class StdioServer:
             return
         describe(record, message)
         if kind == "response":
-            record.error = answer_arrived(session, message, record.seq)  # an answer to a tool's input request
+            record.error = answer_arrived(session, message, record)  # an answer to a tool's input request
             journal.writer.finish(record)
             return
         effect = None
@@ -296,7 +297,13 @@ class StdioServer:
             return error_response(record.rpc_id, INVALID_REQUEST, f"Invalid Request: send initialize before {method}")
         version = session.protocol_version if session is not None else DEFAULT_VERSION
         call = Call(state, record, session, version, ERA, self._notify, effect, to_client=self._notify)
-        return await dispatch(message, call)
+        answered: Any = arrived(state, message, record, session)  # a refusal, under referee="refuse"
+        try:
+            if answered is None:
+                answered = await dispatch(message, call)
+        finally:
+            left(state, record, session, answered)
+        return answered
 
     def _open_session(self, version: str, record: Record) -> None:
         """`initialize` opens the one session; a second one replaces the first."""
