@@ -48,6 +48,15 @@ def check_startable(command: Sequence[str]) -> None:
         )
 
 
+def _is_message(value: Any) -> bool:
+    """Whether a line's JSON is one JSON-RPC message: an object with a string `method` (a request or notification),
+    or with an `id` and no `method` (an answer). Anything else a stdio server writes is a stray line."""
+    if not isinstance(value, dict):
+        return False
+    method = value.get("method")
+    return isinstance(method, str) if "method" in value else "id" in value
+
+
 @dataclass(eq=False)
 class _Waiting:
     """A request written to a stdio server, waiting for its answer; events routed to it meanwhile."""
@@ -160,13 +169,16 @@ class StdioUpstream:
         except JsonError:
             self._stray(line)
             return
+        if not _is_message(message):  # JSON, but no JSON-RPC message: `5`, `"text"`, `[]`, `{"level": "info"}`
+            self._stray(line)
+            return
         with self._lock:
-            if isinstance(message, dict) and "method" not in message and "id" in message:
+            if "method" not in message:
                 target = next((w for w in self._waiting if w.request_id == message["id"]), None)
                 kind = "answer"
             else:
                 kind = "event"
-                params = message.get("params") if isinstance(message, dict) else None
+                params = message.get("params")
                 token = params.get("progressToken") if isinstance(params, dict) else None
                 target = next((w for w in self._waiting if token is not None and w.progress_token == token), None)
                 if target is None and self._waiting:

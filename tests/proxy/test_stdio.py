@@ -38,6 +38,11 @@ for line in sys.stdin:
         print("hello, not json", flush=True)
         print("{NaN", flush=True)
         result = {"content": [{"type": "text", "text": "chatted"}]}
+    elif method == "tools/call" and name == "jsonish":
+        for line in ['5', '"a string"', '[]', '{"level": "info"}', '{"jsonrpc": "2.0", "method": 5}',
+                     '[{"jsonrpc": "2.0", "id": 1, "result": {}}]']:
+            print(line, flush=True)
+        result = {"content": [{"type": "text", "text": "jsonish"}]}
     elif method == "tools/call":
         result = {"content": [{"type": "text", "text": "ran " + name}]}
     else:
@@ -123,6 +128,24 @@ def test_a_line_that_is_not_json_rpc_never_reaches_the_client(command: list[str]
                 assert [r["error"] for r in kept["records"] if r.get("tool") == "chatty"] == [record.error]
         finally:
             proxy.stop()
+
+    _in_thread(work)
+
+
+def test_a_json_line_that_is_no_json_rpc_message_never_reaches_the_client(command: list[str]) -> None:
+    """Lines that are JSON but no JSON-RPC message (a number, a string, an array, an object without a method or an
+    id, a batch) are kept out as every line that is not JSON-RPC is: the client gets the answer alone, as JSON."""
+
+    def work() -> None:
+        with ChaosProxy(upstream_command=command) as proxy, httpx2.Client(timeout=LIMIT_S) as http:
+            session = open_session(http, proxy.url)
+            answered = _call(http, proxy.url, session, "jsonish")
+            assert (answered.status_code, answered.headers["content-type"]) == (200, "application/json")
+            assert messages(answered) == [
+                {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "jsonish"}]}}
+            ]
+            [record] = proxy.journal.calls("jsonish")
+            assert "wrote 6 lines on stdout that are not JSON-RPC" in (record.error or "")
 
     _in_thread(work)
 
