@@ -129,8 +129,13 @@ class StdioUpstream:
 
     @property
     def exited(self) -> str | None:
-        """How the server process ended ("exited with status 4", "was ended by signal 9"), once it has; else None."""
+        """How the server process ended ("exited with status 4", "was ended by signal 9"), once it has; else None.
+
+        Asked of the process too, not only of the reader's end of its stdout: a child it left may hold that open
+        long after it exited, and a request written to a process that is gone must not wait for that."""
         code = self.exit_status
+        if code is None:
+            code = self._process.poll()
         if code is None:
             return None
         return f"was ended by signal {-code}" if code < 0 else f"exited with status {code}"
