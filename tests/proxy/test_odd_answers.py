@@ -160,6 +160,10 @@ ANSWER = b'{"jsonrpc":"2.0","id":3,"result":{"content":[]}}'
 FINAL = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (len(ANSWER), ANSWER)
 
 
+FINALS: dict[str, bytes] = {}
+"""The final answer of an upstream of `_interim_first`, by its URL, when it is not `FINAL`."""
+
+
 def _interim_first(interim: bytes) -> Any:
     """An upstream that writes `interim` first, then (a moment later, as a server that hints and then works does)
     its final answer."""
@@ -167,10 +171,12 @@ def _interim_first(interim: bytes) -> Any:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, up: RawUpstream) -> None:
         while (message := await read_request(reader)) is not None:
             up.saw(message)
-            writer.write(interim)
-            await writer.drain()
-            await asyncio.sleep(0.2)
-            writer.write(FINAL)
+            if interim:
+                writer.write(interim)
+                await writer.drain()
+                await asyncio.sleep(0.2)
+            port = writer.get_extra_info("sockname")[1]
+            writer.write(FINALS.get(f"http://127.0.0.1:{port}/mcp", FINAL))
             await writer.drain()
 
     return handler
@@ -202,3 +208,27 @@ def test_a_101_to_a_request_without_an_upgrade_is_a_502_naming_it() -> None:
         assert "answered 101 Switching Protocols to a request that asked for no upgrade" in message
         [record] = proxy.journal.calls("hinted")
         assert (record.status, record.executed) == (502, None)
+
+
+@pytest.mark.parametrize("status", [600, 999])
+def test_a_status_outside_100_to_599_is_a_502_naming_it(status: int, caplog: pytest.LogCaptureFixture) -> None:
+    """An upstream answering a status HTTP has not: a 502 naming it, no traceback logged; before, the client's
+    connection was dropped with "Exception in ASGI application" logged (the proxy's server has no status line for
+    it)."""
+    odd = b"HTTP/1.1 %d Odd\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (
+        status, len(ANSWER), ANSWER
+    )  # fmt: skip
+    caplog.set_level(logging.ERROR)
+    with serving(_interim_first(b"")) as (url, _), ChaosProxy(url) as proxy, httpx2.Client(timeout=LIMIT_S) as http:
+        FINALS[url] = odd
+        uvicorn_log = logging.getLogger("uvicorn.error")
+        uvicorn_log.addHandler(caplog.handler)
+        try:
+            answered = http.post(proxy.url, json=CALL, headers=ACCEPT)
+        finally:
+            uvicorn_log.removeHandler(caplog.handler)
+        assert answered.status_code == 502, answered.text
+        said = f"answered HTTP {status}, which is no HTTP status (RFC 9110 has 100 to 599)"
+        assert said in _strict(answered.text)["error"]["message"]
+        assert "Exception in ASGI application" not in caplog.text
+        assert proxy.journal.calls("hinted")[0].executed is None
