@@ -48,8 +48,10 @@ from ._odd_upstream import (
 from ._raw_upstream import RawUpstream, read_request, serving
 from ._wire import ACCEPT, INIT
 
-EXAMPLES = int(os.environ.get("MCP_TESTKIT_FUZZ_UPSTREAM", "80"))
-STDOUT_EXAMPLES = int(os.environ.get("MCP_TESTKIT_FUZZ_STDOUT", "50"))
+DEFAULTS = (80, 50)
+"""Examples per HTTP family, and of stdout, unless the environment says otherwise (docs/proxy.md says these)."""
+EXAMPLES = int(os.environ.get("MCP_TESTKIT_FUZZ_UPSTREAM", str(DEFAULTS[0])))
+STDOUT_EXAMPLES = int(os.environ.get("MCP_TESTKIT_FUZZ_STDOUT", str(DEFAULTS[1])))
 HANG_S = 30.0
 """The longest one exchange may take: a hang guard (under anyio.fail_after), not a benchmark."""
 TOKEN = "fuzz-token"
@@ -323,18 +325,19 @@ def test_an_upstream_that_misbehaves_over_http_never_breaks_the_proxy(
                 outcome = _check_http(case, got, record)
                 event(outcome)
                 RAN[f"{family}:{outcome}"] += 1
-                pings = fuzzed.upstream_pings()
+                pings, sent = fuzzed.upstream_pings(), 2
                 pinged = await fuzzed.post(client, PING)
                 if _lost_on_closing(pinged) and fuzzed.upstream_pings() == pings:
                     # The upstream framed its answer as kept alive and closed the connection: the ping went on it
                     # before its close arrived, unread, and a POST is never sent twice (a write would run twice).
                     RAN[f"{family}:ping lost on the closing connection"] += 1
                     pinged = await fuzzed.post(client, PING)
+                    sent += 1
                 assert not isinstance(pinged, str), (pinged, case)
                 assert pinged.status_code == 200, (pinged.text, case)
                 assert pinged.json() == {"jsonrpc": "2.0", "id": PING_ID, "result": {}}
                 records = await fuzzed.strict_journal(client)
-                assert len(records) == before + 2 == len(proxy.journal)
+                assert len(records) == before + sent == len(proxy.journal)
 
         anyio.run(exchange)
         assert fuzzed.tracebacks() == [], case
@@ -506,3 +509,10 @@ def test_a_stdio_server_that_writes_odd_stdout_never_breaks_the_proxy(
         proxy.stop()
     assert RAN["stdout"] >= STDOUT_EXAMPLES
     print(f"\nstdout: {RAN['stdout']} examples:", {k: v for k, v in RAN.items() if k.startswith("stdout:")})
+
+
+def test_the_docs_say_how_many_examples_each_family_runs() -> None:
+    """docs/proxy.md gives the default counts of this fuzz: they are these."""
+    page = (Path(__file__).parents[2] / "docs" / "proxy.md").read_text()
+    http, stdout = DEFAULTS
+    assert f"four families of {http}, {http}, {http} and {stdout} examples" in " ".join(page.split())
