@@ -231,7 +231,7 @@ def _lost_on_closing(pinged: Any) -> bool:
 def _must_relay(case: Odd) -> bool:
     """Whether a correct proxy has no reason not to pass `case` on as it came: a clean head of a final status,
     a JSON body (or a body of an error status), within the bounds."""
-    if not case.clean or case.sse or case.status is None or not 200 <= case.status < 600:
+    if not case.clean or case.cut or case.sse or case.status is None or not 200 <= case.status < 600:
         return False
     if case.status in (204, 304) or len(case.payload) > MAX_BODY:
         return False
@@ -276,7 +276,7 @@ def _check_http(case: Odd, got: Any, record: Any) -> str:
     if isinstance(got, str):  # the stream broken off: only where the upstream broke off its own
         assert case.sse, (got, case)
         assert case.cut or not case.clean, (got, case)
-        assert record.status == 200, record
+        assert record.status == (case.status or record.status), record  # the stream's status, as it began
         assert "broke off" in (record.error or ""), record
         outcome = "broken off"
     else:
