@@ -9,7 +9,7 @@ import sys
 import threading
 from typing import Any
 
-from mcp_testkit.upstream import MAX_PROCESSES, START_TIMEOUT_S, add_upstream_options
+from mcp_testkit.upstream import MAX_PROCESSES, START_TIMEOUT_S, add_upstream_bounds, add_upstream_options
 
 __all__ = ["add_parsers", "add_serve_options", "run_record", "run_verify"]
 
@@ -70,6 +70,7 @@ def add_parsers(commands: Any) -> None:
         "recording starts (default %(default)g); one that exits or does not answer is exit status 2, with its "
         "stderr's last line",
     )
+    add_upstream_bounds(record)
     verify = commands.add_parser(
         "verify",
         help="check that a live server still matches a cassette; exit status 1 on a breaking change",
@@ -122,7 +123,8 @@ def run_record(args: argparse.Namespace) -> int:
             args.upstream, out=args.out, command=command, headers=headers, redact=args.redact, port=args.port,
             path=args.path, max_processes=args.max_processes, start_timeout_s=args.start_timeout,
             upstream_stderr=sys.stderr if args.upstream_stderr else None,
-            scrub=_scrub_hook(args.scrub) if args.scrub is not None else None,
+            scrub=_scrub_hook(args.scrub) if args.scrub is not None else None, max_upstream_head=args.max_upstream_head,
+            max_upstream_headers=args.max_upstream_headers, max_upstream_body=args.max_upstream_body,
         )  # fmt: skip
     except (ValueError, CassetteError, UpstreamError) as exc:
         return _fail("record", str(exc))

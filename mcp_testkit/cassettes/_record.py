@@ -24,6 +24,9 @@ from mcp_testkit.cassettes._format import Cassette
 from mcp_testkit.cassettes._redact import Redactor, Scrub, save
 from mcp_testkit.upstream import (
     MAX_PROCESSES,
+    MAX_UPSTREAM_BODY,
+    MAX_UPSTREAM_HEAD,
+    MAX_UPSTREAM_HEADERS,
     START_TIMEOUT_S,
     Exchange,
     HttpInfo,
@@ -114,6 +117,9 @@ class Recording:
         allow_remote: bool = False,
         start_timeout_s: float = START_TIMEOUT_S,
         upstream_stderr: TextIO | None = None,
+        max_upstream_head: int = MAX_UPSTREAM_HEAD,
+        max_upstream_headers: int = MAX_UPSTREAM_HEADERS,
+        max_upstream_body: int = MAX_UPSTREAM_BODY,
     ) -> None:
         """A `host` that is not loopback warns (`RemoteHostWarning`) unless `allow_remote`. A `command` must start
         and answer `initialize` within `start_timeout_s` when the recording starts (`UpstreamError` otherwise); its
@@ -144,7 +150,8 @@ class Recording:
         self.proxy = ChaosProxy(
             upstream, upstream_command=command, headers=self.headers, host=host, port=port, path=path,
             max_processes=max_processes, journal_limit=1, allow_remote=True, recording=self.recorder,
-            start_timeout_s=start_timeout_s, upstream_stderr=upstream_stderr,
+            start_timeout_s=start_timeout_s, upstream_stderr=upstream_stderr, max_upstream_head=max_upstream_head,
+            max_upstream_headers=max_upstream_headers, max_upstream_body=max_upstream_body,
         )  # fmt: skip
 
     @property
@@ -181,6 +188,9 @@ async def record(
     scrub: Scrub | None = None,
     start_timeout_s: float = START_TIMEOUT_S,
     upstream_stderr: TextIO | None = None,
+    max_upstream_head: int = MAX_UPSTREAM_HEAD,
+    max_upstream_headers: int = MAX_UPSTREAM_HEADERS,
+    max_upstream_body: int = MAX_UPSTREAM_BODY,
 ) -> AsyncIterator[str]:
     """Record a live server while the block runs: yields the proxy's URL, writes the cassette `out` on exit.
 
@@ -192,6 +202,8 @@ async def record(
     A `command` that exits, or does not answer `initialize` within `start_timeout_s`, raises `UpstreamError` (its
     message ends with the line of its stderr that says why) before anything is served or written; the command's
     stderr is kept off the terminal unless `upstream_stderr` (e.g. `sys.stderr`) is given to pass it through.
+    `max_upstream_head`, `max_upstream_headers` and `max_upstream_body` bound what the server sends, as the chaos
+    proxy's do: an answer past one gets the client a 502 naming it.
     """
     recording = Recording(
         upstream,
@@ -206,6 +218,9 @@ async def record(
         scrub=scrub,
         start_timeout_s=start_timeout_s,
         upstream_stderr=upstream_stderr,
+        max_upstream_head=max_upstream_head,
+        max_upstream_headers=max_upstream_headers,
+        max_upstream_body=max_upstream_body,
     )
     await anyio.to_thread.run_sync(recording.start)
     try:

@@ -12,14 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from mcp_testkit.upstream import (
-    MAX_PROCESSES,
-    MAX_UPSTREAM_BODY,
-    MAX_UPSTREAM_HEAD,
-    MAX_UPSTREAM_HEADERS,
-    START_TIMEOUT_S,
-    add_upstream_options,
-)
+from mcp_testkit.upstream import MAX_PROCESSES, START_TIMEOUT_S, add_upstream_bounds, add_upstream_options
 
 __all__ = ["add_parser", "load_faults", "run"]
 
@@ -32,7 +25,7 @@ def add_parser(commands: Any) -> None:
         description="Runs a proxy on 127.0.0.1 in front of a live server (Streamable HTTP, or a stdio command) "
         "and prints one line, 'mcp-testkit: proxying <upstream> at http://127.0.0.1:PORT/mcp'; point a client at "
         "that URL. Every request is forwarded and journaled; faults come from --scenario (a JSON file of "
-        "{\"faults\": [...]}, or a .py defining scenario(proxy)) and from the admin API (--admin). Stops on "
+        '{"faults": [...]}, or a .py defining scenario(proxy)) and from the admin API (--admin). Stops on '
         "SIGINT or SIGTERM.",
     )
     add_upstream_options(proxy, header_hidden_from="the journal")
@@ -49,14 +42,7 @@ def add_parser(commands: Any) -> None:
                        help="with --upstream-command: how long the command may take to answer a first "
                        "initialize before the proxy serves (default %(default)g); one that exits or does not answer "
                        "is exit status 2")  # fmt: skip
-    proxy.add_argument("--max-upstream-head", type=int, default=MAX_UPSTREAM_HEAD, metavar="BYTES",
-                       help="the most bytes of an upstream answer's status line and headers (default %(default)s); "
-                       "past it the client gets 502 and the connection is closed")  # fmt: skip
-    proxy.add_argument("--max-upstream-headers", type=int, default=MAX_UPSTREAM_HEADERS, metavar="N",
-                       help="the most header lines of an upstream answer (default %(default)s)")  # fmt: skip
-    proxy.add_argument("--max-upstream-body", type=int, default=MAX_UPSTREAM_BODY, metavar="BYTES",
-                       help="the most bytes of one upstream message the proxy holds: a JSON answer's body, an SSE "
-                       "event, a stdio server's stdout line (default %(default)s)")  # fmt: skip
+    add_upstream_bounds(proxy)
 
 
 def load_faults(proxy: Any, path: str) -> int:
@@ -71,7 +57,7 @@ def load_faults(proxy: Any, path: str) -> int:
             extra = sorted(set(data) - {"faults", "$schema", "name"}) if isinstance(data, dict) else ["(not an object)"]
             if extra:
                 raise ValueError(
-                    f"scenario {path}: the proxy takes faults only, {{\"faults\": [...]}}; it has {extra[0]!r} (tools "
+                    f'scenario {path}: the proxy takes faults only, {{"faults": [...]}}; it has {extra[0]!r} (tools '
                     "and settings are the upstream's own)"
                 )
             for _, rule in parse_rules(data.get("faults", []), stdio=False):

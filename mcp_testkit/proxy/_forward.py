@@ -230,6 +230,14 @@ class HttpForwarder:
         answered = response.headers
         if seen is not None:
             seen.status, seen.raw_answered = response.status, answered
+        if not 200 <= response.status < 600:  # 101 on trio (the asyncio pool refuses it), 999: nothing to pass on
+            what = f"answered HTTP {response.status}, " + (
+                "which is no final answer to a request that asked for no upgrade" if response.status < 200
+                else "which is no HTTP status (RFC 9110 has 100 to 599)"
+            )  # fmt: skip
+            _failed(seen, 502, f"the upstream {what}")
+            await gateway_error(send, 502, request_id, f"chaos proxy: upstream {self.url} {what}")
+            return
         if not response.header(b"content-type").startswith(b"text/event-stream"):
             try:
                 raw = await response.read()

@@ -189,6 +189,11 @@ class _Connection(asyncio.Protocol):
         forwarder bounds one by one)."""
         self.over: str | None = None
         """The bound the answer passed, in words, once it did."""
+        self.refused: str | None = None
+        """Why the answer is no answer HTTP allows here (a 101 to a request without an upgrade), once it is not."""
+        self.interim = False
+        """Whether the message being parsed is an interim answer (1xx: 100 Continue, 103 Early Hints), which the
+        final one follows on the same connection."""
 
     # -- asyncio ----------------------------------------------------------------------------------
 
@@ -219,6 +224,8 @@ class _Connection(asyncio.Protocol):
         except (httptools.HttpParserError, UpstreamTooLarge) as exc:
             if self.over is not None:
                 answer._end(self.over, too_large=True)
+            elif self.refused is not None:
+                answer._end(self.refused)
             else:
                 answer._end(f"the upstream's answer is not HTTP: {exc}")
             self.lost = True
@@ -271,7 +278,15 @@ class _Connection(asyncio.Protocol):
     def on_headers_complete(self) -> None:
         answer = self.answer
         assert answer is not None
-        answer.status = self.parser.get_status_code()
+        status = self.parser.get_status_code()
+        if status == 101:  # raised out of the parser, which `data_received` turns into the answer's end
+            self.refused = "it answered 101 Switching Protocols to a request that asked for no upgrade"
+            raise UpstreamClosed(self.refused)
+        if status < 200:  # an interim answer: its headers are not the answer's, the final one follows
+            self.interim = True
+            answer.headers.clear()
+            return
+        answer.status = status
         names = {name for name, _ in answer.headers}
         self.keep_alive = self.parser.should_keep_alive()  # asked now: after the message, llhttp says False
         self.close_delimited = b"content-length" not in names and b"transfer-encoding" not in names
@@ -292,6 +307,9 @@ class _Connection(asyncio.Protocol):
 
     def on_message_complete(self) -> None:
         assert self.answer is not None
+        if self.interim:
+            self.interim = False
+            return
         self.close_delimited = False
         self.answer._end()
 

@@ -13,6 +13,7 @@ __all__ = [
     "MAX_UPSTREAM_HEAD",
     "MAX_UPSTREAM_HEADERS",
     "START_TIMEOUT_S",
+    "add_upstream_bounds",
     "add_upstream_options",
     "from_env",
     "headers_from",
@@ -37,6 +38,19 @@ MAX_UPSTREAM_BODY = 16 * 1024 * 1024
 JSON answer's body, one SSE event, one stdout line of a stdio server. 4 times the 4 MiB a request may have on the
 SDK's server and on `TestMcpServer`, so that a real server's large listing or resource passes; a longer one would
 cost the proxy several times its size in memory, decoded."""
+
+
+def add_upstream_bounds(parser: argparse.ArgumentParser) -> None:
+    """`--max-upstream-head`, `--max-upstream-headers` and `--max-upstream-body`: the bounds on what the upstream
+    sends, the same for `mcp-testkit proxy` and `mcp-testkit record` (which is that proxy)."""
+    parser.add_argument("--max-upstream-head", type=int, default=MAX_UPSTREAM_HEAD, metavar="BYTES",
+                        help="the most bytes of an upstream answer's status line and headers (default %(default)s); "
+                        "past it the client gets 502 and the connection is closed")  # fmt: skip
+    parser.add_argument("--max-upstream-headers", type=int, default=MAX_UPSTREAM_HEADERS, metavar="N",
+                        help="the most header lines of an upstream answer (default %(default)s)")  # fmt: skip
+    parser.add_argument("--max-upstream-body", type=int, default=MAX_UPSTREAM_BODY, metavar="BYTES",
+                        help="the most bytes of one upstream message the proxy holds: a JSON answer's body, an SSE "
+                        "event, a stdio server's stdout line (default %(default)s)")  # fmt: skip
 
 
 def add_upstream_options(parser: argparse.ArgumentParser, *, header_hidden_from: str) -> None:

@@ -48,6 +48,15 @@ def check_startable(command: Sequence[str]) -> None:
         )
 
 
+def _is_message(value: Any) -> bool:
+    """Whether a line's JSON is one JSON-RPC message: an object with a string `method` (a request or notification),
+    or with an `id` and no `method` (an answer). Anything else a stdio server writes is a stray line."""
+    if not isinstance(value, dict):
+        return False
+    method = value.get("method")
+    return isinstance(method, str) if "method" in value else "id" in value
+
+
 @dataclass(eq=False)
 class _Waiting:
     """A request written to a stdio server, waiting for its answer; events routed to it meanwhile."""
@@ -120,8 +129,13 @@ class StdioUpstream:
 
     @property
     def exited(self) -> str | None:
-        """How the server process ended ("exited with status 4", "was ended by signal 9"), once it has; else None."""
+        """How the server process ended ("exited with status 4", "was ended by signal 9"), once it has; else None.
+
+        Asked of the process too, not only of the reader's end of its stdout: a child it left may hold that open
+        long after it exited, and a request written to a process that is gone must not wait for that."""
         code = self.exit_status
+        if code is None:
+            code = self._process.poll()
         if code is None:
             return None
         return f"was ended by signal {-code}" if code < 0 else f"exited with status {code}"
@@ -160,13 +174,16 @@ class StdioUpstream:
         except JsonError:
             self._stray(line)
             return
+        if not _is_message(message):  # JSON, but no JSON-RPC message: `5`, `"text"`, `[]`, `{"level": "info"}`
+            self._stray(line)
+            return
         with self._lock:
-            if isinstance(message, dict) and "method" not in message and "id" in message:
+            if "method" not in message:
                 target = next((w for w in self._waiting if w.request_id == message["id"]), None)
                 kind = "answer"
             else:
                 kind = "event"
-                params = message.get("params") if isinstance(message, dict) else None
+                params = message.get("params")
                 token = params.get("progressToken") if isinstance(params, dict) else None
                 target = next((w for w in self._waiting if token is not None and w.progress_token == token), None)
                 if target is None and self._waiting:

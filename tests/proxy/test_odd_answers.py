@@ -4,6 +4,7 @@ stream cut mid-event. The client gets the documented 502 naming what is wrong, o
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -20,6 +21,7 @@ from mcp_testkit import TestMcpServer
 from mcp_testkit.proxy import ChaosProxy
 from mcp_testkit.standalone._admin import AdminApp, ProxyAdminApp
 
+from ._raw_upstream import RawUpstream, read_request, serving
 from ._wire import ACCEPT, INIT, open_session, request
 
 LIMIT_S = 60.0
@@ -151,3 +153,82 @@ def test_the_journal_writes_non_finite_numbers_as_strings() -> None:
     assert record["response"]["result"]["structuredContent"] == {"x": "NaN", "y": "Infinity", "z": "-Infinity"}
     [line] = [r for r in map(_strict, server.journal.to_jsonl().splitlines()) if r.get("tool") == "measure"]
     assert line["response"]["result"]["structuredContent"]["x"] == "NaN"
+
+
+CALL = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "hinted", "arguments": {}}}
+ANSWER = b'{"jsonrpc":"2.0","id":3,"result":{"content":[]}}'
+FINAL = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (len(ANSWER), ANSWER)
+
+
+FINALS: dict[str, bytes] = {}
+"""The final answer of an upstream of `_interim_first`, by its URL, when it is not `FINAL`."""
+
+
+def _interim_first(interim: bytes) -> Any:
+    """An upstream that writes `interim` first, then (a moment later, as a server that hints and then works does)
+    its final answer."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, up: RawUpstream) -> None:
+        while (message := await read_request(reader)) is not None:
+            up.saw(message)
+            if interim:
+                writer.write(interim)
+                await writer.drain()
+                await asyncio.sleep(0.2)
+            port = writer.get_extra_info("sockname")[1]
+            writer.write(FINALS.get(f"http://127.0.0.1:{port}/mcp", FINAL))
+            await writer.drain()
+
+    return handler
+
+
+def test_an_interim_answer_of_the_upstream_is_skipped_for_its_final_one() -> None:
+    """100 Continue and 103 Early Hints before the answer: the client gets the final answer alone, with its own
+    headers (none of the hint's), and the call is journaled as run; it was passed on as the answer before (the
+    client then waited for one that never came)."""
+    hints = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </style.css>; rel=preload\r\n\r\n"
+    with serving(_interim_first(hints)) as (url, _), ChaosProxy(url) as proxy:
+        with httpx2.Client(timeout=10.0) as http:
+            answered = http.post(proxy.url, json=CALL, headers=ACCEPT)
+        assert (answered.status_code, answered.content) == (200, ANSWER)
+        assert "link" not in answered.headers
+        [record] = proxy.journal.calls("hinted")
+        assert (record.status, record.executed) == (200, True)
+
+
+def test_a_101_to_a_request_without_an_upgrade_is_a_502_naming_it() -> None:
+    """An upstream answering 101 Switching Protocols to a POST (which asked for no upgrade): a 502 naming it, the
+    call journaled `executed` unknown; the 101 was passed on before, and the client's connection with it."""
+    switch = b"HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n"
+    with serving(_interim_first(switch)) as (url, _), ChaosProxy(url) as proxy:
+        with httpx2.Client(timeout=10.0) as http:
+            answered = http.post(proxy.url, json=CALL, headers=ACCEPT)
+        assert answered.status_code == 502, answered.text
+        message = _strict(answered.text)["error"]["message"]
+        assert "answered 101 Switching Protocols to a request that asked for no upgrade" in message
+        [record] = proxy.journal.calls("hinted")
+        assert (record.status, record.executed) == (502, None)
+
+
+@pytest.mark.parametrize("status", [600, 999])
+def test_a_status_outside_100_to_599_is_a_502_naming_it(status: int, caplog: pytest.LogCaptureFixture) -> None:
+    """An upstream answering a status HTTP has not: a 502 naming it, no traceback logged; before, the client's
+    connection was dropped with "Exception in ASGI application" logged (the proxy's server has no status line for
+    it)."""
+    odd = b"HTTP/1.1 %d Odd\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (
+        status, len(ANSWER), ANSWER
+    )  # fmt: skip
+    caplog.set_level(logging.ERROR)
+    with serving(_interim_first(b"")) as (url, _), ChaosProxy(url) as proxy, httpx2.Client(timeout=LIMIT_S) as http:
+        FINALS[url] = odd
+        uvicorn_log = logging.getLogger("uvicorn.error")
+        uvicorn_log.addHandler(caplog.handler)
+        try:
+            answered = http.post(proxy.url, json=CALL, headers=ACCEPT)
+        finally:
+            uvicorn_log.removeHandler(caplog.handler)
+        assert answered.status_code == 502, answered.text
+        said = f"answered HTTP {status}, which is no HTTP status (RFC 9110 has 100 to 599)"
+        assert said in _strict(answered.text)["error"]["message"]
+        assert "Exception in ASGI application" not in caplog.text
+        assert proxy.journal.calls("hinted")[0].executed is None

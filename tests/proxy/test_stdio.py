@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from ._wire import ACCEPT, messages, open_session, request
 LIMIT_S = 60.0
 TOKEN = "admin-token"
 SERVER = """
-import json, sys
+import json, os, sys
 for line in sys.stdin:
     message = json.loads(line)
     method, name = message.get("method"), (message.get("params") or {}).get("name")
@@ -38,6 +39,17 @@ for line in sys.stdin:
         print("hello, not json", flush=True)
         print("{NaN", flush=True)
         result = {"content": [{"type": "text", "text": "chatted"}]}
+    elif method == "tools/call" and name == "leave":
+        import subprocess
+        subprocess.Popen(["sleep", "30"], stdin=subprocess.DEVNULL)  # holds the server's stdout open after it exits
+        result = {"content": [{"type": "text", "text": str(os.getpid())}]}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+        os._exit(0)
+    elif method == "tools/call" and name == "jsonish":
+        for line in ['5', '"a string"', '[]', '{"level": "info"}', '{"jsonrpc": "2.0", "method": 5}',
+                     '[{"jsonrpc": "2.0", "id": 1, "result": {}}]']:
+            print(line, flush=True)
+        result = {"content": [{"type": "text", "text": "jsonish"}]}
     elif method == "tools/call":
         result = {"content": [{"type": "text", "text": "ran " + name}]}
     else:
@@ -125,6 +137,55 @@ def test_a_line_that_is_not_json_rpc_never_reaches_the_client(command: list[str]
             proxy.stop()
 
     _in_thread(work)
+
+
+def test_a_json_line_that_is_no_json_rpc_message_never_reaches_the_client(command: list[str]) -> None:
+    """Lines that are JSON but no JSON-RPC message (a number, a string, an array, an object without a method or an
+    id, a batch) are kept out as every line that is not JSON-RPC is: the client gets the answer alone, as JSON."""
+
+    def work() -> None:
+        with ChaosProxy(upstream_command=command) as proxy, httpx2.Client(timeout=LIMIT_S) as http:
+            session = open_session(http, proxy.url)
+            answered = _call(http, proxy.url, session, "jsonish")
+            assert (answered.status_code, answered.headers["content-type"]) == (200, "application/json")
+            assert messages(answered) == [
+                {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "jsonish"}]}}
+            ]
+            [record] = proxy.journal.calls("jsonish")
+            assert "wrote 6 lines on stdout that are not JSON-RPC" in (record.error or "")
+
+    _in_thread(work)
+
+
+def test_a_process_that_exited_ends_its_session_while_its_stdout_is_still_open(command: list[str]) -> None:
+    """A server that answers, then exits leaving a child that holds its stdout: the next request of the session is
+    404 at once, as after any exit (not a -32603 for a request written to a process that is gone), its record
+    saying the process exited."""
+
+    def work() -> None:
+        with ChaosProxy(upstream_command=command) as proxy, httpx2.Client(timeout=LIMIT_S) as http:
+            session = open_session(http, proxy.url)
+            left = _call(http, proxy.url, session, "leave")
+            _wait_exited(int(left.json()["result"]["content"][0]["text"]))
+            later = request(http, proxy.url, session, "ping", request_id=2)
+            assert later.status_code == 404, later.text
+            assert "stdio server process exited with status 0" in (proxy.journal.last.error or "")
+
+    _in_thread(work)
+
+
+def _wait_exited(pid: int) -> None:
+    """Wait (at most `LIMIT_S`) until process `pid` has exited: gone, or a zombie its parent has not reaped."""
+    deadline = time.monotonic() + LIMIT_S
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        except OSError:
+            return
+        if state in ("Z", "X"):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} did not exit within {LIMIT_S:g} s")
 
 
 def _refuse(name: str) -> Any:
