@@ -499,8 +499,9 @@ def test_ctrl_c_swallowed_by_a_task_group_still_stops_the_run(tmp_path: Path) ->
 
 
 def test_a_hang_and_a_bridge_that_cannot_connect_show_as_such(tmp_path: Path) -> None:
-    """check marks a hang HUNG (its own paragraph, not "fails") and, for a bridge that cannot connect, one FAILS and
-    "not run" for the rest; both exit 1 for a bridge named on the command line."""
+    """check marks a hang HUNG (its own paragraph, not "fails") and, for a bridge that cannot connect, P0 FAILS (run
+    though not asked for) and "blocked" for the rest, said in one line; both exit 1 for a bridge named on the command
+    line."""
     (tmp_path / "odd_bridges.py").write_text(
         "import anyio\n"
         "from mcp_testkit.adapters import Outcome, ReferenceBridgeAdapter\n"
@@ -543,12 +544,27 @@ def test_a_hang_and_a_bridge_that_cannot_connect_show_as_such(tmp_path: Path) ->
         cwd=tmp_path,
     )
     assert unconnected.returncode == 1, unconnected.stdout + unconnected.stderr
-    cells = {line.split()[0]: line.split()[-1] for line in unconnected.stdout.splitlines() if line.startswith("P")}
-    assert cells == {"P2": "FAILS", "P3": "run"}, unconnected.stdout  # "not run"
-    assert "reference: P2 FAILS in the handshake era: the bridge could not connect to a healthy server" in (
+    rows = [line.split() for line in unconnected.stdout.splitlines() if re.match(r"P\d+ ", line)]
+    assert {row[0]: row[-1] for row in rows} == {"P0": "FAILS", "P2": "blocked", "P3": "blocked"}, (
         unconnected.stdout
+    )  # P0 runs, asked or not
+    lines = unconnected.stdout.splitlines()
+    assert any(
+        line.startswith("reference: P0 FAILS in the handshake era: the bridge could not connect to a valid server")
+        and "KeyError" in line
+        for line in lines
+    ), unconnected.stdout
+    assert (
+        "P2, P3 are blocked for reference in the handshake era: it fails P0 (it cannot connect to a valid server), "
+        "so they were not checked: no verdict, never held."
+    ) in lines
+    assert (
+        "Exit status 1: a bridge named on the command line fails a property (reference: P0 in the handshake era)."
+        in lines
     )
-    assert "note: not run: cannot connect" in (tmp_path / ".mcp-testkit" / "check.txt").read_text()
+    details = (tmp_path / ".mcp-testkit" / "check.txt").read_text()
+    assert "note: blocked: the bridge fails P0" in details
+    assert details.count("the bridge could not connect to a valid server") == 1  # under P0 only
 
 
 def test_ctrl_c_during_a_held_step_is_raised_when_the_step_ends() -> None:

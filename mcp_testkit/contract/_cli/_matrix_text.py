@@ -56,7 +56,7 @@ def counterexamples(verdicts: Verdicts, out: TextIO, *, tracebacks: bool, notes:
         shown_fallback: set[str] = set()
         for (property_id, era), result in results.items():
             said = [note for note in result.notes if not result.not_applicable] if notes else []
-            if result.passed or result.not_applicable or result.status == "not_run":
+            if result.passed or result.not_applicable or result.blocked:  # a blocked one: P0's counterexample
                 if said:
                     print(f"\n{label}: {property_id} {result.mark} in the {era} era, with notes:", file=out)
                     for note in said:

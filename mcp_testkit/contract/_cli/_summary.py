@@ -62,7 +62,33 @@ def summary_lines(
     if expected:
         lines.append(expected)
     lines += [fit(f"Note: {note}.") for note in judgement.notes]
+    lines += _blocked_lines(verdicts, eras)
     lines += _not_applicable_lines(verdicts, chosen, eras)
+    return lines
+
+
+def _blocked_lines(verdicts: Verdicts, eras: Sequence[str]) -> list[str]:
+    """`P1, P2, P3 are blocked for smolagents in the handshake era (...)`: what a bridge failing P0 was not checked
+    on, a line per bridge and era."""
+    from mcp_testkit.contract._verdict import CONNECTS
+
+    lines = []
+    for label, results in verdicts.items():
+        for era in eras:
+            blocked = [pid for (pid, at), result in results.items() if at == era and result.blocked]
+            if not blocked:
+                continue
+            ids = ", ".join(blocked)
+            connects = results.get((CONNECTS, era))
+            how = "hangs in" if connects is not None and connects.hung else "fails"
+            were = "it was" if len(blocked) == 1 else "they were"
+            lines.append(
+                fit(
+                    f"{ids} {'is' if len(blocked) == 1 else 'are'} blocked for {label} in the {era} era: it {how} "
+                    f"{CONNECTS} (it cannot connect to a valid server), so {were} "
+                    "not checked: no verdict, never held."
+                )
+            )
     return lines
 
 
