@@ -192,12 +192,13 @@ class ContractHarness:
         """Which era the bridge speaks to this harness's healthy server, and its trace when that is not
         the harness's era: ('stateless', None), or ('handshake', why) when it fell back.
 
-        Found once per harness, in the stateless era, by connecting and calling one read: a bridge that answers the
+        Found once per harness, by connecting (which also warms a bridge up before the first property's examples:
+        its imports, its first client) and, in the stateless era, calling one read: a bridge that answers the
         stateless column in the handshake era (it fell back, or never tried 2026-07-28) gets no stateless verdict.
         A hang or an adapter's error here concludes nothing: each property reports it.
         """
-        if self._probed is None:  # the handshake era's column has no other era to fall back to: nothing to probe
-            self._probed = probe(self) if self.era == STATELESS else Probed(self.era)
+        if self._probed is None:
+            self._probed = probe(self)
         return self._probed.spoke, self._probed.fell_back
 
     # -- running one example -------------------------------------------------------------------------
