@@ -113,7 +113,7 @@ class ContractHarness:
         self._takes_era: bool | None = None
         self._probed: Probed | None = None
         self.connects: PropertyResult | None = None
-        """P0's verdict in this era (the bridge connects to a valid server), once known: where it fails or hangs,
+        """P0's verdict in this era (the bridge connects to a valid server), once known: where it fails,
         every other property of the era is blocked. `check_property` sets it (running P0's declared cases first when
         another property is checked before P0); a harness per property (`resilience_suite`) is given it."""
 

@@ -55,7 +55,7 @@ def check_property(
     result's note says the declared cases did not run). `on_example(number, shrinking)` is called as each example
     starts (for a progress display): its number among those counted, and whether Hypothesis is
     shrinking a failure (whose tries are not counted). Any property but P0 is "blocked" where the bridge fails
-    (or hangs in) P0 in the harness's era: P0's verdict found earlier on this harness, or that of its declared
+    P0 in the harness's era: P0's verdict found earlier on this harness, or that of its declared
     cases, run first when it was not checked yet.
     """
     _check_arguments(property_id, max_examples, budget_s)
@@ -109,9 +109,8 @@ def _connects(harness: ContractHarness) -> PropertyResult:
 
 def _blocked(result: _Verdict, connects: PropertyResult) -> PropertyResult:
     """The verdict of a property the bridge's P0 failure blocks: not checked, and not held; P0's counterexample."""
-    how = "hangs in" if connects.hung else "fails"
     result.notes.append(
-        f"blocked: the bridge {how} {CONNECTS} ({PROPERTIES[CONNECTS].title.lower()}) in the {connects.era} era, so "
+        f"blocked: the bridge fails {CONNECTS} ({PROPERTIES[CONNECTS].title.lower()}) in the {connects.era} era, so "
         "this property was not checked; fix P0 first"
     )
     return result("blocked", connects.counterexample)

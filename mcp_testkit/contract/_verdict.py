@@ -20,8 +20,10 @@ __all__ = ["BLOCKING", "CONNECTS", "MARKS", "PropertyResult", "Status", "failure
 
 CONNECTS = "P0"
 """The property every other one stands on: the bridge connects to a valid server and loads its catalogue."""
-BLOCKING = ("failed", "hung")
-"""The statuses of P0 that block every other property of its era: the bridge did not connect and list."""
+BLOCKING = ("failed",)
+"""The statuses of P0 that block every other property of its era: the bridge broke P0's promise (it did not connect
+and list). A hang of P0 blocks nothing: like every hang it says nothing of the promise, and each property reports its
+own."""
 
 Status = Literal["passed", "failed", "hung", "blocked", "error", "not_applicable", "fell_back"]
 MARKS: dict[str, str] = {
@@ -45,17 +47,17 @@ class PropertyResult:
     found), "hung" (the bridge did not finish an example in its time limit: `counterexample` says in which step,
     after how long, with the handler runs so far; the property's promise was not judged, unless it is about
     bounded waits, where a hang is "failed") or "error" (the harness or the adapter raised: `counterexample`
-    holds what raised, with its traceback; nothing is known about the bridge). "blocked": the bridge fails (or
-    hangs in) P0, connecting to a valid server and listing its tools, in this era: the property was not checked,
-    and is not held; `counterexample` is P0's, and the note says so. Two more say there is no verdict in this
-    era, never that the property holds: "not_applicable" (the property does not apply to this bridge in this
-    era, and its one note says why: it has no meaning in the era, as P5 in the stateless era and P5s in the
-    handshake era, or it needs a capability the adapter does not declare, as P8 approvals and P9 a tool cache)
-    and "fell_back" (in the stateless era, the bridge spoke the handshake era to a server of both eras;
-    `counterexample` shows how). `examples` counts the examples run, declared cases included and shrinking
-    excluded; `declared` how many of them were declared cases; `coverage` how many examples exercised each fault
-    class and call kind; `notes` say what limited the run (a budget that ran out, fewer examples asked for than
-    there are declared cases, why the property does not apply).
+    holds what raised, with its traceback; nothing is known about the bridge). "blocked": the bridge fails P0,
+    connecting to a valid server and listing its tools, in this era: the property was not checked, and is not
+    held; `counterexample` is P0's, and the note says so. Two more say there is no verdict in this era, never
+    that the property holds: "not_applicable" (the property does not apply to this bridge in this era, and its
+    one note says why: it has no meaning in the era, as P5 in the stateless era and P5s in the handshake era, or
+    it needs a capability the adapter does not declare, as P8 approvals and P9 a tool cache) and "fell_back" (in
+    the stateless era, the bridge spoke the handshake era to a server of both eras; `counterexample` shows how).
+    `examples` counts the examples run, declared cases included and shrinking excluded; `declared` how many of
+    them were declared cases; `coverage` how many examples exercised each fault class and call kind; `notes` say
+    what limited the run (a budget that ran out, fewer examples asked for than there are declared cases, why the
+    property does not apply).
     """
 
     property_id: str

@@ -29,7 +29,6 @@ from mcp_testkit.contract._cli._report import Verdicts, report, write_json
 from mcp_testkit.contract._cli._summary import summary_lines, verdict_line
 from mcp_testkit.contract._cli._ticker import Ticker
 from mcp_testkit.contract._ctrl_c import CtrlC
-from mcp_testkit.contract._verdict import CONNECTS
 
 __all__ = ["add_parser", "run"]
 
@@ -78,7 +77,7 @@ def _what_to_check(check: Any) -> None:
         action="append",
         dest="properties",
         metavar="P1",
-        help="only this property (repeatable); P0, which every other stands on, runs first whatever is asked",
+        help="only this property (repeatable); a property is blocked where the bridge fails P0's declared cases",
     )
     check.add_argument(
         "--era",
@@ -236,9 +235,6 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     if unknown:
         print(f"mcp-testkit check: unknown property {unknown[0]!r}; known: {', '.join(PROPERTIES)}", file=sys.stderr)
         return 2
-    # Every property stands on P0 (the bridge connects to a valid server): it runs first, asked for or not, so
-    # that a blocked row shows its cause beside it, and a bridge that fails it exits 1 for that.
-    chosen = list(dict.fromkeys([CONNECTS, *chosen]))
     unwritable = _unwritable(args)
     if unwritable:
         print(f"mcp-testkit check: {unwritable}", file=sys.stderr)

@@ -49,6 +49,11 @@ def _unexpected_line(label: str, result: PropertyResult) -> str:
             f"{label} fell back to the handshake era in the {result.era} era: no verdict there (a bridge of the "
             "handshake era only is checked with --era handshake)"
         )
+    if result.blocked:  # P0 not asked for: its declared cases ran first, and this stands for its failure
+        return fit(
+            f"{label}: P0 FAILS in the {result.era} era (its declared cases, run before {result.property_id}): "
+            f"{finding(result)}"
+        )
     what = "could not be checked" if result.error else result.mark
     return fit(f"{label}: {result.property_id} {what} in the {result.era} era: {finding(result)}")
 
@@ -79,12 +84,10 @@ def _blocked_lines(verdicts: Verdicts, eras: Sequence[str]) -> list[str]:
             if not blocked:
                 continue
             ids = ", ".join(blocked)
-            connects = results.get((CONNECTS, era))
-            how = "hangs in" if connects is not None and connects.hung else "fails"
             were = "it was" if len(blocked) == 1 else "they were"
             lines.append(
                 fit(
-                    f"{ids} {'is' if len(blocked) == 1 else 'are'} blocked for {label} in the {era} era: it {how} "
+                    f"{ids} {'is' if len(blocked) == 1 else 'are'} blocked for {label} in the {era} era: it fails "
                     f"{CONNECTS} (it cannot connect to a valid server), so {were} "
                     "not checked: no verdict, never held."
                 )
@@ -173,6 +176,13 @@ def _shortfalls(label: str, judgement: Judgement, eras: Sequence[str]) -> str:
         mine = [r for name, r in judgement.unexpected if name == label and r.era == era]
         if any(r.status == "fell_back" for r in mine):
             parts.append(f"fell back in the {era} era")
-        elif ids := [r.property_id + (" (hung)" if r.hung else "") for r in mine if r.failed or r.hung]:
+        elif ids := [_shortfall(r) for r in mine if r.failed or r.hung or r.blocked]:
             parts.append(f"{', '.join(ids)} in the {era} era")
     return f"{label}: {'; '.join(parts)}"
+
+
+def _shortfall(result: PropertyResult) -> str:
+    """`P1`, `P11 (hung)`, or `P0` for a property P0's failure blocks."""
+    if result.blocked:
+        return "P0"
+    return result.property_id + (" (hung)" if result.hung else "")

@@ -1,8 +1,8 @@
 """P0: the bridge connects to any valid server, and loads its whole catalogue of legal but unusual tools.
 
 Every other property's examples start with a connect and a listing; a bridge that cannot do that on a legal
-catalogue has no verdict there, only this failure. When P0 fails (or hangs) in an era, every other property of the
-era is `blocked` (`check_property`)."""
+catalogue has no verdict there, only this failure. When P0 fails in an era, every other property of the era is
+`blocked` (`check_property`); a hang of P0 blocks nothing (it says nothing of the promise)."""
 
 from __future__ import annotations
 
@@ -152,7 +152,7 @@ PROPERTY = Property(
     _check,
     guarantee=(
         "Connects to any valid server: the bridge connects to a healthy server whose tools are legal but unusual, "
-        "and loads every one of them. When P0 fails (or hangs) in an era, every other property of that era is "
+        "and loads every one of them. When P0 fails in an era, every other property of that era is "
         "`blocked`: no verdict, never a pass."
     ),
     breaks=(
