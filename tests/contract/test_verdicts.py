@@ -656,10 +656,18 @@ def test_a_property_checked_without_p0_is_blocked_by_p0_s_declared_cases() -> No
     assert all((r.counterexample or "").startswith("P0 counterexample (declared case 1 of 23)") for r in results)
 
 
-def test_a_bridge_that_connects_is_never_blocked() -> None:
-    """The reference bridge holds P0 in both eras, and what comes after it runs."""
-    results = run_contract(ReferenceBridgeAdapter, properties=["P0", "P7"], max_examples=30)
-    assert [(r.property_id, r.status) for r in results] == [("P0", "passed"), ("P7", "passed")] * 2
+@pytest.mark.parametrize("via", ["asgi", "socket"])
+@pytest.mark.parametrize("factory", [ReferenceBridgeAdapter, SdkClientAdapter], ids=["reference", "sdk-client"])
+def test_a_bridge_that_connects_holds_p0_in_both_eras_and_is_never_blocked(factory: Any, via: str) -> None:
+    """The reference bridge and the SDK client load every unusual tool of P0's declared cases and draws, in both
+    eras, in-process and over a socket; what comes after P0 runs (its examples, not a block)."""
+    results = run_contract(factory, properties=["P0", "P7"], max_examples=30, via=via)
+    order = [(pid, era) for era in ("handshake", "stateless") for pid in ("P0", "P7")]
+    assert [(r.property_id, r.era) for r in results] == order
+    p0 = [r for r in results if r.property_id == "P0"]
+    assert [r.status for r in p0] == ["passed", "passed"], [r.counterexample for r in p0]
+    assert all(r.declared == 23 and r.examples == 30 for r in p0)
+    assert all(r.examples > 0 and not r.blocked for r in results if r.property_id == "P7")
 
 
 def test_a_suite_for_a_bridge_that_cannot_connect_fails_p0_and_every_blocked_test(pytester: pytest.Pytester) -> None:
