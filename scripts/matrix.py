@@ -550,7 +550,7 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
     for label in labels:
         cells = verdicts[label]["properties"]  # by property, whatever order a merge or JSON left them in
         for pid, result in sorted(cells.items(), key=lambda item: property_order(item[0])):  # type: ignore[attr-defined]
-            if result["status"] in ("passed", "blocked", "not_run"):  # a blocked cell's counterexample is P0's, shown under P0
+            if result["status"] in ("passed", "blocked", "not_run"):  # a blocked cell: P0's counterexample, under P0
                 continue
             lines += [f"### `{label}`: {pid} {mark[result['status']].strip('*').lower()}", ""]
             if result["status"] == "failed":

@@ -23,7 +23,6 @@ from mcp_testkit.contract._trace import violation
 
 if TYPE_CHECKING:
     from mcp_testkit.adapters import AdapterFactory, BridgeAdapter, Outcome
-    from mcp_testkit.contract._verdict import PropertyResult
     from mcp_testkit.server import TestMcpServer
 
 __all__ = ["BridgeFacts", "ContractError", "ContractHarness", "ContractViolation"]
@@ -112,10 +111,11 @@ class ContractHarness:
         self._asgi: Any = None
         self._takes_era: bool | None = None
         self._probed: Probed | None = None
-        self.connects: PropertyResult | None = None
-        """P0's verdict in this era (the bridge connects to a valid server), once known: where it fails,
-        every other property of the era is blocked. `check_property` sets it (running P0's declared cases first when
-        another property is checked before P0); a harness per property (`resilience_suite`) is given it."""
+        self.connects: Any = None
+        """P0's verdict in this era (the bridge connects to a valid server), once known: a `PropertyResult`, not
+        named here (that import would close a circle). Where it fails, every other property of the era is blocked.
+        `check_property` sets it (running P0's declared cases first when another property is checked before P0); a
+        harness per property (`resilience_suite`) is given it."""
 
     # -- the server ----------------------------------------------------------------------------------
 

@@ -104,7 +104,8 @@ def _connects(harness: ContractHarness) -> PropertyResult:
         checking = harness.property_id
         harness.connects = check_property(harness, CONNECTS, max_examples=1)
         harness.property_id = checking
-    return harness.connects
+    connects: PropertyResult = harness.connects
+    return connects
 
 
 def _blocked(result: _Verdict, connects: PropertyResult) -> PropertyResult:

@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import strategies as st
 
 from mcp_testkit.contract._properties._property import Inputs, Property
-from mcp_testkit.tools import ScriptedTool
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
     from mcp_testkit.adapters import BridgeAdapter
     from mcp_testkit.contract._harness import BridgeFacts, ContractHarness
+    from mcp_testkit.server import TestMcpServer
 
-__all__ = ["ORDINARY", "PROPERTY", "SHAPES", "build_tool"]
+__all__ = ["ORDINARY", "PROPERTY", "SHAPES", "add_tool"]
 
 ORDINARY = "ordinary"
 """The shape every other is a variation of: a description, one string parameter, a read-only hint."""
@@ -73,8 +73,8 @@ _NAMES = ("T", "9lives", "_under", "db.query-v2_x", "a.b.c", "UPPER.lower", "n" 
 _NAME = r"[A-Za-z0-9_.\-]{1,128}"
 
 
-def build_tool(shape: str, name: str) -> ScriptedTool:
-    """The tool of `shape` named `name`: the ordinary tool with that one thing changed."""
+def add_tool(server: TestMcpServer, shape: str, name: str) -> None:
+    """Add the tool of `shape` named `name` to `server`: the ordinary tool with that one thing changed."""
     options: dict[str, Any] = {
         "description": "an ordinary tool",
         "input_schema": {"type": "object", "properties": _QUERY},
@@ -82,11 +82,9 @@ def build_tool(shape: str, name: str) -> ScriptedTool:
         "returns": "ok",
     }
     options.update(SHAPES[shape])
-    empty_annotations = options.get("annotations") == {}
-    tool = ScriptedTool.build(name, **options)
-    if empty_annotations:  # built without the key (no hint given): the empty object is the shape
+    tool = server.tool(name, **options)
+    if options.get("annotations") == {}:  # built without the key (no hint given): the empty object is the shape
         tool.definition["annotations"] = {}
-    return tool
 
 
 def _slug(shape: str) -> str:
@@ -116,7 +114,8 @@ def _labels(inputs: Inputs) -> list[str]:
 
 async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts, inputs: Inputs) -> None:
     tools = inputs["tools"]
-    h.server.add_tools([build_tool(shape, name) for shape, name in tools])
+    for shape, name in tools:
+        add_tool(h.server, shape, name)
     outcome = await adapter.connect(h.url, {})
     names = [name for _, name in tools]
     shown: Callable[[list[str]], list[str]] = lambda some: some if len(some) <= 12 else [*some[:12], "..."]  # noqa: E731
