@@ -88,8 +88,7 @@ def _blocked_lines(verdicts: Verdicts, eras: Sequence[str]) -> list[str]:
             lines.append(
                 fit(
                     f"{ids} {'is' if len(blocked) == 1 else 'are'} blocked for {label} in the {era} era: it fails "
-                    f"{CONNECTS} (it cannot connect to a valid server), so {were} "
-                    "not checked: no verdict, never held."
+                    f"{CONNECTS}, so {were} not checked (no verdict, never held)."
                 )
             )
     return lines
