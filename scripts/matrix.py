@@ -132,6 +132,8 @@ BRIDGES = (
 )
 
 MEANING = {
+    "P0": "the bridge cannot connect to a server whose tools are legal (a tool without parameters is enough): the "
+    "agent gets no tool at all, and no other promise can be checked (every other property is blocked).",
     "P1": "the agent may run with a partial or duplicated tool list (tools silently missing, or two tools under "
     "one name), or loop on a server's pages without end.",
     "P2": "a write can run twice, or be reported done when it never ran: an order placed twice, a ticket never opened.",
@@ -169,7 +171,7 @@ NOTES = {
         "outcome the application can handle)."
     ),
     "smolagents": (
-        'Every property fails on one bug, which masks the others: mcpadapt reads `inputSchema["properties"]`, '
+        'P0 fails, and blocks every other property: mcpadapt reads `inputSchema["properties"]`, '
         'which a tool without parameters may leave out (`{"type": "object"}`, as the spec allows and as '
         "`TestMcpServer`'s tools declare by default), so the listing raises `KeyError: 'properties'` and the bridge "
         "loads nothing. [The probes](matrix-probes.md) run it a second time with tools whose schema has "
@@ -198,6 +200,11 @@ CHANGES = """
   langchain-mcp-adapters' P11 still FAILS with the watchdog fixed (still waiting at 1.7 s on a 1 s timeout).
   Checked with `python scripts/matrix.py --only openai-agents --only llama-index` and
   `--only typescript --only langchain --property P11`; the other columns declare every fact already.
+- **New row P0, "connects to any valid server"** (issue 36): every column connects to a server of legal but
+  unusual tools (a schema without `properties`, `additionalProperties`, `$defs`, empty descriptions, 128-character
+  names, odd annotations) and loads them all. Where P0 fails, every other property of the era is **blocked**, a
+  status of its own: smolagents P0 FAILS with `KeyError: 'properties'` (on a `{"type": "object"}` schema, its
+  declared case 1) and P1-P7 not run -> blocked.
 - **P14 judges `list_changed` on the handshake era's GET stream** (issue 23): in P14's examples the contract's
   server offers the GET stream, and a bridge that opened one and is told of a change there must offer the current
   tools, as on 2026-07-28's `subscriptions/listen`. No cell changed: the reference bridge, which now opens the GET
@@ -507,7 +514,8 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
         "not_applicable": "n/a",
         "fell_back": "fell back",
         "hung": "**HANGS**",
-        "not_run": "not run",
+        "blocked": "blocked",
+        "not_run": "blocked",  # a cell published before P0 (issue 36): the same block, under its old name
     }
     lines = [
         "# The guarantee matrix",
@@ -519,6 +527,8 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
         "driver's header) says how the bridge is driven: its session model, its retries, how its errors map.",
         "Each verdict was also checked by hand once, with a one-fault probe: [the matrix, checked by",
         "hand](matrix-probes.md) (`python scripts/probe_matrix.py`).",
+        "P0 (the bridge connects to a valid server of unusual but legal tools) comes first: a bridge that fails it",
+        "in an era is **blocked** there for every other property (not checked: no verdict, never held).",
         "P8, P9 and P14 apply only to a bridge whose adapter declares approvals or a tool cache: n/a elsewhere. P10",
         "and P13 apply unless the contract structurally cannot abandon or overlap the bridge's calls (a bridge run",
         "by a driver, whose protocol carries one request at a time; or, for P13, a session per call). P11 and P12",
@@ -561,13 +571,14 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
     for label in labels:
         cells = verdicts[label]["properties"]  # by property, whatever order a merge or JSON left them in
         for pid, result in sorted(cells.items(), key=lambda item: property_order(item[0])):  # type: ignore[attr-defined]
-            if result["status"] == "passed":
+            if result["status"] in ("passed", "blocked", "not_run"):  # a blocked cell: P0's counterexample, under P0
                 continue
             lines += [f"### `{label}`: {pid} {mark[result['status']].strip('*').lower()}", ""]
             if result["status"] == "failed":
                 lines += [f"{headline(result['counterexample'] or '')}. For an application: {MEANING[pid]}", ""]
-            elif result["status"] in ("hung", "not_run"):
+            elif result["status"] == "hung":
                 lines += [f"{headline(result['counterexample'] or '')}.", ""]
+
             else:
                 lines += ["The adapter or driver raised: no verdict on the bridge.", ""]
             lines += ["```text", *(result["counterexample"] or "").splitlines()[:40], "```", ""]

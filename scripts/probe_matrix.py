@@ -111,6 +111,22 @@ def _said(outcome: Any) -> str:
 # -- the probes, by property -------------------------------------------------------------------------
 
 
+def connects(schema: Mapping[str, Any] | None = None) -> Probe:
+    """P0: one read whose inputSchema is `{"type": "object"}` (legal: a tool without parameters), or `schema`; no
+    fault: the bridge connects and lists it."""
+    shown = json.dumps(schema or {"type": "object"})
+
+    async def body(p: Probing) -> Finding:
+        p.server.tool("lookup", read_only=True, returns="ok", input_schema=schema)
+        outcome = await p.adapter.connect(p.url, {})
+        loaded = await p.adapter.list_tools() if outcome.kind == "ok" else []
+        pages = len(p.server.journal.requests("tools/list"))
+        saw = f"connect {_said(outcome)}; loaded {loaded}; {pages} tools/list sent"
+        return Finding(outcome.kind == "ok" and loaded == ["lookup"], saw)
+
+    return Probe("P0", f"one tool, inputSchema {shown}, no fault", body)
+
+
 def listing(fault: Any = None) -> Probe:
     """P1: a, b, c one per page, with `fault` on the listing; whole or failed, within the page limit."""
 
@@ -592,6 +608,7 @@ def probes_for(column: str, era: str = "handshake") -> dict[str, Probe]:
     error_result = f.ErrorResult("probe tool error")
     transient = frozenset({"connection_error", "outcome_unknown"})
     chosen = {
+        "P0": connects(),
         "P1": listing(f.DuplicateTool(1)),
         "P2": write_once(f.Drop(after_execution=True)),
         "P3": read_within_budget(f.Drop(after_execution=True)),
@@ -635,6 +652,7 @@ def probes_for(column: str, era: str = "handshake") -> dict[str, Probe]:
         "smolagents": {"P1": listing(), "P6": kind_at_call("read", error_result, frozenset({"tool_error"}))},
         # Around the crash: the findings it masks (first page only, isError dropped, hangs on HTTP errors).
         "smolagents (schema with properties)": {
+            "P0": connects(WITH_PROPERTIES),
             "P1": listing(),
             **drops_is_error,
             "P6": kind_at_call("read", f.HttpStatus(500), transient),
@@ -752,6 +770,8 @@ def _verdicts(path: Path, matrix: Any) -> dict[str, dict[str, str]]:
 def _agreement(verdict: str | None, holds: bool | None, part: bool = False) -> str:
     if verdict is None:
         return "(no verdict)"
+    if verdict == "blocked":  # not checked: the bridge fails P0, whose row says what the probe saw
+        return "blocked by P0"
     if holds is None or verdict == "error":
         return "no check"
     if part and holds and verdict == "failed":
@@ -760,7 +780,7 @@ def _agreement(verdict: str | None, holds: bool | None, part: bool = False) -> s
 
 
 def table(rows: list[dict[str, Any]], verdicts: Mapping[str, Mapping[str, str]]) -> list[str]:
-    mark = {"passed": "holds", "failed": "FAILS", "error": "ERROR"}
+    mark = {"passed": "holds", "failed": "FAILS", "error": "ERROR", "blocked": "blocked", "hung": "HANGS"}
     lines = [
         "| bridge | property | verdict | probe | what the journal and ledger show | probe says | verdict is |",
         "| --- | --- | --- | --- | --- | --- | --- |",

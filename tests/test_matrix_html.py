@@ -106,3 +106,31 @@ def test_era_columns_use_the_clis_names_and_titles_show_code() -> None:
     assert "<code>retry</code>" in page
     assert page.count("<code>retry</code>") == 3  # the row's head and the two cells' details
     assert "`" not in page.split("<style>")[0] + page.split("</script>")[1]
+
+
+def test_a_blocked_cell_says_blocked_with_its_own_colour_and_p0_s_counterexample() -> None:
+    """A bridge that fails P0: its P0 cell FAILS, the others are `blocked` (their own class and mark, in the legend
+    too, never a pass's), and a blocked cell's details head P0's counterexample as what blocks it."""
+    said = "P0 counterexample (declared case 1 of 23): ...\nthe bridge could not connect: KeyError: 'properties'"
+    note = "blocked: the bridge fails P0 (connects to any valid server) in the handshake era"
+    report = {
+        "a": {
+            "spec": "x:A",
+            "properties": {
+                "P0@handshake": {"status": "failed", "examples": 1, "counterexample": said},
+                "P1@handshake": {"status": "blocked", "examples": 0, "counterexample": said, "notes": [note]},
+                "P7@handshake": {"status": "hung", "examples": 1, "counterexample": "hung in call('tool') after 3 s"},
+            },
+        }
+    }
+    page = matrix_page(report)
+    assert re.findall(r'<td class="cell (\w+)"[^>]*><a href="#c\d+">([^<]+)</a>', page) == [
+        ("failed", "FAILS"),
+        ("blocked", "blocked"),
+        ("hung", "HUNG"),
+    ]
+    assert '<span class="blocked">blocked</span>' in page
+    assert ".blocked{" in page
+    assert ".hung{" in page
+    assert "<h3>P0's counterexample (what blocks it)</h3>" in page
+    assert "<h3>where it hung</h3>" in page

@@ -206,3 +206,30 @@ def test_a_partial_run_keeps_every_published_cell_it_did_not_run(tmp_path: Path)
     )[0]
     count = published_page.split(" examples per property")[0].rsplit(" ", 1)[1]
     assert f"at {count} examples per property" in page  # what most cells ran, not the 2 of this run
+
+
+def test_the_published_matrix_shows_p0_first_and_blocked_cells_as_such(tmp_path: Path) -> None:
+    """docs/matrix.md: P0's row comes first; a blocked cell reads `blocked` (never `holds` or `not run`) and gets
+    no section of its own under the failures (its counterexample is P0's, shown under P0); the expected-verdict
+    file's `blocked` matches a blocked cell."""
+    matrix = _script()
+    said = "P0 counterexample (declared case 1 of 23): connects(\n)\nthe bridge could not connect: KeyError"
+    cells = {
+        "P0": {"status": "failed", "examples": 1, "seconds": 0.1, "counterexample": said},
+        "P1": {"status": "blocked", "examples": 0, "seconds": 0.0, "counterexample": said, "notes": ["blocked: P0"]},
+        "P2": {"status": "blocked", "examples": 0, "seconds": 0.0, "counterexample": said, "notes": ["blocked: P0"]},
+    }
+    verdicts = {"smolagents@1.26.0": {"spec": "--driver drivers/smolagents/drive.py", "properties": cells}}
+    page = tmp_path / "matrix.md"
+    matrix.write_markdown(verdicts, 10, page)
+    text = page.read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| P")]
+    assert rows == ["| P0 | **FAILS** |", "| P1 | blocked |", "| P2 | blocked |"]
+    assert "### `smolagents@1.26.0`: P0 fails" in text
+    assert "The bridge could not connect: KeyError. For an application: the bridge cannot connect" in text
+    assert "P1 blocked" not in text
+    expected = tmp_path / "expected.json"
+    expected.write_text(json.dumps({"smolagents": {"P0": "failed", "P1": "blocked", "P2": "blocked"}}))
+    assert matrix.compare(verdicts, expected) == []
+    expected.write_text(json.dumps({"smolagents": {"P0": "failed", "P1": "not_run", "P2": "blocked"}}))
+    assert matrix.compare(verdicts, expected) == ["smolagents@1.26.0 P1: blocked, expected not_run"]

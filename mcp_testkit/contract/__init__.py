@@ -1,4 +1,4 @@
-"""The resilience contract: properties P1-P9, P11-P13 and P5s of a client bridge, checked with Hypothesis through
+"""The resilience contract: properties P0-P14 and P5s of a client bridge, checked with Hypothesis through
 `TestMcpServer`, in both protocol eras (the handshake, and the stateless era of 2026-07-28).
 
 Run it three ways:
@@ -14,8 +14,8 @@ Each property first runs its declared cases (every fault class and call kind it 
 Hypothesis' draws. A verdict is `passed`, `failed` (the bridge broke the property: the shortest
 counterexample with the faults that fired, every request the bridge sent and the logs of the
 example), `hung` (the bridge did not finish an example in its time limit: its own status, not the
-property failing), `not_run` (the bridge cannot connect to a healthy server, which one property of
-the era reports) or `error` (the harness or the adapter raised: no verdict on the bridge). Where a property
+property failing), `blocked` (the bridge fails P0, connecting to a valid server, in the era: no
+verdict, never a pass) or `error` (the harness or the adapter raised: no verdict on the bridge). Where a property
 does not apply it is `not_applicable`, with the reason: it has no meaning in the era (P5 in the
 stateless era, P5s in the handshake era), it needs a capability the adapter does not declare (P8
 approvals, P9 a tool cache), or the adapter declares the contract `cannot` do what it takes (abandon a call for

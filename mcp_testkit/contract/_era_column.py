@@ -65,10 +65,8 @@ def unfit_server(server: TestMcpServer, era: str) -> str:
 
 @dataclass(frozen=True)
 class Probed:
-    """What the probe found: the era the bridge `spoke`, the trace of its fallback when that is not the harness's
-    era, and the trace of its failing to connect (None when it connected, hung or raised: the properties report
-    those)."""
+    """What the probe found: the era the bridge `spoke`, and the trace of its fallback when that is not the harness's
+    era (whether it connects at all is P0's)."""
 
     spoke: str
     fell_back: str | None = None
-    unconnected: str | None = None

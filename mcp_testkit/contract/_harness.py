@@ -111,8 +111,11 @@ class ContractHarness:
         self._asgi: Any = None
         self._takes_era: bool | None = None
         self._probed: Probed | None = None
-        self.connect_reported: str | None = None
-        """The property whose verdict reported that the bridge cannot connect; the others of the era are not run."""
+        self.connects: Any = None
+        """P0's verdict in this era (the bridge connects to a valid server), once known: a `PropertyResult`, not
+        named here (that import would close a circle). Where it fails, every other property of the era is blocked.
+        `check_property` sets it (running P0's declared cases first when another property is checked before P0); a
+        harness per property (`resilience_suite`) is given it."""
 
     # -- the server ----------------------------------------------------------------------------------
 
@@ -189,21 +192,14 @@ class ContractHarness:
         """Which era the bridge speaks to this harness's healthy server, and its trace when that is not
         the harness's era: ('stateless', None), or ('handshake', why) when it fell back.
 
-        Found once per harness (in either era, where it also finds whether the bridge connects at all: see
-        `cannot_connect`), by connecting and calling one read: a bridge that answers the stateless
-        column in the handshake era (it fell back, or never tried 2026-07-28) gets no stateless verdict.
+        Found once per harness, by connecting (which also warms a bridge up before the first property's examples:
+        its imports, its first client) and, in the stateless era, calling one read: a bridge that answers the
+        stateless column in the handshake era (it fell back, or never tried 2026-07-28) gets no stateless verdict.
         A hang or an adapter's error here concludes nothing: each property reports it.
         """
         if self._probed is None:
             self._probed = probe(self)
         return self._probed.spoke, self._probed.fell_back
-
-    def cannot_connect(self) -> str | None:
-        """The trace of the bridge failing to connect to this harness's healthy server, or None when it connects
-        (or hung or raised there: the properties report that). Found once per harness, with `spoken_era()`."""
-        self.spoken_era()
-        assert self._probed is not None
-        return self._probed.unconnected
 
     # -- running one example -------------------------------------------------------------------------
 
@@ -268,17 +264,14 @@ class ContractHarness:
 def probe(harness: ContractHarness) -> Probed:
     """Connect a fresh adapter to the harness's healthy server and, in the stateless era, call one read: a bridge
     that answers the stateless column in the handshake era (it fell back, or never tried 2026-07-28) gets no
-    stateless verdict. A hang or an adapter's error here concludes nothing: each property reports it."""
+    stateless verdict. A bridge that does not connect, a hang or an adapter's error here concludes nothing: P0 reports
+    the first, each property the others."""
     found: dict[str, str] = {}
 
     async def example(h: ContractHarness, adapter: BridgeAdapter) -> None:
         h.server.tool("read", description="a read", read_only=True, returns="ok")
         connected = await adapter.connect(h.url, {})
-        if connected.kind != "ok":
-            what = "the bridge could not connect to a healthy server (one tool, no fault placed)"
-            found["unconnected"] = str(h.fail(what, outcome=connected))
-            return
-        if h.era != STATELESS:
+        if connected.kind != "ok" or h.era != STATELESS:
             return
         called = await adapter.call("read", {})
         work = [r for r in h.server.journal if r.rpc_method in ("tools/list", "tools/call")]
@@ -298,4 +291,4 @@ def probe(harness: ContractHarness) -> Probed:
         except (ContractViolation, ContractError):
             pass  # it hung, or its adapter raised or stalled: no conclusion here; the properties report it
     fell_back = found.get("fell_back")
-    return Probed(HANDSHAKE if fell_back is not None else harness.era, fell_back, found.get("unconnected"))
+    return Probed(HANDSHAKE if fell_back is not None else harness.era, fell_back)

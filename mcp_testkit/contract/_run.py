@@ -21,7 +21,7 @@ from mcp_testkit.contract._harness import ContractHarness
 from mcp_testkit.contract._keep import failure_keeper
 from mcp_testkit.contract._properties import PROPERTIES, Property
 from mcp_testkit.contract._property_run import PropertyRun, Stop
-from mcp_testkit.contract._verdict import PropertyResult, Status, failure_status
+from mcp_testkit.contract._verdict import BLOCKING, CONNECTS, PropertyResult, Status, failure_status
 
 if TYPE_CHECKING:
     from hypothesis.database import ExampleDatabase
@@ -61,6 +61,9 @@ def check_property(
     result's note says the declared cases did not run). `on_example(number, shrinking)` is called as each example
     starts (for a progress display): its number among those counted, and whether Hypothesis is
     shrinking a failure (whose tries are not counted). `database` is `run_contract`'s.
+    Any property but P0 is "blocked" where the bridge fails
+    P0 in the harness's era: P0's verdict found earlier on this harness, or that of its declared
+    cases, run first when it was not checked yet.
     """
     _check_arguments(property_id, max_examples, budget_s)
     examples_db = example_database(database)
@@ -75,15 +78,16 @@ def check_property(
             return result.not_applicable(missing)
         cases = prop.cases(facts) if declared_cases else []
         spoken, how = harness.spoken_era()
-        unconnected = harness.cannot_connect()
     except ContractError as error:
         return result("error", str(error))
     except Exception as error:
         return result("error", f"the contract harness raised {one_line(error)}\n{traceback_text(error)}")
     if spoken != harness.era:
         return result("fell_back", how)
-    if unconnected is not None:
-        return _unconnected(harness, property_id, result, unconnected)
+    if property_id != CONNECTS:
+        connects = _connects(harness)
+        if connects.status in BLOCKING:
+            return _blocked(result, connects)
     # No budget given: the declared cases all run, and the default budget starts after them.
     run = PropertyRun(harness, prop, facts, budget_s if budget_s is not None else float("inf"), on_example)
     harness.property_id = property_id
@@ -97,7 +101,30 @@ def check_property(
         reason = harness.real_clock_reason
         note = f"ran on the real clock: the bridge keeps time outside the event loop's timers ({reason})"
         verdict = dataclasses.replace(verdict, notes=(*verdict.notes, note))
-    return _confirmed(run, verdict)
+    verdict = _confirmed(run, verdict)
+    if property_id == CONNECTS:
+        harness.connects = verdict
+    return verdict
+
+
+def _connects(harness: ContractHarness) -> PropertyResult:
+    """P0's verdict in the harness's era: the one already found (P0 runs first in a run of the contract), else
+    that of P0's declared cases, run now once for the era (each unusual tool shape alone, then all together)."""
+    if harness.connects is None:
+        checking = harness.property_id
+        harness.connects = check_property(harness, CONNECTS, max_examples=1)
+        harness.property_id = checking
+    connects: PropertyResult = harness.connects
+    return connects
+
+
+def _blocked(result: _Verdict, connects: PropertyResult) -> PropertyResult:
+    """The verdict of a property the bridge's P0 failure blocks: not checked, and not held; P0's counterexample."""
+    result.notes.append(
+        f"blocked: the bridge fails {CONNECTS} ({PROPERTIES[CONNECTS].title.lower()}) in the {connects.era} era, so "
+        "this property was not checked; fix P0 first"
+    )
+    return result("blocked", connects.counterexample)
 
 
 def _confirmed(run: PropertyRun, verdict: PropertyResult) -> PropertyResult:
@@ -182,18 +209,6 @@ def _missing(prop: Property, facts: BridgeFacts) -> str | None:
     if prop.requires is not None and prop.requires not in facts.capabilities:
         return f"it needs the {prop.requires!r} capability, which the adapter does not declare"
     return prop.needs(facts) if prop.needs is not None else None
-
-
-def _unconnected(harness: ContractHarness, property_id: str, result: _Verdict, trace: str) -> PropertyResult:
-    """One connect failure per era, not one per property: the first property checked reports it, the others of the
-    era are not run."""
-    if harness.connect_reported is None or harness.connect_reported == property_id:
-        harness.connect_reported = property_id
-        result.notes.append(f"cannot connect: the other properties of the {harness.era} era are not run")
-        return result("failed", trace)
-    reported = harness.connect_reported
-    result.notes.append(f"not run: cannot connect (the bridge's connect failure is reported under {reported})")
-    return result("not_run")
 
 
 def _examples(

@@ -16,6 +16,7 @@ from mcp_testkit.contract._hypothesis_events import statistics_for
 from mcp_testkit.contract._keep import failure_keeper
 from mcp_testkit.contract._properties import PROPERTIES
 from mcp_testkit.contract._run import check_property
+from mcp_testkit.contract._verdict import CONNECTS
 
 if TYPE_CHECKING:
     from mcp_testkit.adapters import AdapterFactory
@@ -48,8 +49,10 @@ def resilience_suite(
     fallback is never an xfail (check such a bridge with `eras=("handshake",)`). A property that needs
     a capability the adapter does not declare (P8, P9) is skipped, with the reason: it is not held
     either. A hang fails its test with `pytest.fail` (never an xfail: it says nothing of the property's
-    promise); a bridge that cannot connect to a healthy server fails one test per era with that, and the
-    others are skipped as not run. An error of the harness or the adapter fails the test as a
+    promise). Where the bridge fails P0 (it cannot connect to a valid server) in an era, every other test of
+    the era is blocked: it fails with `pytest.fail` naming P0, or, when P0 is in `expect_fail` for that era,
+    is an xfail (the blocked properties are then known not to be checked; an xfail, like every expected
+    failure, is never a pass). An error of the harness or the adapter fails the test as a
     `ContractError`, expected or not. `clock` is `run_contract`'s: virtual time in-process by default.
     `database` is `run_contract`'s too: a folder or `"redis://host:port"` that every run sharing it replays the
     failures found before from. Each test's draws tell Hypothesis what they covered (`event()`: the fault classes
@@ -78,24 +81,26 @@ def resilience_suite(
         if era in prop.eras
     ]
 
-    connect_reported: dict[str, str] = {}
-    """Per era, the property whose test reported that the bridge cannot connect: one failure, not one per test."""
+    connects: dict[str, PropertyResult] = {}
+    """Per era, P0's verdict (the bridge connects to a valid server), found by the first test of the era: every
+    other test of the era is blocked where it fails."""
 
     @pytest.mark.parametrize(("property_id", "era"), cases)
     def test_resilience(property_id: str, era: str, request: pytest.FixtureRequest | None) -> None:
         harness = ContractHarness(factory, via=via, example_timeout_s=example_timeout_s, era=era, clock=clock)
-        harness.connect_reported = connect_reported.get(era)
+        harness.connects = connects.get(era)
         with harness, statistics_for(request.node if request is not None else None):
             result = check_property(
                 harness, property_id, max_examples=max_examples, budget_s=budget_s, database=examples_db
             )
-        if harness.connect_reported is not None:
-            connect_reported[era] = harness.connect_reported
+        if harness.connects is not None:
+            connects[era] = harness.connects
         # An expected failure is the bridge's documented state, not a finding to keep.
         kept = keep(result) if (property_id, era) not in expected else None
-        _as_pytest_outcome(
-            result, f"{property_id} ({result.title}) in the {era} era" + (f" (kept as {kept})" * bool(kept))
-        )
+        where = f"{property_id} ({result.title}) in the {era} era" + (f" (kept as {kept})" * bool(kept))
+        if result.blocked:
+            _as_blocked(result, where, expected=(CONNECTS, era) in expected)
+        _as_pytest_outcome(result, where)
 
     test_resilience.__doc__ = (
         f"The resilience contract holds for the bridge {getattr(factory, 'name', '')!r} in each era checked."
@@ -116,16 +121,26 @@ def _expected_failures(expect_fail: Sequence[str], eras: Sequence[str]) -> set[t
     return expected
 
 
+def _as_blocked(result: PropertyResult, where: str, *, expected: bool) -> None:
+    """A property P0's failure blocks: an xfail when P0 is expected to fail in its era (what it blocks is then known
+    not to be checked), else a failure naming P0. Never a pass, and never a skip, which would read as neutral."""
+    import pytest
+
+    said = f"{where} is {result.notes[0]}"
+    if expected:
+        pytest.xfail(said)
+    pytest.fail(f"{said}:\n{result.counterexample}", pytrace=False)
+
+
 def _as_pytest_outcome(result: PropertyResult, where: str) -> None:
     """The verdict as pytest reports it: nothing for a pass, a skip where there is no verdict, a `ContractViolation`
     for a failure (which `expect_fail` may expect), `pytest.fail` for a hang or a fallback (which it never covers),
     a `ContractError` for an error."""
     import pytest
 
-    if result.not_applicable or result.status == "not_run":
-        # Not a pass: the bridge lacks what the property is about, or cannot connect (reported once, by the
-        # test named in the note), and pytest says so in its report.
-        pytest.skip(f"{where} {'does not apply' if result.not_applicable else 'was not run'}: {result.notes[0]}")
+    if result.not_applicable:
+        # Not a pass: the bridge lacks what the property is about, and pytest says so in its report.
+        pytest.skip(f"{where} does not apply: {result.notes[0]}")
     if result.hung:
         # Its own failure, never a ContractViolation: expect_fail does not cover a hang, which says nothing
         # about what the property promises.

@@ -1,6 +1,6 @@
 """A property's verdict, `PropertyResult`: passed, failed (with the shortest counterexample), hung (the bridge did not
-finish an example in its time limit) or error (with the traceback), in one protocol era; or no verdict there: not run
-(the bridge cannot connect to a healthy server, reported once per era), not applicable (P5 in the stateless era, P5s
+finish an example in its time limit) or error (with the traceback), in one protocol era; or no verdict there: blocked
+(the bridge fails P0, connecting to a valid server, in that era), not applicable (P5 in the stateless era, P5s
 in the handshake era, P8 and P9 for an adapter without the capability they need), or fell back (the bridge spoke the
 handshake era to the stateless column's server)."""
 
@@ -16,40 +16,48 @@ if TYPE_CHECKING:
     from mcp_testkit.contract._properties import Property
     from mcp_testkit.journal import Record
 
-__all__ = ["PropertyResult", "Status", "failure_status"]
+__all__ = ["BLOCKING", "CONNECTS", "MARKS", "PropertyResult", "Status", "failure_status"]
 
-Status = Literal["passed", "failed", "hung", "not_run", "error", "not_applicable", "fell_back"]
-_MARKS = {
+CONNECTS = "P0"
+"""The property every other one stands on: the bridge connects to a valid server and loads its catalogue."""
+BLOCKING = ("failed",)
+"""The statuses of P0 that block every other property of its era: the bridge broke P0's promise (it did not connect
+and list). A hang of P0 blocks nothing: like every hang it says nothing of the promise, and each property reports its
+own."""
+
+Status = Literal["passed", "failed", "hung", "blocked", "error", "not_applicable", "fell_back"]
+MARKS: dict[str, str] = {
     "passed": "holds",
     "failed": "FAILS",
     "hung": "HUNG",
-    "not_run": "not run",
+    "blocked": "blocked",
     "error": "ERROR",
     "not_applicable": "n/a",
     "fell_back": "fell back",
 }
-_STATUSES = tuple(_MARKS)
+"""Each status's mark, as `check`, the HTML matrix and docs/matrix.md show it."""
+_STATUSES = tuple(MARKS)
 
 
 @dataclass(frozen=True)
 class PropertyResult:
     """One property's verdict for one bridge in one protocol era (`era`).
 
-    `status` is "passed", "failed" (the bridge broke the property: `counterexample` is the shortest
-    trace found), "hung" (the bridge did not finish an example in its time limit: `counterexample`
-    says in which step, after how long, with the handler runs so far; the property's promise was not
-    judged, unless it is about bounded waits, where a hang is "failed") or "error" (the harness or the
-    adapter raised: `counterexample` holds what raised, with its traceback; nothing is known about the
-    bridge). "not_run": the bridge could not connect to a healthy server, which one property of the era
-    reports as its failure; the others were not run, and their note names it. Two more say there is no
-    verdict in this era, never that the property holds: "not_applicable" (the property does not apply to this bridge in
-    this era, and its one note says why: it has no meaning in the era, as P5 in the stateless era and P5s
-    in the handshake era, or it needs a capability the adapter does not declare, as P8 approvals and P9
-    a tool cache) and "fell_back" (in the stateless era, the bridge spoke the handshake era to a server
-    of both eras; `counterexample` shows how). `examples` counts the examples run, declared cases
-    included and shrinking excluded; `declared` how many of them were declared cases; `coverage` how
-    many examples exercised each fault class and call kind; `notes` say what limited the run (a budget
-    that ran out, fewer examples asked for than there are declared cases, why the property does not apply).
+    `status` is "passed", "failed" (the bridge broke the property: `counterexample` is the shortest trace
+    found), "hung" (the bridge did not finish an example in its time limit: `counterexample` says in which step,
+    after how long, with the handler runs so far; the property's promise was not judged, unless it is about
+    bounded waits, where a hang is "failed") or "error" (the harness or the adapter raised: `counterexample`
+    holds what raised, with its traceback; nothing is known about the bridge). "blocked": the bridge fails P0,
+    connecting to a valid server and listing its tools, in this era: the property was not checked, and is not
+    held; `counterexample` is P0's, and the note says so. Two more say there is no verdict in this era, never
+    that the property holds: "not_applicable" (the property does not apply to this bridge in this era, and its
+    one note says why: it has no meaning in the era, as P5 in the stateless era and P5s in the handshake era, or
+    it needs a capability the adapter does not declare, as P8 approvals and P9 a tool cache) and "fell_back" (in
+    the stateless era, the bridge spoke the handshake era to a server of both eras; `counterexample` shows how).
+    `examples` counts the examples run, declared cases included and shrinking excluded; `declared` how many of
+    them were declared cases; `coverage` how many examples exercised each fault class and call kind; `notes` say
+    what limited the run (a budget that ran out, fewer examples asked for than there are declared cases, why the
+    property does not apply).
     """
 
     property_id: str
@@ -93,26 +101,31 @@ class PropertyResult:
         return self.status == "error"
 
     @property
+    def blocked(self) -> bool:
+        """Whether the property was not checked because the bridge fails P0 in this era: never a pass."""
+        return self.status == "blocked"
+
+    @property
     def not_applicable(self) -> bool:
         """Whether the property does not apply to this bridge in this era (the note says why): never a pass."""
         return self.status == "not_applicable"
 
     @property
     def applies(self) -> bool:
-        """Whether there is a verdict in this era: not "not_applicable", "fell_back" or "not_run"."""
-        return self.status not in ("not_applicable", "fell_back", "not_run")
+        """Whether there is a verdict in this era: not "not_applicable", "fell_back" or "blocked"."""
+        return self.status not in ("not_applicable", "fell_back", "blocked")
 
     @property
     def mark(self) -> str:
-        """The verdict as `check` prints it: holds, FAILS, HUNG, not run, ERROR, n/a or fell back."""
-        return _MARKS[self.status]
+        """The verdict as `check` prints it: holds, FAILS, HUNG, blocked, ERROR, n/a or fell back."""
+        return MARKS[self.status]
 
     def coverage_line(self) -> str:
         """`20 declared + 80 drawn; Drop() 12, EndStream 9, ...`: how often each class was exercised."""
         if self.status == "not_applicable":
             return f"no examples: {self.notes[0] if self.notes else 'it does not apply'}"
-        if self.status == "not_run":
-            return f"no examples: {self.notes[0] if self.notes else 'not run'}"
+        if self.status == "blocked":
+            return f"no examples: {self.notes[0] if self.notes else 'blocked'}"
         if self.status == "fell_back":
             return "no examples: the bridge spoke the handshake era to the stateless column's server"
         drawn = self.examples - self.declared

@@ -66,9 +66,9 @@ def test_default_run_shows_progress_per_bridge_and_era(default_run: subprocess.C
     assert [line.rpartition(",")[0] for line in progress] == [
         f"checking {label} in the {era} era (asgi): {ids}; {tally}"
         for label, tallies in {
-            "reference": ("14 hold, 1 n/a", "14 hold, 1 n/a"),
-            "sdk-client (auto)": ("5 fail, 6 hold, 4 n/a", "4 fail, 7 hold, 4 n/a"),
-            "sdk-client (legacy)": ("5 fail, 6 hold, 4 n/a", "11 fell back, 4 n/a"),
+            "reference": ("15 hold, 1 n/a", "15 hold, 1 n/a"),
+            "sdk-client (auto)": ("7 hold, 5 fail, 4 n/a", "8 hold, 4 fail, 4 n/a"),  # P0 holds first
+            "sdk-client (legacy)": ("7 hold, 5 fail, 4 n/a", "12 fell back, 4 n/a"),
         }.items()
         for era, tally in zip(ERAS, tallies, strict=True)
     ]
@@ -92,7 +92,7 @@ def test_default_run_opens_saying_what_it_compares(default_run: subprocess.Compl
     """The first line names the properties, the bridges, the eras and the example count, and says that the SDK
     client's failures are expected, before any of them is printed."""
     first, second = default_run.stdout.splitlines()[:2]
-    assert first.startswith("mcp-testkit check: 15 properties (P1-P14) against reference, sdk-client (auto), ")
+    assert first.startswith("mcp-testkit check: 16 properties (P0-P14) against reference, sdk-client (auto), ")
     assert re.search(r"20 examples per property; about \d+ s\.$", first), first
     assert "the SDK client's failures are known and expected" in second
 
@@ -133,6 +133,8 @@ def test_default_run_prints_the_matrix(default_run: subprocess.CompletedProcess[
         cells = line[cells_at:]
         rows[current, era] = [cells.split("  ")[0].strip(), *(c.strip() for c in cells.split("  ")[1:] if c)]
     assert rows == {
+        ("P0", "handshake"): ["holds", "holds", "holds"],
+        ("P0", "stateless"): ["holds", "holds", "fell back"],
         ("P1", "handshake"): ["holds", "FAILS", "FAILS"],
         ("P1", "stateless"): ["holds", "FAILS", "fell back"],
         ("P2", "handshake"): ["holds", "holds", "holds"],
@@ -306,7 +308,7 @@ def test_unknown_property_is_a_clear_error() -> None:
     assert done.stdout == ""
     assert done.stderr.strip() == (
         "mcp-testkit check: unknown property 'P99'; known: "
-        "P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P11, P12, P13, P14"
+        "P0, P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P11, P12, P13, P14"
     )
 
 
@@ -501,8 +503,9 @@ def test_ctrl_c_swallowed_by_a_task_group_still_stops_the_run(tmp_path: Path) ->
 
 
 def test_a_hang_and_a_bridge_that_cannot_connect_show_as_such(tmp_path: Path) -> None:
-    """check marks a hang HUNG (its own paragraph, not "fails") and, for a bridge that cannot connect, one FAILS and
-    "not run" for the rest; both exit 1 for a bridge named on the command line."""
+    """check marks a hang HUNG (its own paragraph, not "fails") and, for a bridge that cannot connect, "blocked" for
+    the properties asked for, with one line for P0's failure (its declared cases ran first) and one naming what it
+    blocks; both exit 1 for a bridge named on the command line."""
     (tmp_path / "odd_bridges.py").write_text(
         "import anyio\n"
         "from mcp_testkit.adapters import Outcome, ReferenceBridgeAdapter\n"
@@ -545,12 +548,26 @@ def test_a_hang_and_a_bridge_that_cannot_connect_show_as_such(tmp_path: Path) ->
         cwd=tmp_path,
     )
     assert unconnected.returncode == 1, unconnected.stdout + unconnected.stderr
-    cells = {line.split()[0]: line.split()[-1] for line in unconnected.stdout.splitlines() if line.startswith("P")}
-    assert cells == {"P2": "FAILS", "P3": "run"}, unconnected.stdout  # "not run"
-    assert "reference: P2 FAILS in the handshake era: the bridge could not connect to a healthy server" in (
-        unconnected.stdout
-    )
-    assert "note: not run: cannot connect" in (tmp_path / ".mcp-testkit" / "check.txt").read_text()
+    rows = [line.split() for line in unconnected.stdout.splitlines() if re.match(r"P\d+ ", line)]
+    assert {row[0]: row[-1] for row in rows} == {"P2": "blocked", "P3": "blocked"}, unconnected.stdout
+    lines = unconnected.stdout.splitlines()
+    assert any(
+        line.startswith(
+            "reference: P0 FAILS in the handshake era (its declared cases, run before P2): the bridge could not "
+            "connect to a valid server: connection_error(KeyError: 'properties')"
+        )
+        for line in lines
+    ), unconnected.stdout
+    assert (
+        "P2, P3 are blocked for reference in the handshake era: it fails P0, so they were not checked (no verdict, "
+        "never held)."
+    ) in lines
+    verdict = "Exit status 1: a bridge named on the command line fails a property (reference: P0 in the handshake era)."
+    assert verdict in lines
+    details = (tmp_path / ".mcp-testkit" / "check.txt").read_text()
+    assert "note: blocked: the bridge fails P0" in details
+    assert details.count("the bridge could not connect to a valid server") == 1  # P0's, once, not once per property
+    assert "reference fails P0 in the handshake era (its declared cases, run first), blocking the rest:" in details
 
 
 def test_ctrl_c_during_a_held_step_is_raised_when_the_step_ends() -> None:

@@ -198,7 +198,7 @@ def test_run_contract_reports_progress_in_order() -> None:
 
 def test_run_contract_refuses_unknown_properties() -> None:
     """run_contract names an unknown property and lists the known ones."""
-    known = "P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P11, P12, P13, P14"
+    known = "P0, P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P11, P12, P13, P14"
     with pytest.raises(ValueError, match=rf"unknown properties \['P99'\]; known: {known}"):
         run_contract(ReferenceBridgeAdapter, properties=["P99"])
 
@@ -216,8 +216,8 @@ def test_run_contract_refuses_bad_eras(eras: Any, message: str) -> None:
 
 def test_resilience_suite_refuses_unknown_expect_fail() -> None:
     """resilience_suite names an unknown property in expect_fail when it is built."""
-    with pytest.raises(ValueError, match=r"expect_fail names unknown properties \['P0'\]"):
-        resilience_suite(ReferenceBridgeAdapter, expect_fail=["P0"])
+    with pytest.raises(ValueError, match=r"expect_fail names unknown properties \['P99'\]"):
+        resilience_suite(ReferenceBridgeAdapter, expect_fail=["P99"])
 
 
 def test_harness_refuses_unknown_transport() -> None:

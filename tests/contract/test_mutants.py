@@ -53,6 +53,60 @@ def _check(property_id: str, era: str = "handshake") -> str:
     return result.counterexample
 
 
+# -- P0 ------------------------------------------------------------------------------------------------
+
+
+def _refusing(refuses: Any) -> Any:
+    """A `read_catalogue` that fails the listing, as a bridge that crashes on one legal shape does, where a tool's
+    definition makes `refuses(tool)` true."""
+    read = _catalogue.read_catalogue
+
+    async def listing(session: Any, config: Any) -> list[Any]:
+        listed = await read(session, config)
+        for tool in listed:
+            if refuses(tool):
+                raise MCPConnectionError(config.name, f"loading tool {tool.name!r} raised KeyError('$defs')")
+        return listed
+
+    return listing
+
+
+def test_mutant_resolving_no_ref_fails_p0(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that cannot load a tool whose schema uses `$defs` and `$ref` (one shape of a valid server, which no
+    other property's tools have) fails P0 on that shape's declared case, and every other property of the era is
+    blocked, although its own examples would hold: P0's failure is reported once, under P0."""
+    monkeypatch.setattr(_link, "read_catalogue", _refusing(lambda tool: "$defs" in tool.input_schema))
+    results = run_contract(ReferenceBridgeAdapter, properties=["P0", "P1", "P2"], eras=["handshake"])
+    assert [r.status for r in results] == ["failed", "blocked", "blocked"]
+    counterexample = results[0].counterexample or ""
+    assert counterexample.startswith("P0 counterexample (declared case 5 of 23)"), counterexample
+    assert "('$defs and $ref', 'defs_and_ref')" in counterexample
+    assert "the bridge could not connect to a valid server: connection_error(" in counterexample
+    assert "KeyError('$defs')" in counterexample
+    for blocked in results[1:]:
+        assert blocked.mark == "blocked"
+        assert (blocked.examples, blocked.passed, blocked.applies) == (0, False, False)
+        assert blocked.notes[0].startswith("blocked: the bridge fails P0 (connects to any valid server)")
+        assert blocked.counterexample == counterexample
+    monkeypatch.undo()  # unbroken, the same properties hold: the block was P0's doing alone
+    held = run_contract(ReferenceBridgeAdapter, properties=["P1", "P2"], eras=["handshake"], max_examples=20)
+    assert [r.status for r in held] == ["passed", "passed"]
+
+
+def test_mutant_dropping_long_names_fails_p0_in_the_stateless_era(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that silently leaves out tools with names over 64 characters (a model API's limit, not MCP's) connects,
+    but loads a wrong tool set: P0 fails on the 128-character name's declared case."""
+    read = _catalogue.read_catalogue
+
+    async def short_names_only(session: Any, config: Any) -> list[Any]:
+        return [tool for tool in await read(session, config) if len(tool.name) <= 64]
+
+    monkeypatch.setattr(_link, "read_catalogue", short_names_only)
+    counterexample = _check("P0", "stateless")
+    assert "the bridge connected but loaded a wrong tool set from a legal catalogue" in counterexample
+    assert f"missing ['{'x' * 128}']" in counterexample
+
+
 # -- P1 ------------------------------------------------------------------------------------------------
 
 

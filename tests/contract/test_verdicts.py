@@ -348,12 +348,14 @@ class _MisrendersThreeBlocks(_Wrapper):
 def test_example_counts_exclude_shrinking() -> None:
     """The example count stops at the first failing example: the shrink replays after it are not counted."""
     with ContractHarness(_MisrendersThreeBlocks) as harness:
+        assert check_property(harness, "P0", max_examples=1).status == "passed"  # P0 first, as a run has it
+        before = _MisrendersThreeBlocks.made
         result = check_property(harness, "P7")
     assert result.status == "failed"
     made, first = _MisrendersThreeBlocks.made, _MisrendersThreeBlocks.first_failure_at
     assert first is not None
-    # One adapter is made to read the declared facts, one to find that the bridge connects to a healthy server.
-    assert result.examples == first - 2
+    # One adapter is made to read the declared facts (the probe of the era it speaks ran before P0).
+    assert result.examples == first - before - 1
     assert made > first  # shrinking ran more examples, which are not counted
 
 
@@ -625,23 +627,52 @@ class _CannotConnect(_Wrapper):
         return Outcome.connection_error(KeyError("properties"))
 
 
-def test_a_bridge_that_cannot_connect_gets_one_failure_and_the_rest_not_run() -> None:
-    """A bridge that cannot connect to a healthy server fails once per era (the first property checked), and every
-    other property says "not run: cannot connect", naming where the failure is."""
-    results = run_contract(_CannotConnect, eras=["handshake"], properties=["P1", "P2", "P3", "P6"], max_examples=5)
-    assert [r.status for r in results] == ["failed", "not_run", "not_run", "not_run"]
-    assert "the bridge could not connect to a healthy server" in (results[0].counterexample or "")
+def test_a_bridge_that_cannot_connect_fails_p0_and_the_rest_are_blocked() -> None:
+    """A bridge that cannot connect to a valid server fails P0 once per era, and every other property says "blocked",
+    naming P0: never a pass, never "not run", and P0's counterexample is the one it carries."""
+    results = run_contract(_CannotConnect, eras=["handshake"], properties=["P0", "P1", "P2", "P6"], max_examples=5)
+    assert [r.status for r in results] == ["failed", "blocked", "blocked", "blocked"]
+    assert "the bridge could not connect to a valid server: connection_error(" in (results[0].counterexample or "")
     assert "KeyError" in (results[0].counterexample or "")
     for result in results[1:]:
-        assert result.mark == "not run"
+        assert result.mark == "blocked"
         assert result.examples == 0
-        assert result.notes[0].startswith("not run: cannot connect")
-        assert "reported under P1" in result.notes[0]
+        assert result.notes[0].startswith("blocked: the bridge fails P0 (connects to any valid server)")
+        assert result.counterexample == results[0].counterexample
         assert not result.applies
+        assert not result.passed
+        assert not result.failed
+        assert result.coverage_line().startswith("no examples: blocked: the bridge fails P0")
 
 
-def test_a_suite_for_a_bridge_that_cannot_connect_fails_one_test(pytester: pytest.Pytester) -> None:
-    """resilience_suite of a bridge that cannot connect fails one test per era and skips the others as not run."""
+def test_a_property_checked_without_p0_is_blocked_by_p0_s_declared_cases() -> None:
+    """Asked for P2 alone, the contract still finds P0 first (its declared cases, once per era), so a bridge that
+    cannot connect gets "blocked" for P2 with P0's counterexample, never a verdict of its own."""
+    results = run_contract(_CannotConnect, properties=["P2"], max_examples=5)
+    assert [(r.property_id, r.era, r.status) for r in results] == [
+        ("P2", "handshake", "blocked"),
+        ("P2", "stateless", "blocked"),
+    ]
+    assert all((r.counterexample or "").startswith("P0 counterexample (declared case 1 of 23)") for r in results)
+
+
+@pytest.mark.parametrize("via", ["asgi", "socket"])
+@pytest.mark.parametrize("factory", [ReferenceBridgeAdapter, SdkClientAdapter], ids=["reference", "sdk-client"])
+def test_a_bridge_that_connects_holds_p0_in_both_eras_and_is_never_blocked(factory: Any, via: str) -> None:
+    """The reference bridge and the SDK client load every unusual tool of P0's declared cases and draws, in both
+    eras, in-process and over a socket; what comes after P0 runs (its examples, not a block)."""
+    results = run_contract(factory, properties=["P0", "P7"], max_examples=30, via=via)
+    order = [(pid, era) for era in ("handshake", "stateless") for pid in ("P0", "P7")]
+    assert [(r.property_id, r.era) for r in results] == order
+    p0 = [r for r in results if r.property_id == "P0"]
+    assert [r.status for r in p0] == ["passed", "passed"], [r.counterexample for r in p0]
+    assert all(r.declared == 23 and r.examples == 30 for r in p0)
+    assert all(r.examples > 0 and not r.blocked for r in results if r.property_id == "P7")
+
+
+def test_a_suite_for_a_bridge_that_cannot_connect_fails_p0_and_every_blocked_test(pytester: pytest.Pytester) -> None:
+    """resilience_suite of a bridge that cannot connect fails P0 and every other test of the era as blocked (never a
+    pass or a skip); with P0 in expect_fail, P0 is an xfail and so is each blocked test, which stays no pass."""
     pytester.makepyfile(
         test_unconnected="""
         from mcp_testkit.adapters import Outcome, ReferenceBridgeAdapter
@@ -653,11 +684,13 @@ def test_a_suite_for_a_bridge_that_cannot_connect_fails_one_test(pytester: pytes
                 return Outcome.connection_error(KeyError("properties"))
 
         test_it = resilience_suite(CannotConnect, eras=["handshake"], max_examples=3)
+        test_expected = resilience_suite(CannotConnect, eras=["handshake"], max_examples=3, expect_fail=["P0", "P2"])
         """
     )
-    result = pytester.runpytest("-q", "-p", "no:randomly", "-p", "no:xdist", "-rs")
-    result.assert_outcomes(failed=1, skipped=13)  # the other thirteen properties of the era
-    result.stdout.fnmatch_lines(["*was not run: not run: cannot connect*"])
+    result = pytester.runpytest("-q", "-p", "no:randomly", "-p", "no:xdist", "-rfx")
+    result.assert_outcomes(failed=15, xfailed=15)  # P0-P14 but P5s, in each suite
+    result.stdout.fnmatch_lines(["*P2 (*) in the handshake era is blocked: the bridge fails P0 (connects to any*"])
+    result.stdout.fnmatch_lines(["XFAIL*test_expected*P3-handshake*is blocked: the bridge fails P0*"])
 
 
 class _EndAtEmptyCursor:

@@ -75,7 +75,13 @@ def _what_to_check(check: Any) -> None:
     check.add_argument(
         "--examples", type=_positive, default=100, metavar="N", help="Hypothesis examples per property (default 100)"
     )
-    check.add_argument("--property", action="append", dest="properties", metavar="P1", help="only this property")
+    check.add_argument(
+        "--property",
+        action="append",
+        dest="properties",
+        metavar="P1",
+        help="only this property (repeatable); a property is blocked where the bridge fails P0's declared cases",
+    )
     check.add_argument(
         "--era",
         action="append",

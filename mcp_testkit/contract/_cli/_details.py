@@ -42,7 +42,7 @@ def write_details(verdicts: Verdicts, header: Sequence[str], path: Path = DETAIL
 def _detailed(verdicts: Verdicts) -> list[bool]:
     """Per verdict, whether the file says something of it: a counterexample, or notes."""
     return [
-        not (result.passed or result.not_applicable or result.status == "not_run") or bool(result.notes)
+        not (result.passed or result.not_applicable or result.blocked) or bool(result.notes)
         for results in verdicts.values()
         for result in results.values()
         if not result.not_applicable

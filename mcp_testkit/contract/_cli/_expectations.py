@@ -123,14 +123,23 @@ def judge(labels: dict[str, str], verdicts: Verdicts, eras: Sequence[str], named
                 _fold(judgement, label, column, wanted=None)
             else:
                 _hold(judgement, label, era, column, known.get(era, ()))
-        if spec in named and any(r.failed or r.hung or r.status == "fell_back" for r in results.values()):
+        if spec in named and any(r.failed or r.hung or r.blocked or r.status == "fell_back" for r in results.values()):
             judgement.failed_named.append(label)
     return judgement
 
 
 def _fold(judgement: Judgement, label: str, column: list[PropertyResult], wanted: Sequence[str] | None) -> None:
     """Add the failures of one era to the expected ones (all of them when `wanted` is None), the others to the
-    unexpected."""
+    unexpected. Blocked properties stand for P0's failure when P0 itself was not asked for: the first of them, once
+    (with P0 in the run, its own failure says it)."""
+    from mcp_testkit.contract._verdict import CONNECTS
+
+    blocked = [r for r in column if r.blocked]
+    if blocked and not any(r.property_id == CONNECTS for r in column):
+        if wanted is None or CONNECTS in wanted:
+            judgement.expected.setdefault(label, []).append(blocked[0])
+        else:
+            judgement.unexpected.append((label, blocked[0]))
     for result in column:
         if result.error:
             judgement.unexpected.append((label, result))

@@ -16,11 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from mcp_testkit._wire.eras import HANDSHAKE, HANDSHAKE_VERSIONS, STATELESS, STATELESS_VERSIONS
+from mcp_testkit.contract._verdict import MARKS
 from mcp_testkit.journal.diagram import POLICY, SCRIPT, STYLE, fragment, records_of_json, title_html
 
 __all__ = ["matrix_page", "write_matrix_page"]
 
-_MARKS = {"passed": "holds", "failed": "FAILS", "error": "ERROR", "not_applicable": "n/a", "fell_back": "fell back"}
+_MARKS = MARKS
+"""Each status's mark, as `check` prints it (blocked and hung among them)."""
+_HEADINGS = {"failed": "counterexample", "fell_back": "counterexample", "hung": "where it hung"}
+_HEADINGS["blocked"] = "P0's counterexample (what blocks it)"
+"""What a cell's text is, by status; what raised, for an error."""
 _REVISIONS = {HANDSHAKE: HANDSHAKE_VERSIONS, STATELESS: STATELESS_VERSIONS}
 """An era's revisions, shown as its column's tooltip: the column says `handshake` or `stateless`, as the CLI does."""
 
@@ -32,7 +37,9 @@ table.matrix th.prop{text-align:left;white-space:normal;min-width:22em;max-width
 table.matrix .pid{font-weight:600;margin-right:.4em}
 td.cell a{display:block;color:inherit;text-decoration:none;font-weight:600}td.cell a:hover{text-decoration:underline}
 .passed{background:#dcefd6}.failed{background:#f6d3d0}.error{background:#fbe3b8}
-.not_applicable{background:#eceff3;color:#5b6472}.fell_back{background:#e6dcf3}.missing{background:#fff;color:#8893a4}
+.not_applicable{background:#eceff3;color:#5b6472}.hung{background:#f2c2bd}
+.blocked{background:repeating-linear-gradient(45deg,#f3e3e1,#f3e3e1 4px,#e7d3d0 4px,#e7d3d0 8px);color:#6b3a35}
+.fell_back{background:#e6dcf3}.missing{background:#fff;color:#8893a4}
 .legend span{display:inline-block;padding:2px 8px;margin-right:6px;border-radius:3px}
 details.verdict>summary{font-weight:600;cursor:pointer}
 details.verdict{margin:8px 0}dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px}dt{color:#5b6472}
@@ -85,7 +92,7 @@ def _detail(anchor: str, label: str, pid: str, era: str, spec: str, cell: Mappin
         f"{_MARKS.get(status, status)}</summary><dl>{facts}</dl>"
     ]
     if cell.get("counterexample"):
-        heading = "counterexample" if status in ("failed", "fell_back") else "what raised"
+        heading = _HEADINGS.get(status, "what raised")
         parts.append(f"<h3>{heading}</h3><pre>{html.escape(str(cell['counterexample']))}</pre>")
     journal = cell.get("journal") or []
     if journal:

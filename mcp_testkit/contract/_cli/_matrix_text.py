@@ -54,9 +54,17 @@ def counterexamples(verdicts: Verdicts, out: TextIO, *, tracebacks: bool, notes:
     per bridge and era; with `notes`, each verdict's notes too (what limited its run)."""
     for label, results in verdicts.items():
         shown_fallback: set[str] = set()
+        shown_block: set[str] = set()
         for (property_id, era), result in results.items():
             said = [note for note in result.notes if not result.not_applicable] if notes else []
-            if result.passed or result.not_applicable or result.status == "not_run":
+            if result.blocked and ("P0", era) not in results and era not in shown_block:
+                shown_block.add(era)  # P0 not asked for: its counterexample, once, before what it blocks
+                print(
+                    f"\n{label} fails P0 in the {era} era (its declared cases, run first), blocking the rest:", file=out
+                )
+                for line in _shown(result.counterexample or "(no counterexample)", tracebacks=tracebacks):
+                    print(f"    {line}", file=out)
+            if result.passed or result.not_applicable or result.blocked:  # a blocked one: P0's counterexample
                 if said:
                     print(f"\n{label}: {property_id} {result.mark} in the {era} era, with notes:", file=out)
                     for note in said:

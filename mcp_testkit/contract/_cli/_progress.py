@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Progress"]
 
-_TALLY = {"holds": "hold", "FAILS": "fail", "HUNG": "hung", "ERROR": "error"}
+_TALLY = {"holds": "hold", "FAILS": "fail", "HUNG": "hung", "ERROR": "error", "blocked": "blocked"}
 
 
 class Progress:

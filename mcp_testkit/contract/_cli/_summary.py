@@ -50,6 +50,11 @@ def _unexpected_line(label: str, result: PropertyResult) -> str:
             f"{label} fell back to the handshake era in the {result.era} era: no verdict there (a bridge of the "
             "handshake era only is checked with --era handshake)"
         )
+    if result.blocked:  # P0 not asked for: its declared cases ran first, and this stands for its failure
+        return fit(
+            f"{label}: P0 FAILS in the {result.era} era (its declared cases, run before {result.property_id}): "
+            f"{finding(result)}"
+        )
     what = "could not be checked" if result.error else result.mark
     return fit(f"{label}: {result.property_id} {what} in the {result.era} era: {finding(result)}")
 
@@ -64,6 +69,7 @@ def summary_lines(
     if expected:
         lines.append(expected)
     lines += [fit(f"Note: {note}.") for note in judgement.notes]
+    lines += _blocked_lines(verdicts, eras)
     lines += _not_applicable_lines(verdicts, chosen, eras)
     return lines
 
@@ -89,6 +95,28 @@ def _promise_lines(judgement: Judgement) -> list[str]:
         count = f"{len(promises)} promise{'s' * (len(promises) != 1)}"
         said = ", ".join(f"{promise} (in examples of {', '.join(met)})" for promise, met in promises.items())
         lines.append(fit(f"{label} breaks {count}: {said}."))
+    return lines
+
+
+def _blocked_lines(verdicts: Verdicts, eras: Sequence[str]) -> list[str]:
+    """`P1, P2, P3 are blocked for smolagents in the handshake era (...)`: what a bridge failing P0 was not checked
+    on, a line per bridge and era."""
+    from mcp_testkit.contract._verdict import CONNECTS
+
+    lines = []
+    for label, results in verdicts.items():
+        for era in eras:
+            blocked = [pid for (pid, at), result in results.items() if at == era and result.blocked]
+            if not blocked:
+                continue
+            ids = ", ".join(blocked)
+            were = "it was" if len(blocked) == 1 else "they were"
+            lines.append(
+                fit(
+                    f"{ids} {'is' if len(blocked) == 1 else 'are'} blocked for {label} in the {era} era: it fails "
+                    f"{CONNECTS}, so {were} not checked (no verdict, never held)."
+                )
+            )
     return lines
 
 
@@ -171,6 +199,13 @@ def _shortfalls(label: str, judgement: Judgement, eras: Sequence[str]) -> str:
         mine = [r for name, r in judgement.unexpected if name == label and r.era == era]
         if any(r.status == "fell_back" for r in mine):
             parts.append(f"fell back in the {era} era")
-        elif ids := [r.property_id + (" (hung)" if r.hung else "") for r in mine if r.failed or r.hung]:
+        elif ids := [_shortfall(r) for r in mine if r.failed or r.hung or r.blocked]:
             parts.append(f"{', '.join(ids)} in the {era} era")
     return f"{label}: {'; '.join(parts)}"
+
+
+def _shortfall(result: PropertyResult) -> str:
+    """`P1`, `P11 (hung)`, or `P0` for a property P0's failure blocks."""
+    if result.blocked:
+        return "P0"
+    return result.property_id + (" (hung)" if result.hung else "")

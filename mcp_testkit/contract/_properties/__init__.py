@@ -1,4 +1,4 @@
-"""The registry of the properties P1-P14 and P5s: one module each, holding the inputs it draws, the cases it
+"""The registry of the properties P0-P14 and P5s: one module each, holding the inputs it draws, the cases it
 declares (every fault class and call kind it covers, run before any random draw), the eras and adapter
 capability it needs, the check of one example and the words of its row in docs/contract.md.
 
@@ -8,13 +8,15 @@ there: no session faults in the stateless era, and its own refusals (-32020, -32
 P8 and P9 are about the bridge's pool (approval gates, the tool cache), not its sessions: they run in
 both eras, and only for bridges whose adapter declares the capability they need; P11, P12 and P13 (waits,
 large results, concurrent calls) only for bridges whose adapter declares the facts they need (`Property.needs`).
-A new property is a new module here, imported below and named in `PROPERTIES`."""
+P0 (the bridge connects to a valid server of unusual tools) comes first: where it fails, every other property of
+the era is `blocked`. A new property is a new module here, imported below and named in `PROPERTIES`."""
 
 from __future__ import annotations
 
 from mcp_testkit.contract._properties._example_steps import place
 from mcp_testkit.contract._properties._fault_sets import CALL_KINDS, fault_label, late_answer, legal_in
 from mcp_testkit.contract._properties._property import Property
+from mcp_testkit.contract._properties.p0_connects import PROPERTY as P0
 from mcp_testkit.contract._properties.p1_listing import PROPERTY as P1
 from mcp_testkit.contract._properties.p2_write_once import PROPERTY as P2
 from mcp_testkit.contract._properties.p3_read_retries import PROPERTY as P3
@@ -35,6 +37,6 @@ from mcp_testkit.contract._properties.p14_fresh_listings import PROPERTY as P14
 __all__ = ["CALL_KINDS", "PROPERTIES", "Property", "expected_kinds", "fault_label", "late_answer", "legal_in", "place"]
 
 PROPERTIES: dict[str, Property] = {
-    prop.property_id: prop for prop in (P1, P2, P3, P4, P5, P5S, P6, P7, P8, P9, P10, P11, P12, P13, P14)
+    prop.property_id: prop for prop in (P0, P1, P2, P3, P4, P5, P5S, P6, P7, P8, P9, P10, P11, P12, P13, P14)
 }
 """Every property by its id, in the order of the docs' table and of a run."""
