@@ -218,13 +218,14 @@ def diff_page(chosen: Chosen, runs: Sequence[tuple[str, Replayed]]) -> str:
     columns = []
     for number, ((name, ended), at) in enumerate(zip(runs, _first_differences(runs), strict=True)):
         journal = ended.journal
-        seq = journal[at].seq if at is not None and at < len(journal) else None
-        if seq is not None:
-            where = f'the first request that differs: <a href="#b{number + 1}-r{seq}">#{at + 1}</a>'
-        elif at is None:
+        seq = None
+        if at is None:
             where = (
                 f"{len(journal)} requests, the same as {html.escape(runs[0][0])}'s" if number else "no other differs"
             )
+        elif at < len(journal):
+            seq = journal[at].seq
+            where = f'the first request that differs: <a href="#b{number + 1}-r{seq}">#{at + 1}</a>'
         else:
             where = f"{len(journal)} requests: it ends where another goes on"
         columns.append(

@@ -246,7 +246,8 @@ def _details(record: Record, hidden: Collection[str], start: float, prefix: str 
     )
     section = f'<h3>violations</h3><ul class="violations">{listed}</ul>' if broken else ""
     return (
-        f'<details id="{prefix}r{record.seq}"{_MARKED if marked else ""}><summary>{html.escape(record.summary())}{count}</summary>'
+        f'<details id="{prefix}r{record.seq}"{_MARKED if marked else ""}>'
+        f"<summary>{html.escape(record.summary())}{count}</summary>"
         f"<p>received at +{(record.at - start) * 1000:.1f} ms"
         f"{'' if record.fault is None else ' · fault ' + html.escape(repr(record.fault))}</p>"
         f"{section}"

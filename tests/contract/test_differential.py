@@ -123,7 +123,8 @@ class _Page(HTMLParser):
         self.tags.append((tag, {name: value or "" for name, value in attrs}))
 
     def handle_endtag(self, tag: str) -> None:
-        assert self.open and self.open[-1] == tag, f"</{tag}> closes <{self.open[-1] if self.open else None}>"
+        assert self.open, f"</{tag}> closes nothing"
+        assert self.open[-1] == tag, f"</{tag}> closes <{self.open[-1]}>"
         self.open.pop()
 
 
@@ -168,6 +169,16 @@ def test_diff_marks_the_first_difference_past_an_equal_start(
     source = page.read_text(encoding="utf-8")
     assert re.findall(r'<details id="(b\d-r\d+)" class="marked" open>', source) == ["b1-r3", "b2-r3"]
     assert "<summary>#3 GET" in source.split('id="b2-r3"', 1)[1][:80]
+
+
+def test_diff_html_of_bridges_that_agree_marks_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Where the journals are the same no request is marked, and each column says so."""
+    page = tmp_path / "deep" / "er" / "diff.html"
+    assert _diff(capsys, REFERENCE, REFERENCE, "--property", "P2", "--case", "5", "--html", str(page))[0] == 0
+    source = page.read_text(encoding="utf-8")
+    assert "marked" not in re.sub(r"<style>.*?</style>", "", source, flags=re.S)
+    assert "<p>no other differs</p>" in source
+    assert re.search(r"<p>\d+ requests, the same as reference's</p>", source)
 
 
 def test_diff_html_of_a_folder_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
