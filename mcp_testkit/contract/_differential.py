@@ -21,7 +21,15 @@ if TYPE_CHECKING:
     from mcp_testkit.contract._replay import Replayed
     from mcp_testkit.journal import Record
 
-__all__ = ["Chosen", "chosen_example", "drawn_example", "kept_example", "request_lines", "side_by_side"]
+__all__ = [
+    "Chosen",
+    "chosen_example",
+    "diff_page",
+    "drawn_example",
+    "kept_example",
+    "request_lines",
+    "side_by_side",
+]
 
 _DRAWS = 8
 """Examples drawn for `--seed`, of which the last is the one run."""
@@ -157,7 +165,7 @@ def _stretches(first_name: str, base: list[str], name: str, other: list[str], wi
     the request before it (at most `_STRETCHES` stretches)."""
     import difflib
 
-    at = next((i for i, (a, b) in enumerate(zip(base, other, strict=False)) if a != b), min(len(base), len(other)))
+    at = _parted_at(base, other)
     same = f"the same first {at} request{'s' * (at != 1)}"
     out = [
         f"{first_name} and {name}: {same}; the first that differs is #{at + 1}:",
@@ -183,6 +191,68 @@ def _stretches(first_name: str, base: list[str], name: str, other: list[str], wi
     if len(hunks) > _STRETCHES:
         out.append(f"    ({len(hunks) - _STRETCHES} more stretches differ)")
     return out
+
+
+def _parted_at(base: Sequence[str], other: Sequence[str]) -> int:
+    """The index of the first request where two journals' lines differ (the shorter's length if one is the other's
+    start; the length of both if they are equal)."""
+    return next((i for i, (a, b) in enumerate(zip(base, other, strict=False)) if a != b), min(len(base), len(other)))
+
+
+_DIFF_STYLE = """
+body{max-width:none}.columns{display:grid;grid-auto-flow:column;grid-auto-columns:minmax(0,1fr);gap:16px}
+.column{border:1px solid #d5dbe3;border-radius:4px;padding:0 8px;min-width:0}.column h2{font-size:16px}
+.holds{color:#2f6b22}.differs{color:#b3261e}
+"""
+
+
+def diff_page(chosen: Chosen, runs: Sequence[tuple[str, Replayed]]) -> str:
+    """The differential run as one self-contained HTML page: the text of `side_by_side`, then a column per bridge
+    with its outcome and its journal drawn as the HTML journal draws it, the first request where it parts from the
+    first bridge's (for the first bridge, from any other's) marked `marked`, its details open."""
+    import html
+
+    from mcp_testkit.journal.diagram import POLICY, SCRIPT, STYLE, fragment, title_html
+
+    text, _ = side_by_side(chosen, runs)
+    columns = []
+    for number, ((name, ended), at) in enumerate(zip(runs, _first_differences(runs), strict=True)):
+        journal = ended.journal
+        seq = None
+        if at is None:
+            where = (
+                f"{len(journal)} requests, the same as {html.escape(runs[0][0])}'s" if number else "no other differs"
+            )
+        elif at < len(journal):
+            seq = journal[at].seq
+            where = f'the first request that differs: <a href="#b{number + 1}-r{seq}">#{at + 1}</a>'
+        else:
+            where = f"{len(journal)} requests: it ends where another goes on"
+        columns.append(
+            f'<div class="column" data-bridge="{html.escape(name)}"><h2>{html.escape(name)}</h2>'
+            f'<p class="{"holds" if ended.status == "held" else "differs"}">{html.escape(_outcome(ended))}</p>'
+            f"<p>{where}</p>{fragment(journal, prefix=f'b{number + 1}-', marked=seq)}</div>"
+        )
+    title = f"mcp-testkit diff: {chosen.property_id} in the {chosen.era} era, {' vs '.join(n for n, _ in runs)}"
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{POLICY}">'
+        f"<title>{html.escape(title)}</title><style>{STYLE}{_DIFF_STYLE}</style><script>{SCRIPT}</script></head>"
+        f"<body><h1>{title_html(title)}</h1><pre>{html.escape(text)}</pre>"
+        f'<div class="columns">{"".join(columns)}</div></body></html>\n'
+    )
+
+
+def _first_differences(runs: Sequence[tuple[str, Replayed]]) -> list[int | None]:
+    """For each bridge, the index of its first request that differs: from the first bridge's for the others, the
+    earliest of those for the first; None where the journals are the same."""
+    base = request_lines(runs[0][1].journal)
+    others: list[int | None] = []
+    for _, ended in runs[1:]:
+        other = request_lines(ended.journal)
+        others.append(None if other == base else _parted_at(base, other))
+    parted = [at for at in others if at is not None]
+    return [min(parted) if parted else None, *others]
 
 
 def _row(mark: str, left: int | None, base: list[str], right: int | None, other: list[str], width: int) -> str:

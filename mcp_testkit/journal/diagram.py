@@ -106,6 +106,7 @@ h1{font-size:18px}svg{display:block;max-width:100%;height:auto}
 details{border:1px solid #d5dbe3;border-radius:4px;margin:4px 0;padding:4px 8px}
 details:target,details[open]{background:#f7f9fc}.violations li{color:#b3261e}
 pre{overflow:auto;font-size:12px;background:#fff;padding:6px}
+.arrow.marked line{stroke-width:3.2}.arrow.marked text{font-weight:700}details.marked{border:2px solid #b3261e}
 """
 
 SCRIPT = """
@@ -176,7 +177,13 @@ def _notes(step: Step, y: int, lanes: _Lanes) -> str:
 
 
 def _svg(
-    steps: Sequence[Step], prefix: str = "", *, lanes: _Lanes = _PAGE, link: bool = True, styled: bool = False
+    steps: Sequence[Step],
+    prefix: str = "",
+    *,
+    lanes: _Lanes = _PAGE,
+    link: bool = True,
+    styled: bool = False,
+    marked: int | None = None,
 ) -> str:
     rows = _rows(steps)
     height = (rows[-1] + _ROW if rows else _TOP) + 30
@@ -199,6 +206,7 @@ def _svg(
     for step, y in zip(steps, rows, strict=True):
         parts.append(_notes(step, y, lanes))
         kind = "request notification" if step.notification else "request"
+        kind += " marked" if step.seq == marked else ""
         parts.append(_arrow(step.seq, y, step.request, kind, leftward=False, prefix=prefix, lanes=lanes, link=link))
         if step.fault:
             room = max(8, (width - right - 14) // 7)  # characters of 11 px text that fit right of the lifeline
@@ -222,7 +230,11 @@ def _pretty(value: Any) -> str:
     return html.escape(json.dumps(value, indent=2, ensure_ascii=False, default=repr))
 
 
-def _details(record: Record, hidden: Collection[str], start: float, prefix: str = "") -> str:
+_MARKED = ' class="marked" open'
+"""A marked record's details: classed `marked`, and open."""
+
+
+def _details(record: Record, hidden: Collection[str], start: float, prefix: str = "", marked: bool = False) -> str:
     data = record.to_json(hidden)
     request = {"headers": data["headers"], "message": data["message"] if data["message"] is not None else data["body"]}
     broken = data["violations"]
@@ -234,7 +246,8 @@ def _details(record: Record, hidden: Collection[str], start: float, prefix: str 
     )
     section = f'<h3>violations</h3><ul class="violations">{listed}</ul>' if broken else ""
     return (
-        f'<details id="{prefix}r{record.seq}"><summary>{html.escape(record.summary())}{count}</summary>'
+        f'<details id="{prefix}r{record.seq}"{_MARKED if marked else ""}>'
+        f"<summary>{html.escape(record.summary())}{count}</summary>"
         f"<p>received at +{(record.at - start) * 1000:.1f} ms"
         f"{'' if record.fault is None else ' · fault ' + html.escape(repr(record.fault))}</p>"
         f"{section}"
@@ -260,12 +273,15 @@ def html_page(records: Sequence[Record], *, title: str, hidden: Collection[str] 
     )
 
 
-def fragment(records: Sequence[Record], *, hidden: Collection[str] = (), prefix: str = "") -> str:
+def fragment(
+    records: Sequence[Record], *, hidden: Collection[str] = (), prefix: str = "", marked: int | None = None
+) -> str:
     """The diagram and each record's request and answer, to place in a page that has `STYLE` and `SCRIPT`;
-    `prefix` keeps the ids of several diagrams in one page apart."""
+    `prefix` keeps the ids of several diagrams in one page apart; the record numbered `marked` (its `seq`) has
+    its arrow and its details classed `marked`, and its details open."""
     start = records[0].at if records else 0.0
-    details = "".join(_details(record, hidden, start, prefix) for record in records)
-    return f"{_svg(list(steps(records)), prefix)}<section>{details}</section>"
+    details = "".join(_details(record, hidden, start, prefix, record.seq == marked) for record in records)
+    return f"{_svg(list(steps(records)), prefix, marked=marked)}<section>{details}</section>"
 
 
 def svg(records: Sequence[Record], *, prefix: str = "", compact: bool = False) -> str:

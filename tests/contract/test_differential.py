@@ -4,6 +4,7 @@ where their journals part, side by side; for a declared case, a seeded draw or a
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,89 @@ def test_diff_of_a_kept_failure(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "P2 (A write runs at most once, exactly once when reported ok) in the handshake era, declared case " in out
     assert re.search(r"^  resending\s+FAILED: a write ran 2 times for one call", out, re.M), out
     assert any("tools/call write -> 200" in right for _, right in _marked(out)), out
+
+
+class _Page(HTMLParser):
+    """What the test reads of the diff page: every tag's attributes, the bridges' column names, the open tags."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str]]] = []
+        self.open: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, {name: value or "" for name, value in attrs}))
+        if tag not in {"meta", "br"}:  # HTML's void elements on the page
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, {name: value or "" for name, value in attrs}))
+
+    def handle_endtag(self, tag: str) -> None:
+        assert self.open, f"</{tag}> closes nothing"
+        assert self.open[-1] == tag, f"</{tag}> closes <{self.open[-1]}>"
+        self.open.pop()
+
+
+def test_diff_writes_an_html_page_of_both_journals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--html out/diff.html` makes the folder and writes one page: a column per bridge, named, with its outcome and
+    its journal's diagram and details, the first request that differs marked in each, and the same text as printed;
+    the page is well-formed (every tag closed in order) and loads nothing."""
+    monkeypatch.chdir(tmp_path)
+    status, out, _ = _diff(capsys, SDK, REFERENCE, "--property", "P5", "--html", "out/diff.html")
+    assert status == 1
+    source = (tmp_path / "out" / "diff.html").read_text(encoding="utf-8")
+    page = _Page()
+    page.feed(source)
+    page.close()
+    assert page.open == []
+    columns = [attrs["data-bridge"] for tag, attrs in page.tags if "data-bridge" in attrs]
+    assert columns == ["sdk-client (auto)", "reference"]
+    marked = [
+        (tag, attrs.get("id", attrs.get("data-seq")))
+        for tag, attrs in page.tags
+        if "marked" in attrs.get("class", "").split()
+    ]
+    # The SDK client's first request (server/discover) is where the two part; each column marks its own #1.
+    assert marked == [("g", "1"), ("details", "b1-r1"), ("g", "1"), ("details", "b2-r1")]
+    assert 'the first request that differs: <a href="#b1-r1">#1</a>' in source
+    assert '<p class="differs">FAILED: after the 404 (#6) the bridge did not start a new session</p>' in source
+    assert '<p class="holds">holds</p>' in source
+    assert len(re.findall(r'class="arrow request', source)) == 7 + 8
+    assert "#1 POST server/discover -&gt; 200" in source, "the printed text is on the page too"
+    assert out.splitlines()[0] in source
+    assert not re.search(r"""(src|href)=["'](?!#)""", source), "the page loads nothing: every link is in-page"
+
+
+def test_diff_marks_the_first_difference_past_an_equal_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Against the SDK client in legacy mode the first two requests are alike: each column marks its #3."""
+    page = tmp_path / "diff.html"
+    assert _diff(capsys, REFERENCE, SDK_LEGACY, "--property", "P5", "--html", str(page))[0] == 1
+    source = page.read_text(encoding="utf-8")
+    assert re.findall(r'<details id="(b\d-r\d+)" class="marked" open>', source) == ["b1-r3", "b2-r3"]
+    assert "<summary>#3 GET" in source.split('id="b2-r3"', 1)[1][:80]
+
+
+def test_diff_html_of_bridges_that_agree_marks_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Where the journals are the same no request is marked, and each column says so."""
+    page = tmp_path / "deep" / "er" / "diff.html"
+    assert _diff(capsys, REFERENCE, REFERENCE, "--property", "P2", "--case", "5", "--html", str(page))[0] == 0
+    source = page.read_text(encoding="utf-8")
+    assert "marked" not in re.sub(r"<style>.*?</style>", "", source, flags=re.S)
+    assert "<p>no other differs</p>" in source
+    assert re.search(r"<p>\d+ requests, the same as reference's</p>", source)
+
+
+def test_diff_html_of_a_folder_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--html` naming a folder is refused before anything runs."""
+    status, out, err = _diff(capsys, REFERENCE, REFERENCE, "--property", "P5", "--html", str(tmp_path))
+    assert status == 2
+    assert f"--html {tmp_path} is a folder: give a file name" in err
+    assert out == ""
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,8 @@
 """`mcp-testkit diff`: one example of a property run through several bridges, and the first request where their
 journals part, side by side, with each bridge's outcome.
 
+With `--html FILE`, also one HTML page of each bridge's outcome and journal side by side.
+
 Exit status: 0 the bridges sent the same requests and ended alike, 1 they differ, 2 a usage error, 3 the tool's own
 crash."""
 
@@ -9,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+from pathlib import Path
 from typing import Any, TextIO
 
 from mcp_testkit._wire.eras import ERAS, HANDSHAKE
@@ -42,6 +45,12 @@ def add_parser(commands: Any) -> None:
     diff.add_argument(
         "--transport", choices=["asgi", "socket"], default=None, help="in-process (the default) or over 127.0.0.1"
     )
+    diff.add_argument(
+        "--html",
+        metavar="FILE",
+        default=None,
+        help="also write one HTML page: each bridge's outcome and journal side by side, the first difference marked",
+    )
     diff.add_argument("--debug", action="store_true", help="print the traceback of the tool's own crash")
 
 
@@ -70,7 +79,7 @@ class _Usage(Exception):
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     from mcp_testkit.adapters import DriverFactory
     from mcp_testkit.contract._cli._adapter_specs import BadSpec, label, load_factory
-    from mcp_testkit.contract._differential import chosen_example, kept_example, side_by_side
+    from mcp_testkit.contract._differential import chosen_example, diff_page, kept_example, side_by_side
     from mcp_testkit.contract._facts import BridgeFacts
     from mcp_testkit.contract._properties import PROPERTIES
     from mcp_testkit.contract._replay import replayed
@@ -106,6 +115,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             )
         except ValueError as exc:
             raise _Usage(str(exc)) from None
+    if args.html is not None:
+        _make_folder(Path(args.html))
     runs = []
     for spec, factory in bridges:
         via = "socket" if isinstance(factory, DriverFactory) else (args.transport or "asgi")
@@ -113,4 +124,16 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         runs.append((label(factory, spec), ended))
     text, differs = side_by_side(example, runs)
     print(text, file=out)
+    if args.html is not None:
+        Path(args.html).write_text(diff_page(example, runs), encoding="utf-8")
     return 1 if differs else 0
+
+
+def _make_folder(target: Path) -> None:
+    """Make the folder of the `--html` file before the run, or say why it cannot be written."""
+    if target.is_dir():
+        raise _Usage(f"--html {target} is a folder: give a file name")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _Usage(f"--html {target}: cannot make its folder ({exc.strerror or exc})") from None
