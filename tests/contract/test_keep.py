@@ -14,7 +14,14 @@ from typing import Any
 import pytest
 
 from mcp_testkit.adapters import ReferenceBridgeAdapter
-from mcp_testkit.contract import PROPERTIES, ContractViolation, PropertyResult, keep_failure, replay_example, run_contract
+from mcp_testkit.contract import (
+    PROPERTIES,
+    ContractViolation,
+    PropertyResult,
+    keep_failure,
+    replay_example,
+    run_contract,
+)
 
 DRIVERS = Path(__file__).resolve().parents[2] / "drivers"
 CHECK = [sys.executable, "-m", "mcp_testkit", "check"]
