@@ -151,6 +151,11 @@ def listing(fault: Any = None) -> Probe:
     return Probe("P1", f"a, b, c one per page, {fault!r}" if fault is not None else "a, b, c one per page", body)
 
 
+def as_row(pid: str, probe: Probe, why: str) -> Probe:
+    """`probe` as the probe of another property's cell, whose counterexample breaks `probe`'s promise."""
+    return Probe(pid, f"{probe.label} ({why})", probe.body, part=probe.part)
+
+
 def write_once(fault: Any) -> Probe:
     """P2: one call of a write meeting `fault`: the ledger has it run at most once, and once if reported ok."""
 
@@ -638,6 +643,8 @@ def probes_for(column: str, era: str = "handshake") -> dict[str, Probe]:
             "P3": read_within_budget(f.LoseSession()),
             "P11": bounded_wait(f.NeverAnswer(), kind="write"),
             "P12": large_result(8 * 1024 * 1024, sse=True, kind="write"),
+            # P13's counterexample is P2's promise met in a P13 example: the write dropped after it ran is resent.
+            "P13": as_row("P13", write_once(f.Drop(after_execution=True)), "P2's promise, met in P13's example"),
             **own_timeout,
         },
         "llama-index": {"P1": listing(), **drops_is_error, **own_timeout},
