@@ -77,6 +77,8 @@ class Probing:
     def __init__(self, harness: Any, adapter: Any, schema: Mapping[str, Any] | None) -> None:
         self.server = harness.server
         self.url = harness.url
+        self.facts = harness.facts()
+        """What the adapter declares, with the contract's defaults where it declares nothing (P11's waits)."""
         self.adapter = adapter
         self.schema = schema
 
@@ -450,7 +452,8 @@ def bounded_wait(fault: Any, where: str = "call", kind: str = "read") -> Probe:
 
         adapter = p.adapter
         attempts = 1 + adapter.retry if kind == "read" else 1
-        declared = adapter.connect_timeout_s if where != "call" else attempts * adapter.timeout_s
+        # The waits the adapter declares, or the contract's defaults (an undeclared timeout is 30 s a request).
+        declared = p.facts.connect_wait_s if where != "call" else attempts * p.facts.wait_s
         limit_s = 1.25 * declared + 1.0
         p.tool("slow", kind, returns="done")
         outcome: Any = None
