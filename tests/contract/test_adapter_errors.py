@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mcp_testkit import faults
-from mcp_testkit.adapters import Outcome, SdkErrorClassifier
+from mcp_testkit.adapters import Outcome, ReferenceBridgeAdapter, SdkErrorClassifier
 from mcp_testkit.contract import ContractError, ContractHarness, ContractViolation, run_contract
 
 HINT = "host it in a task of its own with mcp_testkit.adapters.TaskHost"
@@ -66,31 +66,17 @@ class ClientInConnect:
         await self._stack.aclose()
 
 
-class Raises:
-    """An adapter whose `call` raises what `raised()` makes."""
+class Raises(ReferenceBridgeAdapter):
+    """The reference bridge (which connects and lists as it should: P0 holds), its adapter's `call` raising what
+    `raised()` makes."""
 
     name = "raises"
-    page_limit = None
-    retry = 0
-
-    def __init__(self, *, transport: Any = None) -> None:
-        self._transport = transport
 
     def raised(self) -> BaseException:
         raise NotImplementedError
 
-    async def connect(self, url: str, headers: Mapping[str, str]) -> Outcome:
-        return Outcome.ok()
-
-    async def list_tools(self) -> list[str]:
-        return ["write", "read", "tool"]
-
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> Outcome:
         raise self.raised()
-
-    def set_headers(self, headers: Mapping[str, str]) -> None: ...
-
-    async def close(self) -> None: ...
 
 
 class RaisesAGroup(Raises):

@@ -117,7 +117,7 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
     for shape, name in tools:
         add_tool(h.server, shape, name)
     outcome = await adapter.connect(h.url, {})
-    names = [name for _, name in tools]
+    names = list(h.server.tools)  # the example's tools, and a recorded catalogue's on a replay
     shown: Callable[[list[str]], list[str]] = lambda some: some if len(some) <= 12 else [*some[:12], "..."]  # noqa: E731
     facts_ = {"catalogue": [shape for shape, _ in tools], "outcome": outcome}
     if outcome.kind != "ok":
