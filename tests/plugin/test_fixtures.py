@@ -162,9 +162,9 @@ def test_mcp_client_on_anyio_asyncio_and_trio(pytester: pytest.Pytester, two_bac
 
 
 def test_mcp_client_on_pytest_asyncio(pytester: pytest.Pytester) -> None:
-    """mcp_client and mcp_http_client work in pytest-asyncio tests (strict mode), with no warning of theirs. Pytest's own
-    note that a module already imported in this worker cannot be rewritten for the nested session (it depends on
-    which tests ran before here) is no warning of the fixtures'."""
+    """mcp_client and mcp_http_client work in pytest-asyncio tests (strict mode), with no warning of theirs. Pytest's
+    own note that a module already imported in this worker cannot be rewritten for the nested session (it depends
+    on which tests ran before here) is no warning of the fixtures'."""
     pytester.makepyfile(MCP_CLIENT_TEST.format(marker="@pytest.mark.asyncio"))
     pytester.runpytest("-W", "error", "-W", "ignore::pytest.PytestAssertRewriteWarning").assert_outcomes(passed=3)
 
