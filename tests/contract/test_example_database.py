@@ -67,7 +67,7 @@ def test_a_failure_found_in_one_process_is_the_first_example_of_the_next_through
     assert done.returncode == 1, done.stdout + done.stderr
     [column] = json.loads(report.read_text()).values()
     cell = column["properties"]["P2@handshake"]
-    from tests.contract.test_drawn_mutants import _ResendsAfterTwoFaultsInARow as Planted
+    from .test_drawn_mutants import _ResendsAfterTwoFaultsInARow as Planted
 
     declared = len(PROPERTIES["P2"].cases(BridgeFacts.of(Planted(), "handshake")))
     assert (cell["status"], cell["examples"]) == ("failed", declared + 1)
