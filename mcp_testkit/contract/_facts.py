@@ -148,37 +148,32 @@ _NEEDS = {
 """The methods each capability promises (see `ApprovalAdapter` and `ToolCacheAdapter`)."""
 
 
-def _capabilities(adapter: Any) -> frozenset[str]:
-    """The adapter's declared capabilities, checked: known names, and the methods each one needs."""
-    declared = getattr(adapter, "capabilities", ())
+def _named(adapter: Any, attribute: str, known: Collection[str], unknown_as: str) -> frozenset[str]:
+    """The adapter's optional collection of names `attribute`, checked: a collection of strings, each in `known`."""
+    declared = getattr(adapter, attribute, ())
     if isinstance(declared, str) or not isinstance(declared, Collection) or not all(
         isinstance(name, str) for name in declared
     ):
-        raise ContractError(f"adapter {_name(adapter)}: capabilities must be a collection of names, not {declared!r}")
-    unknown = sorted(set(declared) - set(CAPABILITIES))
+        raise ContractError(f"adapter {_name(adapter)}: {attribute} must be a collection of names, not {declared!r}")
+    unknown = sorted(set(declared) - set(known))
     if unknown:
-        raise ContractError(
-            f"adapter {_name(adapter)}: unknown capabilities {unknown}; known: {', '.join(CAPABILITIES)}"
-        )
+        raise ContractError(f"adapter {_name(adapter)}: {unknown_as} {unknown}; known: {', '.join(known)}")
+    return frozenset(declared)
+
+
+def _capabilities(adapter: Any) -> frozenset[str]:
+    """The adapter's declared capabilities, checked: known names, and the methods each one needs."""
+    declared = _named(adapter, "capabilities", CAPABILITIES, "unknown capabilities")
     for capability in declared:
         missing = [method for method in _NEEDS[capability] if not callable(getattr(adapter, method, None))]
         if missing:
             raise ContractError(f"adapter {_name(adapter)}: it declares {capability!r} but has no {', '.join(missing)}")
-    return frozenset(declared)
+    return declared
 
 
 def _inabilities(adapter: Any) -> frozenset[str]:
     """What the adapter says the contract cannot do through it, checked: known names only."""
-    declared = getattr(adapter, "cannot", ())
-    if isinstance(declared, str) or not isinstance(declared, Collection) or not all(
-        isinstance(name, str) for name in declared
-    ):
-        raise ContractError(f"adapter {_name(adapter)}: cannot must be a collection of names, not {declared!r}")
-    unknown = sorted(set(declared) - set(INABILITIES))
-    if unknown:
-        known = ", ".join(INABILITIES)
-        raise ContractError(f"adapter {_name(adapter)}: unknown names in cannot {unknown}; known: {known}")
-    return frozenset(declared)
+    return _named(adapter, "cannot", INABILITIES, "unknown names in cannot")
 
 
 def _name(adapter: Any) -> str:
