@@ -13,15 +13,8 @@ import argparse
 import difflib
 import re
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
-
-from mcp_testkit.bridge import _cli as _client
-from mcp_testkit.cassettes import _cli as _cassettes
-from mcp_testkit.contract import _cli as _check
-from mcp_testkit.contract._cli import _diff
-from mcp_testkit.proxy import _cli as _proxy_cli
-from mcp_testkit.standalone import _cli as _serve
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 __all__ = ["main"]
 
@@ -68,25 +61,75 @@ def _version() -> str:
     return __version__
 
 
-def _parser() -> tuple[_Parser, dict[str, _Parser]]:
-    """The top-level parser, and the parser of each subcommand by name."""
+def _parser(only: str | None = None) -> tuple[_Parser, dict[str, _Parser]]:
+    """The top-level parser, and the parser of each subcommand by name: of ``only`` if it names a command, else of
+    every command."""
     parser = _Parser(prog="mcp-testkit", description="Test MCP client bridges.")
     parser.add_argument("--version", action="version", version=f"mcp-testkit {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = _serve.add_parser(commands)
-    _cassettes.add_serve_options(serve)
-    _check.add_parser(commands)
-    _diff.add_parser(commands)
-    _cassettes.add_parsers(commands)
-    _proxy_cli.add_parser(commands)
-    _client.add_parser(commands)
+    adders = [_ADDERS[only]] if only in _ADDERS else list(dict.fromkeys(_ADDERS.values()))
+    for add in adders:
+        add(commands)
     return parser, commands.choices
+
+
+def _add_serve(commands: Any) -> None:
+    from mcp_testkit.cassettes import _cli as cassettes
+    from mcp_testkit.standalone import _cli as serve
+
+    cassettes.add_serve_options(serve.add_parser(commands))
+
+
+def _add_check(commands: Any) -> None:
+    from mcp_testkit.contract import _cli as check
+
+    check.add_parser(commands)
+
+
+def _add_diff(commands: Any) -> None:
+    from mcp_testkit.contract._cli import _diff
+
+    _diff.add_parser(commands)
+
+
+def _add_cassettes(commands: Any) -> None:
+    from mcp_testkit.cassettes import _cli as cassettes
+
+    cassettes.add_parsers(commands)
+
+
+def _add_proxy(commands: Any) -> None:
+    from mcp_testkit.proxy import _cli as proxy
+
+    proxy.add_parser(commands)
+
+
+def _add_client(commands: Any) -> None:
+    from mcp_testkit.bridge import _cli as client
+
+    client.add_parser(commands)
+
+
+_ADDERS: dict[str, Callable[[Any], None]] = {
+    "serve": _add_serve,
+    "check": _add_check,
+    "diff": _add_diff,
+    "record": _add_cassettes,
+    "verify": _add_cassettes,
+    "proxy": _add_proxy,
+    "client": _add_client,
+}
+"""Each command and what adds its parser, in the order the overview lists them. A command line that names its
+command imports that command's package only: `serve --stdio` as a bridge's command server starts in a fraction of
+the time the whole toolkit (the contract, Hypothesis, pytest) takes to import, which a bridge's handshake timeout
+counts."""
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line, parsed; an unknown argument is reported by its subcommand, with that usage."""
-    parser, commands = _parser()
-    if not (sys.argv[1:] if argv is None else argv):
+    given = list(sys.argv[1:] if argv is None else argv)
+    parser, commands = _parser(only=given[0] if given else None)
+    if not given:
         sys.stdout.write(_overview(parser, commands))
         raise SystemExit(0)
     args, extras = parser.parse_known_args(argv)
@@ -98,19 +141,28 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
     if args.command == "serve":
-        return _serve.run(args)
+        from mcp_testkit.standalone import _cli as serve
+
+        return serve.run(args)
     if args.command == "check":
-        return _check.run(args)
+        from mcp_testkit.contract import _cli as check
+
+        return check.run(args)
     if args.command == "diff":
+        from mcp_testkit.contract._cli import _diff
+
         return _diff.run(args)
-    if args.command == "record":
-        return _cassettes.run_record(args)
-    if args.command == "verify":
-        return _cassettes.run_verify(args)
+    if args.command in ("record", "verify"):
+        from mcp_testkit.cassettes import _cli as cassettes
+
+        return cassettes.run_record(args) if args.command == "record" else cassettes.run_verify(args)
     if args.command == "proxy":
+        from mcp_testkit.proxy import _cli as proxy
         from mcp_testkit.standalone._admin import ProxyAdminApp
 
-        return _proxy_cli.run(args, admin_app=ProxyAdminApp)
+        return proxy.run(args, admin_app=ProxyAdminApp)
     if args.command == "client":
-        return _client.run(args)
+        from mcp_testkit.bridge import _cli as client
+
+        return client.run(args)
     return 2  # pragma: no cover - argparse requires a command

@@ -276,3 +276,17 @@ def test_a_write_run_twice_is_one_broken_promise_listed_once_with_the_properties
     assert promises == ["mine breaks 2 promises: P2 (in examples of P2, P6, P12), P4 (in examples of P4)."]
     alone = summary_lines(Judgement(unexpected=unexpected[:2]), {"x:Mine": "mine"}, {}, [], [])
     assert not any(line.startswith("mine breaks") for line in alone), "said only where a promise crosses properties"
+
+
+@pytest.mark.parametrize("command", ["serve", "record", "proxy", "client"])
+def test_a_command_imports_its_own_package_not_the_contracts(command: str) -> None:
+    """Parsing a command line that names its command imports that command's parser only: `serve --stdio`, a bridge's
+    command server, starts without the contract, Hypothesis or pytest (whose import a handshake timeout counts)."""
+    probe = (
+        "import sys\n"
+        "from mcp_testkit.cli import _parser\n"
+        f"_parser(only={command!r})\n"
+        "print(sorted({'mcp_testkit.contract', 'hypothesis', 'pytest'} & set(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]"
