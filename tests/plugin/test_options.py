@@ -60,6 +60,10 @@ def test_help_shows_the_option_group(pytester: pytest.Pytester) -> None:
     )
 
 
+# Warnings are errors in the nested runs, but for pytest's own note that a module this worker imported before (it
+# depends on which tests ran here first) cannot be rewritten for the nested session: that is no warning of the plugin's.
+WARNINGS_ARE_ERRORS = ("-W", "error", "-W", "ignore::pytest.PytestAssertRewriteWarning")
+
 LOOP_SCOPE = """
 import pytest
 
@@ -79,7 +83,7 @@ def test_a_plain_run_trips_no_pytest_asyncio_warning(pytester: pytest.Pytester) 
     """With asyncio_default_fixture_loop_scope unset, a `-W error` run passes: the plugin keeps the present scope."""
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(LOOP_SCOPE.replace("EXPECTED", "fixture-scope"))
-    result = pytester.runpytest("-W", "error", "-p", "no:cacheprovider")
+    result = pytester.runpytest(*WARNINGS_ARE_ERRORS, "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
     assert "warnings" not in result.parseoutcomes()
 
@@ -90,4 +94,4 @@ def test_the_users_fixture_loop_scope_is_kept(pytester: pytest.Pytester, how: li
     if not how:
         pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = module\n")
     pytester.makepyfile(LOOP_SCOPE.replace("EXPECTED", "module"))
-    pytester.runpytest("-W", "error", *how).assert_outcomes(passed=2)
+    pytester.runpytest(*WARNINGS_ARE_ERRORS, *how).assert_outcomes(passed=2)
