@@ -330,7 +330,18 @@ class Fine(ReferenceBridgeAdapter):
 
 def _console(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     script = Path(sys.executable).with_name("mcp-testkit")
-    return subprocess.run([str(script), "check", *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+    return subprocess.run(
+        [str(script), "check", *args], capture_output=True, text=True, timeout=300, cwd=cwd, preexec_fn=_ctrl_c_heard
+    )
+
+
+def _ctrl_c_heard() -> None:
+    """In the child, before it runs: SIGINT back to its default, as a terminal's program has it. A test run started
+    in the background by a shell (`pytest &`) has SIGINT ignored, the child would inherit that, and Python then
+    installs no KeyboardInterrupt handler for check to rely on (it leaves an ignored Ctrl-C ignored)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_an_adapter_given_as_a_file_path_is_loaded(tmp_path: Path) -> None:
@@ -435,6 +446,7 @@ def test_ctrl_c_stops_with_the_verdicts_so_far() -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_ctrl_c_heard,
     )
     try:
         assert process.stdout is not None
