@@ -84,6 +84,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("mcp_journal", default="fail", help="default of --mcp-journal")
     parser.addini("mcp_report", default="", help="default of --mcp-report (relative to the ini file)")
     parser.addini("mcp_journal_limit", default="50", help="at most this many journal lines a server in a report")
+    parser.addini(
+        "mcp_strict",
+        default="true",
+        help="fail a test whose client broke MCP's rules in its servers' journals (the referee, docs/referee.md): "
+        "true (default) or false",
+    )
+    parser.addini(
+        "mcp_allow_violations",
+        type="args",
+        default=[],
+        help="referee rule ids a test's client may break without failing it (space-separated)",
+    )
 
 
 # -- configure ---------------------------------------------------------------------------------------

@@ -9,18 +9,22 @@ from typing import Any
 import pytest
 
 __all__ = [
+    "ALLOW_KEY",
     "CASSETTE_KEYS",
     "FIRED_KEY",
     "JOURNAL_MODES",
     "MARKER",
     "OPTIONS",
     "RECORD_MODES",
+    "STRICT_KEY",
     "TRANSPORTS",
     "Options",
+    "Referee",
     "assert_all_fired",
     "keep_asyncio_fixture_loop_scope",
     "marker_settings",
     "read_options",
+    "referee_of",
 ]
 
 TRANSPORTS = ("socket", "asgi")
@@ -31,11 +35,16 @@ PROXY_KEYS = ("upstream", "upstream_headers")
 """The keywords of a marker that puts the chaos proxy in front of a live server (`upstream=` without `cassette=`)."""
 FIRED_KEY = "assert_all_fired"
 """The marker keyword that relaxes the fail-closed check of scripted faults at teardown."""
+STRICT_KEY = "strict"
+"""The marker keyword (and, as `mcp_strict`, the ini key) that turns off the referee's fail-closed check."""
+ALLOW_KEY = "allow_violations"
+"""The marker keyword (and, as `mcp_allow_violations`, the ini key) naming referee rules a test may break."""
 
 MARKER = (
     "mcp_server(name=..., page_size=..., response_mode=..., required_headers={...}, preset=...): "
     "configure the mcp_server fixture for this test (any TestMcpServer keyword except host and port); "
     "assert_all_fired=False lets a scripted fault of the test's servers stay unfired; "
+    "strict=False lets the client break MCP's rules (docs/referee.md), allow_violations=[rule ids] the ones named; "
     "cassette='tapes/x.json' (with upstream=, upstream_headers=, upstream_era=, match=, redact=) replays or "
     "records a server; upstream='http://...' (or a command) without cassette= puts the chaos proxy in front of "
     "that live server"
@@ -53,6 +62,16 @@ class Options:
     record: str = "none"
     report_dir: Path | None = None
     """Where a failing test's journals go as HTML diagrams (--mcp-report); None writes none."""
+    referee: Referee | None = None
+    """The ini keys' referee check: on for every rule (None, as `Referee()`), off, or some rules allowed."""
+
+
+@dataclass(frozen=True)
+class Referee:
+    """Whether a test fails on the referee's violations in its servers' journals, and which rules it may break."""
+
+    strict: bool = True
+    allow: frozenset[str] = frozenset()
 
 
 OPTIONS = pytest.StashKey[Options]()
@@ -72,7 +91,24 @@ def read_options(config: pytest.Config, *, asyncio: bool) -> Options:
     record = config.getoption("mcp_record", None) or config.getini("mcp_record")
     if record not in RECORD_MODES:
         raise pytest.UsageError(f"mcp_record must be one of {', '.join(RECORD_MODES)}, not {record!r}")
-    return Options(transport, journal, int(limit), asyncio, record, _report_dir(config))
+    strict = str(config.getini("mcp_strict")).strip().lower()
+    if strict not in ("true", "false"):
+        raise pytest.UsageError(f"mcp_strict must be true or false, not {strict!r}")
+    allow = _known_rules(config.getini("mcp_allow_violations"), "the ini key mcp_allow_violations", pytest.UsageError)
+    referee = Referee(strict == "true", allow)
+    return Options(transport, journal, int(limit), asyncio, record, _report_dir(config), referee)
+
+
+def _known_rules(names: Any, where: str, error: type[Exception]) -> frozenset[str]:
+    """`names` (rule ids) as a set, each checked against the referee's rules; `error` names an unknown one."""
+    from mcp_testkit._wire.referee import RULES
+
+    if isinstance(names, str) or not all(isinstance(name, str) for name in names):
+        raise error(f"{where} takes a list of referee rule ids, not {names!r}; the rules are {', '.join(RULES)}")
+    unknown = sorted(set(names) - set(RULES))
+    if unknown:
+        raise error(f"{where} names no referee rule: {', '.join(unknown)}; the rules are {', '.join(RULES)}")
+    return frozenset(names)
 
 
 def _report_dir(config: pytest.Config) -> Path | None:
@@ -140,11 +176,28 @@ def assert_all_fired(item: pytest.Item) -> bool:
     return value
 
 
+def referee_of(item: pytest.Item) -> Referee:
+    """The referee check for the test: the ini keys', then its marker's `strict=` and `allow_violations=`."""
+    ini = item.config.stash[OPTIONS].referee or Referee()
+    marks = _merged_marks(item)
+    strict = marks.get(STRICT_KEY, ini.strict)
+    if not isinstance(strict, bool):
+        pytest.fail(f"@pytest.mark.mcp_server: {STRICT_KEY} takes True or False, not {strict!r}", pytrace=False)
+    allow = marks.get(ALLOW_KEY, ())
+    try:
+        rules = _known_rules(allow, f"@pytest.mark.mcp_server: {ALLOW_KEY}", ValueError)
+    except ValueError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    return Referee(strict, ini.allow | rules)
+
+
 def marker_settings(item: pytest.Item) -> tuple[dict[str, Any], dict[str, str]]:
     """The server settings of the test's `mcp_server` markers (closest wins), minus defaults, and its headers."""
     assert_all_fired(item)
+    referee_of(item)
     merged = _merged_marks(item)
-    merged.pop(FIRED_KEY, None)
+    for key in (FIRED_KEY, STRICT_KEY, ALLOW_KEY):
+        merged.pop(key, None)
     headers = dict(merged.pop("required_headers", None) or {})
     cassette = {key: merged.pop(key) for key in CASSETTE_KEYS if key in merged}
     if cassette and "cassette" not in cassette and not set(cassette) <= set(PROXY_KEYS):
@@ -153,7 +206,8 @@ def marker_settings(item: pytest.Item) -> tuple[dict[str, Any], dict[str, str]]:
     defaults = _constructor_defaults()
     unknown = sorted(set(merged) - (set(defaults) - {"host", "port"}))
     if unknown:
-        allowed = ", ".join(sorted({*defaults, "required_headers", FIRED_KEY} - {"host", "port"}))
+        keys = {*defaults, "required_headers", FIRED_KEY, STRICT_KEY, ALLOW_KEY} - {"host", "port"}
+        allowed = ", ".join(sorted(keys))
         pytest.fail(f"@pytest.mark.mcp_server: unknown keyword {', '.join(unknown)}; it takes {allowed}", pytrace=False)
     settings = {name: value for name, value in merged.items() if not _is_default(value, defaults[name])}
     return {**settings, **cassette}, headers

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from mcp_testkit._plugin.options import FIRED_KEY, assert_all_fired
+from mcp_testkit._plugin.options import ALLOW_KEY, FIRED_KEY, STRICT_KEY, assert_all_fired, referee_of
 
 if TYPE_CHECKING:
     from mcp_testkit.server import TestMcpServer
@@ -100,7 +100,8 @@ def mark_checked(item: pytest.Item) -> None:
 
 def check(item: pytest.Item, served: list[Served]) -> None:
     """Raise the first handler error of these servers (the rest are in the journal section), then, unless the
-    test's marker relaxes it, fail on a scripted fault that never fired: such a test proved nothing."""
+    test's marker or the ini keys relax them, fail on the referee's violations (the client broke MCP's rules)
+    and on a scripted fault that never fired: such a test proved nothing."""
     __tracebackhide__ = True
     for one in served:
         one.checked = True
@@ -110,6 +111,7 @@ def check(item: pytest.Item, served: list[Served]) -> None:
         except AssertionError as exc:
             # The cause (the handler's own traceback) is what the reader needs, not check()'s frame.
             raise exc.with_traceback(None) from exc.__cause__
+    _check_conformant(item, served)
     if not served or not assert_all_fired(item):
         return
     for one in served:
@@ -122,6 +124,24 @@ def check(item: pytest.Item, served: list[Served]) -> None:
             ) from None
 
 
+def _check_conformant(item: pytest.Item, served: list[Served]) -> None:
+    """Fail the test if a client broke a referee rule the test does not allow, naming how to allow it."""
+    __tracebackhide__ = True
+    referee = referee_of(item)
+    if not referee.strict:
+        return
+    for one in served:
+        try:
+            one.server.journal.assert_conformant(allow=referee.allow)
+        except AssertionError as exc:
+            rules = sorted({v.rule for v in one.server.journal.violations} - referee.allow)
+            relax = f"{ALLOW_KEY}={rules!r}"
+            raise AssertionError(
+                f"{one.title}: {exc}\nIf the test's client may break these rules, mark the test "
+                f"@pytest.mark.mcp_server({relax}) (or {STRICT_KEY}=False for every rule)."
+            ) from None
+
+
 def journal_text(served: Served, used: Used, limit: int) -> str:
     """The server, then one line a request (at most `limit`), then handler errors; credentials hidden."""
     server = served.server
@@ -131,6 +151,10 @@ def journal_text(served: Served, used: Used, limit: int) -> str:
     lines.append(journal.format(limit=limit))
     if journal.auth:  # a protected server: its exchanges with the authorization server, redacted at the source
         lines.append(journal.auth.format())
+    broken = journal.violations
+    if broken:  # what the client sent that breaks MCP's rules, whether or not the test fails for it
+        lines.append(f"the client broke MCP's rules {len(broken)} time{'s' * (len(broken) != 1)} (docs/referee.md):")
+        lines.extend(f"  {violation}" for violation in broken[:5])
     errors = server.errors
     if errors:
         lines.append(f"tool handlers raised {len(errors)} exception{'s' * (len(errors) != 1)}:")

@@ -220,7 +220,7 @@ def differences(shown: list[str], printed: list[str]) -> list[str] | None:
 def test_the_pages_have_examples_of_every_kind() -> None:
     """The collection finds examples on every page that has code, of each kind, so none can silently vanish."""
     assert {block.page.name for block in PYTHON} >= {"README.md", "index.md", "bridge.md", "contract.md", "server.md"}
-    assert len(PYTESTER) == 18
+    assert len(PYTESTER) == 19
     modules = [block.file for page in PAGES for block in blocks(page) if block.file is not None]
     assert modules == ["toolbox.py", "toolbox_adapter.py"]
     assert any(command[:2] == ["mcp-testkit", "check"] for block in CONSOLE for command, _ in _commands(block))

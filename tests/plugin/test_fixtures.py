@@ -18,7 +18,7 @@ def call(url, tool, arguments=None, headers=None):
     with httpx2.Client(headers={**HEADERS, **(headers or {})}) as client:
         answer = client.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
         answer.raise_for_status()
-        session = {"mcp-session-id": answer.headers["mcp-session-id"]}
+        session = {"mcp-session-id": answer.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
         params = {"name": tool, "arguments": arguments or {}}
         body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
         return client.post(url, json=body, headers=session).json()["result"]

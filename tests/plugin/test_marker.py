@@ -29,7 +29,7 @@ def test_marker_configures_the_server_for_one_test(pytester: pytest.Pytester) ->
                 answer = client.post(mcp_server.url, json=INIT)
                 assert answer.headers["content-type"].startswith("text/event-stream")
                 assert '"name":"gh"' in answer.text
-                session = {"mcp-session-id": answer.headers["mcp-session-id"]}
+                session = {"mcp-session-id": answer.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
                 listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
                 page = client.post(mcp_server.url, json=listing, headers=session)
                 assert page.text.count('"inputSchema"') == 2 and "nextCursor" in page.text

@@ -18,6 +18,7 @@ def call(url, headers, tool):
     with httpx2.Client(headers={**HEADERS, **headers}) as client:
         answer = client.post(url, json=INIT)
         client.headers["mcp-session-id"] = answer.headers["mcp-session-id"]
+        client.headers["mcp-protocol-version"] = "2025-06-18"
         client.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool}})
         client.delete(url)
 
@@ -145,6 +146,7 @@ def test_factory_servers_get_sections_and_checks(pytester: pytest.Pytester) -> N
                 client.get(gh.url)
                 answer = client.post(jira.url, json=INIT)
                 client.headers["mcp-session-id"] = answer.headers["mcp-session-id"]
+                client.headers["mcp-protocol-version"] = "2025-06-18"
                 call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "boom"}}
                 client.post(jira.url, json=call)
         """

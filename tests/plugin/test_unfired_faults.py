@@ -18,7 +18,8 @@ CALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "t
 def call_once(server):
     with httpx2.Client(headers=HEADERS) as client:
         session = client.post(server.url, json=INIT).headers["mcp-session-id"]
-        return client.post(server.url, json=CALL, headers={"mcp-session-id": session})
+        headers = {"mcp-session-id": session, "mcp-protocol-version": "2025-06-18"}
+        return client.post(server.url, json=CALL, headers=headers)
 """
 
 
