@@ -73,6 +73,10 @@ class PropertyRun:
         self.budget = budget
         self.examples = 0
         self.coverage: Counter[str] = Counter()
+        self.violations: Counter[str] = Counter()
+        """The referee's rules the bridge's messages broke in the examples counted, by rule id: how many messages."""
+        self.violation_shown: dict[str, str] = {}
+        """The first violation of each rule, as the referee says it (`rule at path: message`)."""
         self.failure: str | None = None
         self.failure_journal: tuple[Record, ...] = ()
         """The requests of the example that failed last (the shrunk one, once Hypothesis is done)."""
@@ -187,8 +191,12 @@ class PropertyRun:
         return labels or ["no fault fired"]
 
     def _count(self, inputs: dict[str, Any]) -> None:
-        """Count the example's labels in the coverage; a drawn example's are Hypothesis' events too."""
+        """Count the example's labels in the coverage (a drawn example's are Hypothesis' events too), and the
+        referee's violations in what the bridge sent (`docs/referee.md`): what the server saw, not a verdict."""
         self.coverage.update(self._labels(inputs))
+        for broken in self.harness.server.journal.violations:
+            self.violations[broken.rule] += 1
+            self.violation_shown.setdefault(broken.rule, f"{broken.rule} at {broken.path}: {broken.message}")
 
     def _tell(self, inputs: dict[str, Any], where: str) -> None:
         """A drawn example (shrinking tries included) tells Hypothesis what it covered: `event()`, `note()`."""

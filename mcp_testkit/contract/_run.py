@@ -186,6 +186,8 @@ class _Verdict:
             self.era,
             run.failure_journal if run and status == "failed" else (),
             *_counterexample_of(run, status),
+            violations=dict(run.violations) if run else {},
+            violation_shown=dict(run.violation_shown) if run else {},
         )
 
     def not_applicable(self, reason: str) -> PropertyResult:

@@ -76,6 +76,11 @@ class PropertyResult:
     """For "failed" and "hung": the inputs of the counterexample's example, what `replay_example` runs again."""
     found_as: str | None = field(default=None, repr=False, compare=False)
     """For "failed" and "hung": which example the counterexample is, "drawn" or "declared case 3 of 20"."""
+    violations: Mapping[str, int] = field(default_factory=dict)
+    """The referee's rules the bridge's messages broke in the examples (`docs/referee.md`), by rule id: how many
+    messages broke each. What the server saw, beside the verdict and never part of it."""
+    violation_shown: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    """The first violation of each rule in `violations`, as the referee says it (`rule at path: message`)."""
 
     def __post_init__(self) -> None:
         if self.status not in _STATUSES:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from mcp_testkit.contract._cli._report import Verdicts
     from mcp_testkit.contract._verdict import PropertyResult
 
-__all__ = ["WIDTH", "finding", "fit", "summary_lines", "verdict_line"]
+__all__ = ["WIDTH", "finding", "fit", "referee_lines", "summary_lines", "verdict_line"]
 
 WIDTH = 200
 _HEADER = re.compile(r"^P\w+ counterexample \(")
@@ -70,6 +70,7 @@ def summary_lines(
         lines.append(expected)
     lines += [fit(f"Note: {note}.") for note in judgement.notes]
     lines += _blocked_lines(verdicts, eras)
+    lines += referee_lines(verdicts)
     lines += _not_applicable_lines(verdicts, chosen, eras)
     return lines
 
@@ -117,6 +118,30 @@ def _blocked_lines(verdicts: Verdicts, eras: Sequence[str]) -> list[str]:
                     f"{CONNECTS}, so {were} not checked (no verdict, never held)."
                 )
             )
+    return lines
+
+
+def referee_lines(verdicts: Verdicts) -> list[str]:
+    """`mybridge's messages broke MCP's rules: version-header 12 (P1, P2), schema 3 (P6); first: ...`: what the
+    referee found in each bridge's traffic over all its examples (docs/referee.md), a line per bridge that broke a
+    rule. Beside the verdicts, never part of them."""
+    lines = []
+    for label, results in verdicts.items():
+        counts: dict[str, int] = {}
+        met: dict[str, dict[str, None]] = {}
+        shown: dict[str, str] = {}
+        for (pid, _era), result in results.items():
+            for rule, count in result.violations.items():
+                counts[rule] = counts.get(rule, 0) + count
+                met.setdefault(rule, {})[pid] = None
+                shown.setdefault(rule, result.violation_shown.get(rule, rule))
+        if not counts:
+            continue
+        rules = sorted(counts, key=lambda rule: -counts[rule])
+        said = ", ".join(f"{rule} {counts[rule]} (in {', '.join(met[rule])})" for rule in rules)
+        lines.append(
+            fit(f"{label}'s messages broke MCP's rules (docs/referee.md, no verdict): {said}; first: {shown[rules[0]]}")
+        )
     return lines
 
 
