@@ -356,9 +356,25 @@ def check(
     elif bridge.kind == "toolkit":
         suffix = f" (mcp {version_of(python, 'mcp')})"
         verdicts = {_versioned(label, suffix): value for label, value in verdicts.items()}
-    for value in verdicts.values():  # published: no paths of this machine
+    for label, value in verdicts.items():  # published: no paths of this machine
         value["spec"] = str(value["spec"]).replace(f"{ROOT}/", "").replace(str(cache), "$CACHE")
+        print(f"::: {label}: the referee found {referee_cell(value)}", flush=True)
     return verdicts
+
+
+def referee_cell(column: dict[str, object]) -> str:
+    """What the referee found in a column's traffic (docs/referee.md), over all its cells: `none`, the rules broken
+    with how many messages broke each (`version-header 212, schema 3`), or `not judged` for cells published before
+    the contract reported it."""
+    cells = column["properties"].values()  # type: ignore[attr-defined]
+    judged = [cell["violations"] for cell in cells if "violations" in cell]
+    if not judged:
+        return "not judged"
+    counts: dict[str, int] = {}
+    for found in judged:
+        for rule, count in found.items():
+            counts[rule] = counts.get(rule, 0) + count
+    return ", ".join(f"{rule} {counts[rule]}" for rule in sorted(counts, key=lambda rule: -counts[rule])) or "none"
 
 
 def by_era(report: dict[str, dict[str, object]]) -> dict[str, dict[str, object]]:
@@ -541,6 +557,9 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
         f"`{STATELESS_COLUMN.strip()}`) against a server of both eras.",
         "P5 has no meaning in the stateless era and P5s none in the handshake era: n/a there. The SDK client in",
         "legacy mode never speaks 2026-07-28 (it falls back), so it has no stateless column.",
+        "The `referee` row is what [the referee](referee.md) found in each column's traffic over all its examples: the",
+        "rules the bridge's messages broke and how many messages broke each, beside the verdicts and never part of",
+        "them (`not judged`: cells published before the contract reported it).",
         "",
         "| property | " + " | ".join(f"`{label}`" for label in labels) + " |",
         "| --- | " + " | ".join("---" for _ in labels) + " |",
@@ -553,6 +572,7 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
             for label in labels
         ]
         lines.append(f"| {pid} | " + " | ".join(cells) + " |")
+    lines.append("| referee | " + " | ".join(referee_cell(verdicts[label]) for label in labels) + " |")
     lines += ["", "## Changes", "", *changes.strip().splitlines()]
     lines += ["", "## Run time", "", "| bridge | seconds | examples | examples per second |"]
     lines.append("| --- | --- | --- | --- |")

@@ -233,3 +233,22 @@ def test_the_published_matrix_shows_p0_first_and_blocked_cells_as_such(tmp_path:
     assert matrix.compare(verdicts, expected) == []
     expected.write_text(json.dumps({"smolagents": {"P0": "failed", "P1": "not_run", "P2": "blocked"}}))
     assert matrix.compare(verdicts, expected) == ["smolagents@1.26.0 P1: blocked, expected not_run"]
+
+
+def test_the_referee_row_sums_each_columns_violations_and_says_where_none_were_judged(tmp_path: Path) -> None:
+    """The `referee` row adds up the violations of a column's cells (most first), says `none` for a column judged
+    clean, and `not judged` for one whose cells were published before the contract reported violations."""
+    matrix = _script()
+    cell = {"status": "passed", "examples": 10, "seconds": 0.1, "counterexample": None}
+    verdicts = {
+        "broken": {"spec": "a:B", "properties": {
+            "P1": {**cell, "violations": {"schema": 2, "version-header": 5}},
+            "P2": {**cell, "violations": {"version-header": 7}},
+        }},
+        "clean": {"spec": "a:C", "properties": {"P1": {**cell, "violations": {}}, "P2": {**cell, "violations": {}}}},
+        "published": {"spec": "a:D", "properties": {"P1": cell, "P2": cell}},
+    }  # fmt: skip
+    page = tmp_path / "matrix.md"
+    matrix.write_markdown(verdicts, 10, page)
+    rows = [line for line in page.read_text(encoding="utf-8").splitlines() if line.startswith("| referee |")]
+    assert rows == ["| referee | version-header 12, schema 2 | none | not judged |"]

@@ -56,14 +56,16 @@ def test_each_verdict_carries_the_violations_of_its_examples_and_the_reference_b
 
 def test_check_prints_a_line_per_bridge_that_broke_a_rule_and_json_keeps_the_counts(tmp_path: Path) -> None:
     """`check` says which rules a bridge's messages broke, how often and in which properties' examples, with the
-    first violation; the exit status is the verdicts' alone (0 here); `--json` has the counts per verdict."""
+    first violation; the exit status is the verdicts' alone (0 here); `--json` has the counts per verdict, and
+    `--html` shows them in each cell's details."""
     imports = "from typing import Any\n\nimport httpx2\n\nfrom mcp_testkit.adapters import ReferenceBridgeAdapter\n\n\n"
     classes = inspect.getsource(_NoVersionHeader) + "\n\n" + inspect.getsource(ForgetsTheVersionHeader)
     (tmp_path / "forgets.py").write_text(imports + classes)
     out = tmp_path / "verdicts.json"
     done = subprocess.run(
         [sys.executable, "-m", "mcp_testkit", "check", "./forgets.py:ForgetsTheVersionHeader", "--property", "P1",
-         "--property", "P2", "--examples", "5", "--era", "handshake", "--json", str(out)],
+         "--property", "P2", "--examples", "5", "--era", "handshake", "--json", str(out),
+         "--html", str(tmp_path / "verdicts.html")],
         capture_output=True, text=True, timeout=300, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
@@ -75,3 +77,4 @@ def test_check_prints_a_line_per_bridge_that_broke_a_rule_and_json_keeps_the_cou
     cells = json.loads(out.read_text())["forgets-version"]["properties"]
     assert cells["P1@handshake"]["violations"]["version-header"] >= 5
     assert cells["P2@handshake"]["status"] == "passed"
+    assert "<dt>referee</dt><dd>version-header " in (tmp_path / "verdicts.html").read_text()

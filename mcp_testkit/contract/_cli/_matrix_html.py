@@ -84,6 +84,9 @@ def _detail(anchor: str, label: str, pid: str, era: str, spec: str, cell: Mappin
     coverage = cell.get("coverage") or {}
     if coverage:
         rows.append(("coverage", ", ".join(f"{name} {count}" for name, count in sorted(coverage.items()))))
+    if "violations" in cell:  # what the referee found in the cell's traffic (docs/referee.md), beside the verdict
+        broken = cell["violations"] or {}
+        rows.append(("referee", ", ".join(f"{rule} {count}" for rule, count in sorted(broken.items())) or "none"))
     rows += [("note", str(note)) for note in cell.get("notes") or ()]
     facts = "".join(f"<dt>{html.escape(name)}</dt><dd>{html.escape(value)}</dd>" for name, value in rows)
     parts = [

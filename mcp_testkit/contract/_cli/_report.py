@@ -42,7 +42,7 @@ def report(factories: Sequence[tuple[str, Any]], verdicts: Verdicts) -> dict[str
                     "counterexample": result.counterexample,
                     "notes": list(result.notes),
                     "coverage": dict(result.coverage),
-                    **({"violations": dict(result.violations)} if result.violations else {}),
+                    "violations": dict(result.violations),
                     **({"journal": [record.to_json() for record in result.journal]} if result.journal else {}),
                 }
                 for (pid, era), result in results.items()
