@@ -94,7 +94,7 @@ def test_{i}(httpserver, http):
 def test_{i}(mcp_server, http):
     mcp_server.tool("echo", returns="ok")
     answer = http.post(mcp_server.url, json=INIT, headers=HEADERS)
-    session = {{**HEADERS, "mcp-session-id": answer.headers["mcp-session-id"]}}
+    session = {{**HEADERS, "mcp-session-id": answer.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}}
     assert http.post(mcp_server.url, json=CALL, headers=session).json()["result"]["content"][0]["text"] == "ok"
 """,
     ),

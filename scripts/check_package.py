@@ -71,7 +71,7 @@ def test_mcp_server_answers_a_scripted_tool(mcp_server):
     with httpx2.Client(headers=HEADERS) as client:
         answer = client.post(mcp_server.url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
         answer.raise_for_status()
-        session = {"mcp-session-id": answer.headers["mcp-session-id"]}
+        session = {"mcp-session-id": answer.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
         params = {"name": "echo", "arguments": {"text": "hi"}}
         body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
         result = client.post(mcp_server.url, json=body, headers=session).json()["result"]

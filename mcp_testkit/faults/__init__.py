@@ -22,7 +22,7 @@ from mcp_testkit.faults._answers import (
     ProtocolError,
     WrongContentType,
 )
-from mcp_testkit.faults._auth import ExpireToken
+from mcp_testkit.faults._auth import ExpireToken, InsufficientScope, RevokeToken
 from mcp_testkit.faults._base import _ANY as _ANY
 from mcp_testkit.faults._base import _KINDS as _KINDS
 from mcp_testkit.faults._base import Fault, from_json
@@ -88,6 +88,7 @@ __all__ = [
     "HeaderMismatch",
     "HttpStatus",
     "HugeResult",
+    "InsufficientScope",
     "InvalidCursor",
     "LateAnswer",
     "Latency",
@@ -106,6 +107,7 @@ __all__ = [
     "RepeatCursor",
     "ResetPeer",
     "Restart",
+    "RevokeToken",
     "Rule",
     "Slice",
     "SlowClose",

@@ -19,6 +19,8 @@ REFUSED: dict[type[faults.Fault], str] = {
     faults.RepeatCursor: "the proxy cannot make a real server's cursor lead back to its own page",
     faults.EndlessPages: "the proxy cannot make a real server serve pages past its catalogue",
     faults.ExpireToken: "the proxy holds no authorization server: inject it on a TestMcpServer(auth=...)",
+    faults.RevokeToken: "the proxy holds no authorization server: inject it on a TestMcpServer(auth=...)",
+    faults.InsufficientScope: "the proxy holds no authorization server: inject it on a TestMcpServer(auth=...)",
 }
 """Faults that mean something only for a catalogue the fake owns, with the reason."""
 

@@ -368,6 +368,8 @@ EXAMPLES: list[faults.Fault] = [
     faults.SlowClose(delay_s=0.5),
     faults.StdoutNoise(lines=("starting", "ready")),
     faults.ExpireToken(),
+    faults.RevokeToken(),
+    faults.InsufficientScope(scope="tickets:write admin"),
 ]
 FAULT_CLASSES = {
     cls for name in faults.__all__ if isinstance(cls := getattr(faults, name), type) and issubclass(cls, faults.Fault)
