@@ -52,6 +52,14 @@ MARKER = (
 
 
 @dataclass(frozen=True)
+class Referee:
+    """Whether a test fails on the referee's violations in its servers' journals, and which rules it may break."""
+
+    strict: bool = True
+    allow: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class Options:
     """The run's settings: how fixtures reach servers, when reports carry journals, and the record mode."""
 
@@ -62,16 +70,8 @@ class Options:
     record: str = "none"
     report_dir: Path | None = None
     """Where a failing test's journals go as HTML diagrams (--mcp-report); None writes none."""
-    referee: Referee | None = None
-    """The ini keys' referee check: on for every rule (None, as `Referee()`), off, or some rules allowed."""
-
-
-@dataclass(frozen=True)
-class Referee:
-    """Whether a test fails on the referee's violations in its servers' journals, and which rules it may break."""
-
-    strict: bool = True
-    allow: frozenset[str] = frozenset()
+    referee: Referee = Referee()
+    """The ini keys' referee check: on for every rule (the default), off, or some rules allowed."""
 
 
 OPTIONS = pytest.StashKey[Options]()
@@ -178,7 +178,7 @@ def assert_all_fired(item: pytest.Item) -> bool:
 
 def referee_of(item: pytest.Item) -> Referee:
     """The referee check for the test: the ini keys', then its marker's `strict=` and `allow_violations=`."""
-    ini = item.config.stash[OPTIONS].referee or Referee()
+    ini = item.config.stash[OPTIONS].referee
     marks = _merged_marks(item)
     strict = marks.get(STRICT_KEY, ini.strict)
     if not isinstance(strict, bool):

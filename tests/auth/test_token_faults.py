@@ -18,30 +18,30 @@ pytestmark = pytest.mark.anyio
 CALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "create", "arguments": {}}}
 
 
+async def _calls(server: TestMcpServer, token: str, count: int) -> list[httpx2.Response]:
+    """`count` tools/call requests on one session, each with `token`."""
+    async with httpx2.AsyncClient() as http:
+        session = (await mcp_post(http, server.url, INITIALIZE, token)).headers["mcp-session-id"]
+        headers = {
+            "authorization": f"Bearer {token}",
+            "accept": "application/json, text/event-stream",
+            "mcp-session-id": session,
+            "mcp-protocol-version": "2025-11-25",
+        }
+        return [await http.post(server.url, json=CALL, headers=headers) for _ in range(count)]
+
+
 async def test_expire_token_after_n_calls_refuses_that_call_and_every_later_one_with_the_token() -> None:
     """nth=3: two calls run, the third is 401 invalid_token without running, and the token stays expired."""
     server = TestMcpServer(auth=AuthServer())
     server.tool("create", returns="opened")
     server.inject(faults.ExpireToken(), tool="create", nth=3)
     with anyio.fail_after(LIMIT_S):
-        async with server, httpx2.AsyncClient() as http:
+        async with server:
             token = server.auth.issue_token(resource=server.url).access_token  # type: ignore[union-attr]
-            session = (await mcp_post(http, server.url, INITIALIZE, token)).headers["mcp-session-id"]
-            statuses = []
-            for _ in range(4):
-                response = await http.post(
-                    server.url,
-                    json=CALL,
-                    headers={
-                        "authorization": f"Bearer {token}",
-                        "accept": "application/json, text/event-stream",
-                        "mcp-session-id": session,
-                        "mcp-protocol-version": "2025-11-25",
-                    },
-                )
-                statuses.append(response.status_code)
-    assert statuses == [200, 200, 401, 401]
-    assert challenge_of(response)["error_description"] == "token 1 expired"
+            responses = await _calls(server, token, 4)
+    assert [r.status_code for r in responses] == [200, 200, 401, 401]
+    assert challenge_of(responses[-1])["error_description"] == "token 1 expired"
     assert server.executions("create") == 2
     assert server.auth.grant("token 1").expired  # type: ignore[union-attr]
     assert [c.fault for c in server.calls("create")] == [None, None, faults.ExpireToken(), None]
@@ -91,19 +91,6 @@ def test_the_chaos_proxy_refuses_a_token_fault_naming_why() -> None:
     proxy = ChaosProxy("http://127.0.0.1:8000/mcp")  # not started: inject checks the fault at once
     with pytest.raises(ValueError, match="cannot apply ExpireToken: the proxy holds no authorization server"):
         proxy.inject(faults.ExpireToken())
-
-
-async def _calls(server: TestMcpServer, token: str, count: int) -> list[httpx2.Response]:
-    """`count` tools/call requests on one session, each with `token`."""
-    async with httpx2.AsyncClient() as http:
-        session = (await mcp_post(http, server.url, INITIALIZE, token)).headers["mcp-session-id"]
-        headers = {
-            "authorization": f"Bearer {token}",
-            "accept": "application/json, text/event-stream",
-            "mcp-session-id": session,
-            "mcp-protocol-version": "2025-11-25",
-        }
-        return [await http.post(server.url, json=CALL, headers=headers) for _ in range(count)]
 
 
 async def test_revoke_token_refuses_that_call_and_every_later_one_and_its_refresh_token_no_longer_refreshes() -> None:
