@@ -156,6 +156,12 @@ class ToolContext:
     client_capabilities: Mapping[str, Any] = field(default_factory=dict)
     """What the client declared it can do (`initialize`, or a 2026-07-28 request's `_meta`): `elicitation`,
     `sampling`, `roots`..."""
+    session_id: str | None = None
+    """The session the call came on (handshake era); None in 2026-07-28, which has no sessions."""
+    session_state: dict[str, Any] | None = None
+    """A dict the handlers of one session share and keep between its calls (a login, a cursor, a transaction), empty
+    when the session opens and gone with it (a lost session, a restart); None in 2026-07-28, which has no sessions.
+    See docs/server.md, "State kept in a session"."""
     _ask: AskInput | None = field(default=None, repr=False)
     _keys: dict[str, int] = field(default_factory=dict, repr=False)
 

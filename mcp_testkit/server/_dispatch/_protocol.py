@@ -190,6 +190,8 @@ async def call_tool(request_id: Any, params: dict[str, Any], call: Call) -> Any:
             logs=era.logs_unasked or call.log_level is not None,
             era=era.name,
             client_capabilities=era.capabilities(call),
+            session_id=session.id if session is not None else None,
+            session_state=session.tool_state if session is not None else None,
             _ask=era.asker(call, name, "tools/call", arguments),
         )
 

@@ -129,6 +129,8 @@ class Session:
     """Server-to-client input requests waiting for the client's response, by JSON-RPC id (`_dispatch/_input.py`)."""
     subscriptions: set[str] = field(default_factory=set, repr=False)
     """The resource URIs it subscribed to (`resources/subscribe`), told of each `update_resource`."""
+    tool_state: dict[str, Any] = field(default_factory=dict, repr=False)
+    """What tool handlers keep in this session (`ToolContext.session_state`): gone with the session."""
 
     def __repr__(self) -> str:
         state = "alive" if self.alive else "ended"
