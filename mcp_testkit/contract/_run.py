@@ -77,6 +77,7 @@ def check_property(
         if missing is not None:
             return result.not_applicable(missing)
         cases = prop.cases(facts) if declared_cases else []
+        result.held_as = prop.held_as(facts) if prop.held_as is not None else None
         spoken, how = harness.spoken_era()
     except ContractError as error:
         return result("error", str(error))
@@ -169,6 +170,8 @@ class _Verdict:
         self.era = era
         self.started = time.perf_counter()
         self.notes: list[str] = []
+        self.held_as: str | None = None
+        """What a pass would rest on besides the examples (`Property.held_as`), once the facts are read."""
 
     def __call__(
         self, status: Status, text: str | None = None, run: PropertyRun | None = None, declared: int = 0
@@ -188,6 +191,7 @@ class _Verdict:
             *_counterexample_of(run, status),
             violations=dict(run.violations) if run else {},
             violation_shown=dict(run.violation_shown) if run else {},
+            held_as=self.held_as if status == "passed" else None,
         )
 
     def not_applicable(self, reason: str) -> PropertyResult:

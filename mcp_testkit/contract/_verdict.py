@@ -81,6 +81,9 @@ class PropertyResult:
     messages broke each. What the server saw, beside the verdict and never part of it."""
     violation_shown: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     """The first violation of each rule in `violations`, as the referee says it (`rule at path: message`)."""
+    held_as: str | None = None
+    """For "passed": the adapter's declaration the pass rests on (P19: "per-call sessions declared"), which the
+    mark shows; None for a pass of the examples alone."""
 
     def __post_init__(self) -> None:
         if self.status not in _STATUSES:
@@ -122,7 +125,10 @@ class PropertyResult:
 
     @property
     def mark(self) -> str:
-        """The verdict as `check` prints it: holds, FAILS, HUNG, blocked, ERROR, n/a or fell back."""
+        """The verdict as `check` prints it: holds, FAILS, HUNG, blocked, ERROR, n/a or fell back; a pass that rests
+        on a declaration says which (`holds (per-call sessions declared)`)."""
+        if self.status == "passed" and self.held_as:
+            return f"{MARKS['passed']} ({self.held_as})"
         return MARKS[self.status]
 
     def coverage_line(self) -> str:

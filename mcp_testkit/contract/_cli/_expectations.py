@@ -48,12 +48,24 @@ _SECONDS_PER_RUN = (1.0, 3.5)
 100 examples per property (README's `mcp-testkit check`: 6 such runs in 27 s on 2 cores; at 20 examples, 11 s)."""
 
 
+def _spans(chosen: Sequence[str]) -> str:
+    """The numbered ids of `chosen` as spans, `P0-P14, P19` (an id with a letter, P5s, goes with its number's)."""
+    numbers = sorted({int(pid[1:].rstrip("s")) for pid in chosen})
+    spans: list[list[int]] = []
+    for number in numbers:
+        if spans and number == spans[-1][-1] + 1:
+            spans[-1].append(number)
+        else:
+            spans.append([number])
+    return ", ".join(f"P{span[0]}" if len(span) == 1 else f"P{span[0]}-P{span[-1]}" for span in spans)
+
+
 def opening_lines(
     labels: dict[str, str], chosen: Sequence[str], eras: Sequence[str], args: argparse.Namespace, *, named: bool
 ) -> list[str]:
     """The header: what this run compares and about how long it takes, and (for the default run) that the SDK
     client's failures are known."""
-    properties = ", ".join(chosen) if len(chosen) <= 3 else f"{len(chosen)} properties ({chosen[0]}-{chosen[-1]})"
+    properties = ", ".join(chosen) if len(chosen) <= 3 else f"{len(chosen)} properties ({_spans(chosen)})"
     where = "both eras (the handshake and 2026-07-28)" if len(eras) == 2 else _ERA_WORDS[eras[0]]
     how_long = _how_long(len(labels), chosen, eras, args)
     lines = [

@@ -75,6 +75,13 @@ def _split(key: str) -> tuple[str, str]:
     return pid, era or HANDSHAKE
 
 
+def _cell_mark(cell: Mapping[str, Any]) -> str:
+    """A JSON cell's mark as `PropertyResult.mark` says it: its status's, with the declaration a pass rests on."""
+    status = str(cell.get("status", ""))
+    mark = _MARKS.get(status, status)
+    return f"{mark} ({cell['held_as']})" if status == "passed" and cell.get("held_as") else mark
+
+
 def _detail(anchor: str, label: str, pid: str, era: str, spec: str, cell: Mapping[str, Any]) -> str:
     """One cell's details: verdict, counts, coverage, notes, counterexample and its diagram."""
     status = str(cell.get("status", ""))
@@ -92,7 +99,7 @@ def _detail(anchor: str, label: str, pid: str, era: str, spec: str, cell: Mappin
     parts = [
         f'<details class="verdict" id="{anchor}"><summary class="{html.escape(status)}">'
         f"{html.escape(pid)} {_title(pid)} · {html.escape(label)} · {html.escape(era)}: "
-        f"{_MARKS.get(status, status)}</summary><dl>{facts}</dl>"
+        f"{html.escape(_cell_mark(cell))}</summary><dl>{facts}</dl>"
     ]
     if cell.get("counterexample"):
         heading = _HEADINGS.get(status, "what raised")
@@ -136,7 +143,7 @@ def matrix_page(report: Mapping[str, Mapping[str, Any]], *, title: str = "mcp-te
                 continue
             anchor = f"c{len(details) + 1}"
             status = str(cell.get("status", ""))
-            mark = html.escape(_MARKS.get(status, status))
+            mark = html.escape(_cell_mark(cell))
             row.append(f'<td class="cell {html.escape(status)}" data-cell="{html.escape(f"{label}|{pid}|{era}")}">')
             row.append(f'<a href="#{anchor}">{mark}</a></td>')
             spec = str(report[label].get("spec", ""))

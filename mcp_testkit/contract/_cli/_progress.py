@@ -9,6 +9,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from mcp_testkit.contract._verdict import MARKS
+
 if TYPE_CHECKING:
     import argparse
 
@@ -90,7 +92,7 @@ class Progress:
         if ticker is not None:
             ticker.stop()
         if not (args.verbose or args.quiet):
-            tally = Counter(results[p, era].mark for p in chosen if (p, era) in results)
+            tally = Counter(MARKS[results[p, era].status] for p in chosen if (p, era) in results)
             said = ", ".join(f"{count} {_TALLY.get(mark, mark)}" for mark, count in tally.items())
             self._grow(f"; {said}, {time.monotonic() - started:.1f} s", end=True)
 

@@ -43,6 +43,7 @@ def report(factories: Sequence[tuple[str, Any]], verdicts: Verdicts) -> dict[str
                     "notes": list(result.notes),
                     "coverage": dict(result.coverage),
                     "violations": dict(result.violations),
+                    **({"held_as": result.held_as} if result.held_as else {}),
                     **({"journal": [record.to_json() for record in result.journal]} if result.journal else {}),
                 }
                 for (pid, era), result in results.items()

@@ -49,6 +49,9 @@ class Property:
     needs: Callable[[BridgeFacts], str | None] | None = None
     """What the property needs the adapter to declare (a timeout, a size limit): the reason it does not apply
     when a declaration is missing, None when it applies."""
+    held_as: Callable[[BridgeFacts], str | None] | None = None
+    """What a pass rests on besides the examples: a declaration of the adapter that the property takes at its word
+    (P19's per-call sessions), said with the verdict as `holds (per-call sessions declared)`; None: the examples."""
     guarantee: str = ""
     """What the property promises, as the table of docs/contract.md states it."""
     breaks: str = ""
