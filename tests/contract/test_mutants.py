@@ -571,6 +571,31 @@ def test_mutant_approving_against_the_cached_listing_fails_p14(monkeypatch: pyte
     assert "an approval was checked against a stale listing: 'b', which the server no longer lists" in counterexample
 
 
+# -- P19 -----------------------------------------------------------------------------------------------
+
+
+class _UndeclaredPerCall(PerCallReferenceAdapter):
+    """The reference bridge with a session for every call, as langchain-mcp-adapters' default, but an adapter that
+    does not say so: the contract takes its sessions for persistent."""
+
+    name: ClassVar[str] = "undeclared-per-call"
+    sessions = "persistent"
+
+
+def test_mutant_opening_a_session_per_call_undeclared_fails_p19() -> None:
+    """A bridge that opens a new session for every call, its adapter declaring none, sends a login and the whoami
+    after it in two sessions: a server that keeps state in its session forgets the login. P19 fails it, naming the
+    two sessions; the same bridge with its per-call sessions declared holds it, saying that the pass rests on that."""
+    (result,) = run_contract(_UndeclaredPerCall, properties=["P19"], eras=["handshake"])
+    assert result.status == "failed", result.counterexample
+    counterexample = str(result.counterexample)
+    assert re.search(r"the calls of one connection reached the server in 2 sessions: #\d+ login in session \w{8}, "
+                     r"#\d+ whoami in session \w{8}", counterexample), counterexample
+    assert _requests_in(counterexample) <= 14, counterexample  # the shortest: a login and a whoami, each its session
+    (declared,) = run_contract(PerCallReferenceAdapter, properties=["P19"], eras=["handshake"])
+    assert (declared.status, declared.mark) == ("passed", "holds (per-call sessions declared)")
+
+
 # -- P11 -----------------------------------------------------------------------------------------------
 
 
