@@ -156,6 +156,8 @@ MEANING = {
     "the bridge unusable.",
     "P14": "the agent calls tools the server no longer offers, or never sees the new ones, after the catalogue "
     "changed.",
+    "P19": "a server that keeps state in its session (a login, a cursor, a transaction) loses it between the "
+    "agent's calls: they reach it in different sessions.",
 }
 
 
@@ -365,16 +367,20 @@ def check(
 def referee_cell(column: dict[str, object]) -> str:
     """What the referee found in a column's traffic (docs/referee.md), over all its cells: `none`, the rules broken
     with how many messages broke each (`version-header 212, schema 3`), or `not judged` for cells published before
-    the contract reported it."""
-    cells = column["properties"].values()  # type: ignore[attr-defined]
-    judged = [cell["violations"] for cell in cells if "violations" in cell]
+    the contract reported it; where only some cells were judged, which (`none, in P19 only`): nothing is said of the
+    traffic of the others."""
+    cells = column["properties"]  # type: ignore[index]
+    judged = {pid: cell["violations"] for pid, cell in cells.items() if "violations" in cell}  # type: ignore[attr-defined]
     if not judged:
         return "not judged"
     counts: dict[str, int] = {}
-    for found in judged:
+    for found in judged.values():
         for rule, count in found.items():
             counts[rule] = counts.get(rule, 0) + count
-    return ", ".join(f"{rule} {counts[rule]}" for rule in sorted(counts, key=lambda rule: -counts[rule])) or "none"
+    said = ", ".join(f"{rule} {counts[rule]}" for rule in sorted(counts, key=lambda rule: -counts[rule])) or "none"
+    if len(judged) < len(cells):
+        said += f", in {', '.join(sorted(judged, key=property_order))} only"
+    return said
 
 
 def by_era(report: dict[str, dict[str, object]]) -> dict[str, dict[str, object]]:
@@ -465,11 +471,13 @@ def merged(
         }
     every = {**kept, **fresh}
 
-    def place(label: str) -> tuple[int, int]:
+    def place(label: str) -> tuple[int, int, bool]:
         spec = str(every[label]["spec"])
         index = owner(spec)
         specs = BRIDGES[index].specs if index is not None else ()
-        return (len(BRIDGES) if index is None else index, specs.index(spec) if spec in specs else 0)
+        # A spec's handshake column before its stateless one, whichever of them the run kept or ran.
+        at = (len(BRIDGES) if index is None else index, specs.index(spec) if spec in specs else 0)
+        return (*at, label.endswith(STATELESS_COLUMN))
 
     return {label: every[label] for label in sorted(every, key=place)}
 
@@ -521,6 +529,13 @@ def published_text(path: Path) -> tuple[int | None, str | None]:
     return (int(count.group(1)) if count else None, changes.group(1) if changes else None)
 
 
+def markdown_mark(marks: dict[str, str], cell: dict[str, object]) -> str:
+    """A cell as docs/matrix.md shows it: its status's mark, with the declaration a pass rests on (P19's per-call
+    sessions: `holds (per-call sessions declared)`)."""
+    mark = marks[str(cell["status"])]
+    return f"{mark} ({cell['held_as']})" if cell["status"] == "passed" and cell.get("held_as") else mark
+
+
 def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: Path, changes: str = CHANGES) -> None:
     labels = list(verdicts)
     mark = {
@@ -559,7 +574,8 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
         "legacy mode never speaks 2026-07-28 (it falls back), so it has no stateless column.",
         "The `referee` row is what [the referee](referee.md) found in each column's traffic over all its examples: the",
         "rules the bridge's messages broke and how many messages broke each, beside the verdicts and never part of",
-        "them (`not judged`: cells published before the contract reported it).",
+        "them (`not judged`: cells published before the contract reported it; `in P19 only`: only those cells of",
+        "the column were run since, and the others' traffic was not judged).",
         "",
         "| property | " + " | ".join(f"`{label}`" for label in labels) + " |",
         "| --- | " + " | ".join("---" for _ in labels) + " |",
@@ -568,7 +584,7 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
     properties = sorted({pid for result in verdicts.values() for pid in result["properties"]}, key=property_order)  # type: ignore[attr-defined]
     for pid in properties:
         cells = [
-            mark[verdicts[label]["properties"].get(pid, {"status": "not_applicable"})["status"]]  # type: ignore[attr-defined]
+            markdown_mark(mark, verdicts[label]["properties"].get(pid, {"status": "not_applicable"}))  # type: ignore[attr-defined]
             for label in labels
         ]
         lines.append(f"| {pid} | " + " | ".join(cells) + " |")

@@ -586,6 +586,40 @@ def approval_after_removal() -> Probe:
     return Probe("P14", "a call paused for approval, its tool removed, then approved", body)
 
 
+def affinity() -> Probe:
+    """P19: a login whose user the server keeps in the session, then a whoami answered from it; no fault: both calls
+    in one session, the user found; or per-call sessions, which the adapter declares."""
+
+    async def body(p: Probing) -> Finding:
+        from mcp_testkit import ToolError
+
+        def login(arguments: dict[str, Any], context: Any) -> str:
+            context.session_state["user"] = arguments["user"]
+            return "logged in"
+
+        def whoami(arguments: dict[str, Any], context: Any) -> str:
+            if "user" not in (context.session_state or {}):
+                raise ToolError("nobody is logged in on this session")
+            return f"user {context.session_state['user']}"
+
+        user = {"type": "object", "properties": {"user": {"type": "string"}}, "required": ["user"]}
+        p.server.tool("login", returns=login, input_schema=user)
+        p.server.tool("whoami", read_only=True, returns=whoami, input_schema=p.schema)
+        if (failed := await p.connect()) is not None:
+            return failed
+        await p.adapter.call("login", {"user": "ann"})
+        answer = await p.adapter.call("whoami", {})
+        calls = p.server.journal.calls()
+        sessions = {r.session_id for r in calls}
+        declared = p.facts.sessions == "per_call"
+        saw = f"login, whoami: {len(calls)} tools/call in {len(sessions)} session(s); whoami {_said(answer)}"
+        if declared:
+            saw += "; per-call sessions declared"
+        return Finding(declared or (len(sessions) == 1 and "user ann" in (answer.text or "")), saw)
+
+    return Probe("P19", "a login kept in the session, then a whoami; no fault", body)
+
+
 def _results() -> dict[str, Any]:
     import mcp_types
 
@@ -630,6 +664,7 @@ def probes_for(column: str, era: str = "handshake") -> dict[str, Probe]:
         "P12": large_result(8 * 1024 * 1024, sse=True),
         "P13": concurrent(f.Drop()),
         "P14": approval_after_removal(),
+        "P19": affinity(),
     }
     drops_is_error = {
         "P2": write_once(error_result),
@@ -670,7 +705,7 @@ def probes_for(column: str, era: str = "handshake") -> dict[str, Probe]:
     }
     probes = {**chosen, **overrides.get(column, {})}
     if era == "stateless":
-        del probes["P5"]
+        del probes["P5"], probes["P19"]  # sessions: the handshake era's only
         probes["P5s"] = reissue_after_broken_stream()
         stateless: dict[str, dict[str, Probe]] = {
             # No session to lose in 2026-07-28; its retries resend a write after a broken stream too.
