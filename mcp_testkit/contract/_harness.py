@@ -110,6 +110,9 @@ class ContractHarness:
         """Where examples run (a fresh one inside `fresh_loop()`)."""
         self._asgi: Any = None
         self._takes_era: bool | None = None
+        self.own_era = False
+        """Whether adapters are made without `era=` whatever their `eras` say, so that the bridge negotiates its era
+        by itself (P18 judges that negotiation): set for the property being run."""
         self._probed: Probed | None = None
         self.connects: Any = None
         """P0's verdict in this era (the bridge connects to a valid server), once known: a `PropertyResult`, not
@@ -166,7 +169,10 @@ class ContractHarness:
 
     def adapter(self) -> BridgeAdapter:
         """A fresh adapter from the factory, routed in-process when the harness is, and asked to speak the
-        harness's era when the adapter declares it can be (its `eras`)."""
+        harness's era when the adapter declares it can be (its `eras`), unless `own_era`: then as the factory makes
+        it, negotiating its era by itself."""
+        if self.own_era:
+            return self._make(era=False)
         if self._takes_era is None:
             # The first adapter, made without era=, says whether the factory takes it; when not, it is the one.
             first = self._make(era=False)

@@ -77,6 +77,7 @@ def replayed(
     factory = adapter_factory(adapter, relative_to)
     with ContractHarness(factory, via=via, era=era, clock=clock, example_timeout_s=example_timeout_s) as harness:
         harness.property_id = property_id
+        harness.own_era = prop.own_era  # as the contract made its adapters for this property
         try:
             facts = harness.facts()
         except ContractError as error:

@@ -92,17 +92,27 @@ def check_property(
     # No budget given: the declared cases all run, and the default budget starts after them.
     run = PropertyRun(harness, prop, facts, budget_s if budget_s is not None else float("inf"), on_example)
     harness.property_id = property_id
+    harness.own_era = prop.own_era
     if not declared_cases:
         result.notes.append("the declared cases were switched off (declared_cases=False): drawn examples only")
-    with harness.fresh_loop():
-        verdict = _examples(
-            run, cases, result, max_examples=max_examples, budget_s=budget_s, derandomize=derandomize, db=examples_db
-        )
-    if harness.real_clock_reason is not None:
-        reason = harness.real_clock_reason
-        note = f"ran on the real clock: the bridge keeps time outside the event loop's timers ({reason})"
-        verdict = dataclasses.replace(verdict, notes=(*verdict.notes, note))
-    verdict = _confirmed(run, verdict)
+    try:
+        with harness.fresh_loop():
+            verdict = _examples(
+                run,
+                cases,
+                result,
+                max_examples=max_examples,
+                budget_s=budget_s,
+                derandomize=derandomize,
+                db=examples_db,
+            )
+        if harness.real_clock_reason is not None:
+            reason = harness.real_clock_reason
+            note = f"ran on the real clock: the bridge keeps time outside the event loop's timers ({reason})"
+            verdict = dataclasses.replace(verdict, notes=(*verdict.notes, note))
+        verdict = _confirmed(run, verdict)  # its replay on the real clock makes its adapters as the examples did
+    finally:
+        harness.own_era = False  # the next property's adapters speak the era they are told again
     if property_id == CONNECTS:
         harness.connects = verdict
     return verdict

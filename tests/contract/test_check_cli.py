@@ -66,9 +66,9 @@ def test_default_run_shows_progress_per_bridge_and_era(default_run: subprocess.C
     assert [line.rpartition(",")[0] for line in progress] == [
         f"checking {label} in the {era} era (asgi): {ids}; {tally}"
         for label, tallies in {
-            "reference": ("16 hold, 1 n/a", "15 hold, 2 n/a"),
-            "sdk-client (auto)": ("8 hold, 5 fail, 4 n/a", "8 hold, 4 fail, 5 n/a"),  # P0 holds first
-            "sdk-client (legacy)": ("8 hold, 5 fail, 4 n/a", "12 fell back, 5 n/a"),
+            "reference": ("16 hold, 2 n/a", "16 hold, 2 n/a"),
+            "sdk-client (auto)": ("8 hold, 5 fail, 5 n/a", "9 hold, 4 fail, 5 n/a"),  # P0 holds first
+            "sdk-client (legacy)": ("8 hold, 5 fail, 5 n/a", "13 fell back, 5 n/a"),
         }.items()
         for era, tally in zip(ERAS, tallies, strict=True)
     ]
@@ -92,7 +92,7 @@ def test_default_run_opens_saying_what_it_compares(default_run: subprocess.Compl
     """The first line names the properties, the bridges, the eras and the example count, and says that the SDK
     client's failures are expected, before any of them is printed."""
     first, second = default_run.stdout.splitlines()[:2]
-    assert first.startswith("mcp-testkit check: 17 properties (P0-P14, P19) against reference, sdk-client (auto), ")
+    assert first.startswith("mcp-testkit check: 18 properties (P0-P14, P18-P19) against reference, sdk-client (auto), ")
     assert re.search(r"20 examples per property; about \d+ s\.$", first), first
     assert "the SDK client's failures are known and expected" in second
 
@@ -165,6 +165,8 @@ def test_default_run_prints_the_matrix(default_run: subprocess.CompletedProcess[
         ("P13", "stateless"): ["holds", "FAILS", "fell back"],
         ("P14", "handshake"): ["holds", "n/a", "n/a"],
         ("P14", "stateless"): ["holds", "n/a", "n/a"],
+        ("P18", "handshake"): ["n/a", "n/a", "n/a"],
+        ("P18", "stateless"): ["holds", "holds", "fell back"],
         ("P19", "handshake"): ["holds", "holds", "holds"],
         ("P19", "stateless"): ["n/a", "n/a", "n/a"],
     }
@@ -310,7 +312,7 @@ def test_unknown_property_is_a_clear_error() -> None:
     assert done.stdout == ""
     assert done.stderr.strip() == (
         "mcp-testkit check: unknown property 'P99'; known: "
-        "P0, P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P11, P12, P13, P14, P19"
+        "P0, P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P11, P12, P13, P14, P18, P19"
     )
 
 

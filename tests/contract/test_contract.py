@@ -70,7 +70,7 @@ def test_reference_holds_every_property_over_a_socket(era: str) -> None:
     results = run_contract(ReferenceBridgeAdapter, max_examples=30, via="socket", eras=[era])
     assert [(r.property_id, r.era) for r in results] == [(pid, era) for pid in PROPERTIES]
     statuses = {r.property_id: r.status for r in results}
-    other = {"handshake": {"P5s"}, "stateless": {"P5", "P19"}}[era]
+    other = {"handshake": {"P5s", "P18"}, "stateless": {"P5", "P19"}}[era]
     assert {pid for pid, status in statuses.items() if status == "not_applicable"} == other
     failed = {r.property_id: r.counterexample for r in results if r.status not in ("passed", "not_applicable")}
     assert not failed
@@ -198,7 +198,7 @@ def test_run_contract_reports_progress_in_order() -> None:
 
 def test_run_contract_refuses_unknown_properties() -> None:
     """run_contract names an unknown property and lists the known ones."""
-    known = "P0, P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P11, P12, P13, P14, P19"
+    known = "P0, P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P11, P12, P13, P14, P18, P19"
     with pytest.raises(ValueError, match=rf"unknown properties \['P99'\]; known: {known}"):
         run_contract(ReferenceBridgeAdapter, properties=["P99"])
 
@@ -284,6 +284,7 @@ def test_user_written_adapter_runs_the_contract() -> None:
     assert not_held == {
         ("P5s", "handshake"): "not_applicable",
         ("P5", "stateless"): "not_applicable",
+        ("P18", "handshake"): "not_applicable",
         ("P19", "stateless"): "not_applicable",
         **{
             (pid, era): "not_applicable"

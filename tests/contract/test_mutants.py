@@ -571,6 +571,20 @@ def test_mutant_approving_against_the_cached_listing_fails_p14(monkeypatch: pyte
     assert "an approval was checked against a stale listing: 'b', which the server no longer lists" in counterexample
 
 
+# -- P18 -----------------------------------------------------------------------------------------------
+
+
+def test_mutant_falling_back_on_any_refused_probe_fails_p18(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bridge that takes every JSON-RPC error answering its probe for a handshake-era server's, -32022 included,
+    falls back to initialize where the server offered only a version it does not speak; P18 fails it, naming the
+    answer that did not allow the fallback. (It still holds where the server is of the handshake era.)"""
+    monkeypatch.setattr(_stateless, "MODERN_CODES", frozenset())
+    counterexample = _check("P18", "stateless")
+    assert re.search(r"the bridge fell back to initialize \(#\d+\) although the probe's -32022 offered only "
+                     r"2099-01-01, no handshake-era version", counterexample), counterexample
+    assert _requests_in(counterexample) <= 6, counterexample
+
+
 # -- P19 -----------------------------------------------------------------------------------------------
 
 

@@ -49,6 +49,9 @@ class Property:
     needs: Callable[[BridgeFacts], str | None] | None = None
     """What the property needs the adapter to declare (a timeout, a size limit): the reason it does not apply
     when a declaration is missing, None when it applies."""
+    own_era: bool = False
+    """Whether the bridge is made to negotiate its era by itself (its factory called without `era=`, whatever the
+    adapter's `eras`): the property judges the negotiation (P18), not one era spoken as told."""
     held_as: Callable[[BridgeFacts], str | None] | None = None
     """What a pass rests on besides the examples: a declaration of the adapter that the property takes at its word
     (P19's per-call sessions), said with the verdict as `holds (per-call sessions declared)`; None: the examples."""
