@@ -586,6 +586,33 @@ def approval_after_removal() -> Probe:
     return Probe("P14", "a call paused for approval, its tool removed, then approved", body)
 
 
+def fallback() -> Probe:
+    """P18: a handshake-era server (its probe answered 404 without a body, every other stateless request refused as
+    such a server refuses one): the bridge falls back to initialize, then lists and calls in the handshake era."""
+
+    async def body(p: Probing) -> Finding:
+        from mcp_testkit import faults
+
+        p.tool("read")
+        p.server.inject(faults.DiscoverError(404, None), method="server/discover", times=None)
+        p.server.inject(faults.EraDowngrade())
+        connected = await p.adapter.connect(p.url, {})
+        called = await p.adapter.call("read", {}) if connected.kind == "ok" else None
+        records = list(p.server.journal)
+        probes = sum(1 for r in records if r.rpc_method == "server/discover")
+        initialized = any(r.rpc_method == "initialize" and r.status == 200 for r in records)
+        eras = sorted({r.era for r in records if r.rpc_method in ("tools/list", "tools/call") and r.status == 200})
+        runs = p.server.executions("read")
+        saw = (
+            f"{probes} server/discover (404); initialize {'answered' if initialized else 'not sent'}; listing and "
+            f"call in {', '.join(eras) or 'no era'}; connect {_said(connected)}; call {_said(called)}; ran {runs}x"
+        )
+        ok = called is not None and called.kind == "ok" and initialized and eras == ["handshake"] and runs == 1
+        return Finding(ok, saw)
+
+    return Probe("P18", "a handshake-era server: the probe answered 404, stateless requests refused", body)
+
+
 def affinity() -> Probe:
     """P19: a login whose user the server keeps in the session, then a whoami answered from it; no fault: both calls
     in one session, the user found; or per-call sessions, which the adapter declares."""
@@ -666,6 +693,8 @@ def probes_for(column: str, era: str = "handshake") -> dict[str, Probe]:
         "P14": approval_after_removal(),
         "P19": affinity(),
     }
+    if era == "stateless":
+        chosen["P18"] = fallback()  # a bridge of 2026-07-28 meeting an older server: the stateless column's
     drops_is_error = {
         "P2": write_once(error_result),
         "P6": kind_at_call("read", error_result, frozenset({"tool_error"})),
@@ -752,6 +781,7 @@ def probe_column(
             async def example(h: Any, adapter: Any, probe: Probe = probe, box: dict[str, Finding] = box) -> None:
                 box["finding"] = await probe.body(Probing(h, adapter, schema))
 
+            harness.own_era = _own_era(pid)  # P18's bridge negotiates its era by itself, as the contract makes it
             try:
                 harness.run(example)
                 finding = box["finding"]
@@ -762,6 +792,14 @@ def probe_column(
             rows.append({"column": named, "property": pid, "probe": probe.label, **asdict(finding), "part": probe.part})
             print(f"  {named} {pid}: {'holds' if finding.holds else 'fails'}: {finding.saw}", flush=True)
     return rows
+
+
+def _own_era(pid: str) -> bool:
+    """Whether the contract makes the adapters of property `pid` without `era=` (`Property.own_era`)."""
+    from mcp_testkit.contract._properties import PROPERTIES
+
+    prop = PROPERTIES.get(pid)
+    return prop is not None and prop.own_era
 
 
 def _not_applicable(pid: str, facts: Any) -> str | None:

@@ -134,3 +134,23 @@ def test_a_blocked_cell_says_blocked_with_its_own_colour_and_p0_s_counterexample
     assert ".hung{" in page
     assert "<h3>P0's counterexample (what blocks it)</h3>" in page
     assert "<h3>where it hung</h3>" in page
+
+
+def test_a_pass_that_rests_on_a_declaration_says_so() -> None:
+    """A cell held as the adapter declares (P19 with per-call sessions) reads `holds (per-call sessions declared)`,
+    in the table and in its details, classed as a pass; a plain pass reads `holds`."""
+    report = {
+        "a": {
+            "spec": "x:A",
+            "properties": {
+                "P5@handshake": {"status": "passed", "examples": 3},
+                "P19@handshake": {"status": "passed", "examples": 3, "held_as": "per-call sessions declared"},
+            },
+        }
+    }
+    page = matrix_page(report)
+    assert re.findall(r'<td class="cell (\w+)"[^>]*><a href="#c\d+">([^<]+)</a>', page) == [
+        ("passed", "holds"),
+        ("passed", "holds (per-call sessions declared)"),
+    ]
+    assert "· handshake: holds (per-call sessions declared)</summary>" in page

@@ -252,3 +252,22 @@ def test_the_referee_row_sums_each_columns_violations_and_says_where_none_were_j
     matrix.write_markdown(verdicts, 10, page)
     rows = [line for line in page.read_text(encoding="utf-8").splitlines() if line.startswith("| referee |")]
     assert rows == ["| referee | version-header 12, schema 2 | none | not judged |"]
+
+
+def test_a_column_judged_in_some_cells_only_says_which_and_a_declared_pass_says_so(tmp_path: Path) -> None:
+    """A column whose cells were partly run since the referee reported (a `--property` run) says which cells its
+    `referee` word stands for; a pass resting on a declaration (P19, per-call sessions) reads as such."""
+    matrix = _script()
+    cell = {"status": "passed", "examples": 10, "seconds": 0.1, "counterexample": None}
+    verdicts = {
+        "partly": {"spec": "a:B", "properties": {
+            "P1": cell,
+            "P19": {**cell, "violations": {}, "held_as": "per-call sessions declared"},
+        }},
+    }  # fmt: skip
+    page = tmp_path / "matrix.md"
+    matrix.write_markdown(verdicts, 10, page)
+    lines = page.read_text(encoding="utf-8").splitlines()
+    assert "| referee | none, in P19 only |" in lines
+    assert "| P19 | holds (per-call sessions declared) |" in lines
+    assert "| P1 | holds |" in lines
