@@ -16,6 +16,7 @@ from mcp_testkit.bridge._errors import (
     MCPToolError,
 )
 from mcp_testkit.bridge._input import InputHandler, InputRequested
+from mcp_testkit.bridge._oauth import OAuth
 from mcp_testkit.bridge._pool import ToolDescription, ToolPool, describe_tools
 from mcp_testkit.bridge._render import render_result
 from mcp_testkit.bridge._tool import BridgeTool
@@ -37,6 +38,7 @@ __all__ = [
     "MCPResultTooLarge",
     "MCPResultWithheld",
     "MCPToolError",
+    "OAuth",
     "ServerConfig",
     "ToolCache",
     "ToolCacheKey",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from mcp_testkit.bridge._config import positive_seconds
+from mcp_testkit.bridge._oauth import OAuth
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -79,6 +80,10 @@ def cache_key(config: ServerConfig, credentials: Mapping[str, str], transport: o
         # tools whose x-mcp-header marks are invalid; the handshake era keeps them).
         endpoint = _digest({"url": config.url, "transport": where, "era": config.era})
         credential = _digest(sorted((name.lower(), value) for name, value in credentials.items()))
+        if isinstance(config.auth, OAuth):
+            # Its tokens carry whose listing it is: one OAuth object's (tokens in memory) or one token file's.
+            oauth = config.auth
+            credential = _digest({"oauth": repr(oauth), "held": id(oauth) if oauth.token_file is None else None})
     return ToolCacheKey(
         endpoint=endpoint,
         credential=credential,

@@ -85,7 +85,7 @@ async def read_catalogue(session: RpcSession, config: ServerConfig) -> list[mcp_
                     page = await session.list_tools(cursor)
                 except AuthRefused as exc:
                     raise MCPAuthError(
-                        config.name, f"refused the credentials (HTTP {exc.status})", status=exc.status
+                        config.name, exc.reason, status=exc.status
                     ) from None
                 except EraRefused:
                     raise

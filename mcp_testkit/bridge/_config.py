@@ -11,6 +11,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from mcp_testkit.bridge._approval import ApprovalRule, normalize_approval
 from mcp_testkit.bridge._errors import MCPAuthError
+from mcp_testkit.bridge._oauth import OAuth
 from mcp_testkit.bridge._tool import Kind
 
 __all__ = ["BearerToken", "Era", "Headers", "Kind", "ServerConfig", "positive_seconds", "read_credentials"]
@@ -57,7 +58,8 @@ class ServerConfig:
     name: str
     url: str | None = None
     """The Streamable HTTP endpoint; give it, or `command` for a server the bridge runs over stdio."""
-    auth: BearerToken | Headers | None = None
+    auth: BearerToken | Headers | OAuth | None = None
+    """The credentials: a bearer token or headers read from the environment, or got with OAuth (`OAuth`)."""
     timeout_s: float = 30.0
     retry: int = 2
     connect_timeout_s: float = 10.0
@@ -198,8 +200,8 @@ def _header_safe(value: str) -> bool:
 def read_credentials(config: ServerConfig, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """Headers carrying the server's credentials, read from the environment now."""
     environ = os.environ if environ is None else environ
-    if config.auth is None:
-        return {}
+    if config.auth is None or isinstance(config.auth, OAuth):
+        return {}  # OAuth's tokens are added to each request by its flow (`_oauth.py`)
     wanted = {"Authorization": config.auth.env} if isinstance(config.auth, BearerToken) else dict(config.auth.env)
     headers: dict[str, str] = {}
     for header, variable in wanted.items():

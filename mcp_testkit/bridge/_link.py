@@ -110,7 +110,8 @@ class ServerLink:
         input_handler: InputHandler | None = None,
     ) -> None:
         self.config = config
-        self._client = client
+        self.client = client
+        """The HTTP client of this server's requests: the pool's, or for OAuth one of its own (`_oauth.py`)."""
         self._environ = environ
         self._session: RpcSession | None = None
         # A session whose credentials were refused: ended and replaced before the next call is sent.
@@ -221,10 +222,10 @@ class ServerLink:
             opened: list[RpcSession] = []
             try:
                 with anyio.fail_after(self.config.connect_timeout_s):
-                    session = await self._choice.connect(self.config, self._client, credentials, opened)
+                    session = await self._choice.connect(self.config, self.client, credentials, opened)
             except AuthRefused as exc:
                 await _end(*opened)
-                raise MCPAuthError(name, f"refused the credentials (HTTP {exc.status})", status=exc.status) from None
+                raise MCPAuthError(name, exc.reason, status=exc.status) from None
             except RpcError as exc:
                 await _end(*opened)
                 if exc.code not in MODERN_CODES:
@@ -278,7 +279,7 @@ class ServerLink:
                     result = await session.call_tool(tool.bare_name, arguments, headers)
             except AuthRefused as exc:
                 self._session, self._refused = None, session
-                raise MCPAuthError(name, f"refused the credentials (HTTP {exc.status})", status=exc.status) from None
+                raise MCPAuthError(name, exc.reason, status=exc.status) from None
             except SessionGone as exc:
                 self._session = None
                 if exc.status == 404 and not resent_after_404:

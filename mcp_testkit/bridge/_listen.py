@@ -21,7 +21,6 @@ from mcp_testkit.bridge._config import read_credentials
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    import httpx2
     from anyio.abc import TaskGroup
 
     from mcp_testkit.bridge._link import ServerLink
@@ -37,7 +36,6 @@ class ListingWatch:
 
     async def start(
         self,
-        client: httpx2.AsyncClient,
         links: list[ServerLink],
         environ: Mapping[str, str] | None,
         changed: Callable[[ServerLink], Awaitable[None]],
@@ -50,7 +48,7 @@ class ListingWatch:
         await group.__aenter__()
         self._group = group
         for link, listen in watched:
-            group.start_soon(_hold, listen, client, link, environ, changed)
+            group.start_soon(_hold, listen, link, environ, changed)
 
     async def stop(self) -> None:
         """Close every stream (cancelling a listing read for a change, if one is under way)."""
@@ -62,7 +60,6 @@ class ListingWatch:
 
 async def _hold(
     listen: Callable[..., Awaitable[None]],
-    client: httpx2.AsyncClient,
     link: ServerLink,
     environ: Mapping[str, str] | None,
     changed: Callable[[ServerLink], Awaitable[None]],
@@ -73,4 +70,4 @@ async def _hold(
     async def heard() -> None:
         await changed(link)
 
-    await listen(client, config.url, read_credentials(config, environ), config.name, heard)
+    await listen(link.client, config.url, read_credentials(config, environ), config.name, heard)

@@ -19,6 +19,7 @@ from mcp_testkit.bridge._errors import MCPBridgeError, MCPConnectionError, MCPTo
 from mcp_testkit.bridge._guardrails import ResultGuardrail, check_guardrails, screen_result
 from mcp_testkit.bridge._link import ServerLink
 from mcp_testkit.bridge._listen import ListingWatch
+from mcp_testkit.bridge._oauth import client_of
 from mcp_testkit.bridge._tool import BridgeTool
 
 if TYPE_CHECKING:
@@ -108,17 +109,16 @@ class ToolPool:
         self._client = httpx2.AsyncClient(
             transport=transport, timeout=None, follow_redirects=False, verify=tls_context()
         )
-        self._links = {
-            config.name: ServerLink(config, self._client, self._environ, self._input_handler)
-            for config in self._configs
-        }
         try:
+            for config in self._configs:  # one by one: a link made before a failing one is closed with the pool
+                client = client_of(config, self._client, transport, self._environ)
+                self._links[config.name] = ServerLink(config, client, self._environ, self._input_handler)
             listed = await self._start_all()
             self._load(listed)
             self._listed = listed
             if self._cache:
                 # 2026-07-28: a listen stream per server tells of tool changes, which drop the cached listing.
-                await self._watch.start(self._client, list(self._links.values()), self._environ, self._changed)
+                await self._watch.start(list(self._links.values()), self._environ, self._changed)
         except BaseException:
             await self._shutdown()
             raise
@@ -312,6 +312,8 @@ class ToolPool:
             async with anyio.create_task_group() as group:
                 for link in links:
                     group.start_soon(link.aclose)
+            for own in {link.client for link in links} - {client}:
+                await own.aclose()
             if client is not None:
                 await client.aclose()
 

@@ -85,10 +85,11 @@ class HttpFailure(WireError):
 
 
 class AuthRefused(WireError):
-    """The server refused the credentials with 401 or 403, before acting on the request."""
+    """The server refused the credentials with 401 or 403, before acting on the request; or (status None) an OAuth
+    flow to get them failed, its reason said."""
 
-    def __init__(self, status: int) -> None:
-        super().__init__(f"refused the credentials (HTTP {status})", sent=True)
+    def __init__(self, status: int | None, reason: str | None = None) -> None:
+        super().__init__(reason or f"refused the credentials (HTTP {status})", sent=True)
         self.status = status
 
 
