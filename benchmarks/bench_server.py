@@ -46,6 +46,7 @@ import resource
 import selectors
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -674,7 +675,7 @@ def baseline_checkout(spec: str, cleanup: contextlib.ExitStack) -> Path:
 def compare_baseline(results: list[Result]) -> str:
     """Before (the baseline) against after (this checkout), per framing and era: calls/s, CPU per call, p99."""
     by_key = {(r.kind, r.framing, r.era): r for r in results if r.calls_per_s is not None}
-    lines = ["before -> after             calls/s (after/before)     CPU us/call        p99 ms"]
+    lines = ["before -> after             calls/s (after/before)  paired   CPU us/call        p99 ms"]
     for (kind, framing, era), before in by_key.items():
         after = by_key.get(("testkit", framing, era))
         if kind != "baseline" or after is None:
@@ -682,10 +683,22 @@ def compare_baseline(results: list[Result]) -> str:
         calls = f"{_fmt(before.calls_per_s, ',.0f'):>7} -> {_fmt(after.calls_per_s, ',.0f'):>7}"
         lines.append(
             f"  {framing.upper():<4} {era:<9}  {calls} ({_fmt(_ratio(after.calls_per_s, before.calls_per_s), '.2f')})"
+            f"  {_fmt(paired_ratio(before.rounds, after.rounds), '.2f'):>6}"
             f"   {_fmt(before.cpu_us_per_call, '.0f'):>4} -> {_fmt(after.cpu_us_per_call, '.0f'):>4}"
             f"     {_fmt(before.p99_ms, '.1f'):>6} -> {_fmt(after.p99_ms, '.1f')}"
         )
+    lines.append(
+        "paired: the median over rounds of after/before within one round (the two ran back to back there), which\n"
+        "a round slowed by other load moves less than the best rounds' ratio; measure an unchanged checkout\n"
+        "against itself (--baseline HEAD) to see this machine's spread."
+    )
     return "\n".join(lines)
+
+
+def paired_ratio(before: list[float], after: list[float]) -> float | None:
+    """The median of after/before over the rounds both measured (None without one)."""
+    ratios = [a / b for b, a in zip(before, after, strict=False) if b > 0]
+    return statistics.median(ratios) if ratios else None
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
