@@ -148,10 +148,17 @@ class ConformanceSuite:
         ran = subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=SCENARIO_TIMEOUT_S)
         return SuiteRun(scenario, ran.returncode, _ANSI.sub("", ran.stdout + ran.stderr))
 
+    def client_scenarios(self) -> dict[str, tuple[str, ...]]:
+        """Every client scenario the suite lists, with the spec versions it applies to (none for an extension)."""
+        return self._listed("--client")
+
     def server_scenarios(self) -> dict[str, tuple[str, ...]]:
         """Every server scenario the suite lists, with the spec versions it applies to (none for an extension)."""
+        return self._listed("--server")
+
+    def _listed(self, kind: str) -> dict[str, tuple[str, ...]]:
         listed = subprocess.run(
-            self._command("list", "--server"), capture_output=True, text=True, timeout=SCENARIO_TIMEOUT_S, check=True
+            self._command("list", kind), capture_output=True, text=True, timeout=SCENARIO_TIMEOUT_S, check=True
         ).stdout
         found = {}
         for line in _ANSI.sub("", listed).splitlines():

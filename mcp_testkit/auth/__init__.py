@@ -4,12 +4,13 @@ endpoint, and `Browserless`, which consents through it for an OAuth client under
 Inside, a module per concern: what it holds (`_store.py`: clients, codes, tokens by label), the discovery documents
 and their paths (`_metadata.py`), the token endpoint's client authentication and grants (`_grants.py`), JWT access
 tokens (`_jwt.py`), the HTTP endpoints as bare ASGI, writing the journal's auth log (`_endpoints.py`), the facade
-(`_server.py`), and the browser played for a client (`_browserless.py`).
+(`_server.py`), and the browser played for a client (`Browserless`, in `mcp_testkit._wire.browserless`, which the
+reference bridge's command line uses too).
 """
 
 from __future__ import annotations
 
-from mcp_testkit.auth._browserless import AuthorizationRefused, Browserless
+from mcp_testkit._wire.browserless import AuthorizationRefused, Browserless
 from mcp_testkit.auth._endpoints import SECRET_PARAMETERS
 from mcp_testkit.auth._metadata import PRM_PATH
 from mcp_testkit.auth._server import AuthServer, IssuedToken
