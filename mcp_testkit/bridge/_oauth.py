@@ -29,8 +29,6 @@ if TYPE_CHECKING:
     from mcp.client.auth import TokenStorage
     from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthToken
 
-    from mcp_testkit.bridge._config import ServerConfig
-
 __all__ = ["OAuth", "client_of", "oauth_auth"]
 
 Grant = Literal["authorization_code", "client_credentials"]
@@ -91,20 +89,25 @@ class OAuth:
 
 
 def client_of(
-    config: ServerConfig,
+    auth: object,
+    server: str,
+    url: str | None,
     shared: httpx2.AsyncClient,
     transport: httpx2.AsyncBaseTransport | None,
     environ: Mapping[str, str] | None,
 ) -> httpx2.AsyncClient:
-    """The HTTP client of a server's requests: the pool's `shared` one; for a server authorized with OAuth, a client
-    of its own (on the pool's `transport`) whose every request goes through the server's OAuth flow, so that its
-    tokens never reach another server. The pool closes it."""
-    if not isinstance(config.auth, OAuth):
+    """The HTTP client of server `server`'s requests (its `ServerConfig.auth` and `url`): the pool's `shared` one;
+    for a server authorized with OAuth, a client of its own (on the pool's `transport`) whose every request goes
+    through the server's OAuth flow, so that its tokens never reach another server. The pool closes it."""
+    if not isinstance(auth, OAuth):
         return shared
-    assert config.url is not None  # a command server takes no auth= (ServerConfig checks)
-    auth = oauth_auth(config.auth, config.name, config.url, environ)
+    assert url is not None  # a command server takes no auth= (ServerConfig checks)
     return httpx2.AsyncClient(
-        transport=transport, timeout=None, follow_redirects=False, verify=tls_context(), auth=auth
+        transport=transport,
+        timeout=None,
+        follow_redirects=False,
+        verify=tls_context(),
+        auth=oauth_auth(auth, server, url, environ),
     )
 
 

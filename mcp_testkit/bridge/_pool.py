@@ -111,7 +111,7 @@ class ToolPool:
         )
         try:
             for config in self._configs:  # one by one: a link made before a failing one is closed with the pool
-                client = client_of(config, self._client, transport, self._environ)
+                client = client_of(config.auth, config.name, config.url, self._client, transport, self._environ)
                 self._links[config.name] = ServerLink(config, client, self._environ, self._input_handler)
             listed = await self._start_all()
             self._load(listed)
