@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from node_trees import ConformanceSuite, conformance_next_suite, conformance_suite
+from trusted_traffic import watch_servers
 
 # The plugin's own tests run pytest on generated files in this process (pytester). pytester drops the
 # modules an inner run imported first, so a later import makes second copies whose exception classes
@@ -47,6 +48,14 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         config.option.numprocesses = 2 * (os.cpu_count() or 1)
         if config.option.dist == "no":
             config.option.dist = "loadgroup"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "sends_invalid_mcp(reason): the test makes a client this project vouches for send invalid MCP on purpose "
+        "(a mutant), so the suite-wide referee check (tests/trusted_traffic.py) leaves its traffic alone",
+    )
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -112,3 +121,24 @@ def _fresh_tool_cache() -> Iterator[None]:
     mcp_testkit.bridge.ToolCache.reset()
     yield
     mcp_testkit.bridge.ToolCache.reset()
+
+
+@pytest.fixture(autouse=True)
+def _trusted_clients_send_valid_mcp(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The referee over the suite's traffic (tests/trusted_traffic.py): a test fails at its end when the official SDK
+    client, the TypeScript SDK client or the reference bridge sent a message that breaks one of MCP's rules to a
+    server it made (the journals its servers' `reset()` dropped included)."""
+    if request.node.get_closest_marker("sends_invalid_mcp") is not None:
+        yield
+        return
+    found_so_far = watch_servers(monkeypatch)
+    yield
+    found = found_so_far()
+    if found:
+        shown = "\n  ".join(found[:20])
+        more = f"\n  ... and {len(found) - 20} more" if len(found) > 20 else ""
+        pytest.fail(
+            f"a client this project vouches for sent invalid MCP ({len(found)} violations):\n  {shown}{more}\n"
+            "(tests/trusted_traffic.py; a test that means it marks itself @pytest.mark.sends_invalid_mcp)",
+            pytrace=False,
+        )

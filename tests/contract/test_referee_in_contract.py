@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 
 from mcp_testkit.adapters import ReferenceBridgeAdapter
 from mcp_testkit.contract import run_contract
@@ -40,6 +41,7 @@ class ForgetsTheVersionHeader(ReferenceBridgeAdapter):
         super().__init__(transport=_NoVersionHeader(transport or httpx2.AsyncHTTPTransport()), **options)
 
 
+@pytest.mark.sends_invalid_mcp("a reference bridge whose transport drops the version header, on purpose")
 def test_each_verdict_carries_the_violations_of_its_examples_and_the_reference_bridge_has_none() -> None:
     """A bridge that drops the version header breaks `version-header` in every example that calls after the
     handshake; its verdicts are the reference bridge's; the reference bridge breaks no rule at all."""

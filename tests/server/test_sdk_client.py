@@ -158,6 +158,7 @@ async def test_one_page_has_no_next_cursor(via: str) -> None:
         assert "nextCursor" not in result
 
 
+@pytest.mark.sends_invalid_mcp("the SDK client is made to send a cursor the server never gave, to see it refused")
 @pytest.mark.parametrize("cursor", ["garbage", "", "bWNwdGs6OTk"])
 async def test_invalid_cursor_is_32602(via: str, cursor: str) -> None:
     """A cursor the server never issued (garbage, empty, or past the end) is a JSON-RPC -32602."""
