@@ -5,33 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from mcp.client.auth import OAuthClientProvider
-from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import OAuthClientMetadata
 
 from mcp_testkit.auth import Browserless
+from mcp_testkit.bridge._oauth import MemoryTokens
 
 LIMIT_S = 20.0
 REDIRECT_URI = "http://127.0.0.1:1/callback"
 """Never listened on: the browserless consent reads the redirect's Location instead of following it."""
 
 
-class MemoryStorage:
-    """The SDK's `TokenStorage`, in memory: what a test gives the provider so that nothing touches disk."""
-
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client_info: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client_info
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client_info = client_info
+MemoryStorage = MemoryTokens
+"""The SDK's `TokenStorage`, in memory (the reference bridge's own): what a test gives the provider so that nothing
+touches disk."""
 
 
 def sdk_provider(url: str, browser: Browserless, **metadata: Any) -> tuple[OAuthClientProvider, MemoryStorage]:
