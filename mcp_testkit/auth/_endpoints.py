@@ -47,9 +47,28 @@ class AuthEndpoints:
         return base + self.paths.issuer_path
 
     def endpoint_of(self, path: str, protected: ProtectedPath) -> str | None:
-        if path in (PRM_PATH, PRM_PATH + protected[0]):
+        if path in self.resource_metadata_paths(protected[0]):
             return "resource metadata"
         return self.paths.endpoint_of(path)
+
+    def resource_metadata_paths(self, resource_path: str) -> tuple[str, ...]:
+        """Where the resource at `resource_path` has its RFC 9728 document, as `resource_metadata=` says; the
+        path-inserted one first (what a challenge names)."""
+        where = self.settings.resource_metadata
+        return (
+            *((PRM_PATH + resource_path,) if where in ("both", "path") and resource_path != "/" else ()),
+            *((PRM_PATH,) if where in ("both", "root") or resource_path == "/" else ()),
+        )
+
+    def challenge(self, base: str, resource_path: str, status: int, scopes: tuple[str, ...]) -> dict[str, str]:
+        """The `WWW-Authenticate` fields a refusal of the resource names: its metadata's URL, and the scopes needed
+        (a 401's as the settings say; a 403 insufficient_scope's always)."""
+        fields = {}
+        if self.settings.challenge_metadata:
+            fields["resource_metadata"] = base + self.resource_metadata_paths(resource_path)[0]
+        if scopes and (status == 403 or self.settings.challenge_scope):
+            fields["scope"] = " ".join(scopes)
+        return fields
 
     async def serve(
         self, scope: Scope, receive: Receive, send: Send, journal: Journal, protected: ProtectedPath
@@ -88,7 +107,8 @@ class AuthEndpoints:
             if method != "GET":
                 return failed(405, "invalid_request", f"{scope['path']} answers GET only")
             if endpoint == "resource metadata":
-                return Outcome(200, protected_resource_metadata(base + protected[0], self.issuer(base), protected[1]))
+                listed = protected[1] if self.settings.metadata_scopes else ()
+                return Outcome(200, protected_resource_metadata(base + protected[0], self.issuer(base), listed))
             settings = self.settings
             document = authorization_server_metadata(
                 base,

@@ -30,6 +30,14 @@ class AuthSettings:
     registration: bool
     consent: bool
     metadata_documents: dict[str, dict[str, Any]] = field(default_factory=dict)
+    resource_metadata: str = "both"
+    """Where the protected resource's RFC 9728 document is served: 'both', 'path' (path-inserted) or 'root'."""
+    challenge_metadata: bool = True
+    """Whether a 401's `WWW-Authenticate` names the resource metadata's URL."""
+    challenge_scope: bool = True
+    """Whether a 401's `WWW-Authenticate` names the scopes needed (a 403 `insufficient_scope` always does)."""
+    metadata_scopes: bool = True
+    """Whether the resource metadata lists the scopes needed (`scopes_supported`)."""
 
 
 @dataclass

@@ -52,6 +52,10 @@ class AuthServer:
         registration: bool = True,
         consent: bool = True,
         tokens: str = "opaque",
+        resource_metadata: str = "both",
+        challenge_metadata: bool = True,
+        challenge_scope: bool = True,
+        metadata_scopes: bool = True,
     ) -> None:
         if issuer_path and (not issuer_path.startswith("/") or issuer_path.endswith("/")):
             raise ValueError(f"issuer_path must be '' or start with '/' and not end with one, not {issuer_path!r}")
@@ -62,6 +66,11 @@ class AuthServer:
             raise ValueError(f"tokens must be 'opaque' or 'jwt', not {tokens!r}")
         if isinstance(scopes, str):
             raise ValueError("scopes is a list of scope names, such as ['tickets:read']")
+        if resource_metadata not in ("both", "path", "root"):
+            raise ValueError(
+                "resource_metadata must be 'both', 'path' (RFC 9728's path-inserted URL) or 'root', "
+                f"not {resource_metadata!r}"
+            )
         self._settings = AuthSettings(
             None if scopes is None else tuple(scopes),
             issuer_path,
@@ -70,6 +79,10 @@ class AuthServer:
             refresh_tokens,
             registration,
             consent,
+            resource_metadata=resource_metadata,
+            challenge_metadata=bool(challenge_metadata),
+            challenge_scope=bool(challenge_scope),
+            metadata_scopes=bool(metadata_scopes),
         )
         self._store = GrantStore()
         if tokens == "jwt":
@@ -161,6 +174,10 @@ class AuthServer:
     def issuer(self, base: str) -> str:
         """Its issuer identifier when reached at `base` (`http://host:port`)."""
         return self._endpoints.issuer(base)
+
+    def challenge(self, base: str, resource_path: str, status: int, scopes: tuple[str, ...]) -> dict[str, str]:
+        """The `WWW-Authenticate` fields with which the resource at `resource_path` refuses a token (`status`)."""
+        return self._endpoints.challenge(base, resource_path, status, scopes)
 
     def serves(self, path: str, protected: ProtectedPath) -> bool:
         """Whether `path` is one of its endpoints or the protected resource's metadata."""

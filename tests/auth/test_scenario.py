@@ -43,3 +43,33 @@ def test_a_scenario_refuses_scopes_given_as_one_string() -> None:
     """The schema says where: a tool's scopes must be a list."""
     with pytest.raises(ScenarioError, match="tools/0/scopes"):
         from_json({"auth": True, "tools": [{"name": "t", "scopes": "a"}]})
+
+
+async def test_a_scenario_names_the_discovery_variant_its_server_serves() -> None:
+    """`resource_metadata`, `challenge_metadata`, `challenge_scope` (and `tokens`) reach the authorization server: the
+    metadata is served at the root only, and a 401's challenge names neither it nor the scopes."""
+    scenario = from_json(
+        {
+            "auth": {"resource_metadata": "root", "challenge_metadata": False, "challenge_scope": False, "tokens": "jwt"},
+            "scopes": ["tickets:read"],
+            "tools": [{"name": "create", "returns": "opened"}],
+        }
+    )
+    server = TestMcpServer(**scenario.options)
+    scenario.apply(server)
+    with anyio.fail_after(LIMIT_S):
+        async with server, httpx2.AsyncClient() as http:
+            refused = await mcp_post(http, server.url, INITIALIZE, None)
+            root = await http.get(server.base_url + "/.well-known/oauth-protected-resource")
+            inserted = await http.get(server.base_url + "/.well-known/oauth-protected-resource/mcp")
+            assert server.auth is not None
+            token = server.auth.issue_token(resource=server.url).access_token
+    assert refused.status_code == 401
+    assert refused.headers["www-authenticate"] == "Bearer"
+    assert (root.status_code, inserted.status_code) == (200, 404)
+    assert token.count(".") == 2  # a JWT
+
+
+def test_a_scenario_refuses_an_unknown_resource_metadata_place() -> None:
+    with pytest.raises(ScenarioError, match="resource_metadata"):
+        from_json({"auth": {"resource_metadata": "nowhere"}})

@@ -32,7 +32,8 @@ class _TokenFault(Effect[faults.Fault]):
         self, turn: HttpTurn, state: ServerState, status: int, error: str, problem: str, scopes: tuple[str, ...]
     ) -> None:
         base = "http://" + (turn.record.headers.get("host") or "127.0.0.1")
-        await refuse_token(turn, base, state.path, status, error, problem, scopes, sent=True)
+        assert state.auth is not None  # a token fault on a server without auth= is misplaced before it refuses
+        await refuse_token(turn, state.auth, base, state.path, status, error, problem, scopes, sent=True)
 
 
 @handles(faults.ExpireToken)

@@ -5,21 +5,31 @@ naming the RFC 9728 metadata and the scopes needed, and an OAuth error body; wha
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_testkit.auth import PRM_PATH
+if TYPE_CHECKING:
+    from mcp_testkit.auth import AuthServer
+
 
 __all__ = ["refuse_token"]
 
 
 async def refuse_token(
-    out: Any, base: str, path: str, status: int, error: str, problem: str, scopes: Sequence[str], *, sent: bool
+    out: Any,
+    auth: AuthServer,
+    base: str,
+    path: str,
+    status: int,
+    error: str,
+    problem: str,
+    scopes: Sequence[str],
+    *,
+    sent: bool,
 ) -> None:
-    """Answer `status` with `error` and `problem`; the challenge carries no error when no token was `sent`."""
-    challenge = {"resource_metadata": base + PRM_PATH + path}
-    if scopes:
-        challenge["scope"] = " ".join(scopes)
+    """Answer `status` with `error` and `problem`; the challenge names what `auth`'s settings say (the resource
+    metadata, the scopes) and carries no error when no token was `sent`."""
+    challenge = auth.challenge(base, path, status, tuple(scopes))
     fields = ({"error": error, "error_description": problem} if sent else {}) | challenge
-    value = "Bearer " + ", ".join(f'{name}="{text}"' for name, text in fields.items())
+    value = " ".join(["Bearer", ", ".join(f'{name}="{text}"' for name, text in fields.items())]).rstrip()
     out.record.error = problem
     await out.json(status, {"error": error, "error_description": problem}, [(b"www-authenticate", value.encode())])

@@ -60,7 +60,7 @@ async def refuse_unauthorized(state: ServerState, scope: Scope, out: Response) -
         status, error, scopes = 403, "insufficient_scope", needed
         whose = f"tool {tool.name!r}" if tool is not None and set(lacking) & set(tool.scopes) else "this server"
         problem = f"{grant.label} lacks the scope {' '.join(lacking)!r} that {whose} needs"
-    await refuse_token(out, base, state.path, status, error, problem, scopes, sent=token is not None)
+    await refuse_token(out, state.auth, base, state.path, status, error, problem, scopes, sent=token is not None)
     return True
 
 
