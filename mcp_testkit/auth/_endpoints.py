@@ -12,6 +12,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+import anyio
+
+from mcp_testkit import faults
 from mcp_testkit._wire.asgi import Receive, Scope, Send, origin_of, read_body
 from mcp_testkit.auth._grants import AuthSettings, Outcome, authenticate, document_client, failed, token_grant
 from mcp_testkit.auth._metadata import (
@@ -21,9 +24,11 @@ from mcp_testkit.auth._metadata import (
     protected_resource_metadata,
 )
 from mcp_testkit.auth._store import TOKEN_AUTH_METHODS, AuthorizationCode, GrantStore, RegisteredClient
+from mcp_testkit.faults import AUTH_ENDPOINT_METHODS
 from mcp_testkit.journal import AuthExchange
 
 if TYPE_CHECKING:
+    from mcp_testkit.faults import FaultPlan
     from mcp_testkit.journal import Journal
 
 __all__ = ["MAX_AUTH_BODY", "SECRET_PARAMETERS", "AuthEndpoints", "ProtectedPath", "redacted_parameters"]
@@ -71,17 +76,34 @@ class AuthEndpoints:
         return fields
 
     async def serve(
-        self, scope: Scope, receive: Receive, send: Send, journal: Journal, protected: ProtectedPath
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        journal: Journal,
+        protected: ProtectedPath,
+        plan: FaultPlan | None = None,
     ) -> None:
-        """Answer one request to an auth path (`endpoint_of` says it is one) and log it."""
+        """Answer one request to an auth path (`endpoint_of` says it is one) and log it; a rule of `plan` naming the
+        endpoint (`oauth/token`, ...) may put a fault of the authorization server on it."""
         endpoint = self.endpoint_of(scope["path"], protected) or "unknown"
         method = scope["method"]
         params: dict[str, Any] = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         body, too_big = await read_body(receive, MAX_AUTH_BODY)
+        target = AUTH_ENDPOINT_METHODS.get(endpoint)
+        fault = plan.take(target, None, None, None) if plan and target is not None else None
+        if isinstance(fault, faults.SlowAuthServer):
+            await anyio.sleep(fault.delay_s)
         if too_big is not None:
             outcome = failed(413, "invalid_request", f"the body exceeds {MAX_AUTH_BODY} bytes")
+        elif isinstance(fault, faults.AuthServerError):
+            error = "invalid_request" if fault.status < 500 else "temporarily_unavailable"
+            outcome = failed(fault.status, error, f"the authorization server failed ({fault!r})")
         else:
-            outcome = self._answer(endpoint, method, scope, params, body, protected)
+            outcome = self._answer(endpoint, method, scope, params, body, protected, fault)
+            if outcome.fault_unused and plan is not None and fault is not None:
+                plan.give_back(fault)  # it found nothing to change: still due for the next request it matches
+                fault = None
         await _send(send, outcome)
         journal.auth.append(
             AuthExchange(
@@ -96,11 +118,19 @@ class AuthEndpoints:
                 outcome.client_auth,
                 outcome.issued,
                 outcome.error,
+                None if fault is None else repr(fault),
             )
         )
 
     def _answer(
-        self, endpoint: str, method: str, scope: Scope, params: dict[str, Any], body: bytes, protected: ProtectedPath
+        self,
+        endpoint: str,
+        method: str,
+        scope: Scope,
+        params: dict[str, Any],
+        body: bytes,
+        protected: ProtectedPath,
+        fault: faults.Fault | None = None,
     ) -> Outcome:
         base = origin_of(scope)
         if endpoint in ("metadata", "resource metadata"):
@@ -121,7 +151,7 @@ class AuthEndpoints:
         if endpoint == "authorize":
             if method == "POST":
                 params.update(_form(body))
-            return self._authorize(base, params)
+            return self._authorize(base, params, fault)
         if method != "POST":
             return failed(405, "invalid_request", f"the {endpoint} endpoint answers POST only")
         if endpoint == "register":
@@ -141,15 +171,22 @@ class AuthEndpoints:
                 refused.headers.append((b"www-authenticate", b'Basic realm="mcp-testkit"'))
             return refused
         assert client is not None
+        if isinstance(fault, faults.RejectRefresh) and endpoint == "token":
+            if params.get("grant_type") == "refresh_token":
+                self.store.spend_refresh(params.get("refresh_token", ""))  # it no longer refreshes either
+                refusal = failed(400, "invalid_grant", "the refresh token was rejected (RejectRefresh)")
+                refusal.client_id, refusal.client_auth = client.client_id, method_used
+                return refusal
         outcome = (
             token_grant(self.store, self.settings, params, client, self.issuer(base))
             if endpoint == "token"
             else self._revoke(params)
         )
+        outcome.fault_unused = isinstance(fault, faults.RejectRefresh)
         outcome.client_id, outcome.client_auth = client.client_id, method_used
         return outcome
 
-    def _authorize(self, base: str, params: Mapping[str, str]) -> Outcome:
+    def _authorize(self, base: str, params: Mapping[str, str], fault: faults.Fault | None = None) -> Outcome:
         """Consent at once (or refuse, if `consent` is off): 302 to the client's redirect URI."""
         client_id = params.get("client_id", "")
         client = self.store.clients.get(client_id) or document_client(self.store, self.settings, client_id)
@@ -163,6 +200,10 @@ class AuthEndpoints:
             return failed(400, "invalid_request", message, client_id=client_id)
         answer = {"state": params["state"]} if "state" in params else {}
         answer["iss"] = self.issuer(base)
+        if isinstance(fault, faults.WrongIssuer):  # a mix-up: another issuer named, or none
+            del answer["iss"]
+            if fault.iss is not None:
+                answer["iss"] = fault.iss
         error = self._refusal(params)
         if error is not None:
             outcome = _redirect(redirect_uri, {"error": error[0], "error_description": error[1], **answer})

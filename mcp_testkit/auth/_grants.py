@@ -51,6 +51,8 @@ class Outcome:
     client_auth: str | None = None
     issued: tuple[str, ...] = ()
     error: str | None = None
+    fault_unused: bool = False
+    """The fault the request carried found nothing to change here (a RejectRefresh on another grant)."""
 
 
 def failed(status: int, error: str, description: str, **known: Any) -> Outcome:

@@ -14,6 +14,7 @@ from mcp_testkit.auth._store import TOKEN_AUTH_METHODS, Grant, GrantStore, Regis
 
 if TYPE_CHECKING:
     from mcp_testkit._wire.asgi import Receive, Scope, Send
+    from mcp_testkit.faults import FaultPlan
     from mcp_testkit.journal import Journal
 
 __all__ = ["AuthServer", "IssuedToken"]
@@ -184,7 +185,14 @@ class AuthServer:
         return self._endpoints.endpoint_of(path, protected) is not None
 
     async def serve(
-        self, scope: Scope, receive: Receive, send: Send, journal: Journal, protected: ProtectedPath
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        journal: Journal,
+        protected: ProtectedPath,
+        plan: FaultPlan | None = None,
     ) -> None:
-        """Answer a request to one of its paths, logging it in `journal.auth`."""
-        await self._endpoints.serve(scope, receive, send, journal, protected)
+        """Answer a request to one of its paths, logging it in `journal.auth`; a rule of `plan` naming the endpoint
+        (`oauth/token`, ...) may put a fault of the authorization server on it."""
+        await self._endpoints.serve(scope, receive, send, journal, protected, plan)

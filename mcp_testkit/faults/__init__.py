@@ -22,7 +22,16 @@ from mcp_testkit.faults._answers import (
     ProtocolError,
     WrongContentType,
 )
-from mcp_testkit.faults._auth import ExpireToken, InsufficientScope, RevokeToken
+from mcp_testkit.faults._auth import (
+    AUTH_ENDPOINT_METHODS,
+    AuthServerError,
+    ExpireToken,
+    InsufficientScope,
+    RejectRefresh,
+    RevokeToken,
+    SlowAuthServer,
+    WrongIssuer,
+)
 from mcp_testkit.faults._base import _ANY as _ANY
 from mcp_testkit.faults._base import _KINDS as _KINDS
 from mcp_testkit.faults._base import Fault, from_json
@@ -64,9 +73,11 @@ from mcp_testkit.faults._sessions import ExpireSession, LoseSession, Restart
 from mcp_testkit.faults._waits import Dribble, HugeResult, NeverAnswer, ProgressOnly, StopReading
 
 __all__ = [
+    "AUTH_ENDPOINT_METHODS",
     "ERAS",
     "OWN_DEFAULT",
     "Accepted",
+    "AuthServerError",
     "Bandwidth",
     "BreakStream",
     "CatalogueChange",
@@ -104,12 +115,14 @@ __all__ = [
     "PageError",
     "ProgressOnly",
     "ProtocolError",
+    "RejectRefresh",
     "RepeatCursor",
     "ResetPeer",
     "Restart",
     "RevokeToken",
     "Rule",
     "Slice",
+    "SlowAuthServer",
     "SlowClose",
     "SlowPage",
     "StdoutNoise",
@@ -118,6 +131,7 @@ __all__ = [
     "TruncateBody",
     "UnsupportedVersion",
     "WrongContentType",
+    "WrongIssuer",
     "era_problem",
     "from_json",
     "placed_rule",

@@ -12,7 +12,12 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from mcp_testkit._wire.eras import ERAS, HANDSHAKE, STATELESS
+from mcp_testkit.faults._auth import AUTH_ENDPOINT_METHODS
 from mcp_testkit.faults._base import _ANY, Fault, from_json
+
+_ENDPOINTS = "oauth/"
+"""The prefix of the methods that name an authorization server's endpoints (`faults.AUTH_ENDPOINT_METHODS`)."""
+_ENDPOINT_METHODS = tuple(AUTH_ENDPOINT_METHODS.values())
 
 __all__ = ["FaultPlan", "MisplacedFault", "Rule", "describe", "misplaced", "named", "request_target", "rule_for"]
 
@@ -69,6 +74,19 @@ class Rule:
             raise ValueError(f"seed must be an int or None, not {self.seed!r}")
         if self.name is not None and not isinstance(self.name, str):
             raise ValueError(f"name must be a string (what the requests hit name) or None, not {self.name!r}")
+        endpoint_fault = self.fault.default_method.startswith(_ENDPOINTS)
+        names_endpoint = self.method.startswith(_ENDPOINTS)
+        if names_endpoint != endpoint_fault or (endpoint_fault and self.method not in _ENDPOINT_METHODS):
+            known = ", ".join(_ENDPOINT_METHODS)
+            if endpoint_fault:
+                raise ValueError(
+                    f"{self.fault!r} hits a request to the authorization server: method must be one of {known}, "
+                    f"not {self.method!r}"
+                )
+            raise ValueError(
+                f"method={self.method!r} is an authorization server endpoint, which only its faults (RejectRefresh, "
+                f"AuthServerError, SlowAuthServer, WrongIssuer) hit, not {type(self.fault).__name__}"
+            )
         if self.name is not None and self.tool is not None:
             tool, name = self.tool, self.name
             raise ValueError(f"give tool={tool!r} or name={name!r}, not both: name matches what any request names")
@@ -77,7 +95,8 @@ class Rule:
         self, method: str | None, tool: str | None, page: int | None, session_id: str | None, era: str = HANDSHAKE
     ) -> bool:
         return (
-            (self.method == _ANY or self.method == method)
+            # a request to the authorization server's endpoints (`oauth/...`) is hit only by a rule that names it
+            ((self.method == _ANY and not (method or "").startswith(_ENDPOINTS)) or self.method == method)
             and (self.tool is None or (self.tool == tool and (method == "tools/call" or self.method == method)))
             and (self.name is None or (self.name == tool and method in _NAMED_BY))
             and (self.page is None or self.page == page)

@@ -37,6 +37,8 @@ class AuthExchange:
     """The labels of the tokens this exchange issued ('token 2', 'refresh 2')."""
     error: str | None = None
     """The OAuth error code and description, when it failed."""
+    fault: str | None = None
+    """The fault of the authorization server that hit it (`faults.RejectRefresh()`, ...), as its repr."""
 
     @property
     def grant_type(self) -> str | None:
@@ -66,6 +68,8 @@ class AuthExchange:
             line += f" issued {', '.join(self.issued)}"
         if self.error:
             line += f" ({self.error})"
+        if self.fault:
+            line += f" fault={self.fault}"
         return line
 
 

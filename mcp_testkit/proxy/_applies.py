@@ -20,7 +20,16 @@ REFUSED: dict[type[faults.Fault], str] = {
     faults.EndlessPages: "the proxy cannot make a real server serve pages past its catalogue",
     faults.ExpireToken: "the proxy holds no authorization server: inject it on a TestMcpServer(auth=...)",
     faults.RevokeToken: "the proxy holds no authorization server: inject it on a TestMcpServer(auth=...)",
-    faults.InsufficientScope: "the proxy holds no authorization server: inject it on a TestMcpServer(auth=...)",
+    **{
+        kind: "the proxy holds no authorization server: inject it on a TestMcpServer(auth=...)"
+        for kind in (
+            faults.InsufficientScope,
+            faults.RejectRefresh,
+            faults.AuthServerError,
+            faults.SlowAuthServer,
+            faults.WrongIssuer,
+        )
+    },
 }
 """Faults that mean something only for a catalogue the fake owns, with the reason."""
 

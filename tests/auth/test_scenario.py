@@ -50,7 +50,12 @@ async def test_a_scenario_names_the_discovery_variant_its_server_serves() -> Non
     metadata is served at the root only, and a 401's challenge names neither it nor the scopes."""
     scenario = from_json(
         {
-            "auth": {"resource_metadata": "root", "challenge_metadata": False, "challenge_scope": False, "tokens": "jwt"},
+            "auth": {
+                "resource_metadata": "root",
+                "challenge_metadata": False,
+                "challenge_scope": False,
+                "tokens": "jwt",
+            },
             "scopes": ["tickets:read"],
             "tools": [{"name": "create", "returns": "opened"}],
         }

@@ -370,6 +370,10 @@ EXAMPLES: list[faults.Fault] = [
     faults.ExpireToken(),
     faults.RevokeToken(),
     faults.InsufficientScope(scope="tickets:write admin"),
+    faults.RejectRefresh(),
+    faults.AuthServerError(status=502),
+    faults.SlowAuthServer(delay_s=1.5),
+    faults.WrongIssuer(iss=None),
 ]
 FAULT_CLASSES = {
     cls for name in faults.__all__ if isinstance(cls := getattr(faults, name), type) and issubclass(cls, faults.Fault)
@@ -406,7 +410,7 @@ def test_a_rule_survives_json() -> None:
     [
         ("Drop", "must be an object with a 'type'"),
         ({"after_execution": True}, "must be an object with a 'type'"),
-        ({"type": "Explode"}, "unknown fault type 'Explode'; known: Accepted, Bandwidth, BreakStream, CatalogueChange"),
+        ({"type": "Explode"}, "unknown fault type 'Explode'; known: Accepted, AuthServerError, Bandwidth, BreakStream"),
         ({"type": "Fault"}, "unknown fault type 'Fault'"),
         ({"type": "Drop", "after": True}, "fault Drop: unknown field 'after'; fields: after_execution"),
         ({"type": "PageError", "page": 0}, "page must be an int >= 1"),

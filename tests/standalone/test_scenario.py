@@ -28,7 +28,8 @@ def test_schema_lists_every_fault_with_its_fields() -> None:
 def test_rule_to_json_of_every_fault_loads_back(name: str) -> None:
     """`Rule.to_json()` of any fault is a valid scenario rule, and loads back to an equal rule."""
     fault = FAULT_KINDS[name]()
-    rule = faults.Rule(fault, method="tools/call" if fault.default_method == "tools/call" else "*")
+    own = fault.default_method in ("tools/call", *faults.AUTH_ENDPOINT_METHODS.values())
+    rule = faults.Rule(fault, method=fault.default_method if own else "*")
     server = TestMcpServer()
     (loaded,) = add_rules(server, rule.to_json())
     assert loaded == rule

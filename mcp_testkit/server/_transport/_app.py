@@ -51,7 +51,7 @@ class McpApp:
         if auth is not None and scope["path"] != state.path:
             protected = (state.path, state.auth_scopes)
             if auth.serves(scope["path"], protected):
-                await auth.serve(scope, receive, send, state.journal, protected)
+                await auth.serve(scope, receive, send, state.journal, protected, state.plan)
                 return
         await serve(state, scope, receive, send, self._route)
 
