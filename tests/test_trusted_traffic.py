@@ -58,3 +58,36 @@ def test_the_watch_finds_a_violation_in_a_journal_that_a_reset_dropped(monkeypat
     found = found_so_far()
     assert len(found) == 1
     assert found[0].startswith("the official Python SDK client ('mcp') broke version-header")
+
+
+@pytest.mark.sends_invalid_mcp("it sends a cursor in the reference bridge's name across a reset, to see it let go")
+def test_a_cursor_of_the_state_before_a_reset_is_not_held_against_its_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A listing page asked for with a cursor the server handed out before its reset breaks cursor-not-given on
+    the fresh state through no fault of the client (the contract resets between examples): it is not judged there,
+    while a schema violation after the reset still is."""
+    found_so_far = watch_servers(monkeypatch)
+    server = TestMcpServer(page_size=1)
+    server.tool("a", returns="1")
+    server.tool("b", returns="2")
+    with server, httpx2.Client(timeout=10) as client:
+        session = _initialize(client, server.url, "mcp-testkit-bridge")
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Mcp-Session-Id": session,
+            "MCP-Protocol-Version": "2025-11-25",
+        }
+        page = client.post(server.url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=headers)
+        cursor = page.json()["result"]["nextCursor"]
+        server.reset()
+        server.tool("a", returns="1")
+        server.tool("b", returns="2")
+        session = _initialize(client, server.url, "mcp-testkit-bridge")
+        headers["Mcp-Session-Id"] = session
+        listing = {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"cursor": cursor}}
+        client.post(server.url, json=listing, headers=headers)
+        call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "a", "arguments": "x"}}
+        client.post(server.url, json=call, headers=headers)
+    assert [r.rule for r in server.journal.violations] == ["cursor-not-given", "schema"]
+    found = found_so_far()
+    assert len(found) == 1
+    assert " broke schema " in found[0]
