@@ -156,6 +156,8 @@ MEANING = {
     "the bridge unusable.",
     "P14": "the agent calls tools the server no longer offers, or never sees the new ones, after the catalogue "
     "changed.",
+    "P15": "a token that expired mid-session ends the agent's work although a refresh would have saved it, or the "
+    "bridge asks for new tokens in a loop, or sends the call twice.",
     "P19": "a server that keeps state in its session (a login, a cursor, a transaction) loses it between the "
     "agent's calls: they reach it in different sessions.",
 }
@@ -560,7 +562,8 @@ def write_markdown(verdicts: dict[str, dict[str, object]], examples: int, path: 
         "hand](matrix-probes.md) (`python scripts/probe_matrix.py`).",
         "P0 (the bridge connects to a valid server of unusual but legal tools) comes first: a bridge that fails it",
         "in an era is **blocked** there for every other property (not checked: no verdict, never held).",
-        "P8, P9 and P14 apply only to a bridge whose adapter declares approvals or a tool cache: n/a elsewhere. P10",
+        "P8, P9, P14 and P15 apply only to a bridge whose adapter declares approvals, a tool cache or OAuth: n/a",
+        "elsewhere. P10",
         "and P13 apply unless the contract structurally cannot abandon or overlap the bridge's calls (a bridge run",
         "by a driver, whose protocol carries one request at a time; or, for P13, a session per call). P11 and P12",
         "judge the waits and size limit each adapter and driver declares from its bridge's source",

@@ -19,12 +19,16 @@ class Browserless:
     an async `redirect_handler(url)` and `callback_handler()`), consenting through the fake's authorization endpoint.
 
     `visited` lists the authorization URLs it was sent to, so a test can read the scope and resource a client asked.
-    `http` is the `httpx2.AsyncClient` it fetches with (one of its own per fetch by default): one over
+    `http` is the `httpx2.AsyncClient` it fetches with (one of its own per fetch by default); or `transport`, the
+    `httpx2` transport of the client it opens for each fetch and closes after it: one over
     `httpx2.ASGITransport(app=server.asgi_app)` consents in-process.
     """
 
-    def __init__(self, http: Any = None) -> None:
+    def __init__(self, http: Any = None, *, transport: Any = None) -> None:
+        if http is not None and transport is not None:
+            raise ValueError("Browserless takes http= (a client of yours) or transport= (for its own), not both")
         self.http = http
+        self.transport = transport
         self.visited: list[str] = []
         self._answer: dict[str, str] | None = None
 
@@ -36,7 +40,7 @@ class Browserless:
         if self.http is not None:
             response = await self.http.get(authorization_url, follow_redirects=False)
         else:
-            async with httpx2.AsyncClient() as http:
+            async with httpx2.AsyncClient(transport=self.transport) as http:
                 response = await http.get(authorization_url, follow_redirects=False)
         location = response.headers.get("location")
         if response.status_code not in (302, 303) or location is None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
@@ -17,6 +17,7 @@ __all__ = [
     "BridgeAdapter",
     "Capability",
     "Inability",
+    "OAuthAdapter",
     "Outcome",
     "OutcomeKind",
     "SessionMode",
@@ -25,9 +26,10 @@ __all__ = [
 
 OutcomeKind = Literal["ok", "tool_error", "auth_error", "outcome_unknown", "connection_error", "approval_required"]
 SessionMode = Literal["persistent", "per_call"]
-Capability = Literal["approvals", "tool_cache", "cancellation"]
-CAPABILITIES: tuple[Capability, ...] = ("approvals", "tool_cache", "cancellation")
-"""What an adapter may declare in `capabilities`: the properties that need one apply only to bridges that have it.
+Capability = Literal["approvals", "tool_cache", "oauth", "cancellation"]
+CAPABILITIES: tuple[Capability, ...] = ("approvals", "tool_cache", "oauth", "cancellation")
+"""What an adapter may declare in `capabilities`: the properties that need one apply only to bridges that have it
+("oauth": the bridge authorizes with OAuth 2.1, an `OAuthAdapter`; P15 applies).
 ("cancellation" is kept for adapters written before P10 applied by default; it declares nothing now.)"""
 Inability = Literal["abandon_calls", "overlap_calls"]
 INABILITIES: tuple[Inability, ...] = ("abandon_calls", "overlap_calls")
@@ -97,7 +99,7 @@ class BridgeAdapter(Protocol):
     the contract's default, `DEFAULT_WAIT_S`), `eras` (the protocol eras the factory can be asked to speak with
     `era=`; None, the default, never asks) and `capabilities` (what the bridge has beyond the core, from
     `CAPABILITIES`: "approvals" makes it an `ApprovalAdapter` and P8 applies, "tool_cache" a `ToolCacheAdapter`
-    and P9 applies; by default none, and those properties are "not applicable", never "holds"). Every other
+    and P9 applies, "oauth" an `OAuthAdapter` and P15 applies; by default none, and those properties are "not applicable", never "holds"). Every other
     property applies unless the adapter says it structurally cannot: `cannot` (from `INABILITIES`) names what the
     contract cannot do through it (abandon a call: P10; overlap calls: P13). Four more facts, also optional, sharpen
     P11-P13: `connect_timeout_s` (default: each of the connect's requests within `timeout_s`, its listing tried
@@ -179,4 +181,23 @@ class ToolCacheAdapter(BridgeAdapter, Protocol):
 
     def advance_cache_clock(self, seconds: float) -> None:
         """Move the cache's clock forward."""
+        ...
+
+
+@runtime_checkable
+class OAuthAdapter(BridgeAdapter, Protocol):
+    """An adapter whose bridge authorizes with OAuth 2.1 as the MCP spec's authorization section has it (capability
+    "oauth"; property P15): discovery from the server's 401, the authorization-code flow with PKCE, refresh.
+
+    The user's browser is played for it: `redirect_handler(url)` is awaited with the authorization URL the bridge
+    would open a browser at, and `callback_handler()` returns what the authorization server redirected back with
+    (an `mcp.shared.auth.AuthorizationCodeResult`: code, state, iss), as the `mcp` SDK's `OAuthClientProvider`
+    takes them. The redirect URI the bridge registers is its own; the handlers never follow it.
+    """
+
+    def use_oauth(
+        self, redirect_handler: Callable[[str], Awaitable[None]], callback_handler: Callable[[], Awaitable[Any]]
+    ) -> None:
+        """From the next connect on, authorize with OAuth through these handlers, starting with no token and no
+        registered client."""
         ...

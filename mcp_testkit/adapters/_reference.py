@@ -3,7 +3,7 @@ kept open, or with a session opened for every operation as many frameworks do.""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from mcp_testkit.adapters._outcome import Capability, Outcome, SessionMode
@@ -22,7 +22,8 @@ class ReferenceBridgeAdapter:
     `era` is its `ServerConfig(era=...)`: "auto" (probe, then the era the server speaks), "handshake" or
     "stateless"; the contract asks for the era it checks, as `eras` says it may.
 
-    It has approval gates (P8) and a tool cache (P9). The cache is off unless a property asks for it
+    It has approval gates (P8), a tool cache (P9) and OAuth (P15: `use_oauth` gives its `ServerConfig`
+    `auth=OAuth(...)` with the handlers, tokens in memory, a new client registered dynamically). The cache is off unless a property asks for it
     (`use_tool_cache`): every other example scripts a new catalogue behind the same URL.
 
     `timeout_s=0.5` bounds every call, including reading the largest answer it must accept: P12 sends one of
@@ -37,7 +38,7 @@ class ReferenceBridgeAdapter:
     server_name: ClassVar[str] = "srv"
     sessions: SessionMode = "persistent"
     eras: ClassVar[tuple[str, ...]] = ("handshake", "stateless")
-    capabilities: ClassVar[frozenset[Capability]] = frozenset({"approvals", "tool_cache"})
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({"approvals", "tool_cache", "oauth"})
     cache_ttl_s: float = 300.0
     concurrency: int = 16
     """Calls in flight at once on one pool: each is a request of its own, its answer matched by id."""
@@ -69,14 +70,16 @@ class ReferenceBridgeAdapter:
         self._cache = False
         self._cache_now = 0.0
         self._cache_settings: tuple[Any, ...] | None = None
+        self._oauth: Any = None
 
     def _config(self, url: str) -> Any:
         from mcp_testkit.bridge import Headers, ServerConfig
 
+        headers = Headers(env=self._variables) if self._variables else None
         return ServerConfig(
             name=self.server_name,
             url=url,
-            auth=Headers(env=self._variables) if self._variables else None,
+            auth=self._oauth or headers,
             timeout_s=self.timeout_s or 30.0,
             retry=self.retry,
             connect_timeout_s=self.connect_timeout_s,
@@ -150,6 +153,13 @@ class ReferenceBridgeAdapter:
             return Outcome.tool_error(exc, text=str(exc.args[0]))
         return Outcome.ok()
 
+    def use_oauth(
+        self, redirect_handler: Callable[[str], Awaitable[None]], callback_handler: Callable[[], Awaitable[Any]]
+    ) -> None:
+        from mcp_testkit.bridge import OAuth
+
+        self._oauth = OAuth(redirect_handler=redirect_handler, callback_handler=callback_handler)
+
     def use_tool_cache(self) -> None:
         """List through the process-level `ToolCache`, emptied, on this adapter's clock, until `close`."""
         from mcp_testkit.bridge import ToolCache
@@ -189,7 +199,7 @@ class PerCallReferenceAdapter(ReferenceBridgeAdapter):
     name: ClassVar[str] = "reference-per-call"
     sessions: SessionMode = "per_call"
     # A paused call belongs to the pool it paused in, and this adapter closes every pool it opens.
-    capabilities: ClassVar[frozenset[Capability]] = frozenset({"tool_cache"})
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({"tool_cache", "oauth"})
 
     def __init__(self, *, transport: httpx2.AsyncBaseTransport | None = None, **options: Any) -> None:
         super().__init__(transport=transport, **options)

@@ -119,6 +119,7 @@ class AuthEndpoints:
                 outcome.issued,
                 outcome.error,
                 None if fault is None else repr(fault),
+                fault,
             )
         )
 

@@ -103,7 +103,7 @@ class McpSession(HttpExchange):
             self._credentials = dict(credentials)
         try:
             await self._client.delete(self._target, headers=self._headers())
-        except httpx2.HTTPError:
+        except (httpx2.HTTPError, AuthRefused):  # an OAuth flow that could not get a token is a refusal too
             pass
         finally:
             self.session_id = None

@@ -1,4 +1,4 @@
-"""The resilience contract: properties P0-P14, P18, P19 and P5s of a client bridge, checked with Hypothesis through
+"""The resilience contract: properties P0-P15, P18, P19 and P5s of a client bridge, checked with Hypothesis through
 `TestMcpServer`, in both protocol eras (the handshake, and the stateless era of 2026-07-28).
 
 Run it three ways:

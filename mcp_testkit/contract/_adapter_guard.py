@@ -142,6 +142,9 @@ class GuardedAdapter:
     def advance_cache_clock(self, seconds: float) -> None:
         self._sync("advance_cache_clock", seconds)
 
+    def use_oauth(self, redirect_handler: Any, callback_handler: Any) -> None:
+        self._sync("use_oauth", redirect_handler, callback_handler)
+
     def _sync(self, method: str, *args: Any) -> None:
         try:
             getattr(self._adapter, method)(*args)

@@ -43,7 +43,7 @@ class BridgeFacts:
     era: str = HANDSHAKE
     """The protocol era the run checks: 'handshake' or 'stateless' (2026-07-28)."""
     capabilities: frozenset[str] = frozenset()
-    """What the bridge has beyond the core ("approvals", "tool_cache"): the properties needing one apply."""
+    """What the bridge has beyond the core ("approvals", "tool_cache", "oauth"): the properties needing one apply."""
     cache_ttl_s: float | None = None
     """With "tool_cache": how long its cache keeps a listing."""
     connect_timeout_s: float | None = None
@@ -143,9 +143,10 @@ def _count(adapter: Any, name: str, least: int) -> int | None:
 _NEEDS = {
     "approvals": ("require_approval", "approve", "decline"),
     "tool_cache": ("use_tool_cache", "advance_cache_clock"),
+    "oauth": ("use_oauth",),
     "cancellation": (),
 }
-"""The methods each capability promises (see `ApprovalAdapter` and `ToolCacheAdapter`)."""
+"""The methods each capability promises (see `ApprovalAdapter`, `ToolCacheAdapter` and `OAuthAdapter`)."""
 
 
 def _named(adapter: Any, attribute: str, known: Collection[str], unknown_as: str) -> frozenset[str]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcp_testkit.faults import AUTH_ENDPOINT_METHODS
+
 if TYPE_CHECKING:
     from mcp_testkit import faults
     from mcp_testkit.server import TestMcpServer
@@ -36,9 +38,12 @@ def firing(server: TestMcpServer) -> Firing:
     """What fired on `server` since its last reset."""
     records = server.journal.records
     fired = tuple(r.fault for r in records if r.fault is not None)
+    # A protected server's authorization server logs its own requests, and the faults of its endpoints that hit them.
+    fired += tuple(e.fired for e in server.journal.auth if e.fired is not None)
     unfired = tuple(
         rule for rule in server.pending_faults() if rule.times == 1 or not any(f == rule.fault for f in fired)
     )
+    endpoints = {e.endpoint for e in server.journal.auth}
     unsent = tuple(
         rule
         for rule in unfired
@@ -46,5 +51,6 @@ def firing(server: TestMcpServer) -> Firing:
             (rule.method in _ANY_METHOD or r.rpc_method == rule.method) and (rule.tool is None or r.tool == rule.tool)
             for r in records
         )
+        and not any(AUTH_ENDPOINT_METHODS[endpoint] == rule.method for endpoint in endpoints)
     )
     return Firing(fired, unfired, unsent)

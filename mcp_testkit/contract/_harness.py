@@ -167,6 +167,12 @@ class ContractHarness:
     def url(self) -> str:
         return self.server.url if self.via == "socket" else "http://127.0.0.1/mcp"
 
+    @property
+    def client_transport(self) -> Any:
+        """The `httpx2` transport that reaches the server as the adapters do: in-process, or None over the socket
+        (what a property's own client takes, such as the browser it plays for a bridge's OAuth)."""
+        return self._asgi
+
     def adapter(self) -> BridgeAdapter:
         """A fresh adapter from the factory, routed in-process when the harness is, and asked to speak the
         harness's era when the adapter declares it can be (its `eras`), unless `own_era`: then as the factory makes

@@ -29,6 +29,10 @@ def violation(server: TestMcpServer, logs: LogCapture, what: str, facts: Mapping
     lines.append(f"  faults fired: {', '.join(fired) if fired else 'none'}")
     lines.append("  requests the bridge sent:")
     lines += [f"    {line}" for line in _requests(server)]
+    exchanges = list(server.journal.auth)
+    if exchanges:  # a protected server's (P15): what the bridge asked its authorization server
+        lines.append("  exchanges with the authorization server:")
+        lines += [f"    {e.summary()}" for e in exchanges[-_TRACE_TAIL:]]
     shown = logs.lines()
     if shown:
         lines.append(f"  log records during the example (last {len(shown)}):")

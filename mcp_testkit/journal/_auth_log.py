@@ -39,6 +39,8 @@ class AuthExchange:
     """The OAuth error code and description, when it failed."""
     fault: str | None = None
     """The fault of the authorization server that hit it (`faults.RejectRefresh()`, ...), as its repr."""
+    fired: Any = field(default=None, repr=False, compare=False)
+    """That fault itself (a `faults.Fault`), for what counts the faults that fired (the contract does)."""
 
     @property
     def grant_type(self) -> str | None:

@@ -30,7 +30,7 @@ pyproject.toml). From the top:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_testkit import faults
@@ -49,6 +49,7 @@ from mcp_testkit.server._settings import MAX_BODY as MAX_BODY
 from mcp_testkit.server._settings import (
     LiveSetting,
     ServerSettings,
+    auth_checked,
     cache_ttl_checked,
     get_stream_checked,
     input_timeout_checked,
@@ -285,6 +286,18 @@ class TestMcpServer(RunnerLifecycle):
     def auth(self) -> AuthServer | None:
         """The authorization server protecting the MCP endpoint (`auth=`), None when the endpoint is open."""
         return self._state.auth  # type: ignore[no-any-return]
+
+    def protect(self, auth: AuthServer | bool = True, *, scopes: Sequence[str] = ()) -> AuthServer | None:
+        """Make the MCP endpoint a protected resource from now until the next `reset()`, as `auth=` and `scopes=`
+        do for a server's whole life: `auth` an `AuthServer` (True: a default one; False: open again), served beside
+        the endpoint. Returns the authorization server. What a test that protects only some of its examples uses
+        (the contract's OAuth properties do, on the harness's one server); tokens issued before stay with the
+        `AuthServer` that issued them."""
+        checked, needed = auth_checked(auth, scopes)
+        with self._current.lock:
+            state = self._current.state
+            state.auth, state.auth_scopes = checked, needed
+        return checked
 
     @property
     def required_headers(self) -> tuple[str, ...]:

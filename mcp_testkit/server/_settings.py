@@ -26,6 +26,7 @@ __all__ = [
     "MAX_BODY",
     "LiveSetting",
     "ServerSettings",
+    "auth_checked",
     "cache_ttl_checked",
     "get_stream_checked",
     "input_timeout_checked",
@@ -42,6 +43,27 @@ _RESPONSE_MODES = ("json", "sse")
 
 # Each check returns the value it was given (converted where the state keeps another type), or raises ValueError
 # naming the keyword, in the words of the constructor and of the setter alike.
+
+
+def auth_checked(auth: Any, scopes: Any) -> tuple[AuthServer | None, tuple[str, ...]]:
+    """`auth=` and `scopes=` (of the server, or of `protect()`) as the state holds them: an `AuthServer` (True: a
+    default one; a mapping: a scenario's keywords of one) or None, and a tuple of scope names; ValueError naming the
+    keyword otherwise."""
+    from mcp_testkit.auth import AuthServer
+
+    if auth is True:
+        auth = AuthServer()
+    elif isinstance(auth, Mapping):  # a scenario's: the keywords of an AuthServer
+        auth = AuthServer(**auth)
+    elif auth is False:
+        auth = None
+    elif auth is not None and not isinstance(auth, AuthServer):
+        raise ValueError(f"auth must be an AuthServer (mcp_testkit.auth), True or None, not {auth!r}")
+    if isinstance(scopes, str) or not all(isinstance(scope, str) and scope for scope in scopes):
+        raise ValueError(f"scopes must be a list of scope names, such as ['tickets:read'], not {scopes!r}")
+    if scopes and auth is None:
+        raise ValueError("scopes= needs auth=: give TestMcpServer(auth=AuthServer(), scopes=[...])")
+    return auth, tuple(scopes)
 
 
 def page_size_checked(value: Any) -> Any:
@@ -151,21 +173,9 @@ class ServerSettings:
         SessionTable(limit=self.session_limit, idle_timeout_s=self.session_idle_timeout_s)
 
     def _check_auth(self) -> None:
-        from mcp_testkit.auth import AuthServer
-
-        if self.auth is True:
-            object.__setattr__(self, "auth", AuthServer())
-        elif isinstance(self.auth, Mapping):  # a scenario's: the keywords of an AuthServer
-            object.__setattr__(self, "auth", AuthServer(**self.auth))
-        elif self.auth is False:
-            object.__setattr__(self, "auth", None)
-        elif self.auth is not None and not isinstance(self.auth, AuthServer):
-            raise ValueError(f"auth must be an AuthServer (mcp_testkit.auth), True or None, not {self.auth!r}")
-        if isinstance(self.scopes, str) or not all(isinstance(scope, str) and scope for scope in self.scopes):
-            raise ValueError(f"scopes must be a list of scope names, such as ['tickets:read'], not {self.scopes!r}")
-        if self.scopes and self.auth is None:
-            raise ValueError("scopes= needs auth=: give TestMcpServer(auth=AuthServer(), scopes=[...])")
-        object.__setattr__(self, "scopes", tuple(self.scopes))
+        auth, scopes = auth_checked(self.auth, self.scopes)
+        object.__setattr__(self, "auth", auth)
+        object.__setattr__(self, "scopes", scopes)
 
     def _check_preset(self) -> None:
         if self.preset is not None:

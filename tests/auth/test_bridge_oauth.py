@@ -266,3 +266,19 @@ def test_oauth_refuses_options_that_do_not_go_together() -> None:
         OAuth(client_id="a", client_metadata_url="https://app.example/client.json")
     with pytest.raises(ValueError, match="a command server has none of"):
         ServerConfig(name="x", command="srv", auth=OAuth())
+
+
+async def test_ending_a_session_whose_token_was_revoked_asks_for_no_new_authorization() -> None:
+    """The session is ended with the token the bridge holds: a DELETE refused with 401 (the grant was revoked
+    meanwhile) is left so, the pool closes without raising, and no user is sent to authorize again for it."""
+    server = _server()
+    browser = Browserless()
+    with anyio.fail_after(LIMIT_S):
+        async with server:
+            async with ToolPool([_config(server, "handshake", browser)], cache=False) as pool:
+                await pool.call("tickets.list_tickets", {})
+                server.auth.revoke("token 1")  # type: ignore[union-attr]
+            ended = server.journal[-1]
+    assert (ended.http_method, ended.status, server.journal.tokens[ended.seq]) == ("DELETE", 401, "token 1")
+    assert len(browser.visited) == 1
+    assert len(server.journal.auth.at_endpoint("authorize")) == 1

@@ -52,21 +52,23 @@ class _Unable(_Minimal):
     cannot: ClassVar[frozenset[str]] = frozenset({"abandon_calls", "overlap_calls"})
 
 
-def test_p8_p9_and_p14_need_their_capability() -> None:
-    """P8 needs "approvals", P9 and P14 "tool_cache"; every other property needs no capability (P10 applies to
-    every adapter that does not declare it cannot abandon a call)."""
+def test_p8_p9_p14_and_p15_need_their_capability() -> None:
+    """P8 needs "approvals", P9 and P14 "tool_cache", P15 "oauth"; every other property needs no capability (P10
+    applies to every adapter that does not declare it cannot abandon a call)."""
     assert {pid: prop.requires for pid, prop in PROPERTIES.items() if prop.requires} == {
         "P8": "approvals",
         "P9": "tool_cache",
         "P14": "tool_cache",
+        "P15": "oauth",
     }
 
 
 def test_the_shipped_adapters_declare_what_their_bridges_have() -> None:
-    """The reference bridge has both; with a pool per call it keeps no paused call; the SDK client has neither. None
-    of them declares the contract cannot abandon or overlap its calls: P10 and P13 apply to each."""
-    assert ReferenceBridgeAdapter.capabilities == {"approvals", "tool_cache"}
-    assert PerCallReferenceAdapter.capabilities == {"tool_cache"}
+    """The reference bridge has all three; with a pool per call it keeps no paused call; the SDK client's adapter
+    declares none. None of them declares the contract cannot abandon or overlap its calls: P10 and P13 apply to
+    each."""
+    assert ReferenceBridgeAdapter.capabilities == {"approvals", "tool_cache", "oauth"}
+    assert PerCallReferenceAdapter.capabilities == {"tool_cache", "oauth"}
     assert getattr(SdkClientAdapter, "capabilities", frozenset()) == frozenset()
     shipped = (ReferenceBridgeAdapter, PerCallReferenceAdapter, SdkClientAdapter)
     assert not any(getattr(adapter, "cannot", ()) for adapter in shipped)
@@ -123,7 +125,7 @@ def test_not_applicable_has_one_meaning_for_an_era_and_a_capability() -> None:
     [
         (("approvals",), "it declares 'approvals' but has no require_approval, approve, decline"),
         (("tool_cache",), "it declares 'tool_cache' but has no use_tool_cache, advance_cache_clock"),
-        (("teleport",), "unknown capabilities ['teleport']; known: approvals, tool_cache, cancellation"),
+        (("teleport",), "unknown capabilities ['teleport']; known: approvals, tool_cache, oauth, cancellation"),
         ("approvals", "capabilities must be a collection of names"),
     ],
 )

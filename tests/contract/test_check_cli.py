@@ -92,7 +92,7 @@ def test_default_run_opens_saying_what_it_compares(default_run: subprocess.Compl
     """The first line names the properties, the bridges, the eras and the example count, and says that the SDK
     client's failures are expected, before any of them is printed."""
     first, second = default_run.stdout.splitlines()[:2]
-    assert first.startswith("mcp-testkit check: 18 properties (P0-P14, P18-P19) against reference, sdk-client (auto), ")
+    assert first.startswith("mcp-testkit check: 19 properties (P0-P15, P18-P19) against reference, sdk-client (auto), ")
     assert re.search(r"20 examples per property; about \d+ s\.$", first), first
     assert "the SDK client's failures are known and expected" in second
 
@@ -165,6 +165,8 @@ def test_default_run_prints_the_matrix(default_run: subprocess.CompletedProcess[
         ("P13", "stateless"): ["holds", "FAILS", "fell back"],
         ("P14", "handshake"): ["holds", "n/a", "n/a"],
         ("P14", "stateless"): ["holds", "n/a", "n/a"],
+        ("P15", "handshake"): ["holds", "n/a", "n/a"],  # the SDK client's adapter declares no OAuth (yet)
+        ("P15", "stateless"): ["holds", "n/a", "n/a"],
         ("P18", "handshake"): ["n/a", "n/a", "n/a"],
         ("P18", "stateless"): ["holds", "holds", "fell back"],
         ("P19", "handshake"): ["holds", "holds", "holds"],
@@ -203,16 +205,17 @@ def test_default_run_writes_the_counterexamples_to_a_file(
 
 @_SLOW
 def test_default_run_closes_with_what_was_expected(default_run: subprocess.CompletedProcess[str]) -> None:
-    """Under the matrix: the SDK client's failures folded in one line as expected, that P8, P9 and P14 do not apply
-    to it (never that it holds them), each with its reason, no unexpected verdict, and the verdict line of exit
-    status 0."""
-    *_, expected, approvals, cache, _, last = default_run.stdout.strip().splitlines()
+    """Under the matrix: the SDK client's failures folded in one line as expected, that P8, P9, P14 and P15 do not
+    apply to it (never that it holds them), each with its reason, no unexpected verdict, and the verdict line of
+    exit status 0."""
+    *_, expected, approvals, cache, oauth, _, last = default_run.stdout.strip().splitlines()
     assert expected == (
         'Expected, as documented (docs/contract.md, "The SDK client\'s verdicts"): sdk-client (auto) 9 failures; '
         "sdk-client (legacy) 5 failures and its fallback in the stateless era."
     )
     assert approvals.startswith("P8 does not apply to sdk-client (auto), sdk-client (legacy): it needs the 'approvals'")
     assert cache.startswith("P9, P14 do not apply to sdk-client (auto), sdk-client (legacy): it needs the 'tool_cache'")
+    assert oauth.startswith("P15 does not apply to sdk-client (auto), sdk-client (legacy): it needs the 'oauth'")
     assert last == (
         "Exit status 0: every property holds or fails as documented; name your bridge (module:factory) to check it."
     )
@@ -312,7 +315,7 @@ def test_unknown_property_is_a_clear_error() -> None:
     assert done.stdout == ""
     assert done.stderr.strip() == (
         "mcp-testkit check: unknown property 'P99'; known: "
-        "P0, P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P11, P12, P13, P14, P18, P19"
+        "P0, P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P11, P12, P13, P14, P15, P18, P19"
     )
 
 

@@ -198,7 +198,7 @@ def test_run_contract_reports_progress_in_order() -> None:
 
 def test_run_contract_refuses_unknown_properties() -> None:
     """run_contract names an unknown property and lists the known ones."""
-    known = "P0, P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P11, P12, P13, P14, P18, P19"
+    known = "P0, P1, P2, P3, P4, P5, P5s, P6, P7, P8, P9, P10, P11, P12, P13, P14, P15, P18, P19"
     with pytest.raises(ValueError, match=rf"unknown properties \['P99'\]; known: {known}"):
         run_contract(ReferenceBridgeAdapter, properties=["P99"])
 
@@ -275,7 +275,7 @@ def make_counting_adapter(*, transport: Any = None) -> _CountingAdapter:
 
 def test_user_written_adapter_runs_the_contract() -> None:
     """A hand-written adapter made by a plain function, declaring nothing but its retry and page limit, passes every
-    property but those needing a capability (P8, P9, P14 do not apply): P10-P13 are checked on their defaults
+    property but those needing a capability (P8, P9, P14, P15 do not apply): P10-P13 are checked on their defaults
     (fail closed), and every adapter is closed."""
     _CountingAdapter.counts.update(connect=0, call=0, close=0)
     assert isinstance(make_counting_adapter(), BridgeAdapter)
@@ -288,7 +288,7 @@ def test_user_written_adapter_runs_the_contract() -> None:
         ("P19", "stateless"): "not_applicable",
         **{
             (pid, era): "not_applicable"
-            for pid in ("P8", "P9", "P14")
+            for pid in ("P8", "P9", "P14", "P15")
             for era in ("handshake", "stateless")
         },
     }, [r.counterexample for r in results if r.failed or r.error]

@@ -35,14 +35,15 @@ def _stopped(factory: DriverFactory) -> bool:
 
 def test_reference_driver_holds_what_the_reference_bridge_holds() -> None:
     """The reference bridge run by a driver process holds every property in both eras, as it does in-process:
-    the protocol loses nothing. P8, P9 and P14 do not apply: the driver protocol has no approvals or cache clock;
+    the protocol loses nothing. P8, P9, P14 and P15 do not apply: the driver protocol has no approvals, cache clock
+or OAuth handlers;
     nor P10 and P13: a call cannot be abandoned through it, nor two overlap (the adapter declares `cannot` both).
     P11 and P12 apply, on the waits its hello declares."""
     factory = DriverAdapter.factory(REFERENCE)
     results = run_contract(factory, max_examples=15, via="socket")
     verdicts = {(r.property_id, r.era): r.status for r in results}
     capabilities = {
-        (pid, era) for pid in ("P8", "P9", "P10", "P13", "P14") for era in ("handshake", "stateless")
+        (pid, era) for pid in ("P8", "P9", "P10", "P13", "P14", "P15") for era in ("handshake", "stateless")
     }
     eras = {("P5s", "handshake"), ("P18", "handshake"), ("P5", "stateless"), ("P19", "stateless")}
     not_applicable = {*eras, *capabilities}

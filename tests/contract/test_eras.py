@@ -79,7 +79,7 @@ def test_an_adapter_is_asked_for_the_era_only_when_it_declares_it(eras: Any, ask
         facts = harness.facts()
         harness.adapter()
     declared = tuple(eras) if eras else None
-    capabilities = frozenset({"approvals", "tool_cache"})
+    capabilities = frozenset({"approvals", "tool_cache", "oauth"})
     assert facts == BridgeFacts(
         2, 100, 0.5, "persistent", declared, "stateless", capabilities, 300.0, 5.0, None, 1024 * 1024, 16
     )

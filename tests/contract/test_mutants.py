@@ -705,3 +705,46 @@ def test_every_property_has_a_mutant() -> None:
     """This file keeps a mutant for each property of the contract."""
     caught = {name.split("_fails_")[1].split("_in_")[0] for name in globals() if name.startswith("test_mutant_")}
     assert caught == {pid.lower() for pid in PROPERTIES}
+
+
+# -- P15 -----------------------------------------------------------------------------------------------
+
+
+def _giving_up_after_the_first_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bridge's OAuth authorizes once, then sends every request with the token it holds and hands a 401 back as
+    it came: the refresh "never attempted" that bridge users report."""
+    from mcp_testkit.bridge import _oauth
+
+    original = _oauth._NamedFailures.async_auth_flow
+
+    async def flow(self: Any, request: Any) -> Any:
+        if getattr(self, "authorized", False):
+            held = self._provider.async_auth_flow(request)
+            try:
+                yield await held.__anext__()  # the request with the token held; whatever comes back is the caller's
+            finally:
+                await held.aclose()
+            return
+        inner = original(self, request)
+        outgoing = await inner.__anext__()
+        while True:
+            response = yield outgoing
+            if response.status_code < 400 and outgoing.url == request.url:
+                self.authorized = True
+            try:
+                outgoing = await inner.asend(response)
+            except StopAsyncIteration:
+                return
+
+    monkeypatch.setattr(_oauth._NamedFailures, "async_auth_flow", flow)
+
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+def test_mutant_never_refreshing_fails_p15(monkeypatch: pytest.MonkeyPatch, era: str) -> None:
+    """A bridge whose OAuth never refreshes: its token expires mid-session and the call is an auth error. P15 fails it
+    on its first declared case, saying that no new token was had and the call was not sent again."""
+    _giving_up_after_the_first_token(monkeypatch)
+    counterexample = _check("P15", era)
+    assert "after the 401 the bridge did not send the refused call again (no new token was had)" in counterexample
+    assert "refusal='expired'" in counterexample
+    assert re.search(r"calls sent: #\d+ with token 1 -> 401$", counterexample, re.M), counterexample

@@ -688,7 +688,7 @@ def test_a_suite_for_a_bridge_that_cannot_connect_fails_p0_and_every_blocked_tes
         """
     )
     result = pytester.runpytest("-q", "-p", "no:randomly", "-p", "no:xdist", "-rfx")
-    result.assert_outcomes(failed=16, xfailed=16)  # P0-P14 and P19 but P5s, in each suite
+    result.assert_outcomes(failed=17, xfailed=17)  # P0-P15 and P19 but P5s, in each suite
     result.stdout.fnmatch_lines(["*P2 (*) in the handshake era is blocked: the bridge fails P0 (connects to any*"])
     result.stdout.fnmatch_lines(["XFAIL*test_expected*P3-handshake*is blocked: the bridge fails P0*"])
 

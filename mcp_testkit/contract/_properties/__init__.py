@@ -1,4 +1,4 @@
-"""The registry of the properties P0-P14, P18, P19 and P5s (P15-P17 are reserved for the auth lifecycle, not built
+"""The registry of the properties P0-P15, P18, P19 and P5s (P16 and P17 are reserved for the auth lifecycle, not built
 yet): one module each, holding the inputs it draws, the cases it declares (every fault class and call kind
 it covers, run before any random draw), the eras and adapter capability it needs, the check of one example and the
 words of its row in docs/contract.md.
@@ -8,7 +8,7 @@ P5 in the stateless era (2026-07-28), and P18 (era negotiation: the stateless co
 themselves). The faults of an era are the ones that mean something there: no session faults
 in the stateless era, and its own refusals (-32020, -32021, -32022) instead. P8 and P9 are about the bridge's pool
 (approval gates, the tool cache), not its sessions: they run in both eras, and only for bridges whose adapter
-declares the capability they need; P11, P12 and P13 (waits, large results, concurrent calls) only for bridges whose
+declares the capability they need, as P15 (a token refused mid-session) only for bridges with OAuth; P11, P12 and P13 (waits, large results, concurrent calls) only for bridges whose
 adapter declares the facts they need (`Property.needs`). P0 (the bridge connects to a valid server of unusual tools)
 comes first: where it fails, every other property of the era is `blocked`. A new property is a new module here,
 imported below and named in `PROPERTIES`."""
@@ -35,12 +35,14 @@ from mcp_testkit.contract._properties.p11_bounded_waits import PROPERTY as P11
 from mcp_testkit.contract._properties.p12_large_results import PROPERTY as P12
 from mcp_testkit.contract._properties.p13_concurrent_calls import PROPERTY as P13
 from mcp_testkit.contract._properties.p14_fresh_listings import PROPERTY as P14
+from mcp_testkit.contract._properties.p15_refresh_once import PROPERTY as P15
 from mcp_testkit.contract._properties.p18_era_negotiation import PROPERTY as P18
 from mcp_testkit.contract._properties.p19_session_affinity import PROPERTY as P19
 
 __all__ = ["CALL_KINDS", "PROPERTIES", "Property", "expected_kinds", "fault_label", "late_answer", "legal_in", "place"]
 
 PROPERTIES: dict[str, Property] = {
-    prop.property_id: prop for prop in (P0, P1, P2, P3, P4, P5, P5S, P6, P7, P8, P9, P10, P11, P12, P13, P14, P18, P19)
+    prop.property_id: prop
+    for prop in (P0, P1, P2, P3, P4, P5, P5S, P6, P7, P8, P9, P10, P11, P12, P13, P14, P15, P18, P19)
 }
 """Every property by its id, in the order of the docs' table and of a run."""
