@@ -81,6 +81,8 @@ class Probing:
         """What the adapter declares, with the contract's defaults where it declares nothing (P11's waits)."""
         self.adapter = adapter
         self.schema = schema
+        self.transport = harness.client_transport
+        """How a client of the probe's own reaches the server as the adapter does (None: over the socket)."""
 
     def tool(self, name: str, kind: str = "read", returns: Any = "ok") -> None:
         """A tool of call kind `kind`: a read (`readOnlyHint`), an idempotent write, or a write (no hints)."""
@@ -647,6 +649,38 @@ def affinity() -> Probe:
     return Probe("P19", "a login kept in the session, then a whoami; no fault", body)
 
 
+def refreshed_once() -> Probe:
+    """P15: a protected server; a write whose token expires on its second call: one new token, the refused call sent
+    once more with it, and the write run once for each call made."""
+
+    async def body(p: Probing) -> Finding:
+        from mcp_testkit import faults
+        from mcp_testkit.auth import AuthServer, Browserless
+
+        server = p.server
+        server.protect(AuthServer())
+        p.tool("tool", "write")
+        browser = Browserless(transport=p.transport)
+        p.adapter.use_oauth(browser.redirect_handler, browser.callback_handler)
+        if (failed := await p.connect()) is not None:
+            return failed
+        first = await p.adapter.call("tool", {})
+        mark = len(server.auth.grants())  # type: ignore[union-attr]
+        server.inject(faults.ExpireToken(), tool="tool")
+        second = await p.adapter.call("tool", {})
+        calls = server.journal.calls()
+        tokens = server.journal.tokens
+        sent = ", ".join(f"#{r.seq} {tokens.get(r.seq)} -> {r.status}" for r in calls)
+        new = len(server.auth.grants()) - mark  # type: ignore[union-attr]
+        runs = server.executions("tool")
+        statuses = [r.status for r in calls]
+        saw = f"calls {_said(first)}, {_said(second)}; sent {sent}; {new} new token(s); the write ran {runs}x"
+        holds = second.kind == "ok" and statuses == [200, 401, 200] and new == 1 and runs == 2
+        return Finding(holds, saw)
+
+    return Probe("P15", "a write whose token expires on its second call (ExpireToken)", body)
+
+
 def _results() -> dict[str, Any]:
     import mcp_types
 
@@ -691,6 +725,7 @@ def probes_for(column: str, era: str = "handshake") -> dict[str, Probe]:
         "P12": large_result(8 * 1024 * 1024, sse=True),
         "P13": concurrent(f.Drop()),
         "P14": approval_after_removal(),
+        "P15": refreshed_once(),
         "P19": affinity(),
     }
     if era == "stateless":
