@@ -665,13 +665,13 @@ def refreshed_once() -> Probe:
         if (failed := await p.connect()) is not None:
             return failed
         first = await p.adapter.call("tool", {})
-        mark = len(server.auth.grants())  # type: ignore[union-attr]
+        mark = len(server.auth.grants)  # type: ignore[union-attr]
         server.inject(faults.ExpireToken(), tool="tool")
         second = await p.adapter.call("tool", {})
         calls = server.journal.calls()
         tokens = server.journal.tokens
         sent = ", ".join(f"#{r.seq} {tokens.get(r.seq)} -> {r.status}" for r in calls)
-        new = len(server.auth.grants()) - mark  # type: ignore[union-attr]
+        new = len(server.auth.grants) - mark  # type: ignore[union-attr]
         runs = server.executions("tool")
         statuses = [r.status for r in calls]
         saw = f"calls {_said(first)}, {_said(second)}; sent {sent}; {new} new token(s); the write ran {runs}x"
