@@ -23,9 +23,9 @@ CPU time per example is printed beside it as a cross-check that such load hardly
 (issue 12), in each era: 500 examples/s in-process, 100 over loopback. The exit status is 1 with
 `--strict` when a target is missed, or when P1 does not hold.
 
-`--property` measures another property the same way (issue 23). P12, P14, P15, P18 and P19 have a target of 50 examples/s
-in-process. P10, P11 and P13 have none: their examples wait by design (P10 for the application's deadline on the
-abandoned call, and in its declared cases for the bridge's own timeout and a late answer; P11's server never
+`--property` measures another property the same way (issue 23). P12, P14, P15, P18 and P19 have a target of 50
+examples/s in-process. P10, P11 and P13 have none: their examples wait by design (P10 for the application's deadline
+on the abandoned call, and in its declared cases for the bridge's own timeout and a late answer; P11's server never
 answers, so each waits for the bridge's timeouts; a third of P13's hold a call for a late answer, a cancel or a
 close), so what they report is how long a run of 100 examples takes, and the CPU time per example shows what is
 not waiting.

@@ -99,7 +99,8 @@ class BridgeAdapter(Protocol):
     the contract's default, `DEFAULT_WAIT_S`), `eras` (the protocol eras the factory can be asked to speak with
     `era=`; None, the default, never asks) and `capabilities` (what the bridge has beyond the core, from
     `CAPABILITIES`: "approvals" makes it an `ApprovalAdapter` and P8 applies, "tool_cache" a `ToolCacheAdapter`
-    and P9 applies, "oauth" an `OAuthAdapter` and P15 applies; by default none, and those properties are "not applicable", never "holds"). Every other
+    and P9 applies, "oauth" an `OAuthAdapter` and P15 applies; by default none, and those properties are "not
+    applicable", never "holds"). Every other
     property applies unless the adapter says it structurally cannot: `cannot` (from `INABILITIES`) names what the
     contract cannot do through it (abandon a call: P10; overlap calls: P13). Four more facts, also optional, sharpen
     P11-P13: `connect_timeout_s` (default: each of the connect's requests within `timeout_s`, its listing tried

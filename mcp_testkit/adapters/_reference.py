@@ -23,7 +23,8 @@ class ReferenceBridgeAdapter:
     "stateless"; the contract asks for the era it checks, as `eras` says it may.
 
     It has approval gates (P8), a tool cache (P9) and OAuth (P15: `use_oauth` gives its `ServerConfig`
-    `auth=OAuth(...)` with the handlers, tokens in memory, a new client registered dynamically). The cache is off unless a property asks for it
+    `auth=OAuth(...)` with the handlers, tokens in memory, a new client registered dynamically). The cache is off
+    unless a property asks for it
     (`use_tool_cache`): every other example scripts a new catalogue behind the same URL.
 
     `timeout_s=0.5` bounds every call, including reading the largest answer it must accept: P12 sends one of

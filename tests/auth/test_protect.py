@@ -29,7 +29,8 @@ async def test_a_protected_server_refuses_a_request_without_a_token_until_its_re
         async with server, httpx2.AsyncClient() as http:
             assert (await http.post(server.url, json=INITIALIZE, headers=ACCEPT)).status_code == 200
             auth = server.protect(scopes=["tickets:read"])
-            assert isinstance(auth, AuthServer) and server.auth is auth
+            assert isinstance(auth, AuthServer)
+            assert server.auth is auth
             refused = await http.post(server.url, json=INITIALIZE, headers=ACCEPT)
             metadata = await http.get(server.url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp"))
             server.reset()
@@ -69,7 +70,8 @@ def test_protect_checks_what_it_is_given() -> None:
         server.protect(scopes="tickets:read")
     assert server.auth is None  # nothing refused changed the server
     server.protect()
-    assert server.protect(False) is None and server.auth is None
+    assert server.protect(False) is None
+    assert server.auth is None
 
 
 def test_browserless_takes_a_client_or_a_transport_not_both() -> None:

@@ -8,7 +8,8 @@ P5 in the stateless era (2026-07-28), and P18 (era negotiation: the stateless co
 themselves). The faults of an era are the ones that mean something there: no session faults
 in the stateless era, and its own refusals (-32020, -32021, -32022) instead. P8 and P9 are about the bridge's pool
 (approval gates, the tool cache), not its sessions: they run in both eras, and only for bridges whose adapter
-declares the capability they need, as P15 (a token refused mid-session) only for bridges with OAuth; P11, P12 and P13 (waits, large results, concurrent calls) only for bridges whose
+declares the capability they need, as P15 (a token refused mid-session) only for bridges with OAuth; P11, P12
+and P13 (waits, large results, concurrent calls) only for bridges whose
 adapter declares the facts they need (`Property.needs`). P0 (the bridge connects to a valid server of unusual tools)
 comes first: where it fails, every other property of the era is `blocked`. A new property is a new module here,
 imported below and named in `PROPERTIES`."""

@@ -78,7 +78,8 @@ async def _check(h: ContractHarness, adapter: BridgeAdapter, facts: BridgeFacts,
     server.protect(AuthServer())
     tool(server, "tool", kind)
     browser = Browserless(transport=h.client_transport)
-    adapter.use_oauth(browser.redirect_handler, browser.callback_handler)
+    authorizing: Any = adapter  # an OAuthAdapter: the property requires "oauth"
+    authorizing.use_oauth(browser.redirect_handler, browser.callback_handler)
     await h.connect(adapter)
     facts_: dict[str, Any] = {"refusal": refusal, "kind": kind}
     await calls_first(h, adapter, inputs["calls_before"], "before the token was refused", facts_)
