@@ -66,9 +66,9 @@ def test_default_run_shows_progress_per_bridge_and_era(default_run: subprocess.C
     assert [line.rpartition(",")[0] for line in progress] == [
         f"checking {label} in the {era} era (asgi): {ids}; {tally}"
         for label, tallies in {
-            "reference": ("16 hold, 2 n/a", "16 hold, 2 n/a"),
-            "sdk-client (auto)": ("8 hold, 5 fail, 5 n/a", "9 hold, 4 fail, 5 n/a"),  # P0 holds first
-            "sdk-client (legacy)": ("8 hold, 5 fail, 5 n/a", "13 fell back, 5 n/a"),
+            "reference": ("17 hold, 2 n/a", "17 hold, 2 n/a"),
+            "sdk-client (auto)": ("8 hold, 5 fail, 6 n/a", "9 hold, 4 fail, 6 n/a"),  # P0 holds first
+            "sdk-client (legacy)": ("8 hold, 5 fail, 6 n/a", "13 fell back, 6 n/a"),
         }.items()
         for era, tally in zip(ERAS, tallies, strict=True)
     ]
